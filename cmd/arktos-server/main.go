@@ -1,0 +1,82 @@
+// Command arktos-server holds named, typed arrays in memory and serves them
+// over ZeroMQ. Every flag can also be set by an ARKTOS_* environment
+// variable (flags win):
+//
+//	arktos-server --addr tcp://127.0.0.1:5555 --max-memory 8GiB
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/arktos-dev/arktos/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "arktos-server:", err)
+		os.Exit(2)
+	}
+}
+
+// env returns ARKTOS_<NAME> or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("ARKTOS_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("arktos-server", flag.ContinueOnError)
+	addr := fs.String("addr", env("ADDR", server.DefaultAddr), "ZeroMQ endpoint to bind (env ARKTOS_ADDR); a non-loopback address requires a token")
+	maxMem := fs.String("max-memory", env("MAX_MEMORY", ""), "memory the arrays may hold, e.g. 8GiB (env ARKTOS_MAX_MEMORY; default half of physical memory)")
+	token := fs.String("token", env("TOKEN", ""), "access token every request must carry (env ARKTOS_TOKEN); implies --auth")
+	auth := fs.Bool("auth", env("AUTH", "") == "1" || strings.EqualFold(env("AUTH", ""), "true"), "require a token even on a loopback address (env ARKTOS_AUTH=1); without --token one is generated")
+	tokenFile := fs.String("token-file", env("TOKEN_FILE", ""), "where a generated token is written (env ARKTOS_TOKEN_FILE; default ~/.arktos/token)")
+	workersDef, _ := strconv.Atoi(env("WORKERS", "0"))
+	workers := fs.Int("workers", workersDef, "worker goroutines (env ARKTOS_WORKERS; default all cores)")
+	frameSize := fs.String("frame-size", env("FRAME_SIZE", "16MiB"), "largest payload frame, sent and accepted (env ARKTOS_FRAME_SIZE)")
+	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q; see --help", fs.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, Logger: log}
+	if *maxMem != "" {
+		n, err := server.ParseBytes(*maxMem)
+		if err != nil {
+			return fmt.Errorf("--max-memory: %w", err)
+		}
+		if n <= 0 {
+			return fmt.Errorf("--max-memory must be positive, got %q", *maxMem)
+		}
+		cfg.MaxMemory = n
+	}
+	n, err := server.ParseBytes(*frameSize)
+	if err != nil {
+		return fmt.Errorf("--frame-size: %w", err)
+	}
+	cfg.FrameSize = int(n)
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return srv.Run(ctx)
+}

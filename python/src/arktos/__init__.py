@@ -1,0 +1,128 @@
+"""Arktos: numpy-like arrays stored on an arktos-server.
+
+    >>> import arktos as ak
+    >>> ak.connect()                      # tcp://localhost:5555, or $ARKTOS_URL
+    connected to arktos server tcp://localhost:5555
+    >>> a = ak.array(np.arange(10**6))    # upload
+    >>> a
+    array([     0,      1,      2, ..., 999997, 999998, 999999])
+    >>> a.to_ndarray().sum()              # download
+    np.int64(499999500000)
+    >>> ak.disconnect()
+
+The module-level functions use one default connection, made by ak.connect().
+For several connections at once (one per thread, say) use ak.Connection,
+which has the same methods. Server errors raise the exceptions of the error
+registry (see arktos._errors), each also the matching Python exception
+(KeyError, MemoryError, PermissionError, ...).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+from ._connection import DEFAULT_URL, Connection
+from ._dtypes import DTYPES
+from ._errors import *  # noqa: F401,F403 -- the exception classes
+from ._errors import __all__ as _error_names
+from ._pdarray import pdarray
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_URL",
+    "DTYPES",
+    "Connection",
+    "array",
+    "attach",
+    "connect",
+    "disconnect",
+    "get_config",
+    "get_mem_used",
+    "info",
+    "list_arrays",
+    "mem_info",
+    "pdarray",
+    "shutdown",
+    *_error_names,
+]
+
+_default: Connection | None = None
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def connect(url: str | None = None, token: str | None = None,
+            timeout: float | None = None) -> Connection:
+    """Connect the default connection to an arktos-server and return it.
+
+    `url` defaults to $ARKTOS_URL, else tcp://localhost:5555; for the token
+    and `timeout` see Connection. A previous default connection is closed
+    (its pdarrays stop working). Prints where it connected.
+
+    >>> ak.connect("tcp://localhost:5555")
+    connected to arktos server tcp://localhost:5555
+    """
+    global _default
+    conn = Connection(url, token=token, timeout=timeout)
+    if _default is not None:
+        _default.close()
+    _default = conn
+    print(f"connected to arktos server {conn.url}")
+    return conn
+
+
+def disconnect() -> None:
+    """Close the default connection, first deleting arrays already dropped.
+
+    >>> ak.disconnect()
+    """
+    global _default
+    if _default is not None:
+        _default.close()
+        _default = None
+
+
+def shutdown() -> None:
+    """Stop the server of the default connection and close that connection.
+
+    >>> ak.shutdown()
+    """
+    global _default
+    conn, _default = _connection(), None
+    conn.shutdown()
+
+
+def _connection() -> Connection:
+    if _default is None or _default.closed:
+        raise ConnectionError("not connected to an arktos server; call ak.connect() first")
+    return _default
+
+
+def _on_default(method: Callable[Concatenate[Connection, P], R]) -> Callable[P, R]:
+    """Make a module-level function that calls `method` on the default connection."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        return method(_connection(), *args, **kwargs)
+
+    signature = inspect.signature(method)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:])
+    del call.__wrapped__  # type: ignore[attr-defined]
+    call.__module__ = __name__
+    call.__qualname__ = method.__name__
+    return call
+
+
+array = _on_default(Connection.array)
+attach = _on_default(Connection.attach)
+info = _on_default(Connection.info)
+list_arrays = _on_default(Connection.list_arrays)
+get_config = _on_default(Connection.get_config)
+mem_info = _on_default(Connection.mem_info)
+get_mem_used = _on_default(Connection.get_mem_used)

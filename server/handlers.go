@@ -1,0 +1,410 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
+)
+
+// request is what a handler sees. payload aliases libzmq's buffers and is
+// valid only while the handler runs.
+type request struct {
+	*transfer.Request
+	args    *transfer.Args
+	payload [][]byte
+}
+
+// response is what a handler returns: the result map and payload frames,
+// which may alias a stored array's buffer (stored arrays are immutable).
+type response struct {
+	result map[string]any
+	frames [][]byte
+}
+
+type command struct {
+	payload bool // takes payload frames
+	run     func(s *Server, r *request) (*response, error)
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"get_config": {run: (*Server).cmdGetConfig},
+		"upload":     {payload: true, run: (*Server).cmdUpload},
+		"download":   {run: (*Server).cmdDownload},
+		"info":       {run: (*Server).cmdInfo},
+		"list":       {run: (*Server).cmdList},
+		"delete":     {run: (*Server).cmdDelete},
+		"mem_used":   {run: (*Server).cmdMemUsed},
+		"stats":      {run: (*Server).cmdStats},
+		"shutdown":   {run: (*Server).cmdShutdown},
+	}
+}
+
+func commandNames() string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// worker handles queued requests until the queue is closed. Its PUSH socket
+// is its own; replies go through it to the I/O goroutine.
+func (s *Server) worker() {
+	push, err := s.zctx.NewSocket(zmq.PUSH)
+	if err != nil {
+		s.log.Error("worker socket", "err", err)
+		return
+	}
+	push.SetSndhwm(0) // never block: the I/O goroutine always drains
+	push.SetLinger(-1)
+	if err := push.Connect(s.replyEP); err != nil {
+		s.log.Error("worker connect", "err", err)
+		return
+	}
+	defer push.Close()
+	for m := range s.jobs {
+		s.serve(push, m)
+	}
+}
+
+// serve runs one request and sends its reply. m is closed before return.
+func (s *Server) serve(push *zmq.Socket, m *zframe.Multipart) {
+	defer m.Close()
+	start := time.Now()
+	// Frame 0 is the peer identity the ROUTER added; copy it, m goes away.
+	identity := append([]byte(nil), m.Frame(0)...)
+	var req *transfer.Request
+	resp, err := func() (resp *response, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
+				resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
+			}
+		}()
+		if m.Len() < 2 {
+			return nil, transfer.Errorf(transfer.MalformedRequest, "a request needs a header frame; got an empty message")
+		}
+		var derr error
+		req, derr = transfer.DecodeRequest(m.Frame(1))
+		if derr != nil {
+			return nil, derr
+		}
+		payload := make([][]byte, m.Len()-2)
+		for i := range payload {
+			payload[i] = m.Frame(i + 2)
+		}
+		return s.dispatch(req, payload)
+	}()
+	var id uint64
+	cmd := ""
+	if req != nil {
+		id, cmd = req.ID, req.Cmd
+	}
+	reply := &transfer.Reply{V: transfer.Version, ID: id}
+	var frames [][]byte
+	if err != nil {
+		s.stats.Errors.Add(1)
+		te, ok := err.(*transfer.Error)
+		if !ok {
+			te = transfer.Errorf(transfer.Internal, "%v", err)
+		}
+		reply.Status, reply.Code, reply.Error, reply.Message = 1, te.Code, te.Code.String(), te.Message
+		s.log.Debug("request failed", "cmd", cmd, "id", id, "code", te.Code.String(), "msg", te.Message)
+	} else {
+		reply.Result = resp.result
+		frames = resp.frames
+	}
+	s.stats.Requests.Add(1)
+	s.send(push, identity, reply, frames)
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("request", "cmd", cmd, "id", id, "frames_in", m.Len()-2, "frames_out", len(frames), "took", time.Since(start))
+	}
+	if cmd == "shutdown" && err == nil {
+		s.Stop()
+	}
+}
+
+func (s *Server) send(push *zmq.Socket, identity []byte, reply *transfer.Reply, frames [][]byte) {
+	hdr, err := transfer.EncodeReply(reply)
+	if err != nil {
+		s.log.Error("encode reply", "err", err)
+		hdr, _ = transfer.EncodeReply(&transfer.Reply{V: transfer.Version, ID: reply.ID, Status: 1, Code: transfer.Internal,
+			Error: transfer.Internal.String(), Message: fmt.Sprintf("internal error: cannot encode the reply: %v", err)})
+		frames = nil
+	}
+	parts := append([][]byte{identity, hdr}, frames...)
+	for i, p := range parts {
+		flag := zmq.SNDMORE
+		if i == len(parts)-1 {
+			flag = 0
+		}
+		// SendBytes copies p into a libzmq message (the one copy out).
+		if _, err := push.SendBytes(p, flag); err != nil {
+			s.log.Error("send reply", "err", err)
+			return
+		}
+	}
+	var out uint64
+	for _, f := range frames {
+		out += uint64(len(f))
+	}
+	s.stats.BytesCopiedOut.Add(out)
+}
+
+func (s *Server) dispatch(req *transfer.Request, payload [][]byte) (*response, error) {
+	if req.V != transfer.Version {
+		return nil, transfer.Errorf(transfer.UnsupportedVersion, "protocol version %d is not supported; this server (%s) speaks version %d: upgrade the client", req.V, Version, transfer.Version)
+	}
+	if s.cfg.Auth && subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		what := "a wrong token"
+		if req.Token == "" {
+			what = "no token"
+		}
+		hint := "pass token= to connect(), put it in the URL (?token=...) or set ARKTOS_TOKEN"
+		if s.cfg.TokenFile != "" {
+			hint += fmt.Sprintf("; the server wrote it to %s", s.cfg.TokenFile)
+		}
+		return nil, transfer.Errorf(transfer.AuthFailed, "this server requires an access token and the request carried %s: %s", what, hint)
+	}
+	cmd, ok := commands[req.Cmd]
+	if !ok {
+		return nil, transfer.Errorf(transfer.UnknownCommand, "unknown command '%s'; commands are: %s", req.Cmd, commandNames())
+	}
+	if s.closing.Load() && req.Cmd != "shutdown" {
+		return nil, transfer.Errorf(transfer.ShuttingDown, "the server is shutting down and takes no new work")
+	}
+	if !cmd.payload && len(payload) > 0 {
+		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
+	}
+	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload})
+}
+
+func (s *Server) cmdGetConfig(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{
+		"protocol_version": transfer.Version,
+		"server_version":   Version,
+		"max_frame_size":   s.cfg.FrameSize,
+		"max_memory":       s.cfg.MaxMemory,
+		"workers":          s.cfg.Workers,
+		"auth":             s.cfg.Auth,
+		"dtypes":           pdarray.DTypeNames(),
+	}}, nil
+}
+
+// checkName refuses names a user could not type back or that break logs.
+func checkName(name string) error {
+	if len(name) == 0 || len(name) > 256 {
+		return transfer.Errorf(transfer.ArgumentValue, "array name must be 1 to 256 bytes, got %d", len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c > '~' {
+			return transfer.Errorf(transfer.ArgumentValue, "array name %q has byte 0x%02x at %d; use printable ASCII without spaces", name, c, i)
+		}
+	}
+	return nil
+}
+
+func (s *Server) frameSizeArg(a *transfer.Args, required bool) int {
+	var fs uint64
+	if required {
+		fs = a.Uint("frame_size")
+	} else {
+		fs = a.OptUint("frame_size", uint64(s.cfg.FrameSize))
+	}
+	if fs == 0 || fs > uint64(s.cfg.FrameSize) {
+		a.Fail(transfer.Errorf(transfer.ArgumentValue, "frame_size must be between 1 and the server's max_frame_size %d, got %d", s.cfg.FrameSize, fs))
+	}
+	return int(fs)
+}
+
+func (s *Server) cmdUpload(r *request) (*response, error) {
+	a := r.args
+	dtypeName := a.String("dtype")
+	size := a.Uint("size")
+	frameSize := s.frameSizeArg(a, true)
+	name := a.OptString("name", "")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	dt, err := pdarray.ParseDType(dtypeName)
+	if err != nil {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "dtype '%s' is not supported; supported dtypes: %s", dtypeName, strings.Join(pdarray.DTypeNames(), ", "))
+	}
+	nbytes, err := dt.NBytes(size)
+	if err != nil || int64(nbytes) < 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "size %d of %s is too large", size, dt)
+	}
+	if name != "" {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+		if s.store.has(name) {
+			return nil, errNameInUse(name)
+		}
+	}
+	sizes := make([]int, len(r.payload))
+	for i, f := range r.payload {
+		sizes[i] = len(f)
+	}
+	what := fmt.Sprintf("%d %s elements", size, dt)
+	if err := transfer.CheckFrames(sizes, nbytes, frameSize, what); err != nil {
+		return nil, err
+	}
+	desc := fmt.Sprintf("upload of %d %s elements", size, dt)
+	if name != "" {
+		desc = fmt.Sprintf("upload of '%s' (%d %s elements)", name, size, dt)
+	}
+	if err := s.store.reserve(int64(nbytes), desc); err != nil {
+		return nil, err
+	}
+	arr, err := pdarray.Alloc(dt, int(size))
+	if err != nil {
+		s.store.release(int64(nbytes))
+		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+	}
+	// The one copy: libzmq's frames → the array's final aligned buffer.
+	dst := arr.Bytes()
+	off := 0
+	for _, f := range r.payload {
+		off += copy(dst[off:], f)
+	}
+	s.stats.BytesCopiedIn.Add(uint64(off))
+	if dt == pdarray.Bool {
+		if i := pdarray.ValidateBools(dst); i >= 0 {
+			s.store.release(int64(nbytes))
+			return nil, transfer.Errorf(transfer.InvalidData, "bool element %d is byte %d; bool elements must be 0 or 1", i, dst[i])
+		}
+	}
+	stored, err := s.store.put(name, arr)
+	if err != nil {
+		s.store.release(int64(nbytes))
+		return nil, err
+	}
+	s.stats.Uploads.Add(1)
+	return &response{result: arrayResult(stored, arr)}, nil
+}
+
+func arrayResult(name string, a *pdarray.Array) map[string]any {
+	return map[string]any{"name": name, "dtype": a.DType().String(), "size": a.Len(), "nbytes": a.NBytes()}
+}
+
+func (s *Server) cmdDownload(r *request) (*response, error) {
+	a := r.args
+	name := a.String("name")
+	start := a.OptUint("start", 0)
+	stop := a.OptUint("stop", 1<<63)
+	frameSize := s.frameSizeArg(a, false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	arr, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	n := uint64(arr.Len())
+	if stop == 1<<63 {
+		stop = n
+	}
+	if start > stop || stop > n {
+		return nil, transfer.Errorf(transfer.IndexOutOfRange, "range [%d, %d) is outside array '%s' of length %d; need start <= stop <= %d", start, stop, name, n, n)
+	}
+	isz := uint64(arr.DType().Size())
+	body := arr.Bytes()[start*isz : stop*isz]
+	frames := make([][]byte, transfer.NumFrames(len(body), frameSize))
+	for i := range frames {
+		lo, hi := transfer.FrameBounds(i, len(body), frameSize)
+		frames[i] = body[lo:hi]
+	}
+	s.stats.Downloads.Add(1)
+	return &response{
+		result: map[string]any{"name": name, "dtype": arr.DType().String(), "size": stop - start, "nbytes": len(body), "frame_size": frameSize},
+		frames: frames,
+	}, nil
+}
+
+func (s *Server) cmdInfo(r *request) (*response, error) {
+	name := r.args.String("name")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	arr, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: arrayResult(name, arr)}, nil
+}
+
+func (s *Server) cmdList(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	infos := s.store.list()
+	out := make([]any, len(infos))
+	for i, in := range infos {
+		out[i] = arrayResult(in.name, in.a)
+	}
+	return &response{result: map[string]any{"arrays": out}}, nil
+}
+
+func (s *Server) cmdDelete(r *request) (*response, error) {
+	names := r.args.StringList("names")
+	missingOK := r.args.OptBool("missing_ok", false)
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	deleted, freed, err := s.store.delete(names, missingOK)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{"deleted": deleted, "freed": freed}}, nil
+}
+
+func (s *Server) cmdMemUsed(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	used, limit, n := s.store.usage()
+	return &response{result: map[string]any{"used": used, "limit": limit, "free": limit - used, "arrays": n}}, nil
+}
+
+func (s *Server) cmdStats(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	st := &s.stats
+	return &response{result: map[string]any{
+		"requests":         st.Requests.Load(),
+		"errors":           st.Errors.Load(),
+		"uploads":          st.Uploads.Load(),
+		"downloads":        st.Downloads.Load(),
+		"bytes_copied_in":  st.BytesCopiedIn.Load(),
+		"bytes_copied_out": st.BytesCopiedOut.Load(),
+		"frames_held":      zframe.Live(),
+	}}, nil
+}
+
+func (s *Server) cmdShutdown(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	s.log.Info("shutdown requested by a client")
+	return &response{result: map[string]any{}}, nil
+}

@@ -1,0 +1,241 @@
+// Package server is arktos-server: a ZeroMQ ROUTER socket, a pool of worker
+// goroutines, and the table of named arrays.
+//
+// Threading: one I/O goroutine owns the ROUTER socket. It receives each
+// request whole (frames stay in libzmq's buffers, see transfer/zframe) and
+// queues it for the workers; workers decode, run the command and send the
+// reply on their own inproc PUSH socket; the I/O goroutine forwards replies
+// to the ROUTER without copying them. So a long request occupies one worker,
+// never the socket, and many clients are served at once.
+//
+// Copies: an upload's bytes are copied once, from libzmq's receive buffers
+// into the array's final aligned buffer (counted in Stats.BytesCopiedIn); a
+// download is sent from the array's own buffer, copied once into libzmq's
+// message (Stats.BytesCopiedOut). No per-element decode happens anywhere.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/arktos-dev/arktos/transfer/zframe"
+)
+
+// Version is the server's release version, reported by get_config.
+const Version = "0.1.0"
+
+// Server serves named arrays over ZeroMQ. Make one with New, then Run it.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	token    string
+	store    *store
+	zctx     *zmq.Context
+	router   *zmq.Socket
+	pull     *zmq.Socket
+	replyEP  string
+	endpoint string
+	jobs     chan *zframe.Multipart
+	stopOnce sync.Once
+	stopped  chan struct{}
+	closing  atomic.Bool
+	stats    Stats
+}
+
+// Stats are counters exposed by the stats command; tests use them to prove
+// that fast paths are taken.
+type Stats struct {
+	Requests       atomic.Uint64
+	Errors         atomic.Uint64
+	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
+	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
+	Uploads        atomic.Uint64
+	Downloads      atomic.Uint64
+}
+
+// hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):
+// past it libzmq drops the peer instead of buffering an unbounded frame.
+func hardFrameCap(frameSize int) int64 {
+	return max(4*int64(frameSize), 64<<20)
+}
+
+// New checks cfg, binds the sockets and prepares the token. Nothing is
+// served until Run.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{})}
+	if err := s.setupToken(); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.zctx, err = zmq.NewContext(); err != nil {
+		return nil, fmt.Errorf("server: zmq context: %w", err)
+	}
+	if s.router, err = s.zctx.NewSocket(zmq.ROUTER); err != nil {
+		return nil, fmt.Errorf("server: router socket: %w", err)
+	}
+	s.router.SetLinger(0)
+	if err := s.router.SetMaxmsgsize(hardFrameCap(cfg.FrameSize)); err != nil {
+		return nil, fmt.Errorf("server: set ZMQ_MAXMSGSIZE: %w", err)
+	}
+	if err := s.router.Bind(cfg.Addr); err != nil {
+		s.zctx.Term()
+		return nil, fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there? pick another --addr)", cfg.Addr, err)
+	}
+	s.endpoint, _ = s.router.GetLastEndpoint()
+	if s.pull, err = s.zctx.NewSocket(zmq.PULL); err != nil {
+		return nil, fmt.Errorf("server: reply socket: %w", err)
+	}
+	s.pull.SetRcvhwm(0) // unlimited: workers must never block on a reply
+	s.pull.SetLinger(0)
+	s.replyEP = fmt.Sprintf("inproc://arktos-replies-%p", s)
+	if err := s.pull.Bind(s.replyEP); err != nil {
+		return nil, fmt.Errorf("server: bind %s: %w", s.replyEP, err)
+	}
+	return s, nil
+}
+
+// Endpoint returns the endpoint actually bound (with the port resolved).
+func (s *Server) Endpoint() string { return s.endpoint }
+
+// Token returns the token requests must carry, or "" when none is needed.
+func (s *Server) Token() string { return s.token }
+
+func (s *Server) setupToken() error {
+	if !s.cfg.Auth {
+		return nil
+	}
+	if s.cfg.Token != "" {
+		s.token = s.cfg.Token
+		return nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Errorf("server: generate token: %w", err)
+	}
+	s.token = hex.EncodeToString(b)
+	path := s.cfg.TokenFile
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("server: no home directory for the token file; pass --token-file: %w", err)
+		}
+		path = filepath.Join(home, ".arktos", "token")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("server: token file: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(s.token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("server: write token file %s: %w", path, err)
+	}
+	s.cfg.TokenFile = path
+	s.log.Info("generated an access token", "token_file", path)
+	return nil
+}
+
+// Stop asks Run to return; requests in flight finish first.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.closing.Store(true)
+		close(s.stopped)
+	})
+}
+
+// Run serves until ctx is done, Stop is called, or a client sends shutdown.
+func (s *Server) Run(ctx context.Context) error {
+	// The I/O goroutine owns the ROUTER and PULL sockets for its lifetime.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	s.jobs = make(chan *zframe.Multipart, 1024)
+	var wg sync.WaitGroup
+	for i := 0; i < s.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.worker()
+		}()
+	}
+	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
+		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version)
+
+	poller := zmq.NewPoller()
+	poller.Add(s.router, zmq.POLLIN)
+	poller.Add(s.pull, zmq.POLLIN)
+	var loopErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-s.stopped:
+			break loop
+		default:
+		}
+		polled, err := poller.Poll(50 * time.Millisecond)
+		if err != nil {
+			if errors.Is(err, zmq.ETERM) {
+				break
+			}
+			loopErr = fmt.Errorf("server: poll: %w", err)
+			break
+		}
+		for _, p := range polled {
+			switch p.Socket {
+			case s.router:
+				// Take a bounded batch so replies are forwarded in between.
+				for i := 0; i < 64; i++ {
+					m, err := zframe.Recv(s.router, true)
+					if err != nil {
+						if !errors.Is(err, syscall.EAGAIN) {
+							s.log.Warn("receive failed", "err", err)
+						}
+						break
+					}
+					s.jobs <- m
+				}
+			case s.pull:
+				s.forwardReplies()
+			}
+		}
+	}
+	s.Stop()
+	close(s.jobs)
+	wg.Wait() // workers finish what is queued (answering SHUTTING_DOWN)
+	s.forwardReplies()
+	// Give the last replies (the shutdown reply among them) time to leave.
+	s.router.SetLinger(2 * time.Second)
+	s.router.Close()
+	s.pull.Close()
+	s.zctx.Term()
+	used, _, n := s.store.usage()
+	s.log.Info("arktos-server stopped", "arrays", n, "bytes", used)
+	return loopErr
+}
+
+// forwardReplies moves every queued reply from the workers to the ROUTER.
+func (s *Server) forwardReplies() {
+	for {
+		if err := zframe.Forward(s.pull, s.router, true); err != nil {
+			if !errors.Is(err, syscall.EAGAIN) {
+				s.log.Warn("forward reply failed", "err", err)
+			}
+			return
+		}
+	}
+}

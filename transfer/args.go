@@ -1,0 +1,151 @@
+package transfer
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Args reads a command's arguments with precise errors. Each getter records
+// the first failure; the handler reads everything it needs, then calls Done,
+// which also refuses arguments the command does not take.
+//
+//	a := NewArgs("upload", req.Args)
+//	dtype := a.String("dtype")
+//	size := a.Uint("size")
+//	name := a.OptString("name", "")
+//	if err := a.Done(); err != nil { return err }
+type Args struct {
+	cmd  string
+	m    map[string]any
+	seen []string
+	err  *Error
+}
+
+// NewArgs wraps the args map of command cmd.
+func NewArgs(cmd string, m map[string]any) *Args { return &Args{cmd: cmd, m: m} }
+
+func (a *Args) get(key string, required bool) (any, bool) {
+	a.seen = append(a.seen, key)
+	v, ok := a.m[key]
+	if !ok && required && a.err == nil {
+		a.err = Errorf(MissingArgument, "command '%s' needs argument '%s'", a.cmd, key)
+	}
+	return v, ok
+}
+
+func (a *Args) typeErr(key, want string, v any) {
+	if a.err == nil {
+		a.err = Errorf(ArgumentType, "argument '%s' of '%s' must be %s, got %s", key, a.cmd, want, typeName(v))
+	}
+}
+
+// String returns a required string argument.
+func (a *Args) String(key string) string { return a.str(key, "", true) }
+
+// OptString returns an optional string argument, or def.
+func (a *Args) OptString(key, def string) string { return a.str(key, def, false) }
+
+func (a *Args) str(key, def string, required bool) string {
+	v, ok := a.get(key, required)
+	if !ok {
+		return def
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		a.typeErr(key, "a string", v)
+		return def
+	}
+	return s
+}
+
+// Uint returns a required non-negative integer argument.
+func (a *Args) Uint(key string) uint64 { return a.uint(key, 0, true) }
+
+// OptUint returns an optional non-negative integer argument, or def.
+func (a *Args) OptUint(key string, def uint64) uint64 { return a.uint(key, def, false) }
+
+func (a *Args) uint(key string, def uint64, required bool) uint64 {
+	v, ok := a.get(key, required)
+	if !ok {
+		return def
+	}
+	u, isUint := asUint(v)
+	if !isUint {
+		if i, isInt := asInt(v); isInt && a.err == nil {
+			a.err = Errorf(ArgumentValue, "argument '%s' of '%s' must be >= 0, got %d", key, a.cmd, i)
+			return def
+		}
+		a.typeErr(key, "a non-negative integer", v)
+		return def
+	}
+	return u
+}
+
+// OptBool returns an optional bool argument, or def.
+func (a *Args) OptBool(key string, def bool) bool {
+	v, ok := a.get(key, false)
+	if !ok {
+		return def
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		a.typeErr(key, "a bool", v)
+		return def
+	}
+	return b
+}
+
+// StringList returns a required list-of-strings argument.
+func (a *Args) StringList(key string) []string {
+	v, ok := a.get(key, true)
+	if !ok {
+		return nil
+	}
+	list, isList := v.([]any)
+	if !isList {
+		a.typeErr(key, "a list of strings", v)
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		s, isStr := e.(string)
+		if !isStr {
+			a.typeErr(fmt.Sprintf("%s[%d]", key, i), "a string", e)
+			return nil
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// Fail records err unless an earlier failure was recorded.
+func (a *Args) Fail(err *Error) {
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+// Done returns the first failure, or an ArgumentValue error naming an
+// argument the command does not take.
+func (a *Args) Done() error {
+	if a.err != nil {
+		return a.err
+	}
+	for _, k := range SortedKeys(a.m) {
+		known := false
+		for _, s := range a.seen {
+			if s == k {
+				known = true
+				break
+			}
+		}
+		if !known {
+			takes := "no arguments"
+			if len(a.seen) > 0 {
+				takes = "arguments " + strings.Join(a.seen, ", ")
+			}
+			return Errorf(ArgumentValue, "command '%s' has no argument '%s'; it takes %s", a.cmd, k, takes)
+		}
+	}
+	return nil
+}
