@@ -1,0 +1,41 @@
+# Two commands on a fresh Debian machine (see README.md):
+#   make serve   install what is missing, build, start the server
+#   make test    the same set-up, then go vet, go test -race and pytest
+SHELL := /bin/bash
+SERVER := bin/arktos-server
+ARKTOS_ADDR ?= tcp://127.0.0.1:5555
+GO_SOURCES := $(shell find . -name '*.go' -not -path './.venv/*') go.mod go.sum
+
+.PHONY: setup build serve test gotest pytest vet fuzz clean
+
+setup:
+	@bash scripts/setup.sh
+
+$(SERVER): $(GO_SOURCES)
+	go build -o $(SERVER) ./cmd/arktos-server
+
+build: setup $(SERVER)
+
+serve: build
+	@echo "arktos-server on $(ARKTOS_ADDR). Connect from Python with:"
+	@echo "  .venv/bin/python -c 'import arktos as ak; ak.connect(\"$(ARKTOS_ADDR)\"); print(ak.get_config())'"
+	@echo "Stop it with Ctrl-C."
+	exec ./$(SERVER) --addr $(ARKTOS_ADDR)
+
+vet:
+	go vet ./...
+
+gotest:
+	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) go test -race -count=1 ./...
+
+pytest:
+	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) .venv/bin/python -m pytest -q python/tests
+
+test: build vet gotest pytest
+
+# A short fuzzing session of the request decoder (not part of make test).
+fuzz:
+	go test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 60s ./transfer/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,428 @@
+// Package client is the Go client of arktos-server.
+//
+//	c, err := client.Dial(ctx, "tcp://127.0.0.1:5555")
+//	info, err := client.Upload(ctx, c, []float64{1, 2, 3})
+//	xs, err := client.Download[float64](ctx, c, info.Name)
+//
+// A Client is safe for concurrent use; its requests are sent one at a time
+// over one ZeroMQ DEALER socket. Deadlines and cancellation come from each
+// call's context: a call abandoned that way leaves the connection usable
+// (its late reply is recognised by request id and dropped).
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
+)
+
+// DefaultURL is used when Dial gets "" and ARKTOS_URL is unset.
+const DefaultURL = "tcp://localhost:5555"
+
+// Client is a connection to one arktos-server.
+type Client struct {
+	mu     sync.Mutex
+	sock   *zmq.Socket
+	poller *zmq.Poller
+	url    string
+	token  string
+	nextID uint64
+	config ServerConfig
+}
+
+// ServerConfig is what get_config reports.
+type ServerConfig struct {
+	ProtocolVersion int
+	ServerVersion   string
+	MaxFrameSize    int
+	MaxMemory       int64
+	Workers         int
+	Auth            bool
+	DTypes          []string
+}
+
+// ArrayInfo describes a stored array.
+type ArrayInfo struct {
+	Name   string
+	DType  pdarray.DType
+	Size   int
+	NBytes int
+}
+
+// MemInfo is the server's memory accounting.
+type MemInfo struct {
+	Used, Limit, Free int64
+	Arrays            int
+}
+
+type options struct {
+	token string
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+// WithToken sets the access token (it wins over the URL and the environment).
+func WithToken(token string) Option { return func(o *options) { o.token = token } }
+
+// Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
+// server answers get_config before ctx is done. The token comes from
+// WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
+// names, or, when the server asks for one, ~/.arktos/token.
+func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if rawURL == "" {
+		rawURL = os.Getenv("ARKTOS_URL")
+	}
+	if rawURL == "" {
+		rawURL = DefaultURL
+	}
+	endpoint, urlToken, err := splitURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	token, fromHomeFile := o.token, false
+	for _, t := range []func() string{
+		func() string { return urlToken },
+		func() string { return os.Getenv("ARKTOS_TOKEN") },
+		func() string { return readTokenFile(os.Getenv("ARKTOS_TOKEN_FILE")) },
+	} {
+		if token == "" {
+			token = t()
+		}
+	}
+	sock, err := zmq.NewSocket(zmq.DEALER)
+	if err != nil {
+		return nil, fmt.Errorf("client: socket: %w", err)
+	}
+	sock.SetLinger(0)
+	if err := sock.Connect(endpoint); err != nil {
+		sock.Close()
+		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
+	}
+	c := &Client{sock: sock, poller: zmq.NewPoller(), url: endpoint, token: token}
+	c.poller.Add(sock, zmq.POLLIN)
+	for {
+		err = c.loadConfig(ctx)
+		var te *transfer.Error
+		if err != nil && errors.As(err, &te) && te.Code == transfer.AuthFailed && token == "" && !fromHomeFile {
+			fromHomeFile = true
+			if home, herr := os.UserHomeDir(); herr == nil {
+				if t := readTokenFile(filepath.Join(home, ".arktos", "token")); t != "" {
+					c.token, token = t, t
+					continue
+				}
+			}
+		}
+		break
+	}
+	if err != nil {
+		sock.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func readTokenFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// splitURL separates the ?token= query from a ZeroMQ endpoint.
+func splitURL(raw string) (endpoint, token string, err error) {
+	endpoint, query, _ := strings.Cut(raw, "?")
+	if !strings.Contains(endpoint, "://") {
+		return "", "", fmt.Errorf("client: %q is not a ZeroMQ endpoint; write it like tcp://host:5555 or ipc:///path", raw)
+	}
+	if query != "" {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return "", "", fmt.Errorf("client: query of %q: %w", raw, err)
+		}
+		token = q.Get("token")
+	}
+	return endpoint, token, nil
+}
+
+func (c *Client) loadConfig(ctx context.Context) error {
+	res, err := c.call(ctx, "get_config", nil)
+	if err != nil {
+		return err
+	}
+	c.config = ServerConfig{
+		ProtocolVersion: int(asInt(res["protocol_version"])),
+		ServerVersion:   asString(res["server_version"]),
+		MaxFrameSize:    int(asInt(res["max_frame_size"])),
+		MaxMemory:       asInt(res["max_memory"]),
+		Workers:         int(asInt(res["workers"])),
+		Auth:            res["auth"] == true,
+	}
+	if l, ok := res["dtypes"].([]any); ok {
+		for _, d := range l {
+			c.config.DTypes = append(c.config.DTypes, asString(d))
+		}
+	}
+	if c.config.MaxFrameSize <= 0 {
+		return fmt.Errorf("client: server at %s reported max_frame_size %d", c.url, c.config.MaxFrameSize)
+	}
+	return nil
+}
+
+// Config returns the server configuration read at Dial.
+func (c *Client) Config() ServerConfig { return c.config }
+
+// URL returns the endpoint this client is connected to.
+func (c *Client) URL() string { return c.url }
+
+// Close closes the connection. The server keeps the arrays.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sock == nil {
+		return nil
+	}
+	err := c.sock.Close()
+	c.sock = nil
+	return err
+}
+
+// Call sends one request and returns the reply header and its payload
+// frames, which the caller must Close. It is the low-level door the typed
+// methods use; tests use it to send malformed requests.
+func (c *Client) Call(ctx context.Context, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, *zframe.Multipart, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sock == nil {
+		return nil, nil, errors.New("client: connection is closed")
+	}
+	c.nextID++
+	id := c.nextID
+	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Token: c.token, Cmd: cmd, Args: args})
+	if err != nil {
+		return nil, nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
+	}
+	if err := c.sendParts(hdr, payload); err != nil {
+		return nil, nil, err
+	}
+	for {
+		m, err := c.recv(ctx, cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.Len() == 0 {
+			m.Close()
+			continue
+		}
+		rep, err := transfer.DecodeReply(m.Frame(0))
+		if err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("client: reply to %s: %w", cmd, err)
+		}
+		if rep.ID != id {
+			m.Close() // a late reply to an abandoned request
+			continue
+		}
+		return rep, m, nil
+	}
+}
+
+// SendRaw sends frames exactly as given (no header is built) and returns the
+// next reply. Only for tests of the server's handling of malformed input.
+func (c *Client) SendRaw(ctx context.Context, frames [][]byte) (*transfer.Reply, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.sendParts(frames[0], frames[1:]); err != nil {
+		return nil, err
+	}
+	m, err := c.recv(ctx, "raw")
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return transfer.DecodeReply(m.Frame(0))
+}
+
+func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
+	flag := zmq.SNDMORE
+	if len(payload) == 0 {
+		flag = 0
+	}
+	if _, err := c.sock.SendBytes(hdr, flag); err != nil {
+		return fmt.Errorf("client: send to %s: %w", c.url, err)
+	}
+	for i, p := range payload {
+		flag = zmq.SNDMORE
+		if i == len(payload)-1 {
+			flag = 0
+		}
+		if _, err := c.sock.SendBytes(p, flag); err != nil {
+			return fmt.Errorf("client: send to %s: %w", c.url, err)
+		}
+	}
+	return nil
+}
+
+// recv waits for one message until ctx is done.
+func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+		}
+		wait := 100 * time.Millisecond
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, max(time.Until(dl), time.Millisecond))
+		}
+		polled, err := c.poller.Poll(wait)
+		if err != nil {
+			return nil, fmt.Errorf("client: poll %s: %w", c.url, err)
+		}
+		if len(polled) == 0 {
+			continue
+		}
+		m, err := zframe.Recv(c.sock, true)
+		if errors.Is(err, syscall.EAGAIN) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("client: receive from %s: %w", c.url, err)
+		}
+		return m, nil
+	}
+}
+
+// call runs a command that has no payload either way and returns its result.
+func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
+	rep, m, err := c.Call(ctx, cmd, args, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.Close()
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	return rep.Result, nil
+}
+
+// Info describes the array stored under name.
+func (c *Client) Info(ctx context.Context, name string) (ArrayInfo, error) {
+	res, err := c.call(ctx, "info", map[string]any{"name": name})
+	if err != nil {
+		return ArrayInfo{}, err
+	}
+	return parseInfo(res)
+}
+
+// List describes every stored array, sorted by name.
+func (c *Client) List(ctx context.Context) ([]ArrayInfo, error) {
+	res, err := c.call(ctx, "list", nil)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := res["arrays"].([]any)
+	out := make([]ArrayInfo, 0, len(raw))
+	for _, r := range raw {
+		m, _ := r.(map[string]any)
+		info, err := parseInfo(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Delete frees the named arrays, all or none.
+func (c *Client) Delete(ctx context.Context, names ...string) error {
+	list := make([]any, len(names))
+	for i, n := range names {
+		list[i] = n
+	}
+	_, err := c.call(ctx, "delete", map[string]any{"names": list})
+	return err
+}
+
+// MemUsed returns the server's memory accounting.
+func (c *Client) MemUsed(ctx context.Context) (MemInfo, error) {
+	res, err := c.call(ctx, "mem_used", nil)
+	if err != nil {
+		return MemInfo{}, err
+	}
+	return MemInfo{Used: asInt(res["used"]), Limit: asInt(res["limit"]), Free: asInt(res["free"]), Arrays: int(asInt(res["arrays"]))}, nil
+}
+
+// Stats returns the server's counters (requests, bytes copied, ...).
+func (c *Client) Stats(ctx context.Context) (map[string]int64, error) {
+	res, err := c.call(ctx, "stats", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(res))
+	for k, v := range res {
+		out[k] = asInt(v)
+	}
+	return out, nil
+}
+
+// Shutdown asks the server to stop. The connection is unusable afterwards.
+func (c *Client) Shutdown(ctx context.Context) error {
+	_, err := c.call(ctx, "shutdown", nil)
+	return err
+}
+
+func parseInfo(m map[string]any) (ArrayInfo, error) {
+	dt, err := pdarray.ParseDType(asString(m["dtype"]))
+	if err != nil {
+		return ArrayInfo{}, fmt.Errorf("client: server described an array with %w", err)
+	}
+	return ArrayInfo{Name: asString(m["name"]), DType: dt, Size: int(asInt(m["size"])), NBytes: int(asInt(m["nbytes"]))}, nil
+}
+
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// asInt reads any msgpack integer (the decoder picks the narrowest type).
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	}
+	return 0
+}

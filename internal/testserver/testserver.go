@@ -1,0 +1,139 @@
+// Package testserver starts real arktos-server processes for end-to-end
+// tests: the binary named by ARKTOS_SERVER_BIN (make test builds bin/), or
+// one built once per test process from ./cmd/arktos-server.
+package testserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the path of an arktos-server binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if p := os.Getenv("ARKTOS_SERVER_BIN"); p != "" {
+			binPath, buildErr = filepath.Abs(p)
+			return
+		}
+		_, here, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(here), "..", "..")
+		dir, err := os.MkdirTemp("", "arktos-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "arktos-server")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/arktos-server")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Server is a running arktos-server process.
+type Server struct {
+	URL  string
+	Cmd  *exec.Cmd
+	Log  *bytes.Buffer
+	done chan error
+}
+
+// Start runs arktos-server on a free loopback port with extra flags, waits
+// until it answers, and stops it when the test ends.
+func Start(t testing.TB, flags ...string) *Server {
+	t.Helper()
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", FreePort(t))
+	args := append([]string{"--addr", url, "--log-level", "warn"}, flags...)
+	cmd := exec.Command(Binary(t), args...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{URL: url, Cmd: cmd, Log: &log, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-s.done
+		if t.Failed() {
+			t.Logf("server log:\n%s", log.String())
+		}
+	})
+	if err := waitReady(url, 10*time.Second); err != nil {
+		t.Fatalf("arktos-server %v did not come up: %v\n%s", args, err, log.String())
+	}
+	return s
+}
+
+// Wait returns the process's exit error once it exits, or times out.
+func (s *Server) Wait(d time.Duration) (error, bool) {
+	select {
+	case err := <-s.done:
+		s.done <- err // keep it for Cleanup
+		return err, true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// waitReady polls until something accepts ZMTP connections at url: a raw
+// DEALER whose get_config request gets any reply (auth errors count).
+func waitReady(url string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	sock, err := zmq.NewSocket(zmq.DEALER)
+	if err != nil {
+		return err
+	}
+	defer sock.Close()
+	sock.SetLinger(0)
+	if err := sock.Connect(url); err != nil {
+		return err
+	}
+	// msgpack {"v":1,"id":1,"token":"","cmd":"get_config","args":{}}
+	hdr := []byte("\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80")
+	if _, err := sock.SendBytes(hdr, 0); err != nil {
+		return err
+	}
+	sock.SetRcvtimeo(50 * time.Millisecond)
+	for ctx.Err() == nil {
+		if _, err := sock.RecvBytes(0); err == nil {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
