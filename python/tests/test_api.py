@@ -71,9 +71,11 @@ def test_pdarray_attributes(conn: ak.Connection) -> None:
 
 @pytest.mark.parametrize("data", [
     np.arange(10), np.arange(100), np.arange(101), np.arange(1000, dtype=np.int8),
-    np.linspace(0, 1, 5000), np.array([np.nan, 1e300, -np.inf] * 50, dtype=np.float32),
-    np.zeros(0, np.uint8), np.ones(500, bool),
-], ids=["10", "100", "101", "int8", "floats", "float32-special", "empty", "bool"])
+    np.linspace(0, 1, 5000), np.array([np.nan, 3e38, -np.inf] * 50, dtype=np.float32),
+    np.zeros(0, np.uint8), np.ones(500, bool), np.arange(10**15, 10**15 + 10**7),
+    np.arange(10**16 - 200, 10**16, dtype=np.uint64) * 100,
+], ids=["10", "100", "101", "int8", "floats", "float32-special", "empty", "bool", "wide",
+        "wraps-shape"])
 def test_repr_and_str_match_numpy(conn: ak.Connection, data: np.ndarray) -> None:
     a = conn.array(data)
     with np.printoptions(threshold=100, edgeitems=3):
@@ -92,7 +94,7 @@ def test_repr_of_large_array_fetches_only_the_ends(conn: ak.Connection, monkeypa
         return result
 
     monkeypatch.setattr(conn, "_download", spy)
-    assert repr(a) == "array([  0,   1,   2, ..., 997, 998, 999])"
+    assert repr(a) == "array([  0,   1,   2, ..., 997, 998, 999], shape=(1000,))"
     assert fetched == [3, 3]
 
 

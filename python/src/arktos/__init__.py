@@ -5,7 +5,7 @@
     connected to arktos server tcp://localhost:5555
     >>> a = ak.array(np.arange(10**6))    # upload
     >>> a
-    array([     0,      1,      2, ..., 999997, 999998, 999999])
+    array([     0,      1,      2, ..., 999997, 999998, 999999], shape=(1000000,))
     >>> a.to_ndarray().sum()              # download
     np.int64(499999500000)
     >>> ak.disconnect()
@@ -113,7 +113,7 @@ def _on_default(method: Callable[Concatenate[Connection, P], R]) -> Callable[P, 
     signature = inspect.signature(method)
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=list(signature.parameters.values())[1:])
-    del call.__wrapped__  # type: ignore[attr-defined]
+    del call.__wrapped__
     call.__module__ = __name__
     call.__qualname__ = method.__name__
     return call

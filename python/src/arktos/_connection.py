@@ -112,7 +112,7 @@ class Connection:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending_deletes: deque[str] = deque()
-        self._socket = zmq.Context.instance().socket(zmq.DEALER)
+        self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._close_socket = weakref.finalize(self, self._socket.close, 0)
         try:
@@ -230,7 +230,8 @@ class Connection:
         first; a C-contiguous little-endian array is sent without a copy and
         must not change until array() returns. Without `name` the server
         picks one (``arr_<n>``). The returned pdarray owns the server array:
-        it is deleted when the pdarray is garbage collected or deleted.
+        it is deleted when the pdarray is garbage collected or deleted, so
+        keep it (``ak.array(x, name="n")`` on its own frees "n" again).
 
         >>> a = ak.array(np.arange(5))
         >>> a

@@ -41,7 +41,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
 
     >>> a = ak.array(np.arange(1000))
     >>> a
-    array([  0,   1,   2, ..., 997, 998, 999])
+    array([  0,   1,   2, ..., 997, 998, 999], shape=(1000,))
     >>> a.to_ndarray()[:3]
     array([0, 1, 2])
     """
@@ -55,7 +55,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         self.dtype = dtype
         self.size = size
         self._deleted = False
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[str], pdarray] | None = None
         if owned:
             self._finalizer = weakref.finalize(self, conn._pending_deletes.append, name)
             self._finalizer.atexit = False  # at exit no next request would carry the name
@@ -97,7 +97,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return self._conn._download(self._live_name())
 
-    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> NDArray[Any]:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """Support ``np.asarray(a)``: download the array.
 
         >>> np.asarray(ak.array([1, 2]))
@@ -151,9 +151,23 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
 
     def __repr__(self) -> str:
         try:
-            return self._format(repr)
+            return self._format(self._numpy_repr)
         except (ArktosError, ConnectionError) as err:
             return f"<pdarray {self.name!r} {self.dtype}[{self.size}]: {err}>"
+
+    def _numpy_repr(self, shown: np.ndarray) -> str:
+        """numpy's repr of `shown`, with the shape numpy 2.2+ adds to summarised
+        arrays set to this array's, wrapped as numpy would wrap it."""
+        text = repr(shown)
+        marker = f"shape=({shown.size},)"
+        at = text.rfind(marker)
+        if shown.size == self.size or at < 0:
+            return text
+        body = text[:at].rstrip(" \n")  # "array([...]," without numpy's spacer
+        extras = f"shape=({self.size},)" + text[at + len(marker):]
+        last_line = len(body) - (body.rfind("\n") + 1)
+        fits = last_line + 1 + len(extras) <= np.get_printoptions()["linewidth"]
+        return body + (" " if fits else "\n" + " " * len("array(")) + extras
 
     def __str__(self) -> str:
         return self._format(str)

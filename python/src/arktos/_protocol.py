@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import msgpack
 import numpy as np
 
 from ._errors import error_for
-
-#: What a payload frame may be: zmq.Frame.buffer, bytes, a numpy array ...
-Buffer = Union[bytes, bytearray, memoryview, np.ndarray]
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -36,7 +33,9 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 STATUS_OK = 0
-STATUS_ERROR = 1
+
+#: What a payload frame may be: zmq.Frame.buffer, bytes, a numpy array ...
+Buffer = Union[bytes, bytearray, memoryview, "np.ndarray[Any, Any]"]
 
 
 def _sorted_maps(value: Any) -> Any:
@@ -49,7 +48,7 @@ def _sorted_maps(value: Any) -> Any:
 
 
 def _pack(header: dict[str, Any]) -> bytes:
-    return msgpack.packb(header, use_bin_type=True)
+    return cast(bytes, msgpack.packb(header, use_bin_type=True))
 
 
 def encode_request(req_id: int, token: str, cmd: str, args: dict[str, Any],

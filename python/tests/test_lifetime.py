@@ -1,0 +1,180 @@
+"""pdarray lifetime: freed once by the GC or delete(), never twice; abandoned
+requests (Ctrl-C, timeouts) leave the connection usable."""
+
+from __future__ import annotations
+
+import gc
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import arktos as ak
+
+
+def names_on(conn: ak.Connection) -> set[str]:
+    return {entry["name"] for entry in conn.list_arrays()}
+
+
+@pytest.fixture
+def sent(conn: ak.Connection, monkeypatch) -> list[tuple[str, dict]]:
+    """Record every (cmd, args) the connection sends."""
+    log: list[tuple[str, dict]] = []
+    roundtrip = conn._roundtrip
+
+    def spy(cmd, args, payload, timeout):
+        log.append((cmd, args))
+        return roundtrip(cmd, args, payload, timeout)
+
+    monkeypatch.setattr(conn, "_roundtrip", spy)
+    return log
+
+
+def test_dropped_pdarray_is_deleted_before_next_request(conn: ak.Connection, sent) -> None:
+    a = conn.array(np.arange(10))
+    name = a.name
+    del a
+    gc.collect()
+    assert list(conn._pending_deletes) == [name]
+    assert name not in names_on(conn)
+    assert ("delete", {"names": [name], "missing_ok": True}) in sent
+    assert not conn._pending_deletes
+
+
+def test_explicit_delete_then_gc_frees_once(conn: ak.Connection, sent) -> None:
+    a = conn.array(np.arange(10))
+    name = a.name
+    a.delete()
+    a.delete()  # again: nothing happens
+    assert not a.owned
+    with pytest.raises(ak.UnknownArrayError, match="was deleted"):
+        a.to_ndarray()
+    del a
+    gc.collect()
+    assert not conn._pending_deletes
+    assert name not in names_on(conn)
+    assert [args for cmd, args in sent if cmd == "delete"] == [
+        {"names": [name], "missing_ok": False}]
+
+
+def test_finalizer_in_another_thread_only_queues(conn: ak.Connection) -> None:
+    holder = [conn.array(np.arange(5))]
+    name = holder[0].name
+
+    def drop() -> None:
+        holder.clear()
+        gc.collect()
+
+    thread = threading.Thread(target=drop)
+    thread.start()
+    thread.join()
+    assert list(conn._pending_deletes) == [name]
+    assert name not in names_on(conn)
+
+
+def test_attached_pdarray_does_not_own(conn: ak.Connection) -> None:
+    a = conn.array([1, 2, 3])
+    b = conn.attach(a.name)
+    assert a.owned and not b.owned
+    del b
+    gc.collect()
+    assert a.name in names_on(conn)
+
+
+def test_close_sends_pending_deletes(server, conn: ak.Connection) -> None:
+    other = server.connect()
+    a = other.array(np.arange(10))
+    name = a.name
+    del a
+    gc.collect()
+    other.close()
+    assert name not in names_on(conn)
+
+
+def test_interrupted_request_leaves_connection_working(conn: ak.Connection, monkeypatch) -> None:
+    """Ctrl-C while waiting: the late reply is dropped by its id later."""
+    first = conn.array(np.arange(1_000_000, dtype=np.int64))
+    second = conn.array(np.arange(7, dtype=np.int8))
+
+    class InterruptedPoller:
+        def poll(self, timeout=None):
+            raise KeyboardInterrupt
+
+    real_poller = conn._poller
+    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
+    with pytest.raises(KeyboardInterrupt):
+        first.to_ndarray()
+    monkeypatch.setattr(conn, "_poller", real_poller)
+    assert second.to_ndarray().tolist() == list(range(7))
+    assert first.to_ndarray()[-1] == 999_999
+
+
+def test_interrupted_flush_keeps_names_pending(conn: ak.Connection, monkeypatch) -> None:
+    a = conn.array([1])
+    name = a.name
+    del a
+    gc.collect()
+
+    class InterruptedPoller:
+        def poll(self, timeout=None):
+            raise KeyboardInterrupt
+
+    real_poller = conn._poller
+    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
+    with pytest.raises(KeyboardInterrupt):
+        conn.list_arrays()
+    assert list(conn._pending_deletes) == [name]
+    monkeypatch.setattr(conn, "_poller", real_poller)
+    assert name not in names_on(conn)
+
+
+def test_timed_out_request_leaves_connection_working(conn: ak.Connection) -> None:
+    big = conn.array(np.ones(10_000_000, np.float64))
+    with pytest.raises(TimeoutError, match="no reply from .* to 'download'"):
+        conn._request("download", {"name": big.name}, timeout=1e-6)
+    small = conn.array(np.arange(3))
+    assert small.to_ndarray().tolist() == [0, 1, 2]
+
+
+CTRL_C_CHILD = """
+import sys
+import numpy as np
+import arktos as ak
+conn = ak.Connection(sys.argv[1])
+kept = conn.array(np.arange(5))
+print("ready", flush=True)
+sys.stdin.readline()  # the parent stops the server, then lets us go on
+try:
+    conn.list_arrays()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+sys.stdin.readline()  # the parent resumes the server
+print(kept.to_ndarray().tolist(), flush=True)
+"""
+
+
+def test_real_ctrl_c_while_waiting(make_server) -> None:
+    """SIGINT during a request raises KeyboardInterrupt; the connection still works."""
+    srv = make_server()
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, srv.url],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        srv.process.send_signal(signal.SIGSTOP)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        time.sleep(0.3)  # the child now waits for a reply that cannot come
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline().strip() == "interrupted"
+        srv.process.send_signal(signal.SIGCONT)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "[0, 1, 2, 3, 4]"
+    finally:
+        srv.process.send_signal(signal.SIGCONT)
+        child.kill()
+        child.wait()
