@@ -37,20 +37,27 @@ type command struct {
 	run     func(s *Server, r *request) (*response, error)
 }
 
-var commands map[string]command
+// commands is the dispatch table. It is built by a variable initializer, so
+// it exists before any init func; other files of this package add their
+// commands with register from their own init.
+var commands = map[string]command{
+	"get_config": {run: (*Server).cmdGetConfig},
+	"upload":     {payload: true, run: (*Server).cmdUpload},
+	"download":   {run: (*Server).cmdDownload},
+	"info":       {run: (*Server).cmdInfo},
+	"list":       {run: (*Server).cmdList},
+	"delete":     {run: (*Server).cmdDelete},
+	"mem_used":   {run: (*Server).cmdMemUsed},
+	"stats":      {run: (*Server).cmdStats},
+	"shutdown":   {run: (*Server).cmdShutdown},
+}
 
-func init() {
-	commands = map[string]command{
-		"get_config": {run: (*Server).cmdGetConfig},
-		"upload":     {payload: true, run: (*Server).cmdUpload},
-		"download":   {run: (*Server).cmdDownload},
-		"info":       {run: (*Server).cmdInfo},
-		"list":       {run: (*Server).cmdList},
-		"delete":     {run: (*Server).cmdDelete},
-		"mem_used":   {run: (*Server).cmdMemUsed},
-		"stats":      {run: (*Server).cmdStats},
-		"shutdown":   {run: (*Server).cmdShutdown},
+// register adds a command; a duplicate name is a bug caught at start-up.
+func register(name string, c command) {
+	if _, dup := commands[name]; dup {
+		panic("server: command registered twice: " + name)
 	}
+	commands[name] = c
 }
 
 func commandNames() string {

@@ -111,3 +111,15 @@ def test_shutdown_stops_the_server(make_server) -> None:
     assert srv.process.wait(timeout=10) == 0
     with pytest.raises(ConnectionError):
         ak.get_config()
+
+
+def test_readme_session_disconnect_then_shutdown(make_server) -> None:
+    """The README's session ends with ak.disconnect(); ak.shutdown(): it must stop the server."""
+    srv = make_server()
+    ak.connect(srv.url)
+    a = ak.array(np.arange(1000))
+    assert (a.to_ndarray() == np.arange(1000)).all()
+    a.delete()
+    ak.disconnect()
+    ak.shutdown()
+    assert srv.process.wait(timeout=10) == 0

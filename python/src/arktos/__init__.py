@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 _default: Connection | None = None
+#: (url, token, timeout) of the last ak.connect(), so that ak.shutdown() works
+#: after ak.disconnect(), as in Arkouda sessions.
+_last_target: tuple[str | None, str | None, float | None] | None = None
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -67,11 +70,12 @@ def connect(url: str | None = None, token: str | None = None,
     >>> ak.connect("tcp://localhost:5555")
     connected to arktos server tcp://localhost:5555
     """
-    global _default
+    global _default, _last_target
     conn = Connection(url, token=token, timeout=timeout)
     if _default is not None:
         _default.close()
     _default = conn
+    _last_target = (url, token, timeout)
     print(f"connected to arktos server {conn.url}")
     return conn
 
@@ -90,10 +94,18 @@ def disconnect() -> None:
 def shutdown() -> None:
     """Stop the server of the default connection and close that connection.
 
-    >>> ak.shutdown()
+    After ak.disconnect() it reconnects to the last server ak.connect() reached
+    just to stop it.
+
+    >>> ak.disconnect(); ak.shutdown()
     """
     global _default
-    conn, _default = _connection(), None
+    if (_default is None or _default.closed) and _last_target is not None:
+        url, token, timeout = _last_target
+        conn = Connection(url, token=token, timeout=timeout)
+    else:
+        conn = _connection()
+    _default = None
     conn.shutdown()
 
 
