@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -27,23 +28,50 @@ func UploadArray(ctx context.Context, c *Client, a *pdarray.Array, opts ...Uploa
 }
 
 func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (ArrayInfo, error) {
-	fs := c.config.MaxFrameSize
-	args := map[string]any{"dtype": dt.String(), "size": n, "frame_size": fs}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	args := map[string]any{"dtype": dt.String(), "size": n}
 	for _, o := range opts {
 		o(args)
 	}
-	frames := make([][]byte, transfer.NumFrames(len(body), fs))
-	for i := range frames {
-		lo, hi := transfer.FrameBounds(i, len(body), fs)
-		frames[i] = body[lo:hi]
-	}
-	rep, m, err := c.Call(ctx, "upload", args, frames)
+	st, err := c.useStream(ctx, len(body))
 	if err != nil {
+		return ArrayInfo{}, err
+	}
+	var frames [][]byte
+	var whileWaiting func()
+	var streamErr error
+	if st != nil {
+		args["stream"] = st.id
+		// Straight from the caller's slice into the kernel: no copy.
+		whileWaiting = func() {
+			st.deadline(ctx)
+			if _, streamErr = st.conn.Write(body); streamErr != nil {
+				c.closeStream() // the server closed it: its reply says why
+			}
+		}
+	} else {
+		fs := c.config.MaxFrameSize
+		args["frame_size"] = fs
+		frames = make([][]byte, transfer.NumFrames(len(body), fs))
+		for i := range frames {
+			lo, hi := transfer.FrameBounds(i, len(body), fs)
+			frames[i] = body[lo:hi]
+		}
+	}
+	rep, m, err := c.callLocked(ctx, "upload", args, frames, whileWaiting)
+	if err != nil {
+		if st != nil {
+			c.closeStream() // the bytes may be half-sent
+		}
 		return ArrayInfo{}, err
 	}
 	m.Close()
 	if err := rep.Err(); err != nil {
 		return ArrayInfo{}, err
+	}
+	if streamErr != nil {
+		return ArrayInfo{}, fmt.Errorf("client: upload stream: %w", streamErr)
 	}
 	return parseInfo(rep.Result)
 }
@@ -74,12 +102,33 @@ func DownloadArray(ctx context.Context, c *Client, name string) (*pdarray.Array,
 
 // download fetches name; want is the dtype the caller needs, or Invalid for any.
 func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType) (*pdarray.Array, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if args == nil {
 		args = map[string]any{}
 	}
 	args["name"] = name
-	rep, m, err := c.Call(ctx, "download", args, nil)
+	// The size is unknown until the reply; a stream is opened once the
+	// client has seen a large array, and then used for every download.
+	st := c.stream
+	if c.transport == TransportFrames {
+		st = nil
+	} else if c.transport == TransportStream && st == nil {
+		var err error
+		if st, err = c.useStream(ctx, 0); err != nil {
+			return nil, err
+		}
+	}
+	if st != nil {
+		args["stream"] = st.id
+	}
+	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
+		if st != nil {
+			// Abandoned: the server will still write the bytes, so this
+			// stream's position is lost.
+			c.closeStream()
+		}
 		return nil, err
 	}
 	defer m.Close()
@@ -90,8 +139,27 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	if err != nil {
 		return nil, err
 	}
+	if st != nil {
+		a, err := pdarray.Alloc(info.DType, info.Size)
+		if err == nil {
+			st.deadline(ctx)
+			// Straight from the kernel into the result: no copy.
+			_, err = io.ReadFull(st.conn, a.Bytes())
+		}
+		if err != nil {
+			c.closeStream()
+			return nil, fmt.Errorf("client: download stream: %w", err)
+		}
+		if want != pdarray.Invalid && info.DType != want {
+			return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+		}
+		return a, nil
+	}
 	if want != pdarray.Invalid && info.DType != want {
 		return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+	}
+	if info.NBytes >= StreamThreshold && c.transport == TransportAuto && c.stream == nil {
+		c.useStream(ctx, info.NBytes) // the next download streams
 	}
 	if info.NBytes != info.Size*info.DType.Size() {
 		return nil, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)

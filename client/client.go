@@ -34,13 +34,16 @@ const DefaultURL = "tcp://localhost:5555"
 
 // Client is a connection to one arktos-server.
 type Client struct {
-	mu     sync.Mutex
-	sock   *zmq.Socket
-	poller *zmq.Poller
-	url    string
-	token  string
-	nextID uint64
-	config ServerConfig
+	mu            sync.Mutex
+	sock          *zmq.Socket
+	poller        *zmq.Poller
+	url           string
+	token         string
+	nextID        uint64
+	config        ServerConfig
+	transport     Transport
+	streamNetwork string
+	stream        *bulkStream // nil until the first large transfer; guarded by mu
 }
 
 // ServerConfig is what get_config reports.
@@ -69,7 +72,9 @@ type MemInfo struct {
 }
 
 type options struct {
-	token string
+	token         string
+	transport     Transport
+	streamNetwork string
 }
 
 // Option configures Dial.
@@ -116,7 +121,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		sock.Close()
 		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
 	}
-	c := &Client{sock: sock, poller: zmq.NewPoller(), url: endpoint, token: token}
+	c := &Client{sock: sock, poller: zmq.NewPoller(), url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork}
 	c.poller.Add(sock, zmq.POLLIN)
 	for {
 		err = c.loadConfig(ctx)
@@ -203,6 +208,7 @@ func (c *Client) Close() error {
 	if c.sock == nil {
 		return nil
 	}
+	c.closeStream()
 	err := c.sock.Close()
 	c.sock = nil
 	return err
@@ -214,6 +220,12 @@ func (c *Client) Close() error {
 func (c *Client) Call(ctx context.Context, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, *zframe.Multipart, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.callLocked(ctx, cmd, args, payload, nil)
+}
+
+// callLocked sends a request, runs whileWaiting (a stream upload's bytes)
+// and returns the reply. c.mu must be held.
+func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any, payload [][]byte, whileWaiting func()) (*transfer.Reply, *zframe.Multipart, error) {
 	if c.sock == nil {
 		return nil, nil, errors.New("client: connection is closed")
 	}
@@ -225,6 +237,9 @@ func (c *Client) Call(ctx context.Context, cmd string, args map[string]any, payl
 	}
 	if err := c.sendParts(hdr, payload); err != nil {
 		return nil, nil, err
+	}
+	if whileWaiting != nil {
+		whileWaiting()
 	}
 	for {
 		m, err := c.recv(ctx, cmd)

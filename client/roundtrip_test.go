@@ -205,37 +205,63 @@ func TestConcurrentClients(t *testing.T) {
 	}
 }
 
-// TestCopyCounters proves the fast path: an upload's bytes are copied
-// exactly once on the server (frames → final buffer), a download's once
-// (buffer → libzmq), and no received message is left unfreed.
+// TestCopyCounters proves each transfer path is the one taken and copies
+// what it should: in ZeroMQ frames, the server copies an upload's bytes
+// exactly once (frames → final buffer) and a download's once (buffer →
+// libzmq); over a bulk stream (unix or TCP) it copies none in user space,
+// the kernel moving them straight between the socket and the array. No
+// received message is left unfreed.
 func TestCopyCounters(t *testing.T) {
 	srv := testserver.Start(t, "--frame-size", "1MiB")
-	c := dial(t, srv.URL)
 	ctx := ctxT(t)
-	before, err := c.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := randomArray(pdarray.Float64, 3_000_001, 1)
-	info, err := client.UploadArray(ctx, c, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.DownloadArray(ctx, c, info.Name); err != nil {
-		t.Fatal(err)
-	}
-	after, err := c.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := int64(a.NBytes())
-	if d := after["bytes_copied_in"] - before["bytes_copied_in"]; d != n {
-		t.Errorf("upload copied %d bytes on the server, want exactly %d (one copy)", d, n)
+	cases := []struct {
+		name            string
+		opts            []client.Option
+		network         string
+		copied, streamd int64
+	}{
+		{"frames", []client.Option{client.WithTransport(client.TransportFrames)}, "", n, 0},
+		{"auto-unix", nil, "unix", 0, n},
+		{"stream-tcp", []client.Option{client.WithTransport(client.TransportStream), client.WithStreamNetwork("tcp")}, "tcp", 0, n},
 	}
-	if d := after["bytes_copied_out"] - before["bytes_copied_out"]; d != n {
-		t.Errorf("download copied %d bytes on the server, want exactly %d (one copy)", d, n)
-	}
-	if after["frames_held"] != 1 { // the stats request itself
-		t.Errorf("server holds %d received messages, want 1", after["frames_held"])
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, srv.URL, tc.opts...)
+			before, err := c.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := client.UploadArray(ctx, c, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := client.DownloadArray(ctx, c, info.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back.Bytes(), a.Bytes()) {
+				t.Fatal("round trip is not bit-exact")
+			}
+			after, err := c.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := func(k string) int64 { return after[k] - before[k] }
+			if d("bytes_copied_in") != tc.copied || d("bytes_copied_out") != tc.copied {
+				t.Errorf("server copied %d in, %d out; want %d each", d("bytes_copied_in"), d("bytes_copied_out"), tc.copied)
+			}
+			if d("bytes_stream_in") != tc.streamd || d("bytes_stream_out") != tc.streamd {
+				t.Errorf("server streamed %d in, %d out; want %d each", d("bytes_stream_in"), d("bytes_stream_out"), tc.streamd)
+			}
+			if got := c.StreamNetwork(); got != tc.network {
+				t.Errorf("stream network %q, want %q", got, tc.network)
+			}
+			if after["frames_held"] != 1 { // the stats request itself
+				t.Errorf("server holds %d received messages, want 1", after["frames_held"])
+			}
+			c.Delete(ctx, info.Name)
+		})
 	}
 }

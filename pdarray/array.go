@@ -36,7 +36,9 @@ func AlignedBytes(n int) []byte {
 		return []byte{}
 	}
 	words := make([]uint64, (n+7)/8)
-	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	adviseHugePages(b)
+	return b
 }
 
 // FromSlice copies data into a new Array.

@@ -23,7 +23,10 @@ type Config struct {
 	TokenFile string // where a generated token is written
 	Workers   int    // request-handling goroutines (and kernel width)
 	FrameSize int    // largest payload frame accepted and sent
-	Logger    *slog.Logger
+	// StreamPort is the TCP port of bulk streams (0: any free port, -1: no
+	// streams; then arrays travel in ZeroMQ frames only).
+	StreamPort int
+	Logger     *slog.Logger
 }
 
 // DefaultAddr is the embedded default endpoint.

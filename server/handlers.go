@@ -30,6 +30,7 @@ type request struct {
 type response struct {
 	result map[string]any
 	frames [][]byte
+	after  func() // runs once the reply is sent
 }
 
 type command struct {
@@ -41,15 +42,17 @@ type command struct {
 // it exists before any init func; other files of this package add their
 // commands with register from their own init.
 var commands = map[string]command{
-	"get_config": {run: (*Server).cmdGetConfig},
-	"upload":     {payload: true, run: (*Server).cmdUpload},
-	"download":   {run: (*Server).cmdDownload},
-	"info":       {run: (*Server).cmdInfo},
-	"list":       {run: (*Server).cmdList},
-	"delete":     {run: (*Server).cmdDelete},
-	"mem_used":   {run: (*Server).cmdMemUsed},
-	"stats":      {run: (*Server).cmdStats},
-	"shutdown":   {run: (*Server).cmdShutdown},
+	"get_config":   {run: (*Server).cmdGetConfig},
+	"upload":       {payload: true, run: (*Server).cmdUpload},
+	"download":     {run: (*Server).cmdDownload},
+	"info":         {run: (*Server).cmdInfo},
+	"list":         {run: (*Server).cmdList},
+	"delete":       {run: (*Server).cmdDelete},
+	"mem_used":     {run: (*Server).cmdMemUsed},
+	"stats":        {run: (*Server).cmdStats},
+	"shutdown":     {run: (*Server).cmdShutdown},
+	"open_stream":  {run: (*Server).cmdOpenStream},
+	"close_stream": {run: (*Server).cmdCloseStream},
 }
 
 // register adds a command; a duplicate name is a bug caught at start-up.
@@ -69,33 +72,73 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-// worker handles queued requests until the queue is closed. Its PUSH socket
-// is its own; replies go through it to the I/O goroutine.
+// worker handles queued requests until the queue is closed.
 func (s *Server) worker() {
-	push, err := s.zctx.NewSocket(zmq.PUSH)
-	if err != nil {
-		s.log.Error("worker socket", "err", err)
-		return
-	}
-	push.SetSndhwm(0) // never block: the I/O goroutine always drains
-	push.SetLinger(-1)
-	if err := push.Connect(s.replyEP); err != nil {
-		s.log.Error("worker connect", "err", err)
-		return
-	}
-	defer push.Close()
 	for m := range s.jobs {
-		s.serve(push, m)
+		s.serve(m)
 	}
 }
 
-// serve runs one request and sends its reply. m is closed before return.
-func (s *Server) serve(push *zmq.Socket, m *zframe.Multipart) {
-	defer m.Close()
+// replySocket lends a PUSH socket connected to the I/O goroutine's PULL.
+// A socket is used by one goroutine at a time; the channel hand-off orders
+// its use across goroutines, as libzmq requires.
+func (s *Server) replySocket() (*zmq.Socket, error) {
+	select {
+	case p := <-s.pushPool:
+		return p, nil
+	default:
+	}
+	p, err := s.zctx.NewSocket(zmq.PUSH)
+	if err != nil {
+		return nil, err
+	}
+	p.SetSndhwm(0) // never block: the I/O goroutine always drains
+	p.SetLinger(-1)
+	if err := p.Connect(s.replyEP); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Server) returnReplySocket(p *zmq.Socket) {
+	select {
+	case s.pushPool <- p:
+	default:
+		p.Close()
+	}
+}
+
+// serve decodes one request and runs it. A transfer over a bulk stream,
+// whose pace is the client's, runs on a goroutine of its own so that it never
+// holds a worker; everything else runs here. m is closed when the request is
+// done.
+func (s *Server) serve(m *zframe.Multipart) {
 	start := time.Now()
 	// Frame 0 is the peer identity the ROUTER added; copy it, m goes away.
 	identity := append([]byte(nil), m.Frame(0)...)
 	var req *transfer.Request
+	var err error
+	if m.Len() < 2 {
+		err = transfer.Errorf(transfer.MalformedRequest, "a request needs a header frame; got an empty message")
+	} else {
+		req, err = transfer.DecodeRequest(m.Frame(1))
+	}
+	if err == nil && (req.Cmd == "upload" || req.Cmd == "download") && req.Args["stream"] != nil {
+		s.inflight.Add(1)
+		go func() {
+			defer s.inflight.Done()
+			s.complete(identity, m, req, nil, start)
+		}()
+		return
+	}
+	s.complete(identity, m, req, err, start)
+}
+
+// complete runs a decoded request (or answers decodeErr), sends the reply
+// and closes m.
+func (s *Server) complete(identity []byte, m *zframe.Multipart, req *transfer.Request, decodeErr error, start time.Time) {
+	defer m.Close()
 	resp, err := func() (resp *response, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -103,13 +146,8 @@ func (s *Server) serve(push *zmq.Socket, m *zframe.Multipart) {
 				resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 			}
 		}()
-		if m.Len() < 2 {
-			return nil, transfer.Errorf(transfer.MalformedRequest, "a request needs a header frame; got an empty message")
-		}
-		var derr error
-		req, derr = transfer.DecodeRequest(m.Frame(1))
-		if derr != nil {
-			return nil, derr
+		if decodeErr != nil {
+			return nil, decodeErr
 		}
 		payload := make([][]byte, m.Len()-2)
 		for i := range payload {
@@ -137,7 +175,10 @@ func (s *Server) serve(push *zmq.Socket, m *zframe.Multipart) {
 		frames = resp.frames
 	}
 	s.stats.Requests.Add(1)
-	s.send(push, identity, reply, frames)
+	s.send(identity, reply, frames)
+	if err == nil && resp.after != nil {
+		resp.after() // e.g. a download's bytes, after the header that announces them
+	}
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.log.Debug("request", "cmd", cmd, "id", id, "frames_in", m.Len()-2, "frames_out", len(frames), "took", time.Since(start))
 	}
@@ -146,7 +187,13 @@ func (s *Server) serve(push *zmq.Socket, m *zframe.Multipart) {
 	}
 }
 
-func (s *Server) send(push *zmq.Socket, identity []byte, reply *transfer.Reply, frames [][]byte) {
+func (s *Server) send(identity []byte, reply *transfer.Reply, frames [][]byte) {
+	push, err := s.replySocket()
+	if err != nil {
+		s.log.Error("reply socket", "err", err)
+		return
+	}
+	defer s.returnReplySocket(push)
 	hdr, err := transfer.EncodeReply(reply)
 	if err != nil {
 		s.log.Error("encode reply", "err", err)
@@ -242,11 +289,38 @@ func (s *Server) frameSizeArg(a *transfer.Args, required bool) int {
 	return int(fs)
 }
 
-func (s *Server) cmdUpload(r *request) (*response, error) {
+func (s *Server) cmdUpload(r *request) (resp *response, err error) {
+	a := r.args
+	streamID := a.OptUint("stream", 0)
+	if streamID != 0 {
+		// The client is already writing the bytes: if anything fails, the
+		// stream's position is lost, so it is closed.
+		x, serr := s.takeStream(streamID)
+		if serr != nil {
+			return nil, serr
+		}
+		defer func() {
+			if err != nil {
+				s.dropStream(x)
+			} else {
+				x.mu.Unlock()
+			}
+		}()
+		return s.upload(r, x)
+	}
+	return s.upload(r, nil)
+}
+
+// upload stores an array whose bytes come in r's payload frames, or from
+// stream x when it is not nil.
+func (s *Server) upload(r *request, x *stream) (*response, error) {
 	a := r.args
 	dtypeName := a.String("dtype")
 	size := a.Uint("size")
-	frameSize := s.frameSizeArg(a, true)
+	frameSize := 0
+	if x == nil {
+		frameSize = s.frameSizeArg(a, true)
+	}
 	name := a.OptString("name", "")
 	if err := a.Done(); err != nil {
 		return nil, err
@@ -267,13 +341,18 @@ func (s *Server) cmdUpload(r *request) (*response, error) {
 			return nil, errNameInUse(name)
 		}
 	}
-	sizes := make([]int, len(r.payload))
-	for i, f := range r.payload {
-		sizes[i] = len(f)
-	}
-	what := fmt.Sprintf("%d %s elements", size, dt)
-	if err := transfer.CheckFrames(sizes, nbytes, frameSize, what); err != nil {
-		return nil, err
+	if x != nil {
+		if len(r.payload) > 0 {
+			return nil, transfer.Errorf(transfer.FrameCount, "an upload over stream %d carries no payload frames, got %d", x.id, len(r.payload))
+		}
+	} else {
+		sizes := make([]int, len(r.payload))
+		for i, f := range r.payload {
+			sizes[i] = len(f)
+		}
+		if err := transfer.CheckFrames(sizes, nbytes, frameSize, fmt.Sprintf("%d %s elements", size, dt)); err != nil {
+			return nil, err
+		}
 	}
 	desc := fmt.Sprintf("upload of %d %s elements", size, dt)
 	if name != "" {
@@ -287,13 +366,22 @@ func (s *Server) cmdUpload(r *request) (*response, error) {
 		s.store.release(int64(nbytes))
 		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
 	}
-	// The one copy: libzmq's frames → the array's final aligned buffer.
 	dst := arr.Bytes()
-	off := 0
-	for _, f := range r.payload {
-		off += copy(dst[off:], f)
+	if x != nil {
+		// The kernel copies the bytes straight into the final buffer.
+		if err := readFull(x.conn, dst); err != nil {
+			s.store.release(int64(nbytes))
+			return nil, transfer.Errorf(transfer.PayloadLength, "upload over stream %d: %v", x.id, err)
+		}
+		s.stats.BytesStreamIn.Add(uint64(len(dst)))
+	} else {
+		// The one copy: libzmq's frames → the array's final aligned buffer.
+		off := 0
+		for _, f := range r.payload {
+			off += copy(dst[off:], f)
+		}
+		s.stats.BytesCopiedIn.Add(uint64(off))
 	}
-	s.stats.BytesCopiedIn.Add(uint64(off))
 	if dt == pdarray.Bool {
 		if i := pdarray.ValidateBools(dst); i >= 0 {
 			s.store.release(int64(nbytes))
@@ -318,6 +406,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	name := a.String("name")
 	start := a.OptUint("start", 0)
 	stop := a.OptUint("stop", 1<<63)
+	streamID := a.OptUint("stream", 0)
 	frameSize := s.frameSizeArg(a, false)
 	if err := a.Done(); err != nil {
 		return nil, err
@@ -335,16 +424,33 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	}
 	isz := uint64(arr.DType().Size())
 	body := arr.Bytes()[start*isz : stop*isz]
+	result := map[string]any{"name": name, "dtype": arr.DType().String(), "size": stop - start, "nbytes": len(body), "frame_size": frameSize}
+	s.stats.Downloads.Add(1)
+	if streamID != 0 {
+		// Nothing is written before the reply, so a failure up to here
+		// leaves the stream usable.
+		x, err := s.takeStream(streamID)
+		if err != nil {
+			return nil, err
+		}
+		result["stream"] = streamID
+		return &response{result: result, after: func() {
+			// Straight from the array's own buffer into the kernel.
+			if err := writeFull(x.conn, body); err != nil {
+				s.log.Debug("download stream failed", "stream", x.id, "err", err)
+				s.dropStream(x)
+				return
+			}
+			s.stats.BytesStreamOut.Add(uint64(len(body)))
+			x.mu.Unlock()
+		}}, nil
+	}
 	frames := make([][]byte, transfer.NumFrames(len(body), frameSize))
 	for i := range frames {
 		lo, hi := transfer.FrameBounds(i, len(body), frameSize)
 		frames[i] = body[lo:hi]
 	}
-	s.stats.Downloads.Add(1)
-	return &response{
-		result: map[string]any{"name": name, "dtype": arr.DType().String(), "size": stop - start, "nbytes": len(body), "frame_size": frameSize},
-		frames: frames,
-	}, nil
+	return &response{result: result, frames: frames}, nil
 }
 
 func (s *Server) cmdInfo(r *request) (*response, error) {
@@ -404,6 +510,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"downloads":        st.Downloads.Load(),
 		"bytes_copied_in":  st.BytesCopiedIn.Load(),
 		"bytes_copied_out": st.BytesCopiedOut.Load(),
+		"bytes_stream_in":  st.BytesStreamIn.Load(),
+		"bytes_stream_out": st.BytesStreamOut.Load(),
 		"frames_held":      zframe.Live(),
 	}}, nil
 }

@@ -49,6 +49,9 @@ type Server struct {
 	replyEP  string
 	endpoint string
 	jobs     chan *zframe.Multipart
+	pushPool chan *zmq.Socket // reply sockets, see replySocket
+	inflight sync.WaitGroup   // stream transfers running off the worker pool
+	streams  *streams
 	stopOnce sync.Once
 	stopped  chan struct{}
 	closing  atomic.Bool
@@ -62,6 +65,8 @@ type Stats struct {
 	Errors         atomic.Uint64
 	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
 	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
+	BytesStreamIn  atomic.Uint64 // bytes read from a bulk stream straight into arrays
+	BytesStreamOut atomic.Uint64 // bytes written to a bulk stream straight from arrays
 	Uploads        atomic.Uint64
 	Downloads      atomic.Uint64
 }
@@ -106,6 +111,13 @@ func New(cfg Config) (*Server, error) {
 	s.replyEP = fmt.Sprintf("inproc://arktos-replies-%p", s)
 	if err := s.pull.Bind(s.replyEP); err != nil {
 		return nil, fmt.Errorf("server: bind %s: %w", s.replyEP, err)
+	}
+	s.pushPool = make(chan *zmq.Socket, 4*cfg.Workers+16)
+	if err := s.listenStreams(); err != nil {
+		s.router.Close()
+		s.pull.Close()
+		s.zctx.Term()
+		return nil, err
 	}
 	return s, nil
 }
@@ -217,7 +229,12 @@ loop:
 	s.Stop()
 	close(s.jobs)
 	wg.Wait() // workers finish what is queued (answering SHUTTING_DOWN)
+	s.closeStreams()
+	s.inflight.Wait()
 	s.forwardReplies()
+	for len(s.pushPool) > 0 {
+		(<-s.pushPool).Close()
+	}
 	// Give the last replies (the shutdown reply among them) time to leave.
 	s.router.SetLinger(2 * time.Second)
 	s.router.Close()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -110,8 +111,18 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 		}
 	}
 	s.used -= freed
+	if freed >= gcNudgeBytes {
+		// Collect now, so the next large allocation reuses these pages
+		// (already faulted in) instead of faulting in fresh ones: without it
+		// the next upload's allocation usually triggers the GC that frees
+		// these, too late to reuse them.
+		go runtime.GC()
+	}
 	return deleted, freed, nil
 }
+
+// gcNudgeBytes is how much a delete must free to trigger a collection.
+const gcNudgeBytes = 64 << 20
 
 type arrayInfo struct {
 	name string

@@ -68,3 +68,10 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// StreamMagic starts a bulk stream's handshake; TicketSize random bytes from
+// open_stream follow it (docs/protocol.md, "Bulk streams").
+const (
+	StreamMagic = "ARKTOS-STREAM-1\n"
+	TicketSize  = 16
+)

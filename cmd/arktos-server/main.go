@@ -44,6 +44,8 @@ func run(args []string) error {
 	workersDef, _ := strconv.Atoi(env("WORKERS", "0"))
 	workers := fs.Int("workers", workersDef, "worker goroutines (env ARKTOS_WORKERS; default all cores)")
 	frameSize := fs.String("frame-size", env("FRAME_SIZE", "16MiB"), "largest payload frame, sent and accepted (env ARKTOS_FRAME_SIZE)")
+	streamPortDef, _ := strconv.Atoi(env("STREAM_PORT", "0"))
+	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,7 +58,7 @@ func run(args []string) error {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, Logger: log}
+	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, StreamPort: *streamPort, Logger: log}
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {

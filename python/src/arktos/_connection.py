@@ -13,14 +13,16 @@ next request and on close.
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import math
 import os
+import socket
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -41,6 +43,12 @@ DEFAULT_URL = "tcp://localhost:5555"
 CONNECT_TIMEOUT = 10.0
 #: How long close() waits for the server to take pending deletes.
 CLOSE_TIMEOUT = 2.0
+#: Arrays of this many bytes or more travel over a bulk stream (transport
+#: "auto"): below it one ZeroMQ message is as fast.
+STREAM_THRESHOLD = 1 << 20
+#: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
+STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
+TRANSPORTS = ("auto", "frames", "stream")
 _SERVER_HINT = "is arktos-server running? start it with `make serve`"
 _TOKEN_SOURCES = ("pass token=..., add ?token=... to the URL, set ARKTOS_TOKEN or "
                   "ARKTOS_TOKEN_FILE, or put the token in ~/.arktos/token")
@@ -56,6 +64,39 @@ def _split_url(url: str) -> tuple[str, str | None]:
                          "the only one is ?token=...")
     tokens = params.get("token")
     return endpoint, (tokens[-1] if tokens else None)
+
+
+def _is_loopback(endpoint: str) -> bool:
+    """True when a tcp:// endpoint names this host (so its unix socket is ours too)."""
+    host = endpoint.partition("://")[2].rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Stream:
+    """An open bulk stream: a plain socket beside the ZeroMQ one that carries
+    array bytes only, straight between the kernel and the arrays' buffers."""
+
+    def __init__(self, stream_id: int, sock: socket.socket, network: str) -> None:
+        self.id = stream_id
+        self.sock = sock
+        self.network = network
+
+    def send(self, data: NDArray[Any]) -> None:
+        self.sock.sendall(memoryview(data).cast("B"))
+
+    def recv_into(self, out: NDArray[Any]) -> None:
+        view = memoryview(out).cast("B")
+        got, total = 0, len(view)
+        while got < total:
+            n = self.sock.recv_into(view[got:], min(total - got, 1 << 26))
+            if n == 0:
+                raise ConnectionError(f"the server closed the bulk stream after {got} of {total} bytes")
+            got += n
 
 
 def _read_token_file(path: Path) -> str:
@@ -98,15 +139,29 @@ class Connection:
     are serialised; for parallel transfers give each thread its own
     Connection.
 
+    Array bytes travel over a bulk stream (a plain socket beside the ZeroMQ
+    one, unix when the server is on this host) for arrays of 1 MiB or more
+    with ``transport="auto"``, always with ``"stream"``, and never with
+    ``"frames"`` (ZeroMQ frames only); ``stream_network`` forces "tcp" or
+    "unix".
+
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
     >>> conn.close()
     """
 
     def __init__(self, url: str | None = None, token: str | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, transport: str = "auto",
+                 stream_network: str | None = None) -> None:
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+        if stream_network not in (None, "tcp", "unix"):
+            raise ValueError(f"stream_network must be None, 'tcp' or 'unix', got {stream_network!r}")
         self.url, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
         self.timeout = timeout
+        self.transport = transport
+        self.stream_network = stream_network
+        self._stream: _Stream | None = None
         given = _given_token(token, url_token)
         self._token = given or ""
         self._ids = itertools.count(1)
@@ -160,11 +215,14 @@ class Connection:
                  ) -> tuple[dict[str, Any], list[zmq.Frame]]:
         """Send one request (after pending deletes) and return (result, payload frames)."""
         with self._lock:
-            if self.closed:
-                raise ConnectionError(f"the connection to {self.url} is closed; "
-                                      "connect again with ak.connect()")
+            self._check_open()
             self._flush_deletes(timeout)
             return self._roundtrip(cmd, args or {}, payload, timeout)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ConnectionError(f"the connection to {self.url} is closed; "
+                                  "connect again with ak.connect()")
 
     def _flush_deletes(self, timeout: float | None) -> None:
         names: list[str] = []
@@ -179,12 +237,15 @@ class Connection:
             raise
 
     def _roundtrip(self, cmd: str, args: dict[str, Any], payload: Sequence[Any],
-                   timeout: float | None) -> tuple[dict[str, Any], list[zmq.Frame]]:
+                   timeout: float | None, while_waiting: Callable[[], None] | None = None,
+                   ) -> tuple[dict[str, Any], list[zmq.Frame]]:
         if timeout is None:
             timeout = self.timeout
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
         self._socket.send_multipart([header, *payload], copy=False)
+        if while_waiting is not None:
+            while_waiting()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             wait_ms = None if deadline is None else math.ceil(
@@ -205,15 +266,112 @@ class Connection:
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None) -> NDArray[Any]:
-        """Download elements [start, stop) of array `name` into a new ndarray."""
+        """Download elements [start, stop) of array `name` into a new ndarray.
+
+        A whole-array download goes over the bulk stream when one is open
+        (the kernel writes straight into the new array); otherwise in frames,
+        after which a stream is opened if the array was large.
+        """
         args: dict[str, Any] = {"name": name}
         if start is not None:
             args["start"] = start
         if stop is not None:
             args["stop"] = stop
-        result, frames = self._request("download", args)
-        return join_frames([frame.buffer for frame in frames], from_wire(result["dtype"]),
-                           int(result["size"]), int(result["frame_size"]))
+        with self._lock:
+            self._check_open()
+            self._flush_deletes(None)
+            whole = start is None and stop is None
+            stream = None
+            if self.transport == "stream" or (self.transport == "auto" and whole):
+                stream = self._stream if self.transport == "auto" else self._open_stream()
+            if stream is not None:
+                args["stream"] = stream.id
+            try:
+                result, frames = self._roundtrip("download", args, (), None)
+            except BaseException:
+                if stream is not None:
+                    # Abandoned (Ctrl-C, timeout): the server will still write
+                    # the bytes, so this stream's position is lost.
+                    self._drop_stream()
+                raise
+            dtype, size = from_wire(result["dtype"]), int(result["size"])
+            if "stream" in result:
+                out = np.empty(size, dtype)
+                try:
+                    stream.recv_into(out)  # type: ignore[union-attr]
+                except BaseException:
+                    self._drop_stream()  # its position is lost (Ctrl-C, server gone)
+                    raise
+                return out
+            out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]))
+            if self.transport == "auto" and whole and out.nbytes >= STREAM_THRESHOLD:
+                self._try_open_stream()
+            return out
+
+    # -- bulk streams (docs/protocol.md, "Bulk streams"); callers hold _lock --
+
+    def _open_stream(self) -> _Stream:
+        """Return the open stream, opening one (open_stream + handshake) if needed."""
+        if self._stream is not None:
+            return self._stream
+        result, _ = self._roundtrip("open_stream", {}, (), None)
+        ticket, port, unix = bytes(result["ticket"]), int(result["port"]), str(result["unix"])
+        host = self.url.partition("://")[2].rpartition(":")[0].strip("[]")
+        sock: socket.socket | None = None
+        network = ""
+        errors: list[str] = []
+        if unix and self.stream_network != "tcp" and self.url.startswith("tcp://") and _is_loopback(self.url):
+            try:
+                sock, network = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), "unix"
+                sock.connect(unix)
+            except OSError as err:
+                errors.append(f"unix {unix}: {err}")
+                sock.close()
+                sock = None
+        if sock is None and port and self.stream_network != "unix":
+            try:
+                sock, network = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT), "tcp"
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError as err:
+                errors.append(f"tcp {host}:{port}: {err}")
+                sock = None
+        if sock is None:
+            raise ConnectionError(f"cannot open a bulk stream to {self.url} ({'; '.join(errors) or 'none offered'}); "
+                                  "use transport='frames'")
+        try:
+            sock.settimeout(CONNECT_TIMEOUT)
+            sock.sendall(STREAM_MAGIC + ticket)
+            if sock.recv(1) != b"\x01":
+                raise ConnectionError(f"the server refused the bulk stream handshake at {self.url}")
+            sock.settimeout(self.timeout)
+        except BaseException:
+            sock.close()
+            raise
+        self._stream = _Stream(int(result["stream"]), sock, network)
+        return self._stream
+
+    def _try_open_stream(self) -> _Stream | None:
+        """Open a stream if the server offers one; None (frames work) if not."""
+        try:
+            return self._open_stream()
+        except (ArktosError, ConnectionError, OSError):
+            return None
+
+    def _drop_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.sock.close()
+            self._stream = None
+
+    @property
+    def stream_network(self) -> str | None:
+        """"unix" or "tcp" when a bulk stream is open (or the forced network)."""
+        if self._stream is not None:
+            return self._stream.network
+        return self._stream_network
+
+    @stream_network.setter
+    def stream_network(self, value: str | None) -> None:
+        self._stream_network = value
 
     def _pdarray(self, result: dict[str, Any], *, owned: bool) -> pdarray:
         return pdarray(self, result["name"], from_wire(result["dtype"]), int(result["size"]),
@@ -243,8 +401,35 @@ class Connection:
                                 "frame_size": frame_size}
         if name is not None:
             args["name"] = name
-        result, _ = self._request("upload", args, split_frames(data, frame_size))
-        return self._pdarray(result, owned=True)
+        with self._lock:
+            self._check_open()
+            self._flush_deletes(None)
+            stream = None
+            if self.transport == "stream":
+                stream = self._open_stream()
+            elif self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD:
+                stream = self._try_open_stream()
+            if stream is None:
+                result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None)
+                return self._pdarray(result, owned=True)
+            del args["frame_size"]
+            args["stream"] = stream.id
+            failure: list[OSError] = []
+
+            def send() -> None:
+                try:
+                    stream.send(data)  # straight from the array into the kernel
+                except OSError as err:  # the server closed it; its reply says why
+                    failure.append(err)
+                    self._drop_stream()
+                except BaseException:  # Ctrl-C: the server sees the stream end and frees
+                    self._drop_stream()
+                    raise
+
+            result, _ = self._roundtrip("upload", args, (), None, send)
+            if failure:
+                raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
+            return self._pdarray(result, owned=True)
 
     def attach(self, name: str) -> pdarray:
         """Return a pdarray for the existing server array `name`.
@@ -338,6 +523,7 @@ class Connection:
             except (ArktosError, TimeoutError, zmq.ZMQError):
                 pass  # the server is gone or refuses: nothing left to free
             finally:
+                self._drop_stream()
                 self._close_socket()
 
     disconnect = close

@@ -1,0 +1,359 @@
+// Command goclient is the Go side of the transfer benchmark: for one array
+// size it times, interleaved trial by trial, memcpy, the raw TCP and unix
+// socket ceilings (against benchserver), Arktos upload and download with the
+// Go client, and Arrow Flight DoPut/DoGet (arrow-go client). It prints one
+// JSON object per timed transfer. bench/transfer/run.py drives it.
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+type record struct {
+	Lang         string  `json:"lang"`
+	Method       string  `json:"method"`
+	Dir          string  `json:"dir"`
+	Transport    string  `json:"transport"`
+	DType        string  `json:"dtype"`
+	Bytes        int     `json:"bytes"`
+	Trial        int     `json:"trial"`
+	Phase        string  `json:"phase"` // cold, warmup, warm
+	Seconds      float64 `json:"seconds"`
+	ClientMinflt int64   `json:"client_minflt"`
+	ServerMinflt int64   `json:"server_minflt"`
+	ServerCopied int64   `json:"server_copied"`
+}
+
+var (
+	out        = json.NewEncoder(os.Stdout)
+	arktosPID  int
+	benchPID   int
+	arktosCli  *client.Client
+	dtypeName  string
+	nbytes     int
+	trials     int
+	methodsArg string
+)
+
+func main() {
+	url := flag.String("arktos", "tcp://127.0.0.1:5555", "arktos-server URL")
+	transport := flag.String("transport", "auto", "Arktos transport: auto, frames, stream-tcp or stream-unix")
+	flag.IntVar(&arktosPID, "arktos-pid", 0, "arktos-server pid, for its page faults")
+	flag.IntVar(&benchPID, "bench-pid", 0, "benchserver pid, for its page faults")
+	tcpAddr := flag.String("raw-tcp", "", "benchserver raw TCP address")
+	unixPath := flag.String("raw-unix", "", "benchserver raw unix socket")
+	flightAddr := flag.String("flight", "", "benchserver Arrow Flight address")
+	flag.StringVar(&dtypeName, "dtype", "int64", "int64 or float64")
+	size := flag.String("bytes", "8388608", "array size in bytes")
+	flag.IntVar(&trials, "trials", 7, "warm trials after one cold and one warm-up trial")
+	flag.StringVar(&methodsArg, "methods", "memcpy,raw-tcp,raw-unix,arktos,flight", "what to time")
+	flag.Parse()
+	var err error
+	if nbytes, err = strconv.Atoi(*size); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	var opts []client.Option
+	switch *transport {
+	case "frames":
+		opts = append(opts, client.WithTransport(client.TransportFrames))
+	case "stream-tcp", "stream-unix":
+		opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(*transport, "stream-")))
+	}
+	if arktosCli, err = client.Dial(ctx, *url, opts...); err != nil {
+		log.Fatal(err)
+	}
+	n := nbytes / 8
+	src := make([]int64, n)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range src {
+		src[i] = r.Int64()
+	}
+	if dtypeName == "float64" {
+		f := pdarray.BytesAs[float64](pdarray.AsBytes(src))
+		for i := range f {
+			f[i] = r.NormFloat64()
+		}
+	}
+	srcBytes := pdarray.AsBytes(src)
+
+	type method struct {
+		name, transport string
+		up, down        func() (time.Duration, int64) // duration, server bytes copied
+	}
+	var ms []method
+	for _, m := range strings.Split(methodsArg, ",") {
+		switch m {
+		case "memcpy":
+			dst := make([]byte, nbytes)
+			f := func() (time.Duration, int64) { t := time.Now(); copy(dst, srcBytes); return time.Since(t), 0 }
+			ms = append(ms, method{"memcpy", "memory", f, nil})
+		case "raw-tcp", "raw-unix":
+			network, addr := "tcp", *tcpAddr
+			if m == "raw-unix" {
+				network, addr = "unix", *unixPath
+			}
+			up, down := rawMethods(network, addr, srcBytes)
+			ms = append(ms, method{"raw", network, up, down})
+		case "arktos":
+			up, down := arktosMethods(ctx, src)
+			ms = append(ms, method{"arktos", "zmq-tcp", up, down})
+		case "flight":
+			up, down := flightMethods(ctx, *flightAddr, src)
+			ms = append(ms, method{"flight", "grpc-tcp", up, down})
+		default:
+			log.Fatalf("unknown method %q", m)
+		}
+	}
+	for trial := 0; trial < trials+2; trial++ {
+		phase := "warm"
+		switch trial {
+		case 0:
+			phase = "cold"
+		case 1:
+			phase = "warmup"
+		}
+		for _, m := range ms {
+			for _, dir := range []string{"up", "down"} {
+				f := m.up
+				if dir == "down" {
+					f = m.down
+				}
+				if f == nil {
+					continue
+				}
+				cf, sf := minflt(0), minflt(serverPID(m.name))
+				d, copied := f()
+				transport := m.transport
+				if m.name == "arktos" {
+					transport = "zmq-frames"
+					if nw := arktosCli.StreamNetwork(); nw != "" {
+						transport = "stream-" + nw
+					}
+				}
+				out.Encode(record{Lang: "go", Method: m.name, Dir: dir, Transport: transport, DType: dtypeName, Bytes: nbytes,
+					Trial: trial, Phase: phase, Seconds: d.Seconds(), ClientMinflt: minflt(0) - cf,
+					ServerMinflt: minflt(serverPID(m.name)) - sf, ServerCopied: copied})
+			}
+		}
+	}
+}
+
+func serverPID(method string) int {
+	switch method {
+	case "arktos":
+		return arktosPID
+	case "raw", "flight":
+		return benchPID
+	}
+	return -1
+}
+
+// minflt returns the minor page faults of pid so far (0: this process).
+func minflt(pid int) int64 {
+	if pid < 0 {
+		return 0
+	}
+	if pid == 0 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Minflt
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	v, _ := strconv.ParseInt(fields[7], 10, 64) // field 10 of stat
+	return v
+}
+
+func rawMethods(network, addr string, src []byte) (up, down func() (time.Duration, int64)) {
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dst := make([]byte, len(src))
+	for i := 0; i < len(dst); i += 4096 {
+		dst[i] = 1
+	}
+	hdr := make([]byte, 9)
+	binary.LittleEndian.PutUint64(hdr[1:], uint64(len(src)))
+	ack := make([]byte, 1)
+	up = func() (time.Duration, int64) {
+		t := time.Now()
+		hdr[0] = 'U'
+		c.Write(hdr)
+		c.Write(src)
+		if _, err := io.ReadFull(c, ack); err != nil {
+			log.Fatal(err)
+		}
+		return time.Since(t), 0
+	}
+	down = func() (time.Duration, int64) {
+		t := time.Now()
+		hdr[0] = 'D'
+		c.Write(hdr)
+		if _, err := io.ReadFull(c, dst); err != nil {
+			log.Fatal(err)
+		}
+		return time.Since(t), 0
+	}
+	return up, down
+}
+
+func copiedOnServer(ctx context.Context) int64 {
+	st, err := arktosCli.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return st["bytes_copied_in"] + st["bytes_copied_out"]
+}
+
+func arktosMethods(ctx context.Context, src []int64) (up, down func() (time.Duration, int64)) {
+	name := ""
+	upload := func() (time.Duration, int64) {
+		if name != "" {
+			arktosCli.Delete(ctx, name)
+		}
+		c0 := copiedOnServer(ctx)
+		t := time.Now()
+		var info client.ArrayInfo
+		var err error
+		if dtypeName == "float64" {
+			info, err = client.Upload(ctx, arktosCli, pdarray.BytesAs[float64](pdarray.AsBytes(src)))
+		} else {
+			info, err = client.Upload(ctx, arktosCli, src)
+		}
+		d := time.Since(t)
+		if err != nil {
+			log.Fatal(err)
+		}
+		name = info.Name
+		return d, copiedOnServer(ctx) - c0
+	}
+	download := func() (time.Duration, int64) {
+		c0 := copiedOnServer(ctx)
+		t := time.Now()
+		var err error
+		var n int
+		if dtypeName == "float64" {
+			var xs []float64
+			xs, err = client.Download[float64](ctx, arktosCli, name)
+			n = len(xs)
+		} else {
+			var xs []int64
+			xs, err = client.Download[int64](ctx, arktosCli, name)
+			n = len(xs)
+		}
+		d := time.Since(t)
+		if err != nil || n != len(src) {
+			log.Fatalf("download: %v (%d elements)", err, n)
+		}
+		return d, copiedOnServer(ctx) - c0
+	}
+	return upload, download
+}
+
+func flightMethods(ctx context.Context, addr string, src []int64) (up, down func() (time.Duration, int64)) {
+	fc, err := flight.NewClientWithMiddleware(addr, nil, nil,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<31-1), grpc.MaxCallSendMsgSize(1<<31-1)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	dt := arrow.PrimitiveTypes.Int64
+	if dtypeName == "float64" {
+		dt = arrow.PrimitiveTypes.Float64
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt}}, nil)
+	const batchBytes = 16 << 20 // the same frame size Arktos uses
+	alloc := memory.DefaultAllocator
+	up = func() (time.Duration, int64) {
+		t := time.Now()
+		stream, err := fc.DoPut(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		w := flight.NewRecordWriter(stream, ipc.WithSchema(schema))
+		w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"x"}})
+		body := pdarray.AsBytes(src)
+		for lo := 0; lo < len(body) || lo == 0; lo += batchBytes {
+			hi := min(lo+batchBytes, len(body))
+			// Wrap the bytes in place: no copy into Arrow memory.
+			data := array.NewData(dt, (hi-lo)/8, []*memory.Buffer{nil, memory.NewBufferBytes(body[lo:hi])}, nil, 0, 0)
+			col := array.MakeFromData(data)
+			rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+			if err := w.Write(rec); err != nil {
+				log.Fatal(err)
+			}
+			rec.Release()
+			col.Release()
+			data.Release()
+			if hi == len(body) {
+				break
+			}
+		}
+		w.Close()
+		stream.CloseSend()
+		for {
+			if _, err := stream.Recv(); err != nil {
+				if err != io.EOF {
+					log.Fatal(err)
+				}
+				break
+			}
+		}
+		return time.Since(t), 0
+	}
+	down = func() (time.Duration, int64) {
+		t := time.Now()
+		stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: []byte("x")})
+		if err != nil {
+			log.Fatal(err)
+		}
+		rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(alloc))
+		if err != nil {
+			log.Fatal(err)
+		}
+		// The client holds the array once it is one contiguous slice, as
+		// Arktos' Download returns it.
+		dst := make([]byte, len(src)*8)
+		off := 0
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			off += copy(dst[off:], rec.Column(0).Data().Buffers()[1].Bytes())
+		}
+		rdr.Release()
+		if off != len(dst) {
+			log.Fatalf("flight download got %d bytes, want %d", off, len(dst))
+		}
+		return time.Since(t), 0
+	}
+	return up, down
+}

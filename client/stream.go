@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// Transport chooses how array bytes travel.
+type Transport int
+
+const (
+	// TransportAuto sends arrays of StreamThreshold bytes or more over a
+	// bulk stream when the server offers one, and smaller ones in frames.
+	TransportAuto Transport = iota
+	// TransportFrames always sends arrays in ZeroMQ frames.
+	TransportFrames
+	// TransportStream always uses a bulk stream (an error if there is none).
+	TransportStream
+)
+
+// StreamThreshold is the array size from which TransportAuto streams: below
+// it one ZeroMQ message is as fast and saves the stream's extra syscalls.
+const StreamThreshold = 1 << 20
+
+// WithTransport picks how array bytes travel (default TransportAuto).
+func WithTransport(t Transport) Option { return func(o *options) { o.transport = t } }
+
+// WithStreamNetwork restricts bulk streams to "tcp" or "unix" (default: unix
+// when the server is on this host, else tcp).
+func WithStreamNetwork(network string) Option { return func(o *options) { o.streamNetwork = network } }
+
+// bulkStream is this client's open stream: a plain socket to the server
+// that carries array bytes only (docs/protocol.md, "Bulk streams").
+type bulkStream struct {
+	id      uint64
+	conn    net.Conn
+	network string // "unix" or "tcp", for benchmarks and tests
+}
+
+// StreamNetwork returns "unix" or "tcp" for an open bulk stream, "" when none
+// is open.
+func (c *Client) StreamNetwork() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stream == nil {
+		return ""
+	}
+	return c.stream.network
+}
+
+// useStream reports whether an array of nbytes goes over a stream, opening
+// one if needed. c.mu must be held.
+func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error) {
+	switch c.transport {
+	case TransportFrames:
+		return nil, nil
+	case TransportAuto:
+		if nbytes < StreamThreshold {
+			return nil, nil
+		}
+	}
+	if c.stream != nil {
+		return c.stream, nil
+	}
+	st, err := c.openStream(ctx)
+	if err != nil && c.transport == TransportAuto {
+		return nil, nil // the server offers none, or it cannot be reached: frames work
+	}
+	c.stream = st
+	return st, err
+}
+
+// openStream asks for a ticket and connects: over the unix socket when the
+// server is on this host, else over TCP to the control host.
+func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
+	rep, m, err := c.callLocked(ctx, "open_stream", nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.Close()
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	res := rep.Result
+	ticket, _ := res["ticket"].([]byte)
+	id := uint64(asInt(res["stream"]))
+	port := int(asInt(res["port"]))
+	unixPath := asString(res["unix"])
+	host := controlHost(c.url)
+	var d net.Dialer
+	var conn net.Conn
+	network := "unix"
+	if unixPath != "" && isLoopbackHost(host) && c.streamNetwork != "tcp" {
+		conn, err = d.DialContext(ctx, "unix", unixPath)
+	}
+	if conn == nil && port > 0 && c.streamNetwork != "unix" {
+		network = "tcp"
+		conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	}
+	if conn == nil {
+		if err == nil {
+			err = fmt.Errorf("server offered no reachable stream endpoint")
+		}
+		return nil, fmt.Errorf("client: open stream: %w", err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	hello := append([]byte(transfer.StreamMagic), ticket...)
+	ack := make([]byte, 1)
+	if _, err := conn.Write(hello); err == nil {
+		_, err = io.ReadFull(conn, ack)
+	}
+	if err != nil || ack[0] != 1 {
+		conn.Close()
+		return nil, fmt.Errorf("client: stream handshake refused: %v", err)
+	}
+	conn.SetDeadline(time.Time{})
+	return &bulkStream{id: id, conn: conn, network: network}, nil
+}
+
+// closeStream forgets the stream after a failed transfer. c.mu must be held.
+func (c *Client) closeStream() {
+	if c.stream != nil {
+		c.stream.conn.Close()
+		c.stream = nil
+	}
+}
+
+func controlHost(endpoint string) string {
+	rest := endpoint[strings.Index(endpoint, "://")+3:]
+	host, _, err := net.SplitHostPort(rest)
+	if err != nil {
+		return rest
+	}
+	return host
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// deadline applies ctx's deadline to the stream's socket.
+func (st *bulkStream) deadline(ctx context.Context) {
+	dl, _ := ctx.Deadline()
+	st.conn.SetDeadline(dl)
+}

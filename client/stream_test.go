@@ -1,0 +1,120 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// TestStreamRefusedUpload: an upload over a stream that the server refuses
+// (over the memory limit) reports the server's error, and the next upload
+// opens a new stream and works.
+func TestStreamRefusedUpload(t *testing.T) {
+	srv := testserver.Start(t, "--max-memory", "8MiB")
+	c := dial(t, srv.URL, client.WithTransport(client.TransportStream))
+	ctx := ctxT(t)
+	_, err := client.Upload(ctx, c, make([]float64, 2<<20)) // 16 MiB
+	wantCode(t, err, transfer.OutOfMemory, "needs 16.0 MiB")
+	a := randomArray(pdarray.Int64, 500_000, 9)
+	info, err := client.UploadArray(ctx, c, a)
+	if err != nil {
+		t.Fatal("upload after a refused stream upload:", err)
+	}
+	back, err := client.DownloadArray(ctx, c, info.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
+		t.Fatal("round trip after a refused stream upload:", err)
+	}
+	if mem, _ := c.MemUsed(ctx); mem.Used != int64(a.NBytes()) {
+		t.Fatalf("used %d, want %d", mem.Used, a.NBytes())
+	}
+}
+
+// TestStreamAbandonedUpload: a client that stops mid-upload (its deadline
+// passes while it writes) leaves no memory held on the server.
+func TestStreamAbandonedUpload(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL, client.WithTransport(client.TransportStream))
+	ctx := ctxT(t)
+	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	_, err := client.Upload(short, c, make([]int64, 64<<20)) // 512 MiB
+	cancel()
+	if err == nil {
+		t.Skip("a 512 MiB upload finished within 5ms")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mem, err := c.MemUsed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem.Used == 0 && mem.Arrays == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server still holds %d bytes after an abandoned upload", mem.Used)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := client.Upload(ctx, c, []int64{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamBadTickets: a stream connection with a wrong ticket is closed
+// unanswered; an upload naming a stream that is not open is refused.
+func TestStreamBadTickets(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	rep, m, err := c.Call(ctx, "open_stream", nil, nil)
+	if err != nil || rep.Err() != nil {
+		t.Fatal(err, rep.Err())
+	}
+	m.Close()
+	port := rep.Result["port"]
+	conn, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(int(toInt(port)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write(append([]byte(transfer.StreamMagic), bytes.Repeat([]byte{7}, transfer.TicketSize)...))
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := conn.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("a wrong ticket got %d bytes, %v; want the connection closed", n, err)
+	}
+	rep, m, err = c.Call(ctx, "upload", map[string]any{"dtype": "int8", "size": 3, "stream": 999}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	wantCode(t, rep.Err(), transfer.ArgumentValue, "no open stream 999")
+}
+
+func toInt(v any) int64 {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	}
+	return -1
+}

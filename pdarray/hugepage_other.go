@@ -1,0 +1,5 @@
+//go:build !linux
+
+package pdarray
+
+func adviseHugePages(b []byte) {}

@@ -1,0 +1,105 @@
+"""Bulk streams: the fast path for large arrays, and how it fails safely."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import arktos as ak
+from arktos._connection import STREAM_THRESHOLD
+
+
+def stats(conn: ak.Connection) -> dict[str, int]:
+    return {k: int(v) for k, v in conn._request("stats")[0].items()}
+
+
+@pytest.mark.parametrize(
+    "options, network, streamed",
+    [
+        ({}, "unix", True),
+        ({"transport": "stream", "stream_network": "tcp"}, "tcp", True),
+        ({"transport": "frames"}, None, False),
+    ],
+)
+def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: str | None,
+                                streamed: bool, rng: np.random.Generator) -> None:
+    """The server's counters prove which path moved the bytes: over a stream
+    nothing is copied in user space; in frames exactly one copy each way."""
+    conn = ak.Connection(server.url, **options)
+    try:
+        x = rng.standard_normal(STREAM_THRESHOLD // 8 * 3 + 5)
+        before = stats(conn)
+        a = conn.array(x)
+        back = a.to_ndarray()
+        after = stats(conn)
+        assert back.tobytes() == x.tobytes()
+        d = {k: after[k] - before[k] for k in after}
+        if streamed:
+            assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (x.nbytes, x.nbytes)
+            assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (0, 0)
+        else:
+            assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (x.nbytes, x.nbytes)
+            assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (0, 0)
+        assert conn.stream_network == network
+        a.delete()
+    finally:
+        conn.close()
+
+
+def test_small_arrays_use_frames(conn: ak.Connection) -> None:
+    before = stats(conn)
+    conn.array(np.arange(1000)).to_ndarray()
+    after = stats(conn)
+    assert after["bytes_stream_in"] == before["bytes_stream_in"]
+
+
+def test_refused_stream_upload_then_recovers(make_server: Callable[..., Any]) -> None:
+    srv = make_server("--max-memory", "8MiB")
+    conn = srv.connect(transport="stream")
+    try:
+        with pytest.raises(MemoryError, match="needs 16.0 MiB"):
+            conn.array(np.zeros(2 << 20))
+        x = np.arange(300_000)
+        a = conn.array(x)
+        assert (a.to_ndarray() == x).all()
+        assert conn.mem_info()["used"] == x.nbytes
+    finally:
+        conn.close()
+
+
+def test_interrupted_stream_download_leaves_connection_working(conn: ak.Connection,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C half-way through reading a download's bytes drops the stream;
+    the next transfers open a new one and get the right bytes."""
+    x = np.arange(STREAM_THRESHOLD, dtype=np.int64)
+    a = conn.array(x)
+    stream = conn._stream
+    assert stream is not None
+
+    calls = {"n": 0}
+    real = stream.sock.recv_into
+
+    def interrupt_after_some(buf: Any, n: int = 0) -> int:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise KeyboardInterrupt
+        return real(buf, min(n, 4096))
+
+    monkeypatch.setattr(stream, "sock", _Patched(stream.sock, interrupt_after_some))
+    with pytest.raises(KeyboardInterrupt):
+        a.to_ndarray()
+    assert conn._stream is None
+    assert (a.to_ndarray() == x).all()
+    assert conn.stream_network == "unix"
+
+
+class _Patched:
+    """A socket whose recv_into is replaced (socket objects refuse setattr)."""
+
+    def __init__(self, sock: Any, recv_into: Callable[..., int]) -> None:
+        self._sock, self.recv_into = sock, recv_into
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)

@@ -1,0 +1,257 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// Bulk streams: a plain TCP (or unix) connection beside the ZeroMQ socket
+// that carries array bytes only. The kernel copies them straight from the
+// sender's buffer into the receiver's final buffer: no libzmq message, no
+// user-space copy, the same path as the raw-socket ceiling.
+//
+// A client asks for a ticket with open_stream (an authenticated ZeroMQ
+// request), connects to stream_port or stream_unix, and sends
+// transfer.StreamMagic followed by the 16-byte ticket; the server answers one
+// byte (1) and the connection becomes stream <id>. Then upload and download
+// requests that name stream <id> move their bytes over it, in request order.
+// A stream whose transfer fails half-way is closed (its byte position is
+// lost); the client opens another.
+
+const (
+	ticketTTL        = 30 * time.Second
+	handshakeTimeout = 5 * time.Second
+	// A transfer fails when the peer moves no byte for this long.
+	streamIdle = 60 * time.Second
+)
+
+type stream struct {
+	id   uint64
+	conn net.Conn
+	mu   sync.Mutex // one transfer at a time
+}
+
+type streams struct {
+	mu      sync.Mutex
+	tickets map[string]ticket
+	open    map[uint64]*stream
+	nextID  uint64
+	tcp     net.Listener
+	unix    net.Listener
+	unixDir string
+}
+
+type ticket struct {
+	id      uint64
+	expires time.Time
+}
+
+// listenStreams opens the stream listeners: TCP on the control address's
+// host (port from cfg.StreamPort, 0 for any), and a unix socket when the
+// server is local.
+func (s *Server) listenStreams() error {
+	s.streams = &streams{tickets: map[string]ticket{}, open: map[uint64]*stream{}}
+	if s.cfg.StreamPort < 0 {
+		return nil
+	}
+	u, err := url.Parse(s.cfg.Addr)
+	if err != nil || u.Scheme != "tcp" {
+		return nil // ipc:// and inproc:// servers offer the unix stream only
+	}
+	host := u.Hostname()
+	if host == "*" {
+		host = ""
+	}
+	s.streams.tcp, err = net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(s.cfg.StreamPort)))
+	if err != nil {
+		return fmt.Errorf("server: stream listener on %s port %d: %w (pick another --stream-port, or -1 to disable streams)", host, s.cfg.StreamPort, err)
+	}
+	if IsLocalAddr(s.cfg.Addr) {
+		dir, err := os.MkdirTemp("", "arktos-stream-")
+		if err == nil {
+			s.streams.unixDir = dir
+			s.streams.unix, err = net.Listen("unix", filepath.Join(dir, "stream.sock"))
+		}
+		if err != nil {
+			s.log.Warn("no unix stream socket", "err", err)
+		}
+	}
+	for _, l := range []net.Listener{s.streams.tcp, s.streams.unix} {
+		if l != nil {
+			go s.acceptStreams(l)
+		}
+	}
+	return nil
+}
+
+func (s *Server) closeStreams() {
+	st := s.streams
+	if st == nil {
+		return
+	}
+	if st.tcp != nil {
+		st.tcp.Close()
+	}
+	if st.unix != nil {
+		st.unix.Close()
+		os.RemoveAll(st.unixDir)
+	}
+	st.mu.Lock()
+	for _, x := range st.open {
+		x.conn.Close()
+	}
+	st.mu.Unlock()
+}
+
+func (s *Server) acceptStreams(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.log.Warn("stream accept", "err", err)
+			}
+			return
+		}
+		go s.handshake(c)
+	}
+}
+
+// handshake reads magic + ticket and registers the connection.
+func (s *Server) handshake(c net.Conn) {
+	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	buf := make([]byte, len(transfer.StreamMagic)+transfer.TicketSize)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf[:len(transfer.StreamMagic)]) != transfer.StreamMagic {
+		s.log.Debug("stream handshake refused", "remote", c.RemoteAddr(), "err", err)
+		c.Close()
+		return
+	}
+	tk := buf[len(transfer.StreamMagic):]
+	st := s.streams
+	st.mu.Lock()
+	var found *ticket
+	now := time.Now()
+	for k, t := range st.tickets {
+		if now.After(t.expires) {
+			delete(st.tickets, k)
+			continue
+		}
+		if subtle.ConstantTimeCompare([]byte(k), tk) == 1 {
+			t := t
+			found = &t
+			delete(st.tickets, k)
+		}
+	}
+	if found == nil {
+		st.mu.Unlock()
+		s.log.Debug("stream handshake with an unknown or expired ticket", "remote", c.RemoteAddr())
+		c.Close()
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	st.open[found.id] = &stream{id: found.id, conn: c}
+	st.mu.Unlock()
+	c.SetDeadline(time.Time{})
+	c.Write([]byte{1})
+}
+
+func (s *Server) cmdOpenStream(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	st := s.streams
+	if st.tcp == nil && st.unix == nil {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "this server offers no bulk streams (--stream-port -1); transfer arrays in frames")
+	}
+	tk := make([]byte, transfer.TicketSize)
+	if _, err := rand.Read(tk); err != nil {
+		return nil, transfer.Errorf(transfer.Internal, "ticket: %v", err)
+	}
+	st.mu.Lock()
+	st.nextID++
+	id := st.nextID
+	st.tickets[string(tk)] = ticket{id: id, expires: time.Now().Add(ticketTTL)}
+	st.mu.Unlock()
+	res := map[string]any{"stream": id, "ticket": tk, "port": 0, "unix": ""}
+	if st.tcp != nil {
+		res["port"] = st.tcp.Addr().(*net.TCPAddr).Port
+	}
+	if st.unix != nil {
+		res["unix"] = st.unix.Addr().String()
+	}
+	return &response{result: res}, nil
+}
+
+func (s *Server) cmdCloseStream(r *request) (*response, error) {
+	id := r.args.Uint("stream")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.takeStream(id)
+	if err != nil {
+		return nil, err
+	}
+	s.dropStream(x)
+	return &response{result: map[string]any{}}, nil
+}
+
+// takeStream returns stream id, locked for one transfer.
+func (s *Server) takeStream(id uint64) (*stream, error) {
+	s.streams.mu.Lock()
+	x, ok := s.streams.open[id]
+	s.streams.mu.Unlock()
+	if !ok {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer, or never connected); open another with open_stream", id)
+	}
+	x.mu.Lock()
+	return x, nil
+}
+
+// dropStream closes a locked stream and forgets it.
+func (s *Server) dropStream(x *stream) {
+	x.conn.Close()
+	s.streams.mu.Lock()
+	delete(s.streams.open, x.id)
+	s.streams.mu.Unlock()
+	x.mu.Unlock()
+}
+
+// readFull reads len(b) bytes with an idle timeout that restarts as bytes
+// arrive, so a slow but live peer is never cut off mid-transfer.
+func readFull(c net.Conn, b []byte) error {
+	const chunk = 64 << 20
+	for off := 0; off < len(b); {
+		c.SetReadDeadline(time.Now().Add(streamIdle))
+		n, err := io.ReadFull(c, b[off:min(off+chunk, len(b))])
+		off += n
+		if err != nil {
+			return fmt.Errorf("stream ended after %d of %d bytes: %w", off, len(b), err)
+		}
+	}
+	return nil
+}
+
+func writeFull(c net.Conn, b []byte) error {
+	const chunk = 64 << 20
+	for off := 0; off < len(b); {
+		c.SetWriteDeadline(time.Now().Add(streamIdle))
+		n, err := c.Write(b[off:min(off+chunk, len(b))])
+		off += n
+		if err != nil {
+			return fmt.Errorf("stream write stopped after %d of %d bytes: %w", off, len(b), err)
+		}
+	}
+	return nil
+}
