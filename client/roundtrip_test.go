@@ -265,3 +265,37 @@ func TestCopyCounters(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolReuse: an upload after deleting an array of about the same size
+// lands in the deleted array's buffer (already faulted in), bit-exactly.
+func TestPoolReuse(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	a := randomArray(pdarray.Int64, 1_000_000, 5)
+	info, err := client.UploadArray(ctx, c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := c.Stats(ctx)
+	b := randomArray(pdarray.Int64, 999_000, 6)
+	info, err = client.UploadArray(ctx, c, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := c.Stats(ctx)
+	if after["pool_hits"] != before["pool_hits"]+1 {
+		t.Fatalf("pool hits %d → %d: the freed buffer was not reused", before["pool_hits"], after["pool_hits"])
+	}
+	back, err := client.DownloadArray(ctx, c, info.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), b.Bytes()) {
+		t.Fatal("an upload into a reused buffer is not bit-exact:", err)
+	}
+	mem, _ := c.MemUsed(ctx)
+	if mem.Used != int64(b.NBytes()) {
+		t.Fatalf("used %d, want %d", mem.Used, b.NBytes())
+	}
+}

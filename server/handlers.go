@@ -361,7 +361,8 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	if err := s.store.reserve(int64(nbytes), desc); err != nil {
 		return nil, err
 	}
-	arr, err := pdarray.Alloc(dt, int(size))
+	// Every byte is overwritten below, so a pooled (dirty) buffer will do.
+	arr, err := s.store.allocMayBeDirty(dt, int(size))
 	if err != nil {
 		s.store.release(int64(nbytes))
 		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
@@ -411,10 +412,16 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	arr, err := s.store.get(name)
+	arr, release, err := s.store.acquire(name)
 	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			release()
+		}
+	}()
 	n := uint64(arr.Len())
 	if stop == 1<<63 {
 		stop = n
@@ -434,7 +441,9 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 			return nil, err
 		}
 		result["stream"] = streamID
+		ok = true
 		return &response{result: result, after: func() {
+			defer release()
 			// Straight from the array's own buffer into the kernel.
 			if err := writeFull(x.conn, body); err != nil {
 				s.log.Debug("download stream failed", "stream", x.id, "err", err)
@@ -450,7 +459,9 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		lo, hi := transfer.FrameBounds(i, len(body), frameSize)
 		frames[i] = body[lo:hi]
 	}
-	return &response{result: result, frames: frames}, nil
+	ok = true
+	// The frames alias the array until send has copied them into libzmq.
+	return &response{result: result, frames: frames, after: release}, nil
 }
 
 func (s *Server) cmdInfo(r *request) (*response, error) {
@@ -458,10 +469,11 @@ func (s *Server) cmdInfo(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	arr, err := s.store.get(name)
+	arr, release, err := s.store.acquire(name)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	return &response{result: arrayResult(name, arr)}, nil
 }
 
@@ -494,8 +506,8 @@ func (s *Server) cmdMemUsed(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	used, limit, n := s.store.usage()
-	return &response{result: map[string]any{"used": used, "limit": limit, "free": limit - used, "arrays": n}}, nil
+	used, limit, pooled, n := s.store.usage()
+	return &response{result: map[string]any{"used": used, "limit": limit, "free": limit - used, "arrays": n, "pooled": pooled}}, nil
 }
 
 func (s *Server) cmdStats(r *request) (*response, error) {
@@ -513,6 +525,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_stream_in":  st.BytesStreamIn.Load(),
 		"bytes_stream_out": st.BytesStreamOut.Load(),
 		"frames_held":      zframe.Live(),
+		"pool_hits":        s.store.poolHits(),
 	}}, nil
 }
 

@@ -84,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{})}
+	s.store.poison = os.Getenv("ARKTOS_DEBUG_POISON") == "1"
 	if err := s.setupToken(); err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ loop:
 	s.router.Close()
 	s.pull.Close()
 	s.zctx.Term()
-	used, _, n := s.store.usage()
+	used, _, _, n := s.store.usage()
 	s.log.Info("arktos-server stopped", "arrays", n, "bytes", used)
 	return loopErr
 }

@@ -10,19 +10,40 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-// store is the name → array table and the memory accountant. Every byte an
-// array holds is reserved before it is allocated and released when the array
-// is deleted, so used never exceeds limit.
+// store is the name → array table, the memory accountant and a pool of
+// large buffers freed by deletes.
+//
+// Accounting: every byte an array holds is reserved before it is allocated
+// and released when the array is deleted; pooled buffers count too, so
+// used + pooled never exceeds limit (a reservation evicts pooled buffers to
+// make room before it fails).
+//
+// Pooling: a deleted array's buffer is reused by a later upload of about the
+// same size, whose bytes then land in pages already faulted in instead of
+// fresh ones (the biggest cost of receiving into new memory). A buffer is
+// pooled only when nobody can still read it: entries count the holders that
+// took the array with acquire and gave it back, and an array ever handed out
+// with get (whose holder does not say when it is done) is never pooled, and
+// is left to the garbage collector instead.
 type store struct {
 	mu       sync.Mutex
-	arrays   map[string]*pdarray.Array
+	arrays   map[string]*entry
 	used     int64 // bytes reserved: stored arrays plus in-flight allocations
 	limit    int64
 	nextName uint64
+	pool     bufPool
+	poison   bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
+}
+
+type entry struct {
+	a       *pdarray.Array
+	refs    int  // holders from acquire, not yet released
+	shared  bool // handed out by get: never pooled
+	deleted bool
 }
 
 func newStore(limit int64) *store {
-	return &store{arrays: map[string]*pdarray.Array{}, limit: limit}
+	return &store{arrays: map[string]*entry{}, limit: limit, pool: bufPool{max: limit / 4}}
 }
 
 // reserve accounts n bytes before the caller allocates them; what names the
@@ -31,10 +52,14 @@ func newStore(limit int64) *store {
 func (s *store) reserve(n int64, what string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n > s.limit-s.used {
+	if free := s.limit - s.used - s.pool.bytes; n > free {
+		s.pool.evict(n - free)
+	}
+	if n > s.limit-s.used-s.pool.bytes {
+		free := s.limit - s.used
 		return transfer.Errorf(transfer.OutOfMemory,
 			"%s needs %s (%d bytes) but the server's limit of %s leaves %s (%d bytes) free, with %s held by %d arrays; raise --max-memory or delete arrays",
-			what, transfer.FormatBytes(n), n, transfer.FormatBytes(s.limit), transfer.FormatBytes(s.limit-s.used), s.limit-s.used,
+			what, transfer.FormatBytes(n), n, transfer.FormatBytes(s.limit), transfer.FormatBytes(free), free,
 			transfer.FormatBytes(s.used), len(s.arrays))
 	}
 	s.used += n
@@ -45,6 +70,23 @@ func (s *store) release(n int64) {
 	s.mu.Lock()
 	s.used -= n
 	s.mu.Unlock()
+}
+
+// allocMayBeDirty returns an array of n elements whose bytes may hold a
+// deleted array's data: only for callers that overwrite every byte (uploads).
+// The bytes must already be reserved.
+func (s *store) allocMayBeDirty(dt pdarray.DType, n int) (*pdarray.Array, error) {
+	nbytes, err := dt.NBytes(uint64(n))
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	buf := s.pool.get(nbytes)
+	s.mu.Unlock()
+	if buf == nil {
+		return pdarray.Alloc(dt, n)
+	}
+	return pdarray.Wrap(dt, buf[:nbytes])
 }
 
 // put stores a (whose bytes are already reserved) under name, or under a
@@ -64,7 +106,7 @@ func (s *store) put(name string, a *pdarray.Array) (string, error) {
 	} else if _, taken := s.arrays[name]; taken {
 		return "", errNameInUse(name)
 	}
-	s.arrays[name] = a
+	s.arrays[name] = &entry{a: a}
 	return name, nil
 }
 
@@ -79,16 +121,65 @@ func (s *store) has(name string) bool {
 	return ok
 }
 
+func (s *store) unknown(name string) error {
+	return transfer.Errorf(transfer.UnknownArray, "no array named '%s' is stored; list_arrays() shows the %d that are", name, len(s.arrays))
+}
+
 // get returns the array stored under name. Stored arrays are immutable, so
-// the caller may read it without the lock, even after a concurrent delete.
+// the caller may read it without the lock, even after a concurrent delete;
+// its buffer is then never pooled. Prefer acquire where the caller can say
+// when it is done.
 func (s *store) get(name string) (*pdarray.Array, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, ok := s.arrays[name]
+	e, ok := s.arrays[name]
 	if !ok {
-		return nil, transfer.Errorf(transfer.UnknownArray, "no array named '%s' is stored; list_arrays() shows the %d that are", name, len(s.arrays))
+		return nil, s.unknown(name)
 	}
-	return a, nil
+	e.shared = true
+	return e.a, nil
+}
+
+// acquire returns the array stored under name and a release func that the
+// caller must call exactly once when it no longer reads the array.
+func (s *store) acquire(name string) (*pdarray.Array, func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[name]
+	if !ok {
+		return nil, nil, s.unknown(name)
+	}
+	e.refs++
+	var once sync.Once
+	return e.a, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			e.refs--
+			if e.deleted && e.refs == 0 {
+				s.recycle(e)
+			}
+		})
+	}, nil
+}
+
+// recycle pools a deleted entry's buffer when nobody can read it any more.
+// s.mu must be held.
+func (s *store) recycle(e *entry) {
+	if e.shared || e.refs > 0 {
+		return
+	}
+	b := e.a.Bytes()
+	if len(b) < minPooled || s.used+s.pool.bytes+int64(cap(b)) > s.limit {
+		return
+	}
+	if s.poison {
+		for i := range b {
+			b[i] = 0xAB
+		}
+	}
+	s.pool.put(b[:cap(b)])
+	e.a = nil
 }
 
 // delete removes every name, or none: with missingOK false, one unknown name
@@ -103,25 +194,34 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 			}
 		}
 	}
+	nudge := false
 	for _, n := range names {
-		if a, ok := s.arrays[n]; ok {
-			delete(s.arrays, n)
-			deleted++
-			freed += int64(a.NBytes())
+		e, ok := s.arrays[n]
+		if !ok {
+			continue
 		}
+		delete(s.arrays, n)
+		deleted++
+		nb := int64(e.a.NBytes())
+		freed += nb
+		e.deleted = true
+		s.used -= nb
+		if e.refs == 0 {
+			s.recycle(e)
+		}
+		nudge = nudge || (e.a != nil && nb >= gcNudgeBytes)
 	}
-	s.used -= freed
-	if freed >= gcNudgeBytes {
-		// Collect now, so the next large allocation reuses these pages
-		// (already faulted in) instead of faulting in fresh ones: without it
-		// the next upload's allocation usually triggers the GC that frees
-		// these, too late to reuse them.
+	if nudge {
+		// A large buffer that could not be pooled goes back to the Go heap:
+		// collect now, so the next large allocation reuses its pages (already
+		// faulted in) instead of faulting in fresh ones.
 		go runtime.GC()
 	}
 	return deleted, freed, nil
 }
 
-// gcNudgeBytes is how much a delete must free to trigger a collection.
+// gcNudgeBytes is how large an unpooled freed buffer must be to trigger a
+// collection.
 const gcNudgeBytes = 64 << 20
 
 type arrayInfo struct {
@@ -129,19 +229,80 @@ type arrayInfo struct {
 	a    *pdarray.Array
 }
 
+// list describes the stored arrays; the arrays are for their metadata only.
 func (s *store) list() []arrayInfo {
 	s.mu.Lock()
 	out := make([]arrayInfo, 0, len(s.arrays))
-	for n, a := range s.arrays {
-		out = append(out, arrayInfo{n, a})
+	for n, e := range s.arrays {
+		out = append(out, arrayInfo{n, e.a})
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
-func (s *store) usage() (used, limit int64, count int) {
+func (s *store) poolHits() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.used, s.limit, len(s.arrays)
+	return s.pool.hits
+}
+
+func (s *store) usage() (used, limit, pooled int64, count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used, s.limit, s.pool.bytes, len(s.arrays)
+}
+
+// minPooled is the smallest buffer worth pooling: below it the Go allocator
+// reuses memory well by itself.
+const minPooled = 1 << 20
+
+// bufPool holds free buffers, newest last. It is guarded by store.mu.
+type bufPool struct {
+	free  [][]byte
+	bytes int64
+	max   int64
+	hits  uint64
+}
+
+// get returns a pooled buffer of at least n bytes and at most n + n/8 + 1 MiB
+// (so little is wasted), or nil.
+func (p *bufPool) get(n int) []byte {
+	if n < minPooled {
+		return nil
+	}
+	best := -1
+	for i, b := range p.free {
+		if c := cap(b); c >= n && c <= n+n/8+minPooled && (best < 0 || c < cap(p.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	b := p.free[best]
+	p.free = append(p.free[:best], p.free[best+1:]...)
+	p.bytes -= int64(cap(b))
+	p.hits++
+	return b
+}
+
+func (p *bufPool) put(b []byte) {
+	p.free = append(p.free, b)
+	p.bytes += int64(cap(b))
+	if p.bytes > p.max {
+		p.evict(p.bytes - p.max)
+	}
+}
+
+// evict drops the oldest buffers until at least n bytes are gone (or none
+// are left); the garbage collector frees them.
+func (p *bufPool) evict(n int64) {
+	for n > 0 && len(p.free) > 0 {
+		c := int64(cap(p.free[0]))
+		p.free[0] = nil
+		p.free = p.free[1:]
+		p.bytes -= c
+		n -= c
+	}
 }

@@ -79,6 +79,8 @@ func Start(t testing.TB, flags ...string) *Server {
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", FreePort(t))
 	args := append([]string{"--addr", url, "--log-level", "warn"}, flags...)
 	cmd := exec.Command(Binary(t), args...)
+	// Pooled buffers are poisoned, so a reader that kept one breaks loudly.
+	cmd.Env = append(os.Environ(), "ARKTOS_DEBUG_POISON=1")
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

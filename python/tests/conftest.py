@@ -65,6 +65,7 @@ def start_server(home: Path, *flags: str, token: str | None = None) -> Server:
     url = f"tcp://127.0.0.1:{free_port()}"
     env = {key: value for key, value in os.environ.items() if not key.startswith("ARKTOS_")}
     env["HOME"] = str(home)
+    env["ARKTOS_DEBUG_POISON"] = "1"  # pooled buffers poisoned: a reader that kept one breaks loudly
     command = [str(SERVER_BIN), "--addr", url, "--log-level", "warn", *flags]
     if token is not None:
         command += ["--token", token]

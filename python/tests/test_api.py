@@ -20,7 +20,7 @@ def test_connect_prints_and_module_functions_work(server, capsys) -> None:
         a = ak.array(np.arange(10, dtype=np.int32))
         assert ak.get_mem_used() == before + 40
         mem = ak.mem_info()
-        assert set(mem) == {"used", "limit", "free", "arrays"}
+        assert set(mem) == {"used", "limit", "free", "arrays", "pooled"}
         assert mem["used"] + mem["free"] == mem["limit"]
         assert {"name": a.name, "dtype": "int32", "size": 10, "nbytes": 40} in ak.list_arrays()
         assert ak.info(a.name)["size"] == 10

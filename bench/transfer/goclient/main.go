@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,7 +62,8 @@ var (
 
 func main() {
 	url := flag.String("arktos", "tcp://127.0.0.1:5555", "arktos-server URL")
-	transport := flag.String("transport", "auto", "Arktos transport: auto, frames, stream-tcp or stream-unix")
+	transports := flag.String("transports", "frames,stream-tcp,stream-unix", "Arktos transports to time: frames, stream-tcp, stream-unix, auto")
+	latency := flag.Int("latency", 0, "if > 0, time this many get_config round trips and print their p50/p90 instead")
 	flag.IntVar(&arktosPID, "arktos-pid", 0, "arktos-server pid, for its page faults")
 	flag.IntVar(&benchPID, "bench-pid", 0, "benchserver pid, for its page faults")
 	tcpAddr := flag.String("raw-tcp", "", "benchserver raw TCP address")
@@ -77,15 +79,24 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	var opts []client.Option
-	switch *transport {
-	case "frames":
-		opts = append(opts, client.WithTransport(client.TransportFrames))
-	case "stream-tcp", "stream-unix":
-		opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(*transport, "stream-")))
+	dial := func(transport string) *client.Client {
+		var opts []client.Option
+		switch transport {
+		case "frames":
+			opts = append(opts, client.WithTransport(client.TransportFrames))
+		case "stream-tcp", "stream-unix":
+			opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(transport, "stream-")))
+		}
+		c, err := client.Dial(ctx, *url, opts...)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return c
 	}
-	if arktosCli, err = client.Dial(ctx, *url, opts...); err != nil {
-		log.Fatal(err)
+	arktosCli = dial("auto")
+	if *latency > 0 {
+		timeLatency(ctx, *latency)
+		return
 	}
 	n := nbytes / 8
 	src := make([]int64, n)
@@ -120,8 +131,10 @@ func main() {
 			up, down := rawMethods(network, addr, srcBytes)
 			ms = append(ms, method{"raw", network, up, down})
 		case "arktos":
-			up, down := arktosMethods(ctx, src)
-			ms = append(ms, method{"arktos", "zmq-tcp", up, down})
+			for _, tr := range strings.Split(*transports, ",") {
+				up, down := arktosMethods(ctx, dial(tr), src)
+				ms = append(ms, method{"arktos", tr, up, down})
+			}
 		case "flight":
 			up, down := flightMethods(ctx, *flightAddr, src)
 			ms = append(ms, method{"flight", "grpc-tcp", up, down})
@@ -148,14 +161,7 @@ func main() {
 				}
 				cf, sf := minflt(0), minflt(serverPID(m.name))
 				d, copied := f()
-				transport := m.transport
-				if m.name == "arktos" {
-					transport = "zmq-frames"
-					if nw := arktosCli.StreamNetwork(); nw != "" {
-						transport = "stream-" + nw
-					}
-				}
-				out.Encode(record{Lang: "go", Method: m.name, Dir: dir, Transport: transport, DType: dtypeName, Bytes: nbytes,
+				out.Encode(record{Lang: "go", Method: m.name, Dir: dir, Transport: m.transport, DType: dtypeName, Bytes: nbytes,
 					Trial: trial, Phase: phase, Seconds: d.Seconds(), ClientMinflt: minflt(0) - cf,
 					ServerMinflt: minflt(serverPID(m.name)) - sf, ServerCopied: copied})
 			}
@@ -235,20 +241,20 @@ func copiedOnServer(ctx context.Context) int64 {
 	return st["bytes_copied_in"] + st["bytes_copied_out"]
 }
 
-func arktosMethods(ctx context.Context, src []int64) (up, down func() (time.Duration, int64)) {
+func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down func() (time.Duration, int64)) {
 	name := ""
 	upload := func() (time.Duration, int64) {
 		if name != "" {
-			arktosCli.Delete(ctx, name)
+			c.Delete(ctx, name)
 		}
 		c0 := copiedOnServer(ctx)
 		t := time.Now()
 		var info client.ArrayInfo
 		var err error
 		if dtypeName == "float64" {
-			info, err = client.Upload(ctx, arktosCli, pdarray.BytesAs[float64](pdarray.AsBytes(src)))
+			info, err = client.Upload(ctx, c, pdarray.BytesAs[float64](pdarray.AsBytes(src)))
 		} else {
-			info, err = client.Upload(ctx, arktosCli, src)
+			info, err = client.Upload(ctx, c, src)
 		}
 		d := time.Since(t)
 		if err != nil {
@@ -264,11 +270,11 @@ func arktosMethods(ctx context.Context, src []int64) (up, down func() (time.Dura
 		var n int
 		if dtypeName == "float64" {
 			var xs []float64
-			xs, err = client.Download[float64](ctx, arktosCli, name)
+			xs, err = client.Download[float64](ctx, c, name)
 			n = len(xs)
 		} else {
 			var xs []int64
-			xs, err = client.Download[int64](ctx, arktosCli, name)
+			xs, err = client.Download[int64](ctx, c, name)
 			n = len(xs)
 		}
 		d := time.Since(t)
@@ -356,4 +362,22 @@ func flightMethods(ctx context.Context, addr string, src []int64) (up, down func
 		return time.Since(t), 0
 	}
 	return up, down
+}
+
+// timeLatency times n small requests (get_config) and prints one JSON line
+// with their p50 and p90 in microseconds.
+func timeLatency(ctx context.Context, n int) {
+	ds := make([]float64, n)
+	for i := range ds {
+		t := time.Now()
+		if _, m, err := arktosCli.Call(ctx, "get_config", nil, nil); err != nil {
+			log.Fatal(err)
+		} else {
+			m.Close()
+		}
+		ds[i] = float64(time.Since(t).Microseconds())
+	}
+	slices.Sort(ds)
+	out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": "get_config", "n": n,
+		"p50_us": ds[n/2], "p90_us": ds[n*9/10]})
 }

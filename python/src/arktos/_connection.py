@@ -481,9 +481,11 @@ class Connection:
         return self.config
 
     def mem_info(self) -> dict[str, int]:
-        """Return the server's memory use: ``{used, limit, free, arrays}``.
+        """Return the server's memory use: ``{used, limit, free, arrays, pooled}``.
 
-        ``used``/``limit``/``free`` are bytes, ``arrays`` a count.
+        ``used``/``limit``/``free`` are bytes, ``arrays`` a count; ``pooled``
+        bytes are freed buffers kept for reuse by later uploads (evicted
+        whenever an allocation needs the room, so ``free`` counts them).
 
         >>> ak.mem_info()["free"]
         2147483624

@@ -1,0 +1,191 @@
+"""The Python side of the transfer benchmark (driven by run.py).
+
+For one array size it times, interleaved trial by trial: memcpy (np.copyto),
+the raw TCP and unix socket ceilings against benchserver (receiving into a
+reused, pre-faulted buffer), Arktos ``ak.array(x)`` and ``pdarray.to_ndarray()``
+over each transport, and Arrow Flight DoPut/DoGet with pyarrow.flight
+(against the arrow-go server in benchserver). Each timed transfer is one
+record, as the Go side prints them.
+"""
+
+from __future__ import annotations
+
+import resource
+import socket
+import struct
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import arktos as ak
+
+Timed = Callable[[], tuple[float, int]]  # seconds, bytes the server copied
+
+
+def minflt(pid: int) -> int:
+    """Minor page faults of `pid` so far (0: this process)."""
+    if pid == 0:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return int(fields[7])
+    except OSError:
+        return 0
+
+
+def prefaulted(nbytes: int) -> np.ndarray:
+    buf = np.empty(nbytes, np.uint8)
+    buf[::4096] = 1
+    return buf
+
+
+def raw_methods(family: int, addr: Any, src: np.ndarray) -> tuple[Timed, Timed]:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.connect(addr)
+    if family == socket.AF_INET:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    body = memoryview(src).cast("B")
+    dst = memoryview(prefaulted(src.nbytes))
+
+    def up() -> tuple[float, int]:
+        t = time.perf_counter()
+        sock.sendall(struct.pack("<cQ", b"U", len(body)))
+        sock.sendall(body)
+        if sock.recv(1) != b"\x01":
+            raise RuntimeError("raw upload not acknowledged")
+        return time.perf_counter() - t, 0
+
+    def down() -> tuple[float, int]:
+        t = time.perf_counter()
+        sock.sendall(struct.pack("<cQ", b"D", len(body)))
+        got = 0
+        while got < len(dst):
+            got += sock.recv_into(dst[got:])
+        return time.perf_counter() - t, 0
+
+    return up, down
+
+
+def server_copied(conn: ak.Connection) -> int:
+    st = conn._request("stats")[0]
+    return int(st["bytes_copied_in"]) + int(st["bytes_copied_out"])
+
+
+def arktos_methods(conn: ak.Connection, src: np.ndarray) -> tuple[Timed, Timed]:
+    held: dict[str, Any] = {}
+
+    def up() -> tuple[float, int]:
+        if "a" in held:
+            held.pop("a").delete()
+        c0 = server_copied(conn)
+        t = time.perf_counter()
+        held["a"] = conn.array(src)
+        d = time.perf_counter() - t
+        return d, server_copied(conn) - c0
+
+    def down() -> tuple[float, int]:
+        c0 = server_copied(conn)
+        t = time.perf_counter()
+        out = held["a"].to_ndarray()
+        d = time.perf_counter() - t
+        if out.size != src.size:
+            raise RuntimeError("short download")
+        return d, server_copied(conn) - c0
+
+    return up, down
+
+
+def flight_methods(addr: str, src: np.ndarray) -> tuple[Timed, Timed]:
+    import pyarrow as pa
+    import pyarrow.flight as fl
+
+    client = fl.FlightClient(f"grpc://{addr}")
+    batch_rows = (16 << 20) // src.itemsize  # the frame size Arktos uses
+    schema = pa.schema([("x", pa.from_numpy_dtype(src.dtype))])
+
+    def up() -> tuple[float, int]:
+        t = time.perf_counter()
+        writer, reader = client.do_put(fl.FlightDescriptor.for_path("x"), schema)
+        for lo in range(0, max(src.size, 1), batch_rows):
+            # pa.array over a numpy slice wraps its buffer: no copy.
+            writer.write_batch(pa.record_batch([pa.array(src[lo:lo + batch_rows])], schema=schema))
+        writer.done_writing()
+        reader.read()
+        writer.close()
+        return time.perf_counter() - t, 0
+
+    def down() -> tuple[float, int]:
+        t = time.perf_counter()
+        table = client.do_get(fl.Ticket(b"x")).read_all()
+        # The client holds the array once it is one numpy array, as
+        # to_ndarray returns it (several batches are concatenated).
+        out = table.column(0).to_numpy()
+        d = time.perf_counter() - t
+        if out.size != src.size:
+            raise RuntimeError("short flight download")
+        return d, 0
+
+    return up, down
+
+
+def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: str, flight: str,
+        dtype: str, nbytes: int, trials: int, transports: list[str]) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(1)
+    n = nbytes // 8
+    src = rng.integers(-2**62, 2**62, n) if dtype == "int64" else rng.standard_normal(n)
+    dst = prefaulted(nbytes).view(src.dtype)
+
+    def memcpy() -> tuple[float, int]:
+        t = time.perf_counter()
+        np.copyto(dst, src)
+        return time.perf_counter() - t, 0
+
+    host, _, port = raw_tcp.rpartition(":")
+    methods: list[tuple[str, str, Timed | None, Timed | None, int]] = [
+        ("memcpy", "memory", memcpy, None, -1),
+        ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src), bench_pid),
+        ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src), bench_pid),
+    ]
+    conns = []
+    for tr in transports:
+        opts: dict[str, Any] = {"transport": "frames"} if tr == "frames" else {
+            "transport": "stream", "stream_network": tr.removeprefix("stream-")}
+        conn = ak.Connection(url, **opts)
+        conns.append(conn)
+        methods.append(("arktos", tr, *arktos_methods(conn, src), arktos_pid))
+    methods.append(("flight", "grpc-tcp", *flight_methods(flight, src), bench_pid))
+
+    records = []
+    for trial in range(trials + 2):
+        phase = "cold" if trial == 0 else "warmup" if trial == 1 else "warm"
+        for name, transport, up, down, pid in methods:
+            for direction, f in (("up", up), ("down", down)):
+                if f is None:
+                    continue
+                cf, sf = minflt(0), minflt(pid) if pid > 0 else 0
+                seconds, copied = f()
+                records.append({
+                    "lang": "python", "method": name, "dir": direction, "transport": transport,
+                    "dtype": dtype, "bytes": nbytes, "trial": trial, "phase": phase, "seconds": seconds,
+                    "client_minflt": minflt(0) - cf,
+                    "server_minflt": (minflt(pid) - sf) if pid > 0 else 0, "server_copied": copied,
+                })
+    for conn in conns:
+        conn.close()
+    return records
+
+
+def latency(url: str, n: int) -> dict[str, Any]:
+    """p50/p90 of n get_config round trips from Python, in microseconds."""
+    conn = ak.Connection(url)
+    ds = []
+    for _ in range(n):
+        t = time.perf_counter()
+        conn._request("get_config")
+        ds.append((time.perf_counter() - t) * 1e6)
+    conn.close()
+    ds.sort()
+    return {"kind": "latency", "lang": "python", "request": "get_config", "n": n,
+            "p50_us": ds[n // 2], "p90_us": ds[n * 9 // 10]}
