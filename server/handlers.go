@@ -35,7 +35,10 @@ type response struct {
 
 type command struct {
 	payload bool // takes payload frames
-	run     func(s *Server, r *request) (*response, error)
+	// inline commands are cheap and never block: the I/O goroutine runs
+	// them itself and replies at once.
+	inline bool
+	run    func(s *Server, r *request) (*response, error)
 }
 
 // commands is the dispatch table. It is built by a variable initializer, so
@@ -72,10 +75,47 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
+// job is a received request, decoded by the I/O goroutine.
+type job struct {
+	m        *zframe.Multipart
+	identity []byte
+	req      *transfer.Request
+	err      error // decoding failed: answer it
+	start    time.Time
+}
+
 // worker handles queued requests until the queue is closed.
 func (s *Server) worker() {
-	for m := range s.jobs {
-		s.serve(m)
+	for j := range s.jobs {
+		s.complete(nil, j)
+	}
+}
+
+// route is called by the I/O goroutine for each received request. It
+// decodes the header, then answers on the spot what is cheap (config,
+// metadata, errors: the round trip then skips two thread hand-offs), hands a
+// transfer over a bulk stream, whose pace is the client's, to a goroutine of
+// its own so it never holds a worker, and queues the rest for the workers.
+func (s *Server) route(m *zframe.Multipart) {
+	j := job{m: m, start: time.Now()}
+	// Frame 0 is the peer identity the ROUTER added; copy it, m goes away.
+	j.identity = append([]byte(nil), m.Frame(0)...)
+	if m.Len() < 2 {
+		j.err = transfer.Errorf(transfer.MalformedRequest, "a request needs a header frame; got an empty message")
+	} else {
+		j.req, j.err = transfer.DecodeRequest(m.Frame(1))
+	}
+	switch {
+	case j.err != nil || commands[j.req.Cmd].inline || commands[j.req.Cmd].run == nil:
+		s.complete(s.router, j)
+	case (j.req.Cmd == "upload" || j.req.Cmd == "download") && j.req.Args["stream"] != nil:
+		s.inflight.Add(1)
+		go func() {
+			defer s.inflight.Done()
+			s.complete(nil, j)
+		}()
+	default:
+		s.jobs <- j
 	}
 }
 
@@ -109,35 +149,10 @@ func (s *Server) returnReplySocket(p *zmq.Socket) {
 	}
 }
 
-// serve decodes one request and runs it. A transfer over a bulk stream,
-// whose pace is the client's, runs on a goroutine of its own so that it never
-// holds a worker; everything else runs here. m is closed when the request is
-// done.
-func (s *Server) serve(m *zframe.Multipart) {
-	start := time.Now()
-	// Frame 0 is the peer identity the ROUTER added; copy it, m goes away.
-	identity := append([]byte(nil), m.Frame(0)...)
-	var req *transfer.Request
-	var err error
-	if m.Len() < 2 {
-		err = transfer.Errorf(transfer.MalformedRequest, "a request needs a header frame; got an empty message")
-	} else {
-		req, err = transfer.DecodeRequest(m.Frame(1))
-	}
-	if err == nil && (req.Cmd == "upload" || req.Cmd == "download") && req.Args["stream"] != nil {
-		s.inflight.Add(1)
-		go func() {
-			defer s.inflight.Done()
-			s.complete(identity, m, req, nil, start)
-		}()
-		return
-	}
-	s.complete(identity, m, req, err, start)
-}
-
-// complete runs a decoded request (or answers decodeErr), sends the reply
-// and closes m.
-func (s *Server) complete(identity []byte, m *zframe.Multipart, req *transfer.Request, decodeErr error, start time.Time) {
+// complete runs a decoded request (or answers its decoding error), sends
+// the reply on sock (nil: a pooled reply socket) and closes j.m.
+func (s *Server) complete(sock *zmq.Socket, j job) {
+	m, req, decodeErr, start := j.m, j.req, j.err, j.start
 	defer m.Close()
 	resp, err := func() (resp *response, err error) {
 		defer func() {
@@ -175,7 +190,7 @@ func (s *Server) complete(identity []byte, m *zframe.Multipart, req *transfer.Re
 		frames = resp.frames
 	}
 	s.stats.Requests.Add(1)
-	s.send(identity, reply, frames)
+	s.send(sock, j.identity, reply, frames)
 	if err == nil && resp.after != nil {
 		resp.after() // e.g. a download's bytes, after the header that announces them
 	}
@@ -187,13 +202,18 @@ func (s *Server) complete(identity []byte, m *zframe.Multipart, req *transfer.Re
 	}
 }
 
-func (s *Server) send(identity []byte, reply *transfer.Reply, frames [][]byte) {
-	push, err := s.replySocket()
-	if err != nil {
-		s.log.Error("reply socket", "err", err)
-		return
+// send sends a reply on sock: the ROUTER itself from the I/O goroutine, or
+// (sock nil) a pooled PUSH socket whose messages the I/O goroutine forwards.
+func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, frames [][]byte) {
+	if sock == nil {
+		push, err := s.replySocket()
+		if err != nil {
+			s.log.Error("reply socket", "err", err)
+			return
+		}
+		defer s.returnReplySocket(push)
+		sock = push
 	}
-	defer s.returnReplySocket(push)
 	hdr, err := transfer.EncodeReply(reply)
 	if err != nil {
 		s.log.Error("encode reply", "err", err)
@@ -208,7 +228,7 @@ func (s *Server) send(identity []byte, reply *transfer.Reply, frames [][]byte) {
 			flag = 0
 		}
 		// SendBytes copies p into a libzmq message (the one copy out).
-		if _, err := push.SendBytes(p, flag); err != nil {
+		if _, err := sock.SendBytes(p, flag); err != nil {
 			s.log.Error("send reply", "err", err)
 			return
 		}

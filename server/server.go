@@ -48,7 +48,7 @@ type Server struct {
 	pull     *zmq.Socket
 	replyEP  string
 	endpoint string
-	jobs     chan *zframe.Multipart
+	jobs     chan job
 	pushPool chan *zmq.Socket // reply sockets, see replySocket
 	inflight sync.WaitGroup   // stream transfers running off the worker pool
 	streams  *streams
@@ -175,7 +175,7 @@ func (s *Server) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	s.jobs = make(chan *zframe.Multipart, 1024)
+	s.jobs = make(chan job, 1024)
 	var wg sync.WaitGroup
 	for i := 0; i < s.cfg.Workers; i++ {
 		wg.Add(1)
@@ -220,7 +220,7 @@ loop:
 						}
 						break
 					}
-					s.jobs <- m
+					s.route(m)
 				}
 			case s.pull:
 				s.forwardReplies()
