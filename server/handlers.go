@@ -428,9 +428,13 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	start := a.OptUint("start", 0)
 	stop := a.OptUint("stop", 1<<63)
 	streamID := a.OptUint("stream", 0)
+	shm := a.OptBool("shm", false)
 	frameSize := s.frameSizeArg(a, false)
 	if err := a.Done(); err != nil {
 		return nil, err
+	}
+	if shm && streamID == 0 {
+		return nil, transfer.Errorf(transfer.MissingArgument, "download with shm=true needs the unix 'stream' its descriptor travels on")
 	}
 	arr, release, err := s.store.acquire(name)
 	if err != nil {
@@ -462,6 +466,9 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		}
 		result["stream"] = streamID
 		ok = true
+		if shm {
+			return s.shmDownload(x, body, result, release)
+		}
 		return &response{result: result, after: func() {
 			defer release()
 			// Straight from the array's own buffer into the kernel.
@@ -546,6 +553,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_stream_out": st.BytesStreamOut.Load(),
 		"frames_held":      zframe.Live(),
 		"pool_hits":        s.store.poolHits(),
+		"shm_views":        st.ShmViews.Load(),
 	}}, nil
 }
 

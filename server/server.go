@@ -67,6 +67,7 @@ type Stats struct {
 	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
 	BytesStreamIn  atomic.Uint64 // bytes read from a bulk stream straight into arrays
 	BytesStreamOut atomic.Uint64 // bytes written to a bulk stream straight from arrays
+	ShmViews       atomic.Uint64 // downloads answered with a shared-memory segment
 	Uploads        atomic.Uint64
 	Downloads      atomic.Uint64
 }

@@ -103,3 +103,34 @@ class _Patched:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sock, name)
+
+
+def test_shm_view_is_read_only_and_bit_exact(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """A view download maps the server's shared-memory segment read-only:
+    the server counts one view, and no byte travels over a socket."""
+    x = rng.standard_normal(1_000_003)
+    a = conn.array(x)
+    before = stats(conn)
+    v = conn._download(a.name, view=True)
+    after = stats(conn)
+    assert v.tobytes() == x.tobytes() and v.dtype == x.dtype
+    assert not v.flags.writeable
+    with pytest.raises(ValueError):
+        v[0] = 1.0
+    assert after["shm_views"] == before["shm_views"] + 1
+    assert after["bytes_stream_out"] == before["bytes_stream_out"]
+    empty = conn.array(np.array([], np.int16))
+    assert conn._download(empty.name, view=True).shape == (0,)
+    del v  # unmapping happens with the array; the server holds nothing
+    assert conn.mem_info()["used"] == x.nbytes
+
+
+def test_shm_view_needs_a_unix_stream(server: Any) -> None:
+    conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
+    try:
+        a = conn.array(np.arange(10))
+        with pytest.raises(ValueError, match="needs the server on this host"):
+            conn._download(a.name, view=True)
+        assert (a.to_ndarray() == np.arange(10)).all()
+    finally:
+        conn.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import math
+import mmap
 import os
 import socket
 import threading
@@ -88,6 +89,23 @@ class _Stream:
 
     def send(self, data: NDArray[Any]) -> None:
         self.sock.sendall(memoryview(data).cast("B"))
+
+    def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
+        """Receive a shared-memory segment's descriptor and map it read-only."""
+        _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+        if len(fds) != 1:
+            raise ConnectionError("the server sent no shared-memory descriptor")
+        fd = fds[0]
+        try:
+            nbytes = size * dtype.itemsize
+            if nbytes == 0:
+                return np.empty(0, dtype)
+            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+            segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
+        finally:
+            os.close(fd)
+        # The array keeps the mapping alive; it is unmapped when the array goes.
+        return np.frombuffer(segment, dtype, count=size)
 
     def recv_into(self, out: NDArray[Any]) -> None:
         view = memoryview(out).cast("B")
@@ -265,12 +283,15 @@ class Connection:
             # Any other id is a late reply to an abandoned request: drop it.
 
     def _download(self, name: str, start: int | None = None,
-                  stop: int | None = None) -> NDArray[Any]:
+                  stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
         """Download elements [start, stop) of array `name` into a new ndarray.
 
         A whole-array download goes over the bulk stream when one is open
         (the kernel writes straight into the new array); otherwise in frames,
-        after which a stream is opened if the array was large.
+        after which a stream is opened if the array was large. With `view`
+        the server copies the array into a shared-memory segment and the
+        result is a read-only array mapped onto it: no copy on this side
+        (needs the server on this host).
         """
         args: dict[str, Any] = {"name": name}
         if start is not None:
@@ -282,7 +303,13 @@ class Connection:
             self._flush_deletes(None)
             whole = start is None and stop is None
             stream = None
-            if self.transport == "stream" or (self.transport == "auto" and whole):
+            if view:
+                stream = self._open_stream()
+                if stream.network != "unix":
+                    raise ValueError(f"a zero-copy view needs the server on this host (a unix bulk stream); "
+                                     f"{self.url} gave a {stream.network} stream: use to_ndarray() instead")
+                args["shm"] = True
+            elif self.transport == "stream" or (self.transport == "auto" and whole):
                 stream = self._stream if self.transport == "auto" else self._open_stream()
             if stream is not None:
                 args["stream"] = stream.id
@@ -295,6 +322,12 @@ class Connection:
                     self._drop_stream()
                 raise
             dtype, size = from_wire(result["dtype"]), int(result["size"])
+            if result.get("shm"):
+                try:
+                    return stream.recv_view(dtype, size)  # type: ignore[union-attr]
+                except BaseException:
+                    self._drop_stream()
+                    raise
             if "stream" in result:
                 out = np.empty(size, dtype)
                 try:
