@@ -79,16 +79,27 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 // Download fetches the whole array stored under name. T must match its
 // dtype. The frames are copied once, from libzmq's buffers into the result.
 func Download[T pdarray.Element](ctx context.Context, c *Client, name string) ([]T, error) {
-	a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T]())
+	a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T](), nil)
 	if err != nil {
 		return nil, err
 	}
 	return pdarray.View[T](a), nil
 }
 
+// DownloadInto fetches the array stored under name into dst, which must
+// hold at least its length, and returns how many elements it wrote. Reusing
+// dst saves faulting in fresh memory on every download.
+func DownloadInto[T pdarray.Element](ctx context.Context, c *Client, name string, dst []T) (int, error) {
+	a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T](), pdarray.AsBytes(dst))
+	if err != nil {
+		return 0, err
+	}
+	return a.Len(), nil
+}
+
 // DownloadRange fetches elements [start, stop) of the array stored under name.
 func DownloadRange[T pdarray.Element](ctx context.Context, c *Client, name string, start, stop int) ([]T, error) {
-	a, err := c.download(ctx, name, map[string]any{"start": start, "stop": stop}, pdarray.DTypeOf[T]())
+	a, err := c.download(ctx, name, map[string]any{"start": start, "stop": stop}, pdarray.DTypeOf[T](), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +108,12 @@ func DownloadRange[T pdarray.Element](ctx context.Context, c *Client, name strin
 
 // DownloadArray fetches the array stored under name, whatever its dtype.
 func DownloadArray(ctx context.Context, c *Client, name string) (*pdarray.Array, error) {
-	return c.download(ctx, name, nil, pdarray.Invalid)
+	return c.download(ctx, name, nil, pdarray.Invalid, nil)
 }
 
-// download fetches name; want is the dtype the caller needs, or Invalid for any.
-func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType) (*pdarray.Array, error) {
+// download fetches name; want is the dtype the caller needs, or Invalid for
+// any; into, when not nil, is where the bytes go (a prefix of it).
+func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (*pdarray.Array, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if args == nil {
@@ -140,7 +152,7 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		return nil, err
 	}
 	if st != nil {
-		a, err := pdarray.Alloc(info.DType, info.Size)
+		a, err := result(info, into)
 		if err == nil {
 			st.deadline(ctx)
 			// Straight from the kernel into the result: no copy.
@@ -175,7 +187,7 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	if err := transfer.CheckFrames(sizes, info.NBytes, fs, fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
 		return nil, fmt.Errorf("client: server's reply to download: %w", err)
 	}
-	a, err := pdarray.Alloc(info.DType, info.Size)
+	a, err := result(info, into)
 	if err != nil {
 		return nil, err
 	}
@@ -184,4 +196,15 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		off += copy(dst[off:], m.Frame(i))
 	}
 	return a, nil
+}
+
+// result is the array a download writes into: a new one, or a prefix of into.
+func result(info ArrayInfo, into []byte) (*pdarray.Array, error) {
+	if into == nil {
+		return pdarray.Alloc(info.DType, info.Size)
+	}
+	if len(into) < info.NBytes {
+		return nil, fmt.Errorf("client: array '%s' holds %d elements, more than the %d the destination holds", info.Name, info.Size, len(into)/max(info.DType.Size(), 1))
+	}
+	return pdarray.Wrap(info.DType, into[:info.NBytes])
 }

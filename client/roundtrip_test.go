@@ -299,3 +299,31 @@ func TestPoolReuse(t *testing.T) {
 		t.Fatalf("used %d, want %d", mem.Used, b.NBytes())
 	}
 }
+
+func TestDownloadInto(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	for _, tr := range []client.Transport{client.TransportFrames, client.TransportStream} {
+		c := dial(t, srv.URL, client.WithTransport(tr))
+		xs := make([]float64, 2_000_000)
+		for i := range xs {
+			xs[i] = float64(i) / 3
+		}
+		info, err := client.Upload(ctx, c, xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]float64, len(xs)+10)
+		n, err := client.DownloadInto(ctx, c, info.Name, dst)
+		if err != nil || n != len(xs) || !bytes.Equal(pdarray.AsBytes(dst[:n]), pdarray.AsBytes(xs)) {
+			t.Fatalf("transport %v: n=%d err=%v", tr, n, err)
+		}
+		if _, err := client.DownloadInto(ctx, c, info.Name, dst[:10]); err == nil {
+			t.Fatalf("transport %v: a too-small destination was accepted", tr)
+		}
+		// The connection still works after the refused destination.
+		if n, err := client.DownloadInto(ctx, c, info.Name, dst); err != nil || n != len(xs) {
+			t.Fatalf("transport %v after a refused destination: %v", tr, err)
+		}
+	}
+}

@@ -115,6 +115,7 @@ func main() {
 	type method struct {
 		name, transport string
 		up, down        func() (time.Duration, int64) // duration, server bytes copied
+		into            func() (time.Duration, int64) // download into a reused buffer
 	}
 	var ms []method
 	for _, m := range strings.Split(methodsArg, ",") {
@@ -122,22 +123,22 @@ func main() {
 		case "memcpy":
 			dst := make([]byte, nbytes)
 			f := func() (time.Duration, int64) { t := time.Now(); copy(dst, srcBytes); return time.Since(t), 0 }
-			ms = append(ms, method{"memcpy", "memory", f, nil})
+			ms = append(ms, method{"memcpy", "memory", f, nil, nil})
 		case "raw-tcp", "raw-unix":
 			network, addr := "tcp", *tcpAddr
 			if m == "raw-unix" {
 				network, addr = "unix", *unixPath
 			}
 			up, down := rawMethods(network, addr, srcBytes)
-			ms = append(ms, method{"raw", network, up, down})
+			ms = append(ms, method{"raw", network, up, down, nil})
 		case "arktos":
 			for _, tr := range strings.Split(*transports, ",") {
-				up, down := arktosMethods(ctx, dial(tr), src)
-				ms = append(ms, method{"arktos", tr, up, down})
+				up, down, into := arktosMethods(ctx, dial(tr), src)
+				ms = append(ms, method{"arktos", tr, up, down, into})
 			}
 		case "flight":
 			up, down := flightMethods(ctx, *flightAddr, src)
-			ms = append(ms, method{"flight", "grpc-tcp", up, down})
+			ms = append(ms, method{"flight", "grpc-tcp", up, down, nil})
 		default:
 			log.Fatalf("unknown method %q", m)
 		}
@@ -151,11 +152,8 @@ func main() {
 			phase = "warmup"
 		}
 		for _, m := range ms {
-			for _, dir := range []string{"up", "down"} {
-				f := m.up
-				if dir == "down" {
-					f = m.down
-				}
+			for _, dir := range []string{"up", "down", "down-into"} {
+				f := map[string]func() (time.Duration, int64){"up": m.up, "down": m.down, "down-into": m.into}[dir]
 				if f == nil {
 					continue
 				}
@@ -241,7 +239,7 @@ func copiedOnServer(ctx context.Context) int64 {
 	return st["bytes_copied_in"] + st["bytes_copied_out"]
 }
 
-func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down func() (time.Duration, int64)) {
+func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down, into func() (time.Duration, int64)) {
 	name := ""
 	upload := func() (time.Duration, int64) {
 		if name != "" {
@@ -283,7 +281,21 @@ func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down
 		}
 		return d, copiedOnServer(ctx) - c0
 	}
-	return upload, download
+	dst := make([]int64, len(src))
+	for i := 0; i < len(dst); i += 512 {
+		dst[i] = 1 // pre-faulted, as the raw ceiling's buffer is
+	}
+	downloadInto := func() (time.Duration, int64) {
+		c0 := copiedOnServer(ctx)
+		t := time.Now()
+		n, err := client.DownloadInto(ctx, c, name, dst)
+		d := time.Since(t)
+		if err != nil || n != len(src) {
+			log.Fatalf("download into: %v (%d elements)", err, n)
+		}
+		return d, copiedOnServer(ctx) - c0
+	}
+	return upload, download, downloadInto
 }
 
 func flightMethods(ctx context.Context, addr string, src []int64) (up, down func() (time.Duration, int64)) {
