@@ -288,7 +288,13 @@ func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down
 	downloadInto := func() (time.Duration, int64) {
 		c0 := copiedOnServer(ctx)
 		t := time.Now()
-		n, err := client.DownloadInto(ctx, c, name, dst)
+		var n int
+		var err error
+		if dtypeName == "float64" {
+			n, err = client.DownloadInto(ctx, c, name, pdarray.BytesAs[float64](pdarray.AsBytes(dst)))
+		} else {
+			n, err = client.DownloadInto(ctx, c, name, dst)
+		}
 		d := time.Since(t)
 		if err != nil || n != len(src) {
 			log.Fatalf("download into: %v (%d elements)", err, n)
