@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -57,6 +58,17 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 		for i := range frames {
 			lo, hi := transfer.FrameBounds(i, len(body), fs)
 			frames[i] = body[lo:hi]
+		}
+		if c.compression != "" {
+			args["compression"] = c.compression
+			err := transfer.ParallelFrames(len(frames), runtime.GOMAXPROCS(0), func(i int) error {
+				var err error
+				frames[i], err = transfer.CompressFrameAppend(nil, frames[i])
+				return err
+			})
+			if err != nil {
+				return ArrayInfo{}, fmt.Errorf("client: compress: %w", err)
+			}
 		}
 	}
 	rep, m, err := c.callLocked(ctx, "upload", args, frames, whileWaiting)
@@ -123,7 +135,7 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	// The size is unknown until the reply; a stream is opened once the
 	// client has seen a large array, and then used for every download.
 	st := c.stream
-	if c.transport == TransportFrames {
+	if c.transport == TransportFrames || c.compression != "" {
 		st = nil
 	} else if c.transport == TransportStream && st == nil {
 		var err error
@@ -133,6 +145,9 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	}
 	if st != nil {
 		args["stream"] = st.id
+	}
+	if c.compression != "" {
+		args["compression"] = c.compression
 	}
 	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
@@ -177,12 +192,30 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		return nil, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
 	}
 	fs := int(asInt(rep.Result["frame_size"]))
+	if fs <= 0 {
+		return nil, fmt.Errorf("client: server sent frame_size %d", fs)
+	}
+	if asString(rep.Result["compression"]) == transfer.CompressionZstd {
+		if want := transfer.NumFrames(info.NBytes, fs); m.Len()-1 != want {
+			return nil, fmt.Errorf("client: server sent %d compressed frames, want %d", m.Len()-1, want)
+		}
+		a, err := result(info, into)
+		if err != nil {
+			return nil, err
+		}
+		dst := a.Bytes()
+		err = transfer.ParallelFrames(m.Len()-1, runtime.GOMAXPROCS(0), func(i int) error {
+			lo, hi := transfer.FrameBounds(i, info.NBytes, fs)
+			return transfer.DecompressFrame(dst[lo:hi], m.Frame(i+1))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("client: server's compressed download: %w", err)
+		}
+		return a, nil
+	}
 	sizes := make([]int, m.Len()-1)
 	for i := range sizes {
 		sizes[i] = m.FrameSize(i + 1)
-	}
-	if fs <= 0 {
-		return nil, fmt.Errorf("client: server sent frame_size %d", fs)
 	}
 	if err := transfer.CheckFrames(sizes, info.NBytes, fs, fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
 		return nil, fmt.Errorf("client: server's reply to download: %w", err)

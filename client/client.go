@@ -43,6 +43,7 @@ type Client struct {
 	config        ServerConfig
 	transport     Transport
 	streamNetwork string
+	compression   string
 	stream        *bulkStream // nil until the first large transfer; guarded by mu
 }
 
@@ -75,6 +76,7 @@ type options struct {
 	token         string
 	transport     Transport
 	streamNetwork string
+	compression   string
 }
 
 // Option configures Dial.
@@ -121,7 +123,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		sock.Close()
 		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
 	}
-	c := &Client{sock: sock, poller: zmq.NewPoller(), url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork}
+	c := &Client{sock: sock, poller: zmq.NewPoller(), url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression}
 	c.poller.Add(sock, zmq.POLLIN)
 	for {
 		err = c.loadConfig(ctx)

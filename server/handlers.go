@@ -309,6 +309,14 @@ func (s *Server) frameSizeArg(a *transfer.Args, required bool) int {
 	return int(fs)
 }
 
+func (s *Server) compressionArg(a *transfer.Args) string {
+	c := a.OptString("compression", transfer.CompressionNone)
+	if c != transfer.CompressionNone && c != transfer.CompressionZstd {
+		a.Fail(transfer.Errorf(transfer.ArgumentValue, "compression must be \"zstd\" or absent, got %q", c))
+	}
+	return c
+}
+
 func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	a := r.args
 	streamID := a.OptUint("stream", 0)
@@ -338,8 +346,10 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	dtypeName := a.String("dtype")
 	size := a.Uint("size")
 	frameSize := 0
+	compression := transfer.CompressionNone
 	if x == nil {
 		frameSize = s.frameSizeArg(a, true)
+		compression = s.compressionArg(a)
 	}
 	name := a.OptString("name", "")
 	if err := a.Done(); err != nil {
@@ -364,6 +374,11 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	if x != nil {
 		if len(r.payload) > 0 {
 			return nil, transfer.Errorf(transfer.FrameCount, "an upload over stream %d carries no payload frames, got %d", x.id, len(r.payload))
+		}
+	} else if compression == transfer.CompressionZstd {
+		// Sizes are checked as each frame decompresses into its place.
+		if want := transfer.NumFrames(nbytes, frameSize); len(r.payload) != want {
+			return nil, transfer.Errorf(transfer.FrameCount, "%d bytes at frame_size %d travel in %d compressed frames, got %d", nbytes, frameSize, want, len(r.payload))
 		}
 	} else {
 		sizes := make([]int, len(r.payload))
@@ -395,6 +410,24 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 			return nil, transfer.Errorf(transfer.PayloadLength, "upload over stream %d: %v", x.id, err)
 		}
 		s.stats.BytesStreamIn.Add(uint64(len(dst)))
+	} else if compression == transfer.CompressionZstd {
+		// Each frame decompresses straight into its place, in parallel.
+		err := transfer.ParallelFrames(len(r.payload), s.cfg.Workers, func(i int) error {
+			lo, hi := transfer.FrameBounds(i, nbytes, frameSize)
+			if err := transfer.DecompressFrame(dst[lo:hi], r.payload[i]); err != nil {
+				return fmt.Errorf("frame %d: %v", i, err)
+			}
+			return nil
+		})
+		if err != nil {
+			s.store.release(int64(nbytes))
+			return nil, transfer.Errorf(transfer.InvalidData, "compressed upload: %v", err)
+		}
+		var in uint64
+		for _, f := range r.payload {
+			in += uint64(len(f))
+		}
+		s.stats.BytesCompressedIn.Add(in)
 	} else {
 		// The one copy: libzmq's frames → the array's final aligned buffer.
 		off := 0
@@ -430,6 +463,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	streamID := a.OptUint("stream", 0)
 	shm := a.OptBool("shm", false)
 	frameSize := s.frameSizeArg(a, false)
+	compression := s.compressionArg(a)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
@@ -485,6 +519,27 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	for i := range frames {
 		lo, hi := transfer.FrameBounds(i, len(body), frameSize)
 		frames[i] = body[lo:hi]
+	}
+	if compression == transfer.CompressionZstd {
+		if streamID != 0 {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "compression applies to frames, not to a bulk stream; drop one of them")
+		}
+		err := transfer.ParallelFrames(len(frames), s.cfg.Workers, func(i int) error {
+			var err error
+			frames[i], err = transfer.CompressFrameAppend(nil, frames[i])
+			return err
+		})
+		if err != nil {
+			return nil, transfer.Errorf(transfer.Internal, "compress: %v", err)
+		}
+		var out uint64
+		for _, f := range frames {
+			out += uint64(len(f))
+		}
+		s.stats.BytesCompressedOut.Add(out)
+		result["compression"] = compression
+		// The compressed frames are copies: the deferred release lets the array go.
+		return &response{result: result, frames: frames}, nil
 	}
 	ok = true
 	// The frames alias the array until send has copied them into libzmq.
@@ -543,17 +598,19 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 	}
 	st := &s.stats
 	return &response{result: map[string]any{
-		"requests":         st.Requests.Load(),
-		"errors":           st.Errors.Load(),
-		"uploads":          st.Uploads.Load(),
-		"downloads":        st.Downloads.Load(),
-		"bytes_copied_in":  st.BytesCopiedIn.Load(),
-		"bytes_copied_out": st.BytesCopiedOut.Load(),
-		"bytes_stream_in":  st.BytesStreamIn.Load(),
-		"bytes_stream_out": st.BytesStreamOut.Load(),
-		"frames_held":      zframe.Live(),
-		"pool_hits":        s.store.poolHits(),
-		"shm_views":        st.ShmViews.Load(),
+		"requests":             st.Requests.Load(),
+		"errors":               st.Errors.Load(),
+		"uploads":              st.Uploads.Load(),
+		"downloads":            st.Downloads.Load(),
+		"bytes_copied_in":      st.BytesCopiedIn.Load(),
+		"bytes_copied_out":     st.BytesCopiedOut.Load(),
+		"bytes_stream_in":      st.BytesStreamIn.Load(),
+		"bytes_stream_out":     st.BytesStreamOut.Load(),
+		"frames_held":          zframe.Live(),
+		"pool_hits":            s.store.poolHits(),
+		"shm_views":            st.ShmViews.Load(),
+		"bytes_compressed_in":  st.BytesCompressedIn.Load(),
+		"bytes_compressed_out": st.BytesCompressedOut.Load(),
 	}}, nil
 }
 

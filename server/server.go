@@ -68,8 +68,10 @@ type Stats struct {
 	BytesStreamIn  atomic.Uint64 // bytes read from a bulk stream straight into arrays
 	BytesStreamOut atomic.Uint64 // bytes written to a bulk stream straight from arrays
 	ShmViews       atomic.Uint64 // downloads answered with a shared-memory segment
-	Uploads        atomic.Uint64
-	Downloads      atomic.Uint64
+	// compressed bytes received and sent (zstd frames)
+	BytesCompressedIn, BytesCompressedOut atomic.Uint64
+	Uploads                               atomic.Uint64
+	Downloads                             atomic.Uint64
 }
 
 // hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):

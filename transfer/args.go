@@ -149,3 +149,92 @@ func (a *Args) Done() error {
 	}
 	return nil
 }
+
+// Scalar returns a required number-or-bool argument as decoded: bool, an
+// integer type, float32 or float64.
+func (a *Args) Scalar(key string) any {
+	v, _ := a.OptScalar(key)
+	if _, ok := a.m[key]; !ok && a.err == nil {
+		a.err = Errorf(MissingArgument, "command '%s' needs argument '%s'", a.cmd, key)
+	}
+	return v
+}
+
+// OptScalar returns an optional number-or-bool argument; ok is false when
+// it is absent or of another type (which records an error).
+func (a *Args) OptScalar(key string) (any, bool) {
+	v, ok := a.get(key, false)
+	if !ok {
+		return nil, false
+	}
+	switch v.(type) {
+	case bool, float32, float64:
+		return v, true
+	}
+	if _, isInt := asInt(v); isInt {
+		return v, true
+	}
+	if _, isUint := asUint(v); isUint {
+		return v, true
+	}
+	a.typeErr(key, "a number or bool", v)
+	return nil, false
+}
+
+// Has reports whether the argument is present (without marking it read).
+func (a *Args) Has(key string) bool {
+	_, ok := a.m[key]
+	return ok
+}
+
+// Int returns a required integer argument of either sign.
+func (a *Args) Int(key string) int64 { return a.int(key, 0, true) }
+
+// OptInt returns an optional integer argument of either sign, or def.
+func (a *Args) OptInt(key string, def int64) int64 { return a.int(key, def, false) }
+
+func (a *Args) int(key string, def int64, required bool) int64 {
+	v, ok := a.get(key, required)
+	if !ok {
+		return def
+	}
+	i, isInt := asInt(v)
+	if !isInt {
+		a.typeErr(key, "an integer between -2^63 and 2^63-1", v)
+		return def
+	}
+	return i
+}
+
+// OptFloat returns an optional number argument as float64 (integers are
+// converted), or def.
+func (a *Args) OptFloat(key string, def float64) float64 {
+	v, ok := a.get(key, false)
+	if !ok {
+		return def
+	}
+	switch x := v.(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	}
+	if i, isInt := asInt(v); isInt {
+		return float64(i)
+	}
+	if u, isUint := asUint(v); isUint {
+		return float64(u)
+	}
+	a.typeErr(key, "a number", v)
+	return def
+}
+
+// Float returns a required number argument as float64.
+func (a *Args) Float(key string) float64 {
+	if _, ok := a.m[key]; !ok && a.err == nil {
+		a.seen = append(a.seen, key)
+		a.err = Errorf(MissingArgument, "command '%s' needs argument '%s'", a.cmd, key)
+		return 0
+	}
+	return a.OptFloat(key, 0)
+}

@@ -27,6 +27,7 @@ const (
 	IndexOutOfRange    Code = 16
 	InvalidData        Code = 17
 	ShuttingDown       Code = 18
+	Overflow           Code = 19
 )
 
 var codeNames = map[Code]string{
@@ -49,6 +50,7 @@ var codeNames = map[Code]string{
 	IndexOutOfRange:    "INDEX_OUT_OF_RANGE",
 	InvalidData:        "INVALID_DATA",
 	ShuttingDown:       "SHUTTING_DOWN",
+	Overflow:           "OVERFLOW",
 }
 
 // String returns the registry name of c ("UNKNOWN_ARRAY").

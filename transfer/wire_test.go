@@ -301,3 +301,46 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestZstdFrames(t *testing.T) {
+	src := bytes.Repeat([]byte("arktos "), 100000)
+	z, err := CompressFrameAppend(nil, src)
+	if err != nil || len(z) >= len(src)/10 {
+		t.Fatalf("compressed %d → %d: %v", len(src), len(z), err)
+	}
+	dst := make([]byte, len(src))
+	if err := DecompressFrame(dst, z); err != nil || !bytes.Equal(dst, src) {
+		t.Fatal(err)
+	}
+	if err := DecompressFrame(make([]byte, len(src)-1), z); err == nil || !strings.Contains(err.Error(), "declares 700000 bytes") {
+		t.Fatalf("a frame larger than its destination: %v", err)
+	}
+	if err := DecompressFrame(dst, []byte("not zstd at all")); err == nil {
+		t.Fatal("garbage accepted")
+	}
+	empty, _ := CompressFrameAppend(nil, nil)
+	if err := DecompressFrame([]byte{}, empty); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzDecompressFrame: hostile frames never panic or write past dst.
+func FuzzDecompressFrame(f *testing.F) {
+	z, _ := CompressFrameAppend(nil, bytes.Repeat([]byte{1, 2, 3}, 1000))
+	f.Add(z, 3000)
+	f.Fuzz(func(t *testing.T, src []byte, n int) {
+		if n < 0 || n > 1<<20 {
+			return
+		}
+		buf := make([]byte, n+16)
+		for i := range buf {
+			buf[i] = 0xEE
+		}
+		DecompressFrame(buf[:n], src)
+		for _, b := range buf[n:] {
+			if b != 0xEE {
+				t.Fatal("wrote past the destination")
+			}
+		}
+	})
+}

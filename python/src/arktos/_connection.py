@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArktosError, AuthFailedError
 from ._pdarray import pdarray
-from ._protocol import decode_header, encode_request, join_frames, parse_reply, split_frames
+from ._protocol import decode_header, encode_request, join_frames, n_frames, parse_reply, split_frames
 
 __all__ = ["Connection", "DEFAULT_URL"]
 
@@ -50,6 +50,37 @@ STREAM_THRESHOLD = 1 << 20
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 TRANSPORTS = ("auto", "frames", "stream")
+COMPRESSIONS = (None, "zstd")
+
+
+class _Zstd:
+    """zstd frames (python-zstandard): each payload frame one zstd frame that
+    records its content size, as the server writes and expects them."""
+
+    def __init__(self) -> None:
+        try:
+            import zstandard
+        except ImportError:
+            raise ImportError("compression='zstd' needs the zstandard package: "
+                              "pip install 'arktos[zstd]'") from None
+        self._compressor = zstandard.ZstdCompressor(level=1, write_content_size=True)
+        self._decompressor = zstandard.ZstdDecompressor()
+
+    def compress(self, frames: Sequence[NDArray[Any]]) -> list[bytes]:
+        return [self._compressor.compress(frame) for frame in frames]
+
+    def decompress_into(self, frames: Sequence[Any], out: NDArray[Any], frame_size: int) -> None:
+        dst = out.view(np.uint8)
+        expected = n_frames(dst.size, frame_size)
+        if len(frames) != expected:
+            raise RuntimeError(f"server sent {len(frames)} compressed frames, the protocol says {expected}")
+        for index, frame in enumerate(frames):
+            lo = index * frame_size
+            want = min(frame_size, dst.size - lo)
+            raw = self._decompressor.decompress(frame, max_output_size=want)
+            if len(raw) != want:
+                raise RuntimeError(f"compressed frame {index} holds {len(raw)} bytes, want {want}")
+            dst[lo:lo + want] = np.frombuffer(raw, np.uint8)
 _SERVER_HINT = "is arktos-server running? start it with `make serve`"
 _TOKEN_SOURCES = ("pass token=..., add ?token=... to the URL, set ARKTOS_TOKEN or "
                   "ARKTOS_TOKEN_FILE, or put the token in ~/.arktos/token")
@@ -161,7 +192,9 @@ class Connection:
     one, unix when the server is on this host) for arrays of 1 MiB or more
     with ``transport="auto"``, always with ``"stream"``, and never with
     ``"frames"`` (ZeroMQ frames only); ``stream_network`` forces "tcp" or
-    "unix".
+    "unix". ``compression="zstd"`` compresses frames both ways (for slow,
+    remote links: it costs CPU and pays only on compressible data; needs the
+    zstandard package) and always sends frames.
 
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
@@ -170,9 +203,13 @@ class Connection:
 
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float | None = None, transport: str = "auto",
-                 stream_network: str | None = None) -> None:
+                 stream_network: str | None = None, compression: str | None = None) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+        if compression not in COMPRESSIONS:
+            raise ValueError(f"compression must be None or 'zstd', got {compression!r}")
+        self._zstd = _Zstd() if compression == "zstd" else None
+        self.compression = compression
         if stream_network not in (None, "tcp", "unix"):
             raise ValueError(f"stream_network must be None, 'tcp' or 'unix', got {stream_network!r}")
         self.url, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
@@ -309,6 +346,8 @@ class Connection:
                     raise ValueError(f"a zero-copy view needs the server on this host (a unix bulk stream); "
                                      f"{self.url} gave a {stream.network} stream: use to_ndarray() instead")
                 args["shm"] = True
+            elif self._zstd is not None:
+                args["compression"] = "zstd"
             elif self.transport == "stream" or (self.transport == "auto" and whole):
                 stream = self._stream if self.transport == "auto" else self._open_stream()
             if stream is not None:
@@ -335,6 +374,10 @@ class Connection:
                 except BaseException:
                     self._drop_stream()  # its position is lost (Ctrl-C, server gone)
                     raise
+                return out
+            if result.get("compression") == "zstd" and self._zstd is not None:
+                out = np.empty(size, dtype)
+                self._zstd.decompress_into([frame.buffer for frame in frames], out, int(result["frame_size"]))
                 return out
             out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]))
             if self.transport == "auto" and whole and out.nbytes >= STREAM_THRESHOLD:
@@ -438,6 +481,11 @@ class Connection:
             self._check_open()
             self._flush_deletes(None)
             stream = None
+            if self._zstd is not None:
+                args["compression"] = "zstd"
+                frames: Sequence[Any] = self._zstd.compress(split_frames(data, frame_size))
+                result, _ = self._roundtrip("upload", args, frames, None)
+                return self._pdarray(result, owned=True)
             if self.transport == "stream":
                 stream = self._open_stream()
             elif self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD:

@@ -1,0 +1,1128 @@
+package server
+
+// Operations on stored arrays (docs/protocol.md, "Operations"): each command
+// reads its arrays from the store, reserves every output and scratch buffer
+// before allocating it (opEnv), runs an ops kernel over s.cfg.Workers
+// goroutines and stores array results under fresh names.
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/arktos-dev/arktos/ops"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+func init() {
+	for name, run := range map[string]func(*Server, *request) (*response, error){
+		"binop":       (*Server).cmdBinop,
+		"unop":        (*Server).cmdUnop,
+		"astype":      (*Server).cmdAstype,
+		"where":       (*Server).cmdWhere,
+		"reduce":      (*Server).cmdReduce,
+		"scan":        (*Server).cmdScan,
+		"full":        (*Server).cmdFull,
+		"arange":      (*Server).cmdArange,
+		"linspace":    (*Server).cmdLinspace,
+		"random":      (*Server).cmdRandom,
+		"concatenate": (*Server).cmdConcatenate,
+		"getitem":     (*Server).cmdGetitem,
+		"slice":       (*Server).cmdSlice,
+		"take":        (*Server).cmdTake,
+		"compress":    (*Server).cmdCompress,
+		"setitem":     (*Server).cmdSetitem,
+		"sort":        (*Server).cmdSort,
+		"argsort":     (*Server).cmdArgsort,
+		"coargsort":   (*Server).cmdCoargsort,
+		"unique":      (*Server).cmdUnique,
+		"in1d":        (*Server).cmdIn1d,
+		"setop":       (*Server).cmdSetop,
+		"histogram":   (*Server).cmdHistogram,
+	} {
+		register(name, command{run: run})
+	}
+}
+
+// opEnv accounts a request's allocations: every array ops allocates is
+// reserved first; scratch goes back through Free; outputs go to the store
+// through keep; done releases whatever is left (scratch a kernel did not
+// free, outputs of a failed request).
+type opEnv struct {
+	s    *Server
+	what string
+	mu   sync.Mutex
+	live map[*pdarray.Array]int64
+}
+
+func (s *Server) opEnv(format string, args ...any) (*opEnv, ops.Env) {
+	o := &opEnv{s: s, what: fmt.Sprintf(format, args...), live: map[*pdarray.Array]int64{}}
+	return o, ops.Env{Workers: s.cfg.Workers, Alloc: o.alloc, Free: o.free}
+}
+
+func (o *opEnv) alloc(d pdarray.DType, n int) (*pdarray.Array, error) {
+	nb, err := d.NBytes(uint64(max(n, 0)))
+	if err != nil || n < 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "%s: %d %v elements is too large", o.what, n, d)
+	}
+	if err := o.s.store.reserve(int64(nb), fmt.Sprintf("%s (%d %v elements)", o.what, n, d)); err != nil {
+		return nil, err
+	}
+	a, err := pdarray.Alloc(d, n)
+	if err != nil {
+		o.s.store.release(int64(nb))
+		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+	}
+	o.mu.Lock()
+	o.live[a] = int64(nb)
+	o.mu.Unlock()
+	return a, nil
+}
+
+func (o *opEnv) free(a *pdarray.Array) {
+	o.mu.Lock()
+	nb, ok := o.live[a]
+	delete(o.live, a)
+	o.mu.Unlock()
+	if ok {
+		o.s.store.release(nb)
+	}
+}
+
+// keep stores a (allocated by this env) under a fresh name and describes it.
+func (o *opEnv) keep(a *pdarray.Array) (map[string]any, error) {
+	name, err := o.s.store.put("", a)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	delete(o.live, a)
+	o.mu.Unlock()
+	return arrayResult(name, a), nil
+}
+
+func (o *opEnv) done() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for a, nb := range o.live {
+		o.s.store.release(nb)
+		delete(o.live, a)
+	}
+}
+
+// opErr maps a kernel error to the wire registry.
+func opErr(err error) error {
+	var oe *ops.Error
+	if !errors.As(err, &oe) {
+		return err
+	}
+	code := map[ops.ErrKind]transfer.Code{
+		ops.ErrType: transfer.UnsupportedDType, ops.ErrValue: transfer.ArgumentValue,
+		ops.ErrIndex: transfer.IndexOutOfRange, ops.ErrOverflow: transfer.Overflow,
+	}[oe.Kind]
+	if code == 0 {
+		code = transfer.Internal
+	}
+	return transfer.Errorf(code, "%s", oe.Msg)
+}
+
+// one stores a single output array and answers with its description.
+func one(o *opEnv, a *pdarray.Array) (*response, error) {
+	res, err := o.keep(a)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: res}, nil
+}
+
+func dtypeArg(a *transfer.Args, key string, def pdarray.DType) pdarray.DType {
+	name := a.OptString(key, "")
+	if name == "" {
+		if def == pdarray.Invalid {
+			a.Fail(transfer.Errorf(transfer.MissingArgument, "argument '%s' is required", key))
+		}
+		return def
+	}
+	d, err := pdarray.ParseDType(name)
+	if err != nil {
+		a.Fail(transfer.Errorf(transfer.UnsupportedDType, "dtype '%s' is not supported; supported dtypes: %s", name, strings.Join(pdarray.DTypeNames(), ", ")))
+	}
+	return d
+}
+
+// operandArg reads operand key: an array name in key, or a scalar in
+// key_scalar (a numpy scalar when key_dtype is given, else a Python one).
+func (s *Server) operandArg(a *transfer.Args, key string) (ops.Operand, error) {
+	if a.Has(key) {
+		if a.Has(key + "_scalar") {
+			return ops.Operand{}, transfer.Errorf(transfer.ArgumentValue, "give either '%s' or '%s_scalar', not both", key, key)
+		}
+		arr, err := s.store.get(a.String(key))
+		if err != nil {
+			return ops.Operand{}, err
+		}
+		return ops.ArrayOperand(arr), nil
+	}
+	if !a.Has(key + "_scalar") {
+		return ops.Operand{}, transfer.Errorf(transfer.MissingArgument, "operand '%s' needs an array name '%s' or a number '%s_scalar'", key, key, key)
+	}
+	v := a.Scalar(key + "_scalar")
+	sc, ok := ops.ScalarOf(v)
+	if !ok {
+		return ops.Operand{}, a.Done()
+	}
+	if a.Has(key + "_dtype") {
+		// A numpy scalar: its value already fits its dtype.
+		sc.DType = dtypeArg(a, key+"_dtype", pdarray.Invalid)
+	}
+	return ops.ScalarOperand(sc), nil
+}
+
+// operandLen is the common length of the array operands.
+func operandLen(cmd string, os ...ops.Operand) (int, error) {
+	n := -1
+	for _, o := range os {
+		if o.Arr == nil {
+			continue
+		}
+		if n >= 0 && o.Arr.Len() != n {
+			return 0, transfer.Errorf(transfer.ArgumentValue, "operands could not be broadcast together with shapes (%d,) (%d,)", n, o.Arr.Len())
+		}
+		n = o.Arr.Len()
+	}
+	if n < 0 {
+		return 0, transfer.Errorf(transfer.ArgumentValue, "'%s' needs at least one array operand", cmd)
+	}
+	return n, nil
+}
+
+func (s *Server) cmdBinop(r *request) (*response, error) {
+	a := r.args
+	op := a.String("op")
+	x, err := s.operandArg(a, "a")
+	if err != nil {
+		return nil, err
+	}
+	y, err := s.operandArg(a, "b")
+	if err != nil {
+		return nil, err
+	}
+	outName := a.OptString("out", "")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	n, err := operandLen("binop", x, y)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := ops.ResolveBinary(op, x, y)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	o, env := s.opEnv("binop '%s'", op)
+	defer o.done()
+	if outName != "" {
+		out, err := s.inPlaceTarget(outName, n, rd, "binop '"+op+"'")
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.Binary(env, op, x, y, out); err != nil {
+			return nil, opErr(err)
+		}
+		return &response{result: arrayResult(outName, out)}, nil
+	}
+	out, err := env.Alloc(rd, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Binary(env, op, x, y, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+// inPlaceTarget returns the stored array name for an operation writing a
+// result of dtype rd and length n into it; numpy's same_kind rule applies.
+func (s *Server) inPlaceTarget(name string, n int, rd pdarray.DType, what string) (*pdarray.Array, error) {
+	out, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if out.Len() != n {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "non-broadcastable output operand with shape (%d,) doesn't match the broadcast shape (%d,)", out.Len(), n)
+	}
+	if !ops.CanCastSameKind(rd, out.DType()) {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "Cannot cast %s output from dtype('%v') to dtype('%v') with casting rule 'same_kind'", what, rd, out.DType())
+	}
+	return out, nil
+}
+
+func (s *Server) cmdUnop(r *request) (*response, error) {
+	a := r.args
+	op := a.String("op")
+	name := a.String("a")
+	outName := a.OptString("out", "")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := ops.ResolveUnary(op, x.DType())
+	if err != nil {
+		return nil, opErr(err)
+	}
+	o, env := s.opEnv("unop '%s' of '%s'", op, name)
+	defer o.done()
+	if outName != "" {
+		out, err := s.inPlaceTarget(outName, x.Len(), rd, "unop '"+op+"'")
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.Unary(env, op, x, out); err != nil {
+			return nil, opErr(err)
+		}
+		return &response{result: arrayResult(outName, out)}, nil
+	}
+	out, err := env.Alloc(rd, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Unary(env, op, x, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdAstype(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	d := dtypeArg(a, "dtype", pdarray.Invalid)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("astype of '%s'", name)
+	defer o.done()
+	out, err := env.Alloc(d, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	ops.AsType(env, x, out)
+	return one(o, out)
+}
+
+func (s *Server) cmdWhere(r *request) (*response, error) {
+	a := r.args
+	condName := a.String("cond")
+	x, err := s.operandArg(a, "a")
+	if err != nil {
+		return nil, err
+	}
+	y, err := s.operandArg(a, "b")
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	cond, err := s.store.get(condName)
+	if err != nil {
+		return nil, err
+	}
+	if cond.DType() != pdarray.Bool {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "where's condition '%s' must be a bool array, got %v; compare first (a != 0)", condName, cond.DType())
+	}
+	n, err := operandLen("where", ops.ArrayOperand(cond), x, y)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("where")
+	defer o.done()
+	out, err := env.Alloc(ops.ResolveWhere(x, y), n)
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Where(env, cond, x, y, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdReduce(r *request) (*response, error) {
+	a := r.args
+	op := a.String("op")
+	name := a.String("a")
+	ddof := a.OptFloat("ddof", 0)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("reduce '%s' of '%s'", op, name)
+	defer o.done()
+	v, d, err := ops.Reduce(env, op, x, ddof)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	return &response{result: map[string]any{"value": v, "dtype": d.String()}}, nil
+}
+
+func (s *Server) cmdScan(r *request) (*response, error) {
+	a := r.args
+	op := a.String("op")
+	name := a.String("a")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("scan '%s' of '%s'", op, name)
+	defer o.done()
+	out, err := env.Alloc(ops.AccDType(x.DType()), x.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Scan(env, op, x, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func sizeArg(a *transfer.Args, key string) int {
+	n := a.Uint(key)
+	if n > 1<<48 {
+		a.Fail(transfer.Errorf(transfer.ArgumentValue, "%s %d is too large", key, n))
+		return 0
+	}
+	return int(n)
+}
+
+func (s *Server) cmdFull(r *request) (*response, error) {
+	a := r.args
+	n := sizeArg(a, "size")
+	d := dtypeArg(a, "dtype", pdarray.Float64)
+	v := a.Scalar("value")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	sc, _ := ops.ScalarOf(v)
+	o, env := s.opEnv("full")
+	defer o.done()
+	out, err := env.Alloc(d, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Fill(env, out, sc); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdArange(r *request) (*response, error) {
+	a := r.args
+	start, _ := ops.ScalarOf(a.Scalar("start"))
+	stop, _ := ops.ScalarOf(a.Scalar("stop"))
+	step, _ := ops.ScalarOf(a.Scalar("step"))
+	isFloat := start.K == 'f' || stop.K == 'f' || step.K == 'f'
+	def := pdarray.Int64
+	if isFloat {
+		def = pdarray.Float64
+	}
+	d := dtypeArg(a, "dtype", def)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	n, err := ops.ArangeLen(start, stop, step)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	o, env := s.opEnv("arange")
+	defer o.done()
+	out, err := env.Alloc(d, n)
+	if err != nil {
+		return nil, err
+	}
+	ops.Arange(env, out, start, step)
+	return one(o, out)
+}
+
+func (s *Server) cmdLinspace(r *request) (*response, error) {
+	a := r.args
+	start := a.Float("start")
+	stop := a.Float("stop")
+	n := sizeArg(a, "num")
+	endpoint := a.OptBool("endpoint", true)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("linspace")
+	defer o.done()
+	out, err := env.Alloc(pdarray.Float64, n)
+	if err != nil {
+		return nil, err
+	}
+	ops.Linspace(env, out, start, stop, endpoint)
+	return one(o, out)
+}
+
+func (s *Server) cmdRandom(r *request) (*response, error) {
+	a := r.args
+	dist := a.String("dist")
+	n := sizeArg(a, "size")
+	var seed uint64
+	if a.Has("seed") {
+		seed = a.Uint("seed")
+	} else {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	}
+	var low, high any
+	var d pdarray.DType
+	switch dist {
+	case "randint":
+		low, high = a.Scalar("low"), a.Scalar("high")
+		d = dtypeArg(a, "dtype", pdarray.Int64)
+	case "uniform":
+		low, high = a.OptFloat("low", 0), a.OptFloat("high", 1)
+		d = pdarray.Float64
+	case "standard_normal":
+		d = pdarray.Float64
+	default:
+		a.Fail(transfer.Errorf(transfer.ArgumentValue, "unknown distribution '%s'; use randint, uniform or standard_normal", dist))
+	}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("random %s", dist)
+	defer o.done()
+	var lo, hi ops.Scalar
+	if dist == "randint" {
+		lo, _ = ops.ScalarOf(low)
+		hi, _ = ops.ScalarOf(high)
+		if !isIntDType(d) || lo.K == 'f' || hi.K == 'f' {
+			return nil, transfer.Errorf(transfer.UnsupportedDType, "randint needs integer low, high and an integer or bool dtype, got %v", d)
+		}
+		if err := checkRandintRange(lo, hi, d); err != nil {
+			return nil, err
+		}
+	}
+	out, err := env.Alloc(d, n)
+	if err != nil {
+		return nil, err
+	}
+	switch dist {
+	case "randint":
+		if d == pdarray.Uint64 {
+			ops.RandUint64(env, out, scalarU64(lo), scalarU64(hi), seed)
+		} else {
+			ops.RandInt(env, out, lo.I, hi.I, seed)
+		}
+	case "uniform":
+		ops.Uniform(env, out, low.(float64), high.(float64), seed)
+	case "standard_normal":
+		ops.StandardNormal(env, out, seed)
+	}
+	res, err := o.keep(out)
+	if err != nil {
+		return nil, err
+	}
+	res["seed"] = seed
+	return &response{result: res}, nil
+}
+
+func isIntDType(d pdarray.DType) bool {
+	k := ops.Kind(d)
+	return k == 'i' || k == 'u' || k == 'b'
+}
+
+func scalarU64(s ops.Scalar) uint64 {
+	if s.K == 'u' {
+		return s.U
+	}
+	return uint64(s.I)
+}
+
+// checkRandintRange requires low < high with [low, high) inside d's range.
+func checkRandintRange(lo, hi ops.Scalar, d pdarray.DType) error {
+	less := func(x, y ops.Scalar) bool { // x < y for integer scalars
+		switch {
+		case x.K == 'u' && y.K == 'u':
+			return x.U < y.U
+		case x.K == 'u':
+			return false
+		case y.K == 'u':
+			return true
+		}
+		return x.I < y.I
+	}
+	if !less(lo, hi) {
+		return transfer.Errorf(transfer.ArgumentValue, "low >= high (low=%s, high=%s)", lo, hi)
+	}
+	top := hi
+	if top.K == 'u' {
+		top.U--
+	} else {
+		top.I--
+	}
+	if d == pdarray.Bool {
+		if lo.K != 'i' || lo.I < 0 || top.K != 'i' || top.I > 1 {
+			return transfer.Errorf(transfer.ArgumentValue, "low is out of bounds for bool (low=%s, high=%s)", lo, hi)
+		}
+		return nil
+	}
+	for _, v := range []ops.Scalar{lo, top} {
+		if !fitsDType(v, d) {
+			return transfer.Errorf(transfer.ArgumentValue, "randint range [%s, %s) is out of bounds for %v", lo, hi, d)
+		}
+	}
+	if d != pdarray.Uint64 && (lo.K == 'u' || top.K == 'u') {
+		return transfer.Errorf(transfer.ArgumentValue, "randint range [%s, %s) is out of bounds for %v", lo, hi, d)
+	}
+	return nil
+}
+
+func fitsDType(v ops.Scalar, d pdarray.DType) bool {
+	out, err := pdarray.Alloc(d, 1)
+	if err != nil {
+		return false
+	}
+	return ops.Fill(ops.PlainEnv(1), out, v) == nil
+}
+
+func (s *Server) getAll(names []string) ([]*pdarray.Array, error) {
+	out := make([]*pdarray.Array, len(names))
+	for i, n := range names {
+		arr, err := s.store.get(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = arr
+	}
+	return out, nil
+}
+
+func (s *Server) cmdConcatenate(r *request) (*response, error) {
+	a := r.args
+	names := a.StringList("names")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "need at least one array to concatenate")
+	}
+	arrs, err := s.getAll(names)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, x := range arrs {
+		n += x.Len()
+	}
+	o, env := s.opEnv("concatenate")
+	defer o.done()
+	out, err := env.Alloc(ops.ResolveConcat(arrs), n)
+	if err != nil {
+		return nil, err
+	}
+	ops.Concatenate(env, arrs, out)
+	return one(o, out)
+}
+
+func (s *Server) cmdGetitem(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	i := a.Int("index")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	j, err := ops.NormIndex(i, x.Len())
+	if err != nil {
+		return nil, opErr(err)
+	}
+	return &response{result: map[string]any{"value": ops.Value(x, j), "dtype": x.DType().String()}}, nil
+}
+
+// sliceArgs reads normalised slice bounds (Python's slice.indices) and
+// returns start, step and the element count.
+func sliceArgs(a *transfer.Args, size int) (int64, int64, int, error) {
+	start, stop, step := a.Int("start"), a.Int("stop"), a.OptInt("step", 1)
+	if err := a.Done(); err != nil {
+		return 0, 0, 0, err
+	}
+	if step == 0 {
+		return 0, 0, 0, transfer.Errorf(transfer.ArgumentValue, "slice step cannot be zero")
+	}
+	n := ops.SliceLen(start, stop, step)
+	if err := ops.CheckSlice(start, step, n, size); err != nil {
+		return 0, 0, 0, opErr(err)
+	}
+	return start, step, n, nil
+}
+
+func (s *Server) cmdSlice(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	start, step, n, err := sliceArgs(a, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("slice of '%s'", name)
+	defer o.done()
+	out, err := env.Alloc(x.DType(), n)
+	if err != nil {
+		return nil, err
+	}
+	ops.Slice(env, x, start, step, out)
+	return one(o, out)
+}
+
+func (s *Server) indexArray(name string) (*pdarray.Array, error) {
+	idx, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if k := ops.Kind(idx.DType()); k != 'i' && k != 'u' {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "arrays used as indices must be of integer (or boolean) type; '%s' is %v", name, idx.DType())
+	}
+	return idx, nil
+}
+
+func (s *Server) maskArray(name string, n int) (*pdarray.Array, error) {
+	m, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if m.DType() != pdarray.Bool {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "mask '%s' must be a bool array, got %v", name, m.DType())
+	}
+	if m.Len() != n {
+		return nil, transfer.Errorf(transfer.IndexOutOfRange, "boolean index did not match indexed array along axis 0; size of axis is %d but size of corresponding boolean axis is %d", n, m.Len())
+	}
+	return m, nil
+}
+
+func (s *Server) cmdTake(r *request) (*response, error) {
+	a := r.args
+	name, idxName := a.String("a"), a.String("idx")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.indexArray(idxName)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("gather from '%s'", name)
+	defer o.done()
+	if err := ops.CheckIndices(env, idx, x.Len()); err != nil {
+		return nil, opErr(err)
+	}
+	out, err := env.Alloc(x.DType(), idx.Len())
+	if err != nil {
+		return nil, err
+	}
+	ops.Take(env, x, idx, out)
+	return one(o, out)
+}
+
+func (s *Server) cmdCompress(r *request) (*response, error) {
+	a := r.args
+	name, maskName := a.String("a"), a.String("mask")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.maskArray(maskName, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("compress of '%s'", name)
+	defer o.done()
+	out, err := env.Alloc(x.DType(), ops.CountTrue(env, m))
+	if err != nil {
+		return nil, err
+	}
+	ops.Compress(env, x, m, out)
+	return one(o, out)
+}
+
+// cmdSetitem writes into a stored array in place: at one index, a slice, a
+// mask or an index array, from a scalar or an array of values.
+func (s *Server) cmdSetitem(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	value, err := s.operandArg(a, "value")
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("setitem of '%s'", name)
+	defer o.done()
+	if value.Arr == x {
+		// a[...] = a: numpy reads all values before writing; so do we.
+		c, err := env.Alloc(x.DType(), x.Len())
+		if err != nil {
+			return nil, err
+		}
+		copy(c.Bytes(), x.Bytes())
+		value = ops.ArrayOperand(c)
+	}
+	switch {
+	case a.Has("index"):
+		i := a.Int("index")
+		if err := a.Done(); err != nil {
+			return nil, err
+		}
+		j, err := ops.NormIndex(i, x.Len())
+		if err != nil {
+			return nil, opErr(err)
+		}
+		if value.Arr != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "setting one element needs a scalar value")
+		}
+		err = ops.SetIndex(x, j, value.Sc)
+		if err != nil {
+			return nil, opErr(err)
+		}
+	case a.Has("start"):
+		start, step, n, err := sliceArgs(a, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.SetSlice(env, x, start, step, n, value); err != nil {
+			return nil, opErr(err)
+		}
+	case a.Has("mask"):
+		mn := a.String("mask")
+		if err := a.Done(); err != nil {
+			return nil, err
+		}
+		m, err := s.maskArray(mn, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.SetMask(env, x, m, value); err != nil {
+			return nil, opErr(err)
+		}
+	case a.Has("idx"):
+		in := a.String("idx")
+		if err := a.Done(); err != nil {
+			return nil, err
+		}
+		idx, err := s.indexArray(in)
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.CheckIndices(env, idx, x.Len()); err != nil {
+			return nil, opErr(err)
+		}
+		if err := ops.Scatter(env, x, idx, value); err != nil {
+			return nil, opErr(err)
+		}
+	default:
+		return nil, transfer.Errorf(transfer.MissingArgument, "setitem needs one of 'index', 'start'/'stop'/'step', 'mask' or 'idx'")
+	}
+	return &response{result: arrayResult(name, x)}, nil
+}
+
+func (s *Server) cmdSort(r *request) (*response, error) {
+	name := r.args.String("a")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("sort of '%s'", name)
+	defer o.done()
+	out, err := env.Alloc(x.DType(), x.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Sort(env, x, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdArgsort(r *request) (*response, error) {
+	name := r.args.String("a")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("argsort of '%s'", name)
+	defer o.done()
+	out, err := env.Alloc(pdarray.Int64, x.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Argsort(env, x, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdCoargsort(r *request) (*response, error) {
+	names := r.args.StringList("names")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	arrs, err := s.getAll(names)
+	if err != nil {
+		return nil, err
+	}
+	if len(arrs) == 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "coargsort needs at least one array")
+	}
+	if _, err := operandLen("coargsort", asOperands(arrs)...); err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("coargsort")
+	defer o.done()
+	out, err := env.Alloc(pdarray.Int64, arrs[0].Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Coargsort(env, arrs, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+func asOperands(arrs []*pdarray.Array) []ops.Operand {
+	out := make([]ops.Operand, len(arrs))
+	for i, a := range arrs {
+		out[i] = ops.ArrayOperand(a)
+	}
+	return out
+}
+
+func (s *Server) cmdUnique(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	counts := a.OptBool("return_counts", false)
+	inverse := a.OptBool("return_inverse", false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("unique of '%s'", name)
+	defer o.done()
+	res, err := ops.Unique(env, x, counts, inverse)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	out := map[string]any{}
+	for key, arr := range map[string]*pdarray.Array{"values": res.Values, "counts": res.Counts, "inverse": res.Inverse} {
+		if arr == nil {
+			continue
+		}
+		if out[key], err = o.keep(arr); err != nil {
+			return nil, err
+		}
+	}
+	return &response{result: out}, nil
+}
+
+func (s *Server) cmdIn1d(r *request) (*response, error) {
+	a := r.args
+	an, bn := a.String("a"), a.String("b")
+	invert := a.OptBool("invert", false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	arrs, err := s.getAll([]string{an, bn})
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("in1d")
+	defer o.done()
+	out, err := env.Alloc(pdarray.Bool, arrs[0].Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.In1d(env, arrs[0], arrs[1], invert, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+// cmdSetop is union1d, intersect1d or setdiff1d, built from concatenate,
+// unique, in1d and compress.
+func (s *Server) cmdSetop(r *request) (*response, error) {
+	a := r.args
+	op := a.String("op")
+	an, bn := a.String("a"), a.String("b")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	arrs, err := s.getAll([]string{an, bn})
+	if err != nil {
+		return nil, err
+	}
+	x, y := arrs[0], arrs[1]
+	o, env := s.opEnv("%s", op)
+	defer o.done()
+	c := ops.Promote(x.DType(), y.DType())
+	// uniqueFree is unique(v)'s values; v is freed when it is scratch.
+	uniq := func(v *pdarray.Array, scratch bool) (*pdarray.Array, error) {
+		u, err := ops.Unique(env, v, false, false)
+		if scratch {
+			env.Free(v)
+		}
+		if err != nil {
+			return nil, opErr(err)
+		}
+		return u.Values, nil
+	}
+	// keepIn is u[in1d(u, other) != invert].
+	keepIn := func(u, other *pdarray.Array, invert bool) (*pdarray.Array, error) {
+		m, err := env.Alloc(pdarray.Bool, u.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.In1d(env, u, other, invert, m); err != nil {
+			return nil, opErr(err)
+		}
+		out, err := env.Alloc(u.DType(), ops.CountTrue(env, m))
+		if err != nil {
+			return nil, err
+		}
+		ops.Compress(env, u, m, out)
+		env.Free(m)
+		return out, nil
+	}
+	var out *pdarray.Array
+	switch op {
+	case "union1d":
+		cat, err := env.Alloc(c, x.Len()+y.Len())
+		if err != nil {
+			return nil, err
+		}
+		ops.Concatenate(env, []*pdarray.Array{x, y}, cat)
+		if out, err = uniq(cat, true); err != nil {
+			return nil, err
+		}
+	case "intersect1d":
+		// numpy's recipe: unique each (in its own dtype), concatenate
+		// (promoting), sort, keep s[i] where s[i] == s[i+1].
+		ux, err := uniq(x, false)
+		if err != nil {
+			return nil, err
+		}
+		uy, err := uniq(y, false)
+		if err != nil {
+			return nil, err
+		}
+		cat, err := env.Alloc(c, ux.Len()+uy.Len())
+		if err != nil {
+			return nil, err
+		}
+		ops.Concatenate(env, []*pdarray.Array{ux, uy}, cat)
+		env.Free(ux)
+		env.Free(uy)
+		sorted, err := env.Alloc(c, cat.Len())
+		if err != nil {
+			return nil, err
+		}
+		if err := ops.Sort(env, cat, sorted); err != nil {
+			return nil, opErr(err)
+		}
+		env.Free(cat)
+		m, err := env.Alloc(pdarray.Bool, max(sorted.Len()-1, 0))
+		if err != nil {
+			return nil, err
+		}
+		ops.AdjacentEqual(env, sorted, m)
+		if out, err = env.Alloc(c, ops.CountTrue(env, m)); err != nil {
+			return nil, err
+		}
+		head, err := env.Alloc(c, m.Len())
+		if err != nil {
+			return nil, err
+		}
+		copy(head.Bytes(), sorted.Bytes())
+		ops.Compress(env, head, m, out)
+	case "setdiff1d":
+		ux, err := uniq(x, false)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = keepIn(ux, y, true); err != nil {
+			return nil, err
+		}
+		env.Free(ux)
+	default:
+		return nil, transfer.Errorf(transfer.ArgumentValue, "unknown set operation '%s'; use union1d, intersect1d or setdiff1d", op)
+	}
+	return one(o, out)
+}
+
+func (s *Server) cmdHistogram(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	bins := sizeArg(a, "bins")
+	hasRange := a.Has("range_lo") || a.Has("range_hi")
+	lo, hi := a.OptFloat("range_lo", 0), a.OptFloat("range_hi", 0)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("histogram of '%s'", name)
+	defer o.done()
+	res, err := ops.Histogram(env, x, bins, hasRange, lo, hi)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	counts, err := o.keep(res.Counts)
+	if err != nil {
+		return nil, err
+	}
+	edges, err := o.keep(res.Edges)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{"counts": counts, "edges": edges}}, nil
+}
