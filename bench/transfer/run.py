@@ -160,7 +160,9 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--dtypes", default="int64,float64")
     ap.add_argument("--langs", default="go,python")
-    ap.add_argument("--transports", default="frames,stream-tcp,stream-unix")
+    ap.add_argument("--transports", default="frames,stream-tcp,stream-unix,zstd,zstd-compressible",
+                    help="Arktos transports; zstd = compressed frames of the random array, "
+                         "zstd-compressible = of an array of small repeating integers (Go side only)")
     ap.add_argument("--out", default=str(HERE / "out"))
     args = ap.parse_args()
     sizes = [1, 8, 64] if args.quick else [1, 8, 64, 256, 1024]
@@ -212,7 +214,8 @@ def main() -> None:
                 if "python" in args.langs:
                     records += pybench.run(url=url, arktos_pid=server.pid, bench_pid=bench.pid, raw_tcp=ready["tcp"],
                                            raw_unix=ready["unix"], flight=ready["flight"], dtype=dtype, nbytes=nbytes,
-                                           trials=trials, transports=args.transports.split(","))
+                                           trials=trials, transports=[t for t in args.transports.split(",")
+                                                                      if not t.startswith("zstd")])
         meta["loadavg_after"] = Path("/proc/loadavg").read_text().split()[0]
         meta["ref_after_ms"] = reference_kernel() * 1e3
     finally:

@@ -86,6 +86,8 @@ func main() {
 			opts = append(opts, client.WithTransport(client.TransportFrames))
 		case "stream-tcp", "stream-unix":
 			opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(transport, "stream-")))
+		case "zstd", "zstd-compressible":
+			opts = append(opts, client.WithCompression("zstd"))
 		}
 		c, err := client.Dial(ctx, *url, opts...)
 		if err != nil {
@@ -132,8 +134,18 @@ func main() {
 			up, down := rawMethods(network, addr, srcBytes)
 			ms = append(ms, method{"raw", network, up, down, nil})
 		case "arktos":
+			// Compressible data (small repeating integers, as codes and
+			// counts are) shows where zstd pays; src itself is random.
+			compressible := make([]int64, len(src))
+			for i := range compressible {
+				compressible[i] = int64(i % 1000)
+			}
 			for _, tr := range strings.Split(*transports, ",") {
-				up, down, into := arktosMethods(ctx, dial(tr), src)
+				data := src
+				if tr == "zstd-compressible" {
+					data = compressible
+				}
+				up, down, into := arktosMethods(ctx, dial(tr), data)
 				ms = append(ms, method{"arktos", tr, up, down, into})
 			}
 		case "flight":

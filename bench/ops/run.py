@@ -1,0 +1,109 @@
+"""Server-side operation time against single-threaded numpy.
+
+    .venv/bin/python bench/ops/run.py [--sizes 1e7,1e8] [--trials 7] [--workers N]
+
+Starts bin/arktos-server (build it first: go build -o bin/arktos-server
+./cmd/arktos-server) on a free loopback port, uploads the inputs once, then
+times each operation's request round trip (the reply is a few hundred bytes;
+results stay on the server and are deleted between trials) and the same
+operation in numpy in this process. Prints p50/p90 of each and the ratio
+numpy p50 / arktos p50 (above 1: arktos is faster) as a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python" / "src"))
+import arktos as ak  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.array(xs), q))
+
+
+def timeit(f, trials: int, cleanup=None) -> list[float]:
+    out = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        r = f()
+        out.append(time.perf_counter() - t0)
+        if cleanup:
+            cleanup(r)
+        del r
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1e7,1e8")
+    ap.add_argument("--trials", type=int, default=7)
+    ap.add_argument("--workers", default=str(os.cpu_count()))
+    args = ap.parse_args()
+    url = f"tcp://127.0.0.1:{free_port()}"
+    server = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers",
+                               args.workers, "--log-level", "warn"])
+    try:
+        time.sleep(0.5)
+        conn = ak.Connection(url, timeout=600)
+        print(f"setup: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+              f"server --workers {args.workers}, numpy {np.__version__} (single-threaded for these ops), "
+              f"loopback tcp, {args.trials} trials; times in ms")
+        print()
+        print("| op | n | arktos p50 | arktos p90 | numpy p50 | numpy p90 | numpy/arktos (p50) | arktos allocates |")
+        print("|---|---|---|---|---|---|---|---|")
+        rng = np.random.default_rng(0)
+        for n in [int(float(s)) for s in args.sizes.split(",")]:
+            x = rng.integers(0, 2**32, n)
+            y = rng.integers(0, 2**32, n)
+            f = rng.normal(size=n)
+            idx = rng.integers(0, n, n)
+            px, py, pf, pidx = conn.array(x), conn.array(y), conn.array(f), conn.array(idx)
+            drop = lambda r: r.delete()  # noqa: E731
+            cases = [
+                ("add int64", lambda: px + py, lambda: x + y, drop, "output (8 B/elem)"),
+                ("sum int64", lambda: px.sum(), lambda: x.sum(), None, "nothing"),
+                ("sum float64", lambda: pf.sum(), lambda: f.sum(), None, "n/8192 partial sums"),
+                ("gather int64", lambda: px[pidx], lambda: x[idx], drop, "output (8 B/elem)"),
+                ("argsort int64 (<2^32)", lambda: px.argsort(), lambda: np.argsort(x), drop,
+                 "output 8 + scratch 24 B/elem"),
+                ("argsort int64 vs numpy stable", lambda: px.argsort(), lambda: np.argsort(x, kind="stable"),
+                 drop, "output 8 + scratch 24 B/elem"),
+                ("sort float64", lambda: ak.sort(pf), lambda: np.sort(f), drop,
+                 "output 8 + scratch 32 B/elem"),
+            ]
+            for name, ours, theirs, cleanup, alloc in cases:
+                trials = args.trials
+                t_ours = timeit(ours, trials, cleanup)
+                t_np = timeit(theirs, trials)
+                ratio = pct(t_np, 50) / pct(t_ours, 50)
+                print(f"| {name} | {n:.0e} | {1e3 * pct(t_ours, 50):.1f} | {1e3 * pct(t_ours, 90):.1f} | "
+                      f"{1e3 * pct(t_np, 50):.1f} | {1e3 * pct(t_np, 90):.1f} | {ratio:.2f}x | {alloc} |",
+                      flush=True)
+            for p in (px, py, pf, pidx):
+                p.delete()
+            del x, y, f, idx
+        conn.close()
+    finally:
+        server.kill()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
