@@ -34,6 +34,7 @@ __all__ = [
     "MalformedRequestError",
     "MissingArgumentError",
     "NameInUseError",
+    "OverflowArktosError",
     "OutOfMemoryError",
     "PayloadLengthError",
     "ShuttingDownError",
@@ -72,6 +73,7 @@ REGISTRY: tuple[ErrorSpec, ...] = (
     ErrorSpec(16, "INDEX_OUT_OF_RANGE", "IndexError", "an index or range lies outside the array"),
     ErrorSpec(17, "INVALID_DATA", "ValueError", "payload bytes are not valid for the dtype (e.g. a bool byte other than 0 or 1)"),
     ErrorSpec(18, "SHUTTING_DOWN", "ConnectionError", "the server is shutting down and takes no new work"),
+    ErrorSpec(19, "OVERFLOW", "OverflowError", "a Python integer does not fit the dtype an operation converts it to (numpy 2 raises OverflowError)"),
 )
 
 _SPEC_BY_NAME: dict[str, ErrorSpec] = {spec.name: spec for spec in REGISTRY}
@@ -233,3 +235,9 @@ class ShuttingDownError(ArktosError, ConnectionError):
     """SHUTTING_DOWN: the server is shutting down."""
 
     registry_name = "SHUTTING_DOWN"
+
+
+class OverflowArktosError(ArktosError, OverflowError):
+    """OVERFLOW: a Python integer does not fit the dtype of the operation."""
+
+    registry_name = "OVERFLOW"
