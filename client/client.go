@@ -421,25 +421,8 @@ func asString(v any) string {
 	return s
 }
 
-// asInt reads any msgpack integer (the decoder picks the narrowest type).
+// asInt reads any msgpack integer; 0 for anything else.
 func asInt(v any) int64 {
-	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		return int64(x)
-	}
-	return 0
+	i, _ := transfer.AsInt(v)
+	return i
 }

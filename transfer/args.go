@@ -69,9 +69,9 @@ func (a *Args) uint(key string, def uint64, required bool) uint64 {
 	if !ok {
 		return def
 	}
-	u, isUint := asUint(v)
+	u, isUint := AsUint(v)
 	if !isUint {
-		if i, isInt := asInt(v); isInt && a.err == nil {
+		if i, isInt := AsInt(v); isInt && a.err == nil {
 			a.err = Errorf(ArgumentValue, "argument '%s' of '%s' must be >= 0, got %d", key, a.cmd, i)
 			return def
 		}
@@ -171,10 +171,10 @@ func (a *Args) OptScalar(key string) (any, bool) {
 	case bool, float32, float64:
 		return v, true
 	}
-	if _, isInt := asInt(v); isInt {
+	if _, isInt := AsInt(v); isInt {
 		return v, true
 	}
-	if _, isUint := asUint(v); isUint {
+	if _, isUint := AsUint(v); isUint {
 		return v, true
 	}
 	a.typeErr(key, "a number or bool", v)
@@ -198,7 +198,7 @@ func (a *Args) int(key string, def int64, required bool) int64 {
 	if !ok {
 		return def
 	}
-	i, isInt := asInt(v)
+	i, isInt := AsInt(v)
 	if !isInt {
 		a.typeErr(key, "an integer between -2^63 and 2^63-1", v)
 		return def
@@ -219,10 +219,10 @@ func (a *Args) OptFloat(key string, def float64) float64 {
 	case float32:
 		return float64(x)
 	}
-	if i, isInt := asInt(v); isInt {
+	if i, isInt := AsInt(v); isInt {
 		return float64(i)
 	}
-	if u, isUint := asUint(v); isUint {
+	if u, isUint := AsUint(v); isUint {
 		return float64(u)
 	}
 	a.typeErr(key, "a number", v)

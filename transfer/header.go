@@ -114,7 +114,7 @@ func DecodeRequest(b []byte) (*Request, error) {
 	}
 	r := &Request{}
 	if id, ok := m["id"]; ok {
-		if u, ok := asUint(id); ok {
+		if u, ok := AsUint(id); ok {
 			r.ID = u
 		} else {
 			return r, Errorf(MalformedRequest, "request header key 'id' must be an unsigned integer, got %s", typeName(id))
@@ -133,7 +133,7 @@ func DecodeRequest(b []byte) (*Request, error) {
 	if !ok {
 		return r, Errorf(MalformedRequest, "request header has no 'v' (protocol version, %d)", Version)
 	}
-	if r.V, ok = asInt(v); !ok {
+	if r.V, ok = AsInt(v); !ok {
 		return r, Errorf(MalformedRequest, "request header key 'v' must be an integer, got %s", typeName(v))
 	}
 	if tok, ok := m["token"]; ok {
@@ -167,16 +167,16 @@ func DecodeReply(b []byte) (*Reply, error) {
 	}
 	r := &Reply{}
 	var ok bool
-	if r.V, ok = asInt(m["v"]); !ok {
+	if r.V, ok = AsInt(m["v"]); !ok {
 		return nil, fmt.Errorf("transfer: reply header 'v' is %s, want an integer", typeName(m["v"]))
 	}
-	if r.ID, ok = asUint(m["id"]); !ok {
+	if r.ID, ok = AsUint(m["id"]); !ok {
 		return nil, fmt.Errorf("transfer: reply header 'id' is %s, want an unsigned integer", typeName(m["id"]))
 	}
-	if r.Status, ok = asInt(m["status"]); !ok {
+	if r.Status, ok = AsInt(m["status"]); !ok {
 		return nil, fmt.Errorf("transfer: reply header 'status' is %s, want an integer", typeName(m["status"]))
 	}
-	code, ok := asUint(m["code"])
+	code, ok := AsUint(m["code"])
 	if !ok || code > 0xffff {
 		return nil, fmt.Errorf("transfer: reply header 'code' is %s, want a small unsigned integer", typeName(m["code"]))
 	}
@@ -201,8 +201,9 @@ func (r *Reply) Err() error {
 	return &Error{Code: r.Code, Message: r.Message}
 }
 
-// asInt converts any msgpack integer to int64.
-func asInt(v any) (int64, bool) {
+// AsInt converts any msgpack integer (the decoder picks the narrowest type)
+// to int64; false for anything else and for uint64 values above MaxInt64.
+func AsInt(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int64(x), true
@@ -226,12 +227,12 @@ func asInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// asUint converts any non-negative msgpack integer to uint64.
-func asUint(v any) (uint64, bool) {
+// AsUint converts any non-negative msgpack integer to uint64.
+func AsUint(v any) (uint64, bool) {
 	if x, ok := v.(uint64); ok {
 		return x, true
 	}
-	if i, ok := asInt(v); ok && i >= 0 {
+	if i, ok := AsInt(v); ok && i >= 0 {
 		return uint64(i), true
 	}
 	return 0, false
@@ -255,10 +256,10 @@ func typeName(v any) string {
 	case map[string]any, map[any]any:
 		return "map"
 	}
-	if _, ok := asInt(v); ok {
+	if _, ok := AsInt(v); ok {
 		return "int"
 	}
-	if _, ok := asUint(v); ok {
+	if _, ok := AsUint(v); ok {
 		return "int"
 	}
 	return fmt.Sprintf("%T", v)

@@ -67,10 +67,10 @@ func fromJSON(v any) any {
 // normal maps every integer to its decimal string so values decoded from
 // msgpack (int8, uint16, ...) compare equal to values read from JSON.
 func normal(v any) any {
-	if i, ok := asInt(v); ok {
+	if i, ok := AsInt(v); ok {
 		return strconv.FormatInt(i, 10)
 	}
-	if u, ok := asUint(v); ok {
+	if u, ok := AsUint(v); ok {
 		return strconv.FormatUint(u, 10)
 	}
 	switch x := v.(type) {
