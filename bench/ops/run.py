@@ -1,6 +1,6 @@
 """Server-side operation time against single-threaded numpy.
 
-    .venv/bin/python bench/ops/run.py [--sizes 1e7,1e8] [--trials 7] [--workers N]
+    .venv/bin/python bench/ops/run.py [--sizes 1e7,1e8] [--trials 7] [--workers N] [--only add,sum]
 
 Starts bin/arktos-server (build it first: go build -o bin/arktos-server
 ./cmd/arktos-server) on a free loopback port, uploads the inputs once, then
@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e7,1e8")
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--workers", default=str(os.cpu_count()))
+    ap.add_argument("--only", default="", help="comma-separated substrings of op names to run")
     args = ap.parse_args()
     url = f"tcp://127.0.0.1:{free_port()}"
     server = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers",
@@ -88,7 +89,10 @@ def main() -> None:
                 ("sort float64", lambda: ak.sort(pf), lambda: np.sort(f), drop,
                  "output 8 + scratch 32 B/elem"),
             ]
+            wanted = [w for w in args.only.split(",") if w]
             for name, ours, theirs, cleanup, alloc in cases:
+                if wanted and not any(w in name for w in wanted):
+                    continue
                 trials = args.trials
                 t_ours = timeit(ours, trials, cleanup)
                 t_np = timeit(theirs, trials)

@@ -171,3 +171,145 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
 
     def __str__(self) -> str:
         return self._format(str)
+
+    # -- operations (arktos._ops; docs/operations.md) ---------------------
+
+    #: numpy must not turn ``ndarray + pdarray`` into a download: it defers
+    #: to the pdarray's reflected operator instead.
+    __array_ufunc__ = None
+    #: Comparisons return pdarrays, so hashing falls back to identity.
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self[0])
+
+    def __getitem__(self, key: Any) -> Any:
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _ops.setitem(self, key, value)
+
+    def __neg__(self) -> pdarray:
+        return _ops.unop("neg", self)
+
+    def __pos__(self) -> pdarray:
+        return _ops.astype(self, self.dtype)
+
+    def __abs__(self) -> pdarray:
+        return _ops.unop("abs", self)
+
+    def __invert__(self) -> pdarray:
+        return _ops.unop("invert", self)
+
+    def astype(self, dtype: DTypeLike) -> pdarray:
+        """A copy cast to `dtype` (numpy's unsafe casting)."""
+        return _ops.astype(self, dtype)
+
+    def copy(self) -> pdarray:
+        """A copy on the server."""
+        return _ops.astype(self, self.dtype)
+
+    def sum(self) -> Any:
+        """Sum of the elements (see ak.sum)."""
+        return _ops.sum(self)
+
+    def prod(self) -> Any:
+        """Product of the elements (see ak.prod)."""
+        return _ops.prod(self)
+
+    def min(self) -> Any:
+        """Smallest element (see ak.min)."""
+        return _ops.min(self)
+
+    def max(self) -> Any:
+        """Largest element (see ak.max)."""
+        return _ops.max(self)
+
+    def mean(self) -> Any:
+        """Mean (see ak.mean)."""
+        return _ops.mean(self)
+
+    def var(self, ddof: float = 0) -> Any:
+        """Variance (see ak.var)."""
+        return _ops.var(self, ddof)
+
+    def std(self, ddof: float = 0) -> Any:
+        """Standard deviation (see ak.std)."""
+        return _ops.std(self, ddof)
+
+    def argmin(self) -> Any:
+        """Index of the first smallest element."""
+        return _ops.argmin(self)
+
+    def argmax(self) -> Any:
+        """Index of the first largest element."""
+        return _ops.argmax(self)
+
+    def any(self) -> Any:
+        """True if any element is nonzero."""
+        return _ops.any(self)
+
+    def all(self) -> Any:
+        """True if every element is nonzero."""
+        return _ops.all(self)
+
+    def cumsum(self) -> pdarray:
+        """Cumulative sum (see ak.cumsum)."""
+        return _ops.cumsum(self)
+
+    def cumprod(self) -> pdarray:
+        """Cumulative product (see ak.cumprod)."""
+        return _ops.cumprod(self)
+
+    def argsort(self) -> pdarray:
+        """Stable sorting permutation (see ak.argsort)."""
+        return _ops.argsort(self)
+
+    def clip(self, a_min: Any, a_max: Any) -> pdarray:
+        """np.clip (see ak.clip)."""
+        return _ops.clip(self, a_min, a_max)
+
+    def round(self, decimals: int = 0) -> pdarray:
+        """Round half to even (see ak.round)."""
+        return _ops.round(self, decimals)
+
+
+def _binary_methods(symbol: str) -> tuple[Callable[..., Any], ...]:
+    def forward(self: pdarray, other: Any) -> Any:
+        if not _ops._supported(other):
+            return NotImplemented
+        return _ops.binop(symbol, self, other)
+
+    def reflected(self: pdarray, other: Any) -> Any:
+        if not _ops._supported(other):
+            return NotImplemented
+        return _ops.binop(symbol, other, self)
+
+    def inplace(self: pdarray, other: Any) -> Any:
+        if not _ops._supported(other):
+            return NotImplemented
+        return _ops.binop(symbol, self, other, out=self)
+
+    return forward, reflected, inplace
+
+
+def _install_operators() -> None:
+    for name, symbol in _ops.BINARY_OPERATORS.items():
+        forward, reflected, inplace = _binary_methods(symbol)
+        for prefix, method in (("", forward), ("r", reflected), ("i", inplace)):
+            method.__name__ = method.__qualname__ = f"__{prefix}{name}__"
+            method.__doc__ = f"``{symbol}`` on the server (numpy 2 promotion, NEP 50 scalars)."
+            setattr(pdarray, method.__name__, method)
+    for name, symbol in _ops.COMPARISONS.items():
+        forward = _binary_methods(symbol)[0]
+        forward.__name__ = forward.__qualname__ = f"__{name}__"
+        forward.__doc__ = f"``{symbol}``, elementwise: a bool pdarray."
+        setattr(pdarray, forward.__name__, forward)
+
+
+from . import _ops  # noqa: E402 -- _ops imports pdarray from this module
+
+_install_operators()

@@ -1,0 +1,686 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// Operand is one input of an elementwise operation: an array, or a scalar
+// broadcast to the other operand's length.
+type Operand struct {
+	Arr *pdarray.Array // nil for a scalar
+	Sc  Scalar
+}
+
+// ArrayOperand wraps an array.
+func ArrayOperand(a *pdarray.Array) Operand { return Operand{Arr: a} }
+
+// ScalarOperand wraps a scalar.
+func ScalarOperand(s Scalar) Operand { return Operand{Sc: s} }
+
+func (o Operand) dtype() pdarray.DType {
+	if o.Arr != nil {
+		return o.Arr.DType()
+	}
+	return o.Sc.DType
+}
+
+// strongDType is the operand's dtype, or Invalid for a weak scalar.
+func (o Operand) strongDType() pdarray.DType { return o.dtype() }
+
+// BinOps lists the binary operators Binary accepts.
+var BinOps = []string{"+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "maximum", "minimum"}
+
+func isCompare(op string) bool {
+	switch op {
+	case "<", "<=", ">", ">=", "==", "!=":
+		return true
+	}
+	return false
+}
+
+// binPlan is a resolved binary operation: the loop's input and output dtypes,
+// its kernel, and the scalar operands converted to the input dtypes.
+type binPlan struct {
+	inA, inB, out pdarray.DType
+	kern          func(d, a, b []byte)
+	sa, sb        []byte // scalar bytes in inA / inB, nil for arrays
+	constant      int    // -1, or the constant bool result (0/1) of a comparison with an out-of-range Python int
+}
+
+// commonDType applies numpy 2 promotion, with NEP 50 for weak scalars.
+func commonDType(a, b Operand) pdarray.DType {
+	da, db := a.strongDType(), b.strongDType()
+	switch {
+	case da.Valid() && db.Valid():
+		return Promote(da, db)
+	case da.Valid():
+		return scalarWith(b.Sc, da)
+	case db.Valid():
+		return scalarWith(a.Sc, db)
+	}
+	return Promote(a.Sc.DefaultDType(), b.Sc.DefaultDType())
+}
+
+// ResolveBinary returns the dtype of op(a, b), or a type error as numpy gives.
+func ResolveBinary(op string, a, b Operand) (pdarray.DType, error) {
+	p, err := planBinary(op, a, b)
+	if err != nil {
+		return pdarray.Invalid, err
+	}
+	return p.out, nil
+}
+
+func planBinary(op string, a, b Operand) (*binPlan, error) {
+	c := commonDType(a, b)
+	p := &binPlan{inA: c, inB: c, out: c, constant: -1}
+	kc := Kind(c)
+	unsupported := func() error {
+		return errorf(ErrType, "operator '%s' is not supported for the input types (%v, %v); numpy raises the same error", op, describe(a), describe(b))
+	}
+	switch op {
+	case "+", "*", "maximum", "minimum":
+	case "-":
+		if kc == 'b' {
+			return nil, errorf(ErrType, "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
+		}
+	case "/":
+		if kc != 'f' {
+			p.inA, p.inB, p.out = dF64, dF64, dF64
+		}
+	case "//", "%", "**":
+		if kc == 'b' {
+			p.inA, p.inB, p.out = dI8, dI8, dI8
+		}
+	case "<", "<=", ">", ">=", "==", "!=":
+		p.out = dBool
+		da, db := a.strongDType(), b.strongDType()
+		if c == dF64 && isInt(da) && isInt(db) {
+			// int64 against uint64: numpy compares exactly (loops qQ and Qq).
+			p.inA, p.inB = wideInt(da), wideInt(db)
+		}
+	case "&", "|", "^":
+		if kc == 'f' {
+			return nil, unsupported()
+		}
+	case "<<", ">>":
+		if kc == 'f' {
+			return nil, unsupported()
+		}
+		if kc == 'b' {
+			p.inA, p.inB, p.out = dI8, dI8, dI8
+		}
+	default:
+		return nil, errorf(ErrValue, "unknown binary operator '%s'; operators are %v", op, BinOps)
+	}
+	if a.Arr == nil && !a.Sc.Weak() {
+		a.Sc.DType = pdarray.Invalid // strong: value already fits its dtype; convert like a weak one
+	}
+	if b.Arr == nil && !b.Sc.Weak() {
+		b.Sc.DType = pdarray.Invalid
+	}
+	for _, side := range []struct {
+		o, other Operand
+		in       pdarray.DType
+		sb       *[]byte
+		rv       bool
+	}{{a, b, p.inA, &p.sa, false}, {b, a, p.inB, &p.sb, true}} {
+		if side.o.Arr != nil {
+			continue
+		}
+		s := side.o.Sc
+		if err := checkFits(s, side.in); err != nil {
+			// numpy 2 compares an integer array with any Python int exactly.
+			if !isCompare(op) || !isInt(side.other.dtype()) {
+				return nil, err
+			}
+			p.constant = outOfRangeCompare(op, s, side.rv)
+		}
+		*side.sb = ScalarBytes(s, side.in)
+	}
+	p.kern = binKernel(op, p.inA, p.inB)
+	if p.kern == nil {
+		return nil, unsupported()
+	}
+	return p, nil
+}
+
+func describe(o Operand) string {
+	if o.Arr != nil {
+		return o.Arr.DType().String()
+	}
+	if o.Sc.Weak() {
+		return map[byte]string{'b': "Python bool", 'i': "Python int", 'u': "Python int", 'f': "Python float"}[o.Sc.K]
+	}
+	return o.Sc.DType.String() + " scalar"
+}
+
+func wideInt(d pdarray.DType) pdarray.DType {
+	if Kind(d) == 'u' {
+		return dU64
+	}
+	return dI64
+}
+
+// outOfRangeCompare is the result of comparing any array element with a
+// Python int beyond the array's dtype (numpy 2 compares such ints exactly).
+// scalarRight is true for `array op s`.
+func outOfRangeCompare(op string, s Scalar, scalarRight bool) int {
+	big := s.K == 'u' || s.I > 0 // the scalar is above every element
+	if !scalarRight {
+		op = map[string]string{"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}[op]
+	}
+	var r bool
+	switch op {
+	case "<", "<=":
+		r = big
+	case ">", ">=":
+		r = !big
+	case "==":
+		r = false
+	case "!=":
+		r = true
+	}
+	if r {
+		return 1
+	}
+	return 0
+}
+
+// Binary computes op(a, b) into out, which has n elements and the dtype
+// ResolveBinary gave, or is an existing array for an in-place operation
+// (out may be a itself; the caller checks the same_kind cast).
+func Binary(env Env, op string, a, b Operand, out *pdarray.Array) error {
+	p, err := planBinary(op, a, b)
+	if err != nil {
+		return err
+	}
+	n := out.Len()
+	if p.constant >= 0 {
+		fillBytes(env, out, []byte{byte(p.constant)})
+		return nil
+	}
+	if op == "**" && Kind(p.inB) == 'i' && hasNegative(b) {
+		return errorf(ErrValue, "Integers to negative integer powers are not allowed.")
+	}
+	od, ls, os := out.DType(), p.out.Size(), out.DType().Size()
+	dst := out.Bytes()
+	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+		var bufA, bufB, bufO []byte
+		if a.Arr == nil || a.Arr.DType() != p.inA {
+			bufA = alignedBuf(chunk * p.inA.Size())
+			if a.Arr == nil {
+				repeat(bufA, p.sa)
+			}
+		}
+		if b.Arr == nil || b.Arr.DType() != p.inB {
+			bufB = alignedBuf(chunk * p.inB.Size())
+			if b.Arr == nil {
+				repeat(bufB, p.sb)
+			}
+		}
+		if od != p.out {
+			bufO = alignedBuf(chunk * ls)
+		}
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			av := load(a, p.inA, c, e, bufA)
+			bv := load(b, p.inB, c, e, bufB)
+			if bufO == nil {
+				p.kern(dst[c*os:e*os], av, bv)
+			} else {
+				p.kern(bufO[:(e-c)*ls], av, bv)
+				castBytes(od, dst[c*os:e*os], p.out, bufO[:(e-c)*ls])
+			}
+		}
+	})
+	return nil
+}
+
+// load returns elements [lo, hi) of o in dtype d: the array's own bytes
+// when it already has dtype d, else a cast into buf (or buf itself, already
+// filled, for a scalar).
+func load(o Operand, d pdarray.DType, lo, hi int, buf []byte) []byte {
+	sz := d.Size()
+	if o.Arr == nil {
+		return buf[:(hi-lo)*sz]
+	}
+	ad := o.Arr.DType()
+	as := ad.Size()
+	if ad == d {
+		return o.Arr.Bytes()[lo*as : hi*as]
+	}
+	castBytes(d, buf[:(hi-lo)*sz], ad, o.Arr.Bytes()[lo*as:hi*as])
+	return buf[:(hi-lo)*sz]
+}
+
+// repeat fills buf with copies of elem.
+func repeat(buf, elem []byte) {
+	if len(elem) == 0 {
+		return
+	}
+	n := copy(buf, elem)
+	for n < len(buf) {
+		n += copy(buf[n:], buf[:n])
+	}
+}
+
+// fillBytes sets every element of out to the element bytes elem.
+func fillBytes(env Env, out *pdarray.Array, elem []byte) {
+	sz := len(elem)
+	dst := out.Bytes()
+	zero := true
+	for _, b := range elem {
+		zero = zero && b == 0
+	}
+	parallel(env.workers(), out.Len(), chunk, func(_, lo, hi int) {
+		d := dst[lo*sz : hi*sz]
+		if zero {
+			clear(d)
+			return
+		}
+		repeat(d, elem)
+	})
+}
+
+func hasNegative(o Operand) bool {
+	if o.Arr == nil {
+		return o.Sc.K == 'i' && o.Sc.I < 0
+	}
+	switch o.Arr.DType() {
+	case dI8:
+		return anyNeg(pdarray.View[int8](o.Arr))
+	case dI16:
+		return anyNeg(pdarray.View[int16](o.Arr))
+	case dI32:
+		return anyNeg(pdarray.View[int32](o.Arr))
+	case dI64:
+		return anyNeg(pdarray.View[int64](o.Arr))
+	}
+	return false
+}
+
+func anyNeg[T Signed](x []T) bool {
+	for _, v := range x {
+		if v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- kernels ----------------------------------------------------------
+
+type loop[T, O pdarray.Element] func(d []O, a, b []T)
+
+func (f loop[T, O]) bytes() func(d, a, b []byte) {
+	return func(d, a, b []byte) {
+		f(pdarray.BytesAs[O](d), pdarray.BytesAs[T](a), pdarray.BytesAs[T](b))
+	}
+}
+
+func binKernel(op string, inA, inB pdarray.DType) func(d, a, b []byte) {
+	if inA != inB {
+		if inA == dI64 && inB == dU64 {
+			return cmpIU(op, false)
+		}
+		if inA == dU64 && inB == dI64 {
+			return cmpIU(op, true)
+		}
+		return nil
+	}
+	switch inA {
+	case dBool:
+		switch op {
+		case "+", "|", "maximum":
+			return loop[uint8, uint8](orLoop[uint8]).bytes()
+		case "*", "&", "minimum":
+			return loop[uint8, uint8](andLoop[uint8]).bytes()
+		case "^":
+			return loop[uint8, uint8](xorLoop[uint8]).bytes()
+		}
+		return numKernel[uint8](op)
+	case dI8:
+		return intKernel[int8](op)
+	case dI16:
+		return intKernel[int16](op)
+	case dI32:
+		return intKernel[int32](op)
+	case dI64:
+		return intKernel[int64](op)
+	case dU8:
+		return intKernel[uint8](op)
+	case dU16:
+		return intKernel[uint16](op)
+	case dU32:
+		return intKernel[uint32](op)
+	case dU64:
+		return intKernel[uint64](op)
+	case dF32:
+		return floatKernel[float32](op)
+	case dF64:
+		return floatKernel[float64](op)
+	}
+	return nil
+}
+
+// numKernel has the operators that mean the same for every number type.
+func numKernel[T Number](op string) func(d, a, b []byte) {
+	switch op {
+	case "+":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] + b[i]
+			}
+		}).bytes()
+	case "-":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] - b[i]
+			}
+		}).bytes()
+	case "*":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] * b[i]
+			}
+		}).bytes()
+	case "<":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] < b[i])
+			}
+		}).bytes()
+	case "<=":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] <= b[i])
+			}
+		}).bytes()
+	case ">":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] > b[i])
+			}
+		}).bytes()
+	case ">=":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] >= b[i])
+			}
+		}).bytes()
+	case "==":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] == b[i])
+			}
+		}).bytes()
+	case "!=":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] != b[i])
+			}
+		}).bytes()
+	case "maximum":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x >= y || x != x {
+					d[i] = x
+				} else {
+					d[i] = y
+				}
+			}
+		}).bytes()
+	case "minimum":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x <= y || x != x {
+					d[i] = x
+				} else {
+					d[i] = y
+				}
+			}
+		}).bytes()
+	}
+	return nil
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func orLoop[T Integer](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] | b[i]
+	}
+}
+
+func andLoop[T Integer](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] & b[i]
+	}
+}
+
+func xorLoop[T Integer](d, a, b []T) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] ^ b[i]
+	}
+}
+
+func intKernel[T Integer](op string) func(d, a, b []byte) {
+	switch op {
+	case "&":
+		return loop[T, T](andLoop[T]).bytes()
+	case "|":
+		return loop[T, T](orLoop[T]).bytes()
+	case "^":
+		return loop[T, T](xorLoop[T]).bytes()
+	case "<<":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] << uint64(b[i]) // a count >= the width (or negative) gives 0, as numpy
+			}
+		}).bytes()
+	case ">>":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] >> uint64(b[i]) // sign fill past the width, as numpy
+			}
+		}).bytes()
+	case "//":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if y == 0 {
+					d[i] = 0 // numpy: 0 with a divide-by-zero warning
+					continue
+				}
+				q := x / y // MinInt / -1 wraps to MinInt, as numpy
+				if (x%y != 0) && ((x < 0) != (y < 0)) {
+					q--
+				}
+				d[i] = q
+			}
+		}).bytes()
+	case "%":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if y == 0 {
+					d[i] = 0
+					continue
+				}
+				r := x % y
+				if r != 0 && ((r < 0) != (y < 0)) {
+					r += y
+				}
+				d[i] = r
+			}
+		}).bytes()
+	case "**":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = ipow(a[i], uint64(b[i]))
+			}
+		}).bytes()
+	}
+	return numKernel[T](op)
+}
+
+// ipow is numpy's integer power by squaring (wrapping); e >= 0.
+func ipow[T Integer](base T, e uint64) T {
+	if e == 0 || base == 1 {
+		return 1
+	}
+	out := T(1)
+	if e&1 != 0 {
+		out = base
+	}
+	e >>= 1
+	for e > 0 {
+		base *= base
+		if e&1 != 0 {
+			out *= base
+		}
+		e >>= 1
+	}
+	return out
+}
+
+func floatKernel[T Float](op string) func(d, a, b []byte) {
+	switch op {
+	case "/":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] / b[i]
+			}
+		}).bytes()
+	case "//":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = floorDiv(a[i], b[i])
+			}
+		}).bytes()
+	case "%":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = fmodPy(a[i], b[i])
+			}
+		}).bytes()
+	case "**":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+			}
+		}).bytes()
+	}
+	return numKernel[T](op)
+}
+
+// divmod is numpy's npy_divmod: Python's floor division and remainder.
+func divmod[T Float](a, b T) (T, T) {
+	mod := T(math.Mod(float64(a), float64(b))) // fmod is exact, so float32 loses nothing
+	if b == 0 {
+		return a / b, mod
+	}
+	div := (a - mod) / b
+	if mod != 0 {
+		if (b < 0) != (mod < 0) {
+			mod += b
+			div -= 1
+		}
+	} else {
+		mod = T(math.Copysign(0, float64(b)))
+	}
+	var fl T
+	if div != 0 {
+		fl = T(math.Floor(float64(div)))
+		if div-fl > 0.5 {
+			fl += 1
+		}
+	} else {
+		fl = T(math.Copysign(0, float64(a/b)))
+	}
+	return fl, mod
+}
+
+func floorDiv[T Float](a, b T) T {
+	if b == 0 {
+		return a / b
+	}
+	q, _ := divmod(a, b)
+	return q
+}
+
+func fmodPy[T Float](a, b T) T {
+	if b == 0 {
+		return T(math.Mod(float64(a), float64(b)))
+	}
+	_, m := divmod(a, b)
+	return m
+}
+
+// cmpIU compares int64 with uint64 exactly (swap: uint64 with int64).
+func cmpIU(op string, swap bool) func(d, a, b []byte) {
+	// cmp returns -1, 0, 1 for s ? u.
+	cmp := func(s int64, u uint64) int {
+		if s < 0 || uint64(s) < u {
+			return -1
+		}
+		if uint64(s) == u {
+			return 0
+		}
+		return 1
+	}
+	test := map[string]func(int) bool{
+		"<": func(c int) bool { return c < 0 }, "<=": func(c int) bool { return c <= 0 },
+		">": func(c int) bool { return c > 0 }, ">=": func(c int) bool { return c >= 0 },
+		"==": func(c int) bool { return c == 0 }, "!=": func(c int) bool { return c != 0 },
+	}[op]
+	if test == nil {
+		return nil
+	}
+	return func(d, a, b []byte) {
+		dv := pdarray.BytesAs[uint8](d)
+		if !swap {
+			s, u := pdarray.BytesAs[int64](a), pdarray.BytesAs[uint64](b)
+			for i := range dv {
+				dv[i] = b2u(test(cmp(s[i], u[i])))
+			}
+			return
+		}
+		u, s := pdarray.BytesAs[uint64](a), pdarray.BytesAs[int64](b)
+		for i := range dv {
+			dv[i] = b2u(test(-cmp(s[i], u[i])))
+		}
+	}
+}

@@ -1,0 +1,448 @@
+package ops
+
+import (
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+type word interface {
+	uint8 | uint16 | uint32 | uint64
+}
+
+// words views a's buffer as unsigned words of its element size: kernels
+// that only move elements need not know their type.
+func words[W word](a *pdarray.Array) []W { return pdarray.BytesAs[W](a.Bytes()) }
+
+// NormIndex turns a Python-style index into [0, n), or fails with numpy's
+// IndexError message.
+func NormIndex(i int64, n int) (int, error) {
+	j := i
+	if j < 0 {
+		j += int64(n)
+	}
+	if j < 0 || j >= int64(n) {
+		return 0, errorf(ErrIndex, "index %d is out of bounds for axis 0 with size %d", i, n)
+	}
+	return int(j), nil
+}
+
+// SliceLen is len(range(start, stop, step)) for normalised slice bounds.
+func SliceLen(start, stop, step int64) int {
+	switch {
+	case step > 0 && start < stop:
+		return int((stop - start + step - 1) / step)
+	case step < 0 && start > stop:
+		return int((start - stop - step - 1) / (-step))
+	}
+	return 0
+}
+
+// CheckSlice verifies that the n elements start, start+step, ... lie in [0, size).
+func CheckSlice(start, step int64, n, size int) error {
+	if step == 0 {
+		return errorf(ErrValue, "slice step cannot be zero")
+	}
+	if n == 0 {
+		return nil
+	}
+	last := start + int64(n-1)*step
+	if start < 0 || start >= int64(size) || last < 0 || last >= int64(size) {
+		return errorf(ErrIndex, "slice from %d with step %d and %d elements is out of bounds for axis 0 with size %d", start, step, n, size)
+	}
+	return nil
+}
+
+// Slice copies a[start + j*step] for j < len(out) into out (bounds checked
+// by CheckSlice).
+func Slice(env Env, a *pdarray.Array, start, step int64, out *pdarray.Array) {
+	switch a.DType().Size() {
+	case 1:
+		sliceW(env, words[uint8](a), start, step, words[uint8](out))
+	case 2:
+		sliceW(env, words[uint16](a), start, step, words[uint16](out))
+	case 4:
+		sliceW(env, words[uint32](a), start, step, words[uint32](out))
+	case 8:
+		sliceW(env, words[uint64](a), start, step, words[uint64](out))
+	}
+}
+
+func sliceW[W word](env Env, a []W, start, step int64, out []W) {
+	parallel(env.workers(), len(out), chunk, func(_, lo, hi int) {
+		if step == 1 {
+			copy(out[lo:hi], a[int(start)+lo:int(start)+hi])
+			return
+		}
+		p := start + int64(lo)*step
+		for j := lo; j < hi; j++ {
+			out[j] = a[p]
+			p += step
+		}
+	})
+}
+
+// SetSlice writes value (a scalar, or an array of len(range)) into
+// a[start + j*step] for j < n, in place.
+func SetSlice(env Env, a *pdarray.Array, start, step int64, n int, value Operand) error {
+	v, release, err := valueAs(env, value, a.DType(), n)
+	if err != nil {
+		return err
+	}
+	defer release()
+	switch a.DType().Size() {
+	case 1:
+		setSliceW(env, words[uint8](a), start, step, n, v)
+	case 2:
+		setSliceW(env, words[uint16](a), start, step, n, v)
+	case 4:
+		setSliceW(env, words[uint32](a), start, step, n, v)
+	case 8:
+		setSliceW(env, words[uint64](a), start, step, n, v)
+	}
+	return nil
+}
+
+// valueOf is a value operand in the target dtype: an array of matching
+// length, or one element to broadcast.
+type valueOf struct {
+	arr  []byte // nil for a scalar
+	elem []byte
+}
+
+func elems[W word](v valueOf) (arr []W, s W) {
+	if v.arr != nil {
+		return pdarray.BytesAs[W](v.arr), 0
+	}
+	return nil, pdarray.BytesAs[W](v.elem)[0]
+}
+
+// valueAs converts a value operand to dtype d: a scalar to one element (a
+// Python int must fit), an array of length want to d (cast into scratch
+// from env when its dtype differs).
+func valueAs(env Env, value Operand, d pdarray.DType, want int) (valueOf, func(), error) {
+	if value.Arr == nil {
+		if err := checkFits(value.Sc, d); err != nil {
+			return valueOf{}, nil, err
+		}
+		return valueOf{elem: ScalarBytes(value.Sc, d)}, func() {}, nil
+	}
+	if value.Arr.Len() != want {
+		return valueOf{}, nil, errorf(ErrValue, "cannot assign %d values to %d positions; give a scalar or exactly %d values", value.Arr.Len(), want, want)
+	}
+	if value.Arr.DType() == d {
+		return valueOf{arr: value.Arr.Bytes()}, func() {}, nil
+	}
+	tmp, err := env.Alloc(d, want)
+	if err != nil {
+		return valueOf{}, nil, err
+	}
+	AsType(env, value.Arr, tmp)
+	return valueOf{arr: tmp.Bytes()}, func() { env.free(tmp) }, nil
+}
+
+func setSliceW[W word](env Env, a []W, start, step int64, n int, v valueOf) {
+	arr, s := elems[W](v)
+	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+		p := start + int64(lo)*step
+		for j := lo; j < hi; j++ {
+			if arr != nil {
+				a[p] = arr[j]
+			} else {
+				a[p] = s
+			}
+			p += step
+		}
+	})
+}
+
+// CheckIndices verifies every index of idx (an integer array; negative
+// counts from the end) against length n; the error names the first bad
+// index and n.
+func CheckIndices(env Env, idx *pdarray.Array, n int) error {
+	switch idx.DType() {
+	case dI8:
+		return checkIdx(env, pdarray.View[int8](idx), n)
+	case dI16:
+		return checkIdx(env, pdarray.View[int16](idx), n)
+	case dI32:
+		return checkIdx(env, pdarray.View[int32](idx), n)
+	case dI64:
+		return checkIdx(env, pdarray.View[int64](idx), n)
+	case dU8:
+		return checkIdx(env, pdarray.View[uint8](idx), n)
+	case dU16:
+		return checkIdx(env, pdarray.View[uint16](idx), n)
+	case dU32:
+		return checkIdx(env, pdarray.View[uint32](idx), n)
+	case dU64:
+		return checkIdx(env, pdarray.View[uint64](idx), n)
+	}
+	return errorf(ErrType, "arrays used as indices must be of integer (or boolean) type, got %v", idx.DType())
+}
+
+func checkIdx[I Integer](env Env, idx []I, n int) error {
+	bad := make([]int, numWorkers(env.workers(), len(idx)))
+	for w := range bad {
+		bad[w] = -1
+	}
+	parallel(env.workers(), len(idx), 1, func(w, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			v := idx[j]
+			if v < 0 {
+				if int64(v) < -int64(n) {
+					bad[w] = j
+					return
+				}
+			} else if uint64(v) >= uint64(n) {
+				bad[w] = j
+				return
+			}
+		}
+	})
+	for _, j := range bad {
+		if j >= 0 {
+			return errorf(ErrIndex, "index %v is out of bounds for axis 0 with size %d", idx[j], n)
+		}
+	}
+	return nil
+}
+
+// Take gathers out[j] = a[idx[j]] (indices checked by CheckIndices).
+func Take(env Env, a, idx, out *pdarray.Array) {
+	switch a.DType().Size() {
+	case 1:
+		takeSize(env, words[uint8](a), idx, words[uint8](out))
+	case 2:
+		takeSize(env, words[uint16](a), idx, words[uint16](out))
+	case 4:
+		takeSize(env, words[uint32](a), idx, words[uint32](out))
+	case 8:
+		takeSize(env, words[uint64](a), idx, words[uint64](out))
+	}
+}
+
+func takeSize[W word](env Env, a []W, idx *pdarray.Array, out []W) {
+	switch idx.DType() {
+	case dI8:
+		take(env, a, pdarray.View[int8](idx), out)
+	case dI16:
+		take(env, a, pdarray.View[int16](idx), out)
+	case dI32:
+		take(env, a, pdarray.View[int32](idx), out)
+	case dI64:
+		take(env, a, pdarray.View[int64](idx), out)
+	case dU8:
+		take(env, a, pdarray.View[uint8](idx), out)
+	case dU16:
+		take(env, a, pdarray.View[uint16](idx), out)
+	case dU32:
+		take(env, a, pdarray.View[uint32](idx), out)
+	case dU64:
+		take(env, a, pdarray.View[uint64](idx), out)
+	}
+}
+
+func take[W word, I Integer](env Env, a []W, idx []I, out []W) {
+	n := len(a)
+	parallel(env.workers(), len(idx), chunk, func(_, lo, hi int) {
+		o, ix := out[lo:hi], idx[lo:hi]
+		for j, v := range ix {
+			k := int(v)
+			if v < 0 {
+				k += n
+			}
+			o[j] = a[k]
+		}
+	})
+}
+
+// Scatter writes a[idx[j]] = value[j] (or the scalar) in place; indices are
+// checked by CheckIndices. With repeated indices the last write wins, as in
+// numpy: each worker owns a range of a and scans all of idx in order.
+func Scatter(env Env, a, idx *pdarray.Array, value Operand) error {
+	v, release, err := valueAs(env, value, a.DType(), idx.Len())
+	if err != nil {
+		return err
+	}
+	defer release()
+	switch a.DType().Size() {
+	case 1:
+		scatterSize(env, words[uint8](a), idx, v)
+	case 2:
+		scatterSize(env, words[uint16](a), idx, v)
+	case 4:
+		scatterSize(env, words[uint32](a), idx, v)
+	case 8:
+		scatterSize(env, words[uint64](a), idx, v)
+	}
+	return nil
+}
+
+func scatterSize[W word](env Env, a []W, idx *pdarray.Array, v valueOf) {
+	switch idx.DType() {
+	case dI8:
+		scatter(env, a, pdarray.View[int8](idx), v)
+	case dI16:
+		scatter(env, a, pdarray.View[int16](idx), v)
+	case dI32:
+		scatter(env, a, pdarray.View[int32](idx), v)
+	case dI64:
+		scatter(env, a, pdarray.View[int64](idx), v)
+	case dU8:
+		scatter(env, a, pdarray.View[uint8](idx), v)
+	case dU16:
+		scatter(env, a, pdarray.View[uint16](idx), v)
+	case dU32:
+		scatter(env, a, pdarray.View[uint32](idx), v)
+	case dU64:
+		scatter(env, a, pdarray.View[uint64](idx), v)
+	}
+}
+
+func scatter[W word, I Integer](env Env, a []W, idx []I, v valueOf) {
+	arr, s := elems[W](v)
+	n := len(a)
+	// Workers split the destination, not idx: writes to one element stay in
+	// idx order, so the last one wins whatever the worker count.
+	nw := numWorkers(env.workers(), max(len(idx), n))
+	if len(idx) < minPar {
+		nw = 1
+	}
+	bounds := splitBounds(n, nw, 64)
+	parallelN(nw, func(w int) {
+		lo, hi := bounds[w], bounds[w+1]
+		for j, x := range idx {
+			k := int(x)
+			if x < 0 {
+				k += n
+			}
+			if k < lo || k >= hi {
+				continue
+			}
+			if arr != nil {
+				a[k] = arr[j]
+			} else {
+				a[k] = s
+			}
+		}
+	})
+}
+
+// parallelN runs f(0..nw-1) on nw goroutines (inline when nw is 1).
+func parallelN(nw int, f func(w int)) {
+	if nw <= 1 {
+		f(0)
+		return
+	}
+	done := make(chan struct{}, nw)
+	for w := 0; w < nw; w++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			f(w)
+		}()
+	}
+	for w := 0; w < nw; w++ {
+		<-done
+	}
+}
+
+// CountTrue counts the true elements of a bool array.
+func CountTrue(env Env, mask *pdarray.Array) int {
+	return countNonzero(env.workers(), pdarray.BytesAs[uint8](mask.Bytes()), false)
+}
+
+// maskOffsets returns, per worker block of mask, how many trues come before it.
+func maskOffsets(env Env, m []uint8) []int {
+	nw := numWorkers(env.workers(), len(m))
+	counts := make([]int, nw+1)
+	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+		c := 0
+		for _, v := range m[lo:hi] {
+			c += int(v)
+		}
+		counts[w+1] = c
+	})
+	for w := 1; w <= nw; w++ {
+		counts[w] += counts[w-1]
+	}
+	return counts
+}
+
+// Compress copies the elements of a where mask is true into out (length
+// CountTrue(mask)), in order.
+func Compress(env Env, a, mask, out *pdarray.Array) {
+	m := pdarray.BytesAs[uint8](mask.Bytes())
+	offs := maskOffsets(env, m)
+	switch a.DType().Size() {
+	case 1:
+		compress(env, words[uint8](a), m, offs, words[uint8](out))
+	case 2:
+		compress(env, words[uint16](a), m, offs, words[uint16](out))
+	case 4:
+		compress(env, words[uint32](a), m, offs, words[uint32](out))
+	case 8:
+		compress(env, words[uint64](a), m, offs, words[uint64](out))
+	}
+}
+
+func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
+	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+		k := offs[w]
+		mm, aa := m[lo:hi], a[lo:hi]
+		for i, v := range mm {
+			if v != 0 {
+				out[k] = aa[i]
+				k++
+			}
+		}
+	})
+}
+
+// SetMask writes value where mask is true, in place: a scalar everywhere,
+// or the elements of an array of CountTrue(mask) values in order.
+func SetMask(env Env, a, mask *pdarray.Array, value Operand) error {
+	m := pdarray.BytesAs[uint8](mask.Bytes())
+	offs := maskOffsets(env, m)
+	v, release, err := valueAs(env, value, a.DType(), offs[len(offs)-1])
+	if err != nil {
+		return err
+	}
+	defer release()
+	switch a.DType().Size() {
+	case 1:
+		setMask(env, words[uint8](a), m, offs, v)
+	case 2:
+		setMask(env, words[uint16](a), m, offs, v)
+	case 4:
+		setMask(env, words[uint32](a), m, offs, v)
+	case 8:
+		setMask(env, words[uint64](a), m, offs, v)
+	}
+	return nil
+}
+
+func setMask[W word](env Env, a []W, m []uint8, offs []int, v valueOf) {
+	arr, s := elems[W](v)
+	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+		k := offs[w]
+		for i := lo; i < hi; i++ {
+			if m[i] != 0 {
+				if arr != nil {
+					a[i] = arr[k]
+					k++
+				} else {
+					a[i] = s
+				}
+			}
+		}
+	})
+}
+
+// SetIndex writes the scalar s (converted to a's dtype) at position i.
+func SetIndex(a *pdarray.Array, i int, s Scalar) error {
+	if err := checkFits(s, a.DType()); err != nil {
+		return err
+	}
+	sz := a.DType().Size()
+	copy(a.Bytes()[i*sz:(i+1)*sz], ScalarBytes(s, a.DType()))
+	return nil
+}

@@ -1,0 +1,652 @@
+package ops
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// radixBits is the digit width of the LSD radix sort: 2048 buckets per pass,
+// so a worker's histogram and scatter cursors stay in L1/L2.
+const radixBits = 11
+
+// sortKey maps elements to uint64 keys whose unsigned order is numpy's sort
+// order: signed ints flip the sign bit; floats flip all bits of negatives
+// and the sign bit of positives, -0.0 sorts as +0.0 (numpy's comparisons tie
+// them, so a stable sort keeps their order) and every NaN is the largest key
+// (numpy sorts NaN last).
+func keysOf(env Env, a *pdarray.Array, init []int64, keys []uint64) {
+	switch a.DType() {
+	case dI8:
+		fillKeys(env, pdarray.View[int8](a), init, keys, signedKey[int8])
+	case dI16:
+		fillKeys(env, pdarray.View[int16](a), init, keys, signedKey[int16])
+	case dI32:
+		fillKeys(env, pdarray.View[int32](a), init, keys, signedKey[int32])
+	case dI64:
+		fillKeys(env, pdarray.View[int64](a), init, keys, signedKey[int64])
+	case dU8, dBool:
+		fillKeys(env, pdarray.BytesAs[uint8](a.Bytes()), init, keys, unsignedKey[uint8])
+	case dU16:
+		fillKeys(env, pdarray.View[uint16](a), init, keys, unsignedKey[uint16])
+	case dU32:
+		fillKeys(env, pdarray.View[uint32](a), init, keys, unsignedKey[uint32])
+	case dU64:
+		fillKeys(env, pdarray.View[uint64](a), init, keys, unsignedKey[uint64])
+	case dF32:
+		fillKeys(env, pdarray.View[float32](a), init, keys, floatKey[float32])
+	case dF64:
+		fillKeys(env, pdarray.View[float64](a), init, keys, floatKey[float64])
+	}
+}
+
+func signedKey[T Signed](v T) uint64     { return uint64(int64(v)) ^ (1 << 63) }
+func unsignedKey[T Unsigned](v T) uint64 { return uint64(v) }
+func floatKey[T Float](v T) uint64 {
+	f := float64(v)
+	if f != f {
+		return math.MaxUint64
+	}
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func fillKeys[T Number](env Env, x []T, init []int64, keys []uint64, key func(T) uint64) {
+	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+		k := keys[lo:hi]
+		if init == nil {
+			xs := x[lo:hi]
+			for i := range k {
+				k[i] = key(xs[i])
+			}
+			return
+		}
+		in := init[lo:hi]
+		for i := range k {
+			k[i] = key(x[in[i]])
+		}
+	})
+}
+
+// keyRange returns the smallest key and the number of bits that vary above it.
+func keyRange(env Env, keys []uint64) (uint64, uint) {
+	nw := numWorkers(env.workers(), len(keys))
+	los, his := make([]uint64, nw), make([]uint64, nw)
+	parallel(env.workers(), len(keys), 1, func(w, lo, hi int) {
+		mn, mx := keys[lo], keys[lo]
+		for _, k := range keys[lo:hi] {
+			mn = min(mn, k)
+			mx = max(mx, k)
+		}
+		los[w], his[w] = mn, mx
+	})
+	mn, mx := los[0], his[0]
+	for w := range los {
+		mn, mx = min(mn, los[w]), max(mx, his[w])
+	}
+	return mn, uint(bits.Len64(mx - mn))
+}
+
+// radixSort sorts keys (and idx alongside, when not nil) stably by the bits
+// above base, using the scratch slices of the same lengths; it returns the
+// slices holding the result (either the inputs or the scratch).
+func radixSort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbits uint) ([]uint64, []int64) {
+	n := len(keys)
+	if n < 2 {
+		return keys, idx
+	}
+	const nb = 1 << radixBits
+	nw := numWorkers(env.workers(), n)
+	hist := make([][nb]int, nw)
+	for shift := uint(0); shift < nbits; shift += radixBits {
+		for w := range hist {
+			hist[w] = [nb]int{}
+		}
+		parallel(env.workers(), n, 1, func(w, lo, hi int) {
+			h := &hist[w]
+			for _, k := range keys[lo:hi] {
+				h[((k-base)>>shift)&(nb-1)]++
+			}
+		})
+		// Offsets digit-major, worker-minor: stable.
+		sum, skip := 0, false
+		for d := 0; d < nb; d++ {
+			for w := range hist {
+				c := hist[w][d]
+				if c == n {
+					skip = true
+				}
+				hist[w][d] = sum
+				sum += c
+			}
+		}
+		if skip {
+			continue // every key has the same digit here
+		}
+		parallel(env.workers(), n, 1, func(w, lo, hi int) {
+			h := &hist[w]
+			if idx == nil {
+				for _, k := range keys[lo:hi] {
+					d := ((k - base) >> shift) & (nb - 1)
+					kTmp[h[d]] = k
+					h[d]++
+				}
+				return
+			}
+			ks, is := keys[lo:hi], idx[lo:hi]
+			for i, k := range ks {
+				d := ((k - base) >> shift) & (nb - 1)
+				p := h[d]
+				kTmp[p] = k
+				iTmp[p] = is[i]
+				h[d] = p + 1
+			}
+		})
+		keys, kTmp = kTmp, keys
+		idx, iTmp = iTmp, idx
+	}
+	return keys, idx
+}
+
+// sorted holds the result of a radix argsort: the permutation (in out) and
+// the sorted keys, valid until release.
+type sorted struct {
+	keys    []uint64
+	release func()
+}
+
+// argsortKeys writes into out the stable permutation that sorts a (or, with
+// init, that sorts a[init] and composes with init: out[i] = init[p[i]]).
+func argsortKeys(env Env, a *pdarray.Array, init []int64, out *pdarray.Array) (sorted, error) {
+	n := a.Len()
+	var scratch []*pdarray.Array
+	release := func() { env.free(scratch...) }
+	alloc := func(d pdarray.DType) ([]byte, error) {
+		s, err := env.Alloc(d, n)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		scratch = append(scratch, s)
+		return s.Bytes(), nil
+	}
+	kb, err := alloc(dU64)
+	if err != nil {
+		return sorted{}, err
+	}
+	k2, err := alloc(dU64)
+	if err != nil {
+		return sorted{}, err
+	}
+	i2, err := alloc(dI64)
+	if err != nil {
+		return sorted{}, err
+	}
+	keys, kTmp := pdarray.BytesAs[uint64](kb), pdarray.BytesAs[uint64](k2)
+	idx, iTmp := pdarray.View[int64](out), pdarray.BytesAs[int64](i2)
+	keysOf(env, a, init, keys)
+	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+		if init != nil {
+			copy(idx[lo:hi], init[lo:hi])
+			return
+		}
+		for i := lo; i < hi; i++ {
+			idx[i] = int64(i)
+		}
+	})
+	if n == 0 {
+		return sorted{keys: keys, release: release}, nil
+	}
+	base, nbits := keyRange(env, keys)
+	sk, si := radixSort(env, keys, kTmp, idx, iTmp, base, nbits)
+	if &si[0] != &idx[0] {
+		parallel(env.workers(), n, chunk, func(_, lo, hi int) { copy(idx[lo:hi], si[lo:hi]) })
+	}
+	return sorted{keys: sk, release: release}, nil
+}
+
+// Argsort writes the stable sorting permutation of a (NaN last) into out
+// (int64, a's length). Scratch: 3 × 8 bytes per element, from env.
+func Argsort(env Env, a, out *pdarray.Array) error {
+	s, err := argsortKeys(env, a, nil, out)
+	if err != nil {
+		return err
+	}
+	s.release()
+	return nil
+}
+
+// Coargsort writes into out the stable permutation that sorts by keys[0],
+// then keys[1], ... (np.lexsort(keys[::-1])). All keys have out's length.
+func Coargsort(env Env, keys []*pdarray.Array, out *pdarray.Array) error {
+	if len(keys) == 0 {
+		return errorf(ErrValue, "coargsort needs at least one array")
+	}
+	if err := Argsort(env, keys[len(keys)-1], out); err != nil {
+		return err
+	}
+	if len(keys) == 1 {
+		return nil
+	}
+	prev, err := env.Alloc(dI64, out.Len())
+	if err != nil {
+		return err
+	}
+	defer env.free(prev)
+	for k := len(keys) - 2; k >= 0; k-- {
+		copy(prev.Bytes(), out.Bytes())
+		s, err := argsortKeys(env, keys[k], pdarray.View[int64](prev), out)
+		if err != nil {
+			return err
+		}
+		s.release()
+	}
+	return nil
+}
+
+// Sort writes a's elements in ascending order (NaN last) into out.
+// Integers sort their keys alone and map them back (scratch 2 × 8 bytes per
+// element); floats argsort and gather, which keeps every bit (scratch 4 × 8).
+func Sort(env Env, a, out *pdarray.Array) error {
+	n := a.Len()
+	if Kind(a.DType()) == 'f' {
+		perm, err := env.Alloc(dI64, n)
+		if err != nil {
+			return err
+		}
+		defer env.free(perm)
+		if err := Argsort(env, a, perm); err != nil {
+			return err
+		}
+		Take(env, a, perm, out)
+		return nil
+	}
+	k1, err := env.Alloc(dU64, n)
+	if err != nil {
+		return err
+	}
+	defer env.free(k1)
+	k2, err := env.Alloc(dU64, n)
+	if err != nil {
+		return err
+	}
+	defer env.free(k2)
+	keys := pdarray.View[uint64](k1)
+	keysOf(env, a, nil, keys)
+	if n > 0 {
+		base, nbits := keyRange(env, keys)
+		keys, _ = radixSort(env, keys, pdarray.View[uint64](k2), nil, nil, base, nbits)
+	}
+	keysBack(env, keys, out)
+	return nil
+}
+
+// keysBack writes the integer values of keys into out.
+func keysBack(env Env, keys []uint64, out *pdarray.Array) {
+	od := out.DType()
+	flip := uint64(0)
+	if Kind(od) == 'i' {
+		flip = 1 << 63
+	}
+	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+		buf := alignedBuf(chunk * 8)
+		os := od.Size()
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			v := pdarray.BytesAs[uint64](buf[:(e-c)*8])
+			for i := range v {
+				v[i] = keys[c+i] ^ flip
+			}
+			src := dU64
+			if flip != 0 {
+				src = dI64
+			}
+			castBytes(od, out.Bytes()[c*os:e*os], src, buf[:(e-c)*8])
+		}
+	})
+}
+
+// UniqueResult holds unique's outputs, allocated from env and owned by the
+// caller; Counts and Inverse are nil unless asked for.
+type UniqueResult struct {
+	Values, Counts, Inverse *pdarray.Array
+}
+
+// Unique returns a's sorted distinct values (NaNs collapse to one, as numpy
+// 2's equal_nan), and optionally how often each occurs and, for each
+// element of a, the index of its value.
+func Unique(env Env, a *pdarray.Array, counts, inverse bool) (UniqueResult, error) {
+	n := a.Len()
+	perm, err := env.Alloc(dI64, n)
+	if err != nil {
+		return UniqueResult{}, err
+	}
+	defer env.free(perm)
+	s, err := argsortKeys(env, a, nil, perm)
+	if err != nil {
+		return UniqueResult{}, err
+	}
+	defer s.release()
+	keys, p := s.keys, pdarray.View[int64](perm)
+	// Group starts: per-worker counts, then offsets.
+	nw := numWorkers(env.workers(), n)
+	base := make([]int, nw+1)
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			if i == 0 || keys[i] != keys[i-1] {
+				c++
+			}
+		}
+		base[w+1] = c
+	})
+	for w := 1; w <= nw; w++ {
+		base[w] += base[w-1]
+	}
+	ng := base[nw]
+	var res UniqueResult
+	fail := func(err error) (UniqueResult, error) {
+		env.free(res.Values, res.Counts, res.Inverse)
+		return UniqueResult{}, err
+	}
+	if res.Values, err = env.Alloc(a.DType(), ng); err != nil {
+		return fail(err)
+	}
+	starts, err := env.Alloc(dI64, ng+1)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { env.free(starts) }()
+	st := pdarray.View[int64](starts)
+	if inverse {
+		if res.Inverse, err = env.Alloc(dI64, n); err != nil {
+			return fail(err)
+		}
+	}
+	firsts, err := env.Alloc(dI64, ng)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { env.free(firsts) }()
+	fi := pdarray.View[int64](firsts)
+	var inv []int64
+	if inverse {
+		inv = pdarray.View[int64](res.Inverse)
+	}
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		g := base[w] - 1
+		for i := lo; i < hi; i++ {
+			if i == 0 || keys[i] != keys[i-1] {
+				g++
+				st[g] = int64(i)
+				fi[g] = p[i]
+			}
+			if inv != nil {
+				inv[p[i]] = int64(g)
+			}
+		}
+	})
+	st[ng] = int64(n)
+	Take(env, a, firsts, res.Values)
+	if counts {
+		if res.Counts, err = env.Alloc(dI64, ng); err != nil {
+			return fail(err)
+		}
+		c := pdarray.View[int64](res.Counts)
+		for g := range c {
+			c[g] = st[g+1] - st[g]
+		}
+	}
+	return res, nil
+}
+
+// In1d writes into out (bool, a's length) whether each element of a is in b
+// (compared in the promoted dtype; NaN is in nothing), negated with invert.
+func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
+	c := Promote(a.DType(), b.DType())
+	bc := b
+	if b.DType() != c {
+		t, err := env.Alloc(c, b.Len())
+		if err != nil {
+			return err
+		}
+		defer env.free(t)
+		AsType(env, b, t)
+		bc = t
+	}
+	k1, err := env.Alloc(dU64, b.Len())
+	if err != nil {
+		return err
+	}
+	defer env.free(k1)
+	k2, err := env.Alloc(dU64, b.Len())
+	if err != nil {
+		return err
+	}
+	defer env.free(k2)
+	bk := pdarray.View[uint64](k1)
+	keysOf(env, bc, nil, bk)
+	if len(bk) > 0 {
+		bk, _ = radixSort(env, bk, pdarray.View[uint64](k2), nil, nil, 0, 64)
+	}
+	isFloat := Kind(c) == 'f'
+	o := pdarray.BytesAs[uint8](out.Bytes())
+	yes, no := uint8(1), uint8(0)
+	if invert {
+		yes, no = 0, 1
+	}
+	src := ArrayOperand(a)
+	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
+		buf := alignedBuf(chunk * c.Size())
+		ka := make([]uint64, chunk)
+		for s := lo; s < hi; s += chunk {
+			e := min(hi, s+chunk)
+			av := load(src, c, s, e, buf)
+			tmp, _ := pdarray.Wrap(c, av)
+			if tmp == nil { // av is a view into a with an odd offset: copy
+				copy(buf, av)
+				tmp, _ = pdarray.Wrap(c, buf[:len(av)])
+			}
+			kk := ka[:e-s]
+			keysOf(PlainEnv(1), tmp, nil, kk)
+			for i, k := range kk {
+				if isFloat && k == math.MaxUint64 {
+					o[s+i] = no
+					continue
+				}
+				// binary search
+				l, h := 0, len(bk)
+				for l < h {
+					m := int(uint(l+h) >> 1)
+					if bk[m] < k {
+						l = m + 1
+					} else {
+						h = m
+					}
+				}
+				if l < len(bk) && bk[l] == k {
+					o[s+i] = yes
+				} else {
+					o[s+i] = no
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// HistogramResult holds histogram's outputs (owned by the caller).
+type HistogramResult struct {
+	Counts, Edges *pdarray.Array
+}
+
+// Histogram counts a's elements in bins equal bins over [lo, hi] (the data's
+// range when hasRange is false), with numpy's bin-assignment recipe; edges
+// are float64.
+func Histogram(env Env, a *pdarray.Array, bins int, hasRange bool, lo, hi float64) (HistogramResult, error) {
+	if bins < 1 {
+		return HistogramResult{}, errorf(ErrValue, "`bins` must be positive, when an integer")
+	}
+	denom := 0.0
+	if hasRange {
+		if lo > hi {
+			return HistogramResult{}, errorf(ErrValue, "max must be larger than min in range parameter.")
+		}
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo != lo || hi != hi {
+			return HistogramResult{}, errorf(ErrValue, "supplied range of [%s, %s] is not finite", pyFloat(lo), pyFloat(hi))
+		}
+	} else if a.Len() == 0 {
+		lo, hi = 0, 1
+	} else {
+		mn, _, _ := Reduce(env, "min", a, 0)
+		mx, _, _ := Reduce(env, "max", a, 0)
+		lo, hi = toF64(mn), toF64(mx)
+		if Kind(a.DType()) == 'f' && (math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo != lo || hi != hi) {
+			return HistogramResult{}, errorf(ErrValue, "autodetected range of [%s, %s] is not finite", pyFloat(lo), pyFloat(hi))
+		}
+		if isInt(a.DType()) && lo != hi {
+			// numpy subtracts integer edges in unsigned arithmetic
+			denom = float64(toU64(mx) - toU64(mn))
+		}
+	}
+	if lo == hi {
+		lo, hi = lo-0.5, hi+0.5
+		denom = 0
+	}
+	if denom == 0 {
+		denom = hi - lo
+	}
+	var res HistogramResult
+	var err error
+	if res.Counts, err = env.Alloc(dI64, bins); err != nil {
+		return res, err
+	}
+	if res.Edges, err = env.Alloc(dF64, bins+1); err != nil {
+		env.free(res.Counts)
+		return HistogramResult{}, err
+	}
+	edges := pdarray.View[float64](res.Edges)
+	linspaceInto(1, edges, lo, hi, true)
+	counts := pdarray.View[int64](res.Counts)
+	clear(counts) // Env.Alloc may hand out old bytes
+	nw := numWorkers(env.workers(), a.Len())
+	parts := make([][]int64, nw)
+	src := ArrayOperand(a)
+	nf := float64(bins)
+	parallel(env.workers(), a.Len(), chunk, func(w, l, h int) {
+		cnt := make([]int64, bins)
+		buf := alignedBuf(chunk * 8)
+		for s := l; s < h; s += chunk {
+			e := min(h, s+chunk)
+			xs := pdarray.BytesAs[float64](load(src, dF64, s, e, buf))
+			for _, x := range xs {
+				if !(x >= lo && x <= hi) {
+					continue
+				}
+				i := int(((x - lo) / denom) * nf)
+				if i == bins {
+					i--
+				}
+				if x < edges[i] {
+					i--
+				}
+				if i != bins-1 && x >= edges[i+1] {
+					i++
+				}
+				cnt[i]++
+			}
+		}
+		parts[w] = cnt
+	})
+	for _, p := range parts {
+		for i, c := range p {
+			counts[i] += c
+		}
+	}
+	return res, nil
+}
+
+func toF64(v any) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float64:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 0
+}
+
+func toU64(v any) uint64 {
+	switch x := v.(type) {
+	case int64:
+		return uint64(x)
+	case uint64:
+		return x
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 0
+}
+
+func pyFloat(f float64) string {
+	switch {
+	case f != f:
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return ftoa(f)
+}
+
+// AdjacentEqual writes into mask (bool, len(s)-1) whether s[i] == s[i+1]
+// (numpy's ==: NaN equals nothing, -0.0 equals 0.0).
+func AdjacentEqual(env Env, s, mask *pdarray.Array) {
+	m := pdarray.BytesAs[uint8](mask.Bytes())
+	switch s.DType() {
+	case dI8:
+		adjEq(env, pdarray.View[int8](s), m)
+	case dI16:
+		adjEq(env, pdarray.View[int16](s), m)
+	case dI32:
+		adjEq(env, pdarray.View[int32](s), m)
+	case dI64:
+		adjEq(env, pdarray.View[int64](s), m)
+	case dU8, dBool:
+		adjEq(env, pdarray.BytesAs[uint8](s.Bytes()), m)
+	case dU16:
+		adjEq(env, pdarray.View[uint16](s), m)
+	case dU32:
+		adjEq(env, pdarray.View[uint32](s), m)
+	case dU64:
+		adjEq(env, pdarray.View[uint64](s), m)
+	case dF32:
+		adjEq(env, pdarray.View[float32](s), m)
+	case dF64:
+		adjEq(env, pdarray.View[float64](s), m)
+	}
+}
+
+func adjEq[T Number](env Env, s []T, m []uint8) {
+	parallel(env.workers(), len(m), chunk, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m[i] = b2u(s[i] == s[i+1])
+		}
+	})
+}

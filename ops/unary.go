@@ -1,0 +1,322 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// UnaryOps lists the operations Unary accepts.
+var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "log1p", "sin", "cos", "floor", "ceil", "round", "isnan", "isinf", "isfinite"}
+
+func isFloatFunc(op string) bool {
+	switch op {
+	case "sqrt", "exp", "log", "log1p", "sin", "cos":
+		return true
+	}
+	return false
+}
+
+// floatFor is the float dtype numpy computes a float function of d in, except
+// that 1-byte inputs get float32 where numpy gives float16 (Arktos has none).
+func floatFor(d pdarray.DType) pdarray.DType {
+	if Kind(d) == 'f' {
+		return d
+	}
+	if d.Size() <= 2 {
+		return dF32
+	}
+	return dF64
+}
+
+// ResolveUnary returns the dtype of op(a) for an array of dtype d.
+func ResolveUnary(op string, d pdarray.DType) (pdarray.DType, error) {
+	_, out, err := unaryTypes(op, d)
+	return out, err
+}
+
+func unaryTypes(op string, d pdarray.DType) (in, out pdarray.DType, err error) {
+	k := Kind(d)
+	switch op {
+	case "neg":
+		if k == 'b' {
+			return 0, 0, errorf(ErrType, "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.")
+		}
+		return d, d, nil
+	case "abs", "floor", "ceil":
+		return d, d, nil
+	case "invert":
+		if k == 'f' {
+			return 0, 0, errorf(ErrType, "ufunc 'invert' not supported for the input types (%v); numpy raises the same error", d)
+		}
+		return d, d, nil
+	case "not", "isnan", "isinf", "isfinite":
+		return d, dBool, nil
+	case "round":
+		if k == 'i' || k == 'u' {
+			return d, d, nil
+		}
+		f := floatFor(d)
+		return f, f, nil
+	}
+	if isFloatFunc(op) {
+		f := floatFor(d)
+		return f, f, nil
+	}
+	return 0, 0, errorf(ErrValue, "unknown unary operation '%s'; operations are %v", op, UnaryOps)
+}
+
+// Unary computes op(a) into out (a's length; ResolveUnary's dtype, or any
+// dtype for an in-place operation, out may be a).
+func Unary(env Env, op string, a, out *pdarray.Array) error {
+	in, lo, err := unaryTypes(op, a.DType())
+	if err != nil {
+		return err
+	}
+	kern := unaryKernel(op, in)
+	if kern == nil {
+		return errorf(ErrType, "unary operation '%s' is not supported for %v", op, a.DType())
+	}
+	od, ls, os := out.DType(), lo.Size(), out.DType().Size()
+	dst := out.Bytes()
+	src := ArrayOperand(a)
+	parallel(env.workers(), a.Len(), chunk, func(_, l, h int) {
+		var bufA, bufO []byte
+		if a.DType() != in {
+			bufA = alignedBuf(chunk * in.Size())
+		}
+		if od != lo {
+			bufO = alignedBuf(chunk * ls)
+		}
+		for c := l; c < h; c += chunk {
+			e := min(h, c+chunk)
+			av := load(src, in, c, e, bufA)
+			if bufO == nil {
+				kern(dst[c*os:e*os], av)
+			} else {
+				kern(bufO[:(e-c)*ls], av)
+				castBytes(od, dst[c*os:e*os], lo, bufO[:(e-c)*ls])
+			}
+		}
+	})
+	return nil
+}
+
+type uloop[T, O pdarray.Element] func(d []O, a []T)
+
+func (f uloop[T, O]) bytes() func(d, a []byte) {
+	return func(d, a []byte) { f(pdarray.BytesAs[O](d), pdarray.BytesAs[T](a)) }
+}
+
+func unaryKernel(op string, in pdarray.DType) func(d, a []byte) {
+	if in == dBool {
+		switch op {
+		case "invert", "not":
+			return uloop[uint8, uint8](func(d, a []uint8) {
+				a = a[:len(d)]
+				for i := range d {
+					d[i] = a[i] ^ 1
+				}
+			}).bytes()
+		case "abs", "floor", "ceil":
+			return uloop[uint8, uint8](func(d, a []uint8) { copy(d, a) }).bytes()
+		}
+		return intUnary[uint8](op)
+	}
+	switch in {
+	case dI8:
+		return intUnary[int8](op)
+	case dI16:
+		return intUnary[int16](op)
+	case dI32:
+		return intUnary[int32](op)
+	case dI64:
+		return intUnary[int64](op)
+	case dU8:
+		return intUnary[uint8](op)
+	case dU16:
+		return intUnary[uint16](op)
+	case dU32:
+		return intUnary[uint32](op)
+	case dU64:
+		return intUnary[uint64](op)
+	case dF32:
+		return floatUnary[float32](op)
+	case dF64:
+		return floatUnary[float64](op)
+	}
+	return nil
+}
+
+func constBool(v uint8) func(d, a []byte) {
+	return func(d, a []byte) {
+		for i := range d {
+			d[i] = v
+		}
+	}
+}
+
+func intUnary[T Integer](op string) func(d, a []byte) {
+	switch op {
+	case "neg":
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = -a[i]
+			}
+		}).bytes()
+	case "abs":
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				if a[i] < 0 {
+					d[i] = -a[i]
+				} else {
+					d[i] = a[i]
+				}
+			}
+		}).bytes()
+	case "invert":
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = ^a[i]
+			}
+		}).bytes()
+	case "floor", "ceil", "round":
+		return uloop[T, T](func(d, a []T) { copy(d, a) }).bytes()
+	case "not":
+		return uloop[T, uint8](func(d []uint8, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] == 0)
+			}
+		}).bytes()
+	case "isnan", "isinf":
+		return constBool(0)
+	case "isfinite":
+		return constBool(1)
+	}
+	return nil
+}
+
+func floatUnary[T Float](op string) func(d, a []byte) {
+	f := map[string]func(float64) float64{
+		"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "log1p": math.Log1p,
+		"sin": math.Sin, "cos": math.Cos, "floor": math.Floor, "ceil": math.Ceil,
+		"round": math.RoundToEven, "abs": math.Abs,
+	}[op]
+	switch op {
+	case "neg":
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = -a[i]
+			}
+		}).bytes()
+	case "sqrt":
+		// Separate loop: math.Sqrt is one instruction and must not pay a call.
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = T(math.Sqrt(float64(a[i])))
+			}
+		}).bytes()
+	case "not":
+		return uloop[T, uint8](func(d []uint8, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] == 0)
+			}
+		}).bytes()
+	case "isnan":
+		return uloop[T, uint8](func(d []uint8, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] != a[i])
+			}
+		}).bytes()
+	case "isinf":
+		return uloop[T, uint8](func(d []uint8, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = b2u(math.IsInf(float64(a[i]), 0))
+			}
+		}).bytes()
+	case "isfinite":
+		return uloop[T, uint8](func(d []uint8, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				x := float64(a[i])
+				d[i] = b2u(!math.IsInf(x, 0) && x == x)
+			}
+		}).bytes()
+	}
+	if f == nil {
+		return nil
+	}
+	return uloop[T, T](func(d, a []T) {
+		a = a[:len(d)]
+		for i := range d {
+			d[i] = T(f(float64(a[i])))
+		}
+	}).bytes()
+}
+
+// Where writes cond ? a : b into out (dtype ResolveWhere's, cond's length).
+func Where(env Env, cond *pdarray.Array, a, b Operand, out *pdarray.Array) error {
+	od := out.DType()
+	for _, o := range []*Operand{&a, &b} {
+		if o.Arr == nil {
+			if err := checkFits(o.Sc, od); err != nil {
+				return err
+			}
+		}
+	}
+	sa, sb := ScalarBytes(a.Sc, od), ScalarBytes(b.Sc, od)
+	sz := od.Size()
+	c, dst := cond.Bytes(), out.Bytes()
+	parallel(env.workers(), out.Len(), chunk, func(_, lo, hi int) {
+		bufA, bufB := alignedBuf(chunk*sz), alignedBuf(chunk*sz)
+		if a.Arr == nil {
+			repeat(bufA, sa)
+		}
+		if b.Arr == nil {
+			repeat(bufB, sb)
+		}
+		for s := lo; s < hi; s += chunk {
+			e := min(hi, s+chunk)
+			av, bv := load(a, od, s, e, bufA), load(b, od, s, e, bufB)
+			selectBytes(sz, dst[s*sz:e*sz], c[s:e], av, bv)
+		}
+	})
+	return nil
+}
+
+func selectBytes(sz int, d, c, a, b []byte) {
+	switch sz {
+	case 1:
+		sel(d, c, a, b)
+	case 2:
+		sel(pdarray.BytesAs[uint16](d), c, pdarray.BytesAs[uint16](a), pdarray.BytesAs[uint16](b))
+	case 4:
+		sel(pdarray.BytesAs[uint32](d), c, pdarray.BytesAs[uint32](a), pdarray.BytesAs[uint32](b))
+	case 8:
+		sel(pdarray.BytesAs[uint64](d), c, pdarray.BytesAs[uint64](a), pdarray.BytesAs[uint64](b))
+	}
+}
+
+func sel[T Unsigned](d []T, c []uint8, a, b []T) {
+	c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+	for i := range d {
+		if c[i] != 0 {
+			d[i] = a[i]
+		} else {
+			d[i] = b[i]
+		}
+	}
+}
+
+// ResolveWhere returns the dtype of where(cond, a, b): a and b promoted
+// (NEP 50 for Python scalars).
+func ResolveWhere(a, b Operand) pdarray.DType { return commonDType(a, b) }

@@ -1,0 +1,526 @@
+"""NumPy-style operations on server arrays (docs/operations.md).
+
+Every function sends one or a few requests; array results stay on the
+server as new pdarrays, scalar results come back as numpy scalars of the
+dtype numpy would give. Operands may be pdarrays, Python scalars (weak, as
+NEP 50 says), numpy scalars (strong) or numpy arrays / lists (uploaded
+first). Functions that take no pdarray (zeros, arange, randint, ...) use the
+default connection, or the one given as ``conn=``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from ._dtypes import from_wire, to_wire
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = [
+    "abs", "all", "any", "arange", "argmax", "argmin", "argsort", "astype", "ceil", "clip",
+    "coargsort", "concatenate", "cos", "count_nonzero", "cumprod", "cumsum", "exp", "floor",
+    "full", "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan",
+    "linspace", "log", "log1p", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
+    "randint", "round", "setdiff1d", "sin", "sort", "sqrt", "standard_normal", "std", "sum",
+    "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
+]
+
+_INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
+
+
+def _default_conn(conn: Connection | None) -> Connection:
+    if conn is not None:
+        return conn
+    import arktos
+
+    return arktos._connection()
+
+
+def _conn_of(*xs: Any, conn: Connection | None = None) -> Connection:
+    for x in xs:
+        if isinstance(x, pdarray):
+            return x._conn
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                if isinstance(y, pdarray):
+                    return y._conn
+    return _default_conn(conn)
+
+
+def _new(conn: Connection, result: dict[str, Any]) -> pdarray:
+    return conn._pdarray(result, owned=True)
+
+
+def _scalar(result: dict[str, Any]) -> Any:
+    return from_wire(result["dtype"]).type(result["value"])
+
+
+def _as_pdarray(x: Any, conn: Connection, keep: list[pdarray]) -> pdarray:
+    """x as a pdarray on conn (numpy arrays and lists are uploaded)."""
+    if isinstance(x, pdarray):
+        return x
+    arr = conn.array(np.asarray(x))
+    keep.append(arr)
+    return arr
+
+
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, np.generic)) and not isinstance(x, (np.str_, np.bytes_))
+
+
+def _put_operand(args: dict[str, Any], key: str, x: Any, conn: Connection,
+                 keep: list[pdarray]) -> None:
+    """Put operand x in args: an array name, or a weak (Python) or strong
+    (numpy) scalar."""
+    if isinstance(x, pdarray):
+        args[key] = x._live_name()
+    elif isinstance(x, np.generic):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"arktos cannot use a {x.dtype} scalar as an operand")
+        args[key + "_scalar"] = x.item()
+        args[key + "_dtype"] = to_wire(x.dtype)
+    elif isinstance(x, bool):
+        args[key + "_scalar"] = x
+    elif isinstance(x, int):
+        if not _INT_MIN <= x <= _UINT_MAX:
+            raise OverflowError(f"Python integer {x} out of bounds for any arktos dtype "
+                                "(int64 or uint64)")
+        args[key + "_scalar"] = x
+    elif isinstance(x, float):
+        args[key + "_scalar"] = x
+    elif isinstance(x, (np.ndarray, list, tuple)):
+        args[key] = _as_pdarray(x, conn, keep)._live_name()
+    else:
+        raise TypeError(f"unsupported operand type {type(x).__name__}; use a pdarray, "
+                        "a number, a numpy scalar or a numpy array")
+
+
+def _supported(x: Any) -> bool:
+    return isinstance(x, (pdarray, bool, int, float, np.generic, np.ndarray, list, tuple))
+
+
+def binop(op: str, a: Any, b: Any, out: pdarray | None = None) -> pdarray:
+    """Apply binary operator `op` ("+", "<", "maximum", ...) elementwise."""
+    conn = _conn_of(a, b)
+    keep: list[pdarray] = []
+    args: dict[str, Any] = {"op": op}
+    _put_operand(args, "a", a, conn, keep)
+    _put_operand(args, "b", b, conn, keep)
+    if out is not None:
+        args["out"] = out._live_name()
+    result, _ = conn._request("binop", args)
+    if out is not None:
+        return out
+    return _new(conn, result)
+
+
+def unop(op: str, a: Any, out: pdarray | None = None) -> pdarray:
+    """Apply unary operation `op` ("neg", "sqrt", "isnan", ...) elementwise."""
+    conn = _conn_of(a)
+    keep: list[pdarray] = []
+    x = _as_pdarray(a, conn, keep)
+    args: dict[str, Any] = {"op": op, "a": x._live_name()}
+    if out is not None:
+        args["out"] = out._live_name()
+    result, _ = conn._request("unop", args)
+    return out if out is not None else _new(conn, result)
+
+
+def _unary(op: str, doc: str) -> Any:
+    def f(a: Any) -> pdarray:
+        return unop(op, a)
+
+    f.__name__ = f.__qualname__ = {"neg": "negative", "not": "logical_not"}.get(op, op)
+    f.__doc__ = doc
+    return f
+
+
+abs = _unary("abs", "Absolute value, elementwise (min ints stay min, as numpy).")
+sqrt = _unary("sqrt", "Square root; ints of up to 2 bytes give float32 (numpy: float16 for 1 byte).")
+exp = _unary("exp", "e**x, elementwise.")
+log = _unary("log", "Natural logarithm, elementwise.")
+log1p = _unary("log1p", "log(1 + x), elementwise.")
+sin = _unary("sin", "Sine, elementwise.")
+cos = _unary("cos", "Cosine, elementwise.")
+floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).")
+ceil = _unary("ceil", "Ceiling; integer arrays keep their dtype (numpy 2).")
+isnan = _unary("isnan", "True where NaN.")
+isinf = _unary("isinf", "True where +-inf.")
+isfinite = _unary("isfinite", "True where neither NaN nor +-inf.")
+
+
+def round(a: Any, decimals: int = 0) -> pdarray:  # noqa: A001 -- numpy's name
+    """Round half to even (np.round); only decimals=0 is supported."""
+    if decimals != 0:
+        raise NotImplementedError("arktos round() supports decimals=0 only")
+    return unop("round", a)
+
+
+def maximum(a: Any, b: Any) -> pdarray:
+    """Elementwise maximum; NaN propagates (np.maximum)."""
+    return binop("maximum", a, b)
+
+
+def minimum(a: Any, b: Any) -> pdarray:
+    """Elementwise minimum; NaN propagates (np.minimum)."""
+    return binop("minimum", a, b)
+
+
+def _clamp_bound(a: pdarray, bound: Any) -> Any:
+    # numpy 2 clips an integer array with out-of-range Python ints as if the
+    # bound were the dtype's own limit.
+    if isinstance(bound, int) and not isinstance(bound, bool) and a.dtype.kind in "iu":
+        info = np.iinfo(a.dtype)
+        return int(builtins.min(builtins.max(bound, int(info.min)), int(info.max)))
+    return bound
+
+
+def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
+    """np.clip: minimum(maximum(a, a_min), a_max); either bound may be None."""
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    out = a
+    if a_min is not None:
+        out = binop("maximum", out, _clamp_bound(a, a_min))
+    if a_max is not None:
+        out = binop("minimum", out, _clamp_bound(a, a_max))
+    return out if out is not a else astype(a, a.dtype)
+
+
+def where(condition: pdarray, x: Any, y: Any) -> pdarray:
+    """np.where(condition, x, y): x where condition is true, else y."""
+    conn = _conn_of(condition, x, y)
+    keep: list[pdarray] = []
+    cond = _as_pdarray(condition, conn, keep)
+    args: dict[str, Any] = {"cond": cond._live_name()}
+    _put_operand(args, "a", x, conn, keep)
+    _put_operand(args, "b", y, conn, keep)
+    return _new(conn, conn._request("where", args)[0])
+
+
+def astype(a: pdarray, dtype: DTypeLike) -> pdarray:
+    """Cast to dtype with numpy's unsafe casting (a new array)."""
+    result, _ = a._conn._request("astype", {"a": a._live_name(), "dtype": to_wire(dtype)})
+    return _new(a._conn, result)
+
+
+# -- reductions ---------------------------------------------------------
+
+def _reduce(op: str, a: pdarray, **extra: Any) -> Any:
+    result, _ = a._conn._request("reduce", {"op": op, "a": a._live_name(), **extra})
+    return _scalar(result)
+
+
+def sum(a: pdarray) -> Any:  # noqa: A001
+    """Sum (ints wrap; bool and signed give int64, unsigned uint64)."""
+    return _reduce("sum", a)
+
+
+def prod(a: pdarray) -> Any:
+    """Product (dtypes as sum)."""
+    return _reduce("prod", a)
+
+
+def min(a: pdarray) -> Any:  # noqa: A001
+    """Smallest element; NaN if any (ValueError when empty)."""
+    return _reduce("min", a)
+
+
+def max(a: pdarray) -> Any:  # noqa: A001
+    """Largest element; NaN if any (ValueError when empty)."""
+    return _reduce("max", a)
+
+
+def mean(a: pdarray) -> Any:
+    """Arithmetic mean (float64, float32 for float32)."""
+    return _reduce("mean", a)
+
+
+def var(a: pdarray, ddof: float = 0) -> Any:
+    """Variance with `ddof` delta degrees of freedom."""
+    return _reduce("var", a, ddof=float(ddof))
+
+
+def std(a: pdarray, ddof: float = 0) -> Any:
+    """Standard deviation with `ddof` delta degrees of freedom."""
+    return _reduce("std", a, ddof=float(ddof))
+
+
+def argmin(a: pdarray) -> np.int64:
+    """Index of the first smallest element (of the first NaN if any)."""
+    return _reduce("argmin", a)
+
+
+def argmax(a: pdarray) -> np.int64:
+    """Index of the first largest element (of the first NaN if any)."""
+    return _reduce("argmax", a)
+
+
+def any(a: pdarray) -> np.bool_:  # noqa: A001
+    """True if any element is nonzero (NaN counts)."""
+    return _reduce("any", a)
+
+
+def all(a: pdarray) -> np.bool_:  # noqa: A001
+    """True if every element is nonzero (NaN counts)."""
+    return _reduce("all", a)
+
+
+def count_nonzero(a: pdarray) -> int:
+    """How many elements are nonzero (a Python int, as numpy)."""
+    return int(_reduce("count_nonzero", a))
+
+
+def cumsum(a: pdarray) -> pdarray:
+    """Cumulative sum (dtype as sum; floats summed in order, as numpy)."""
+    return _new(a._conn, a._conn._request("scan", {"op": "cumsum", "a": a._live_name()})[0])
+
+
+def cumprod(a: pdarray) -> pdarray:
+    """Cumulative product (dtype as prod)."""
+    return _new(a._conn, a._conn._request("scan", {"op": "cumprod", "a": a._live_name()})[0])
+
+
+# -- creation -----------------------------------------------------------
+
+def full(size: int, fill_value: Any, dtype: DTypeLike | None = None, *,
+         conn: Connection | None = None) -> pdarray:
+    """np.full(size, fill_value, dtype): dtype defaults to fill_value's."""
+    c = _default_conn(conn)
+    if dtype is None:
+        dtype = np.asarray(fill_value).dtype
+    dt = np.dtype(dtype)
+    value = np.empty(1, dt)
+    value[0] = fill_value  # numpy's conversion and its errors
+    result, _ = c._request("full", {"size": int(size), "dtype": to_wire(dt),
+                                    "value": value[0].item()})
+    return _new(c, result)
+
+
+def zeros(size: int, dtype: DTypeLike = np.float64, *, conn: Connection | None = None) -> pdarray:
+    """np.zeros(size, dtype)."""
+    return full(size, 0, dtype, conn=conn)
+
+
+def ones(size: int, dtype: DTypeLike = np.float64, *, conn: Connection | None = None) -> pdarray:
+    """np.ones(size, dtype)."""
+    return full(size, 1, dtype, conn=conn)
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DTypeLike | None = None, *,
+           conn: Connection | None = None) -> pdarray:
+    """np.arange: int64 for integer arguments, else float64 (numpy's recipe)."""
+    c = _default_conn(conn)
+    if stop is None:
+        start, stop = 0, start
+    args: dict[str, Any] = {}
+    for key, v in (("start", start), ("stop", stop), ("step", step)):
+        v = v.item() if isinstance(v, np.generic) else v
+        if not isinstance(v, (int, float)):
+            raise TypeError(f"arange {key} must be a number, got {type(v).__name__}")
+        args[key] = v
+    if dtype is not None:
+        args["dtype"] = to_wire(dtype)
+    return _new(c, c._request("arange", args)[0])
+
+
+def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, *,
+             conn: Connection | None = None) -> pdarray:
+    """np.linspace (float64)."""
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    c = _default_conn(conn)
+    args = {"start": float(start), "stop": float(stop), "num": int(num), "endpoint": bool(endpoint)}
+    return _new(c, c._request("linspace", args)[0])
+
+
+def _random(dist: str, size: int, seed: int | None, conn: Connection | None,
+            **extra: Any) -> pdarray:
+    c = _default_conn(conn)
+    args: dict[str, Any] = {"dist": dist, "size": int(size), **extra}
+    if seed is not None:
+        args["seed"] = int(seed)
+    return _new(c, c._request("random", args)[0])
+
+
+def randint(low: int, high: int, size: int, dtype: DTypeLike = np.int64, seed: int | None = None,
+            *, conn: Connection | None = None) -> pdarray:
+    """Uniform integers in [low, high). The same seed gives the same array
+    whatever the server's worker count (not numpy's stream)."""
+    return _random("randint", size, seed, conn, low=int(low), high=int(high), dtype=to_wire(dtype))
+
+
+def uniform(size: int, low: float = 0.0, high: float = 1.0, seed: int | None = None, *,
+            conn: Connection | None = None) -> pdarray:
+    """Uniform float64 in [low, high), seeded like randint."""
+    return _random("uniform", size, seed, conn, low=float(low), high=float(high))
+
+
+def standard_normal(size: int, seed: int | None = None, *,
+                    conn: Connection | None = None) -> pdarray:
+    """Standard normal float64, seeded like randint."""
+    return _random("standard_normal", size, seed, conn)
+
+
+def concatenate(arrays: Sequence[Any], *, conn: Connection | None = None) -> pdarray:
+    """np.concatenate of 1-D arrays (dtypes promoted)."""
+    c = _conn_of(list(arrays), conn=conn)
+    keep: list[pdarray] = []
+    names = [_as_pdarray(x, c, keep)._live_name() for x in arrays]
+    if not names:
+        raise ValueError("need at least one array to concatenate")
+    return _new(c, c._request("concatenate", {"names": names})[0])
+
+
+# -- indexing -----------------------------------------------------------
+
+def _index_key(a: pdarray, key: Any, args: dict[str, Any], keep: list[pdarray]) -> str:
+    """Describe key in args; return its kind: index, slice, mask or idx."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        args["index"] = int(key)
+        return "index"
+    if isinstance(key, slice):
+        start, stop, step = key.indices(a.size)
+        args.update(start=start, stop=stop, step=step)
+        return "slice"
+    if isinstance(key, (np.ndarray, list)):
+        key = _as_pdarray(np.asarray(key), a._conn, keep)
+    if isinstance(key, pdarray):
+        if key.dtype == np.bool_:
+            args["mask"] = key._live_name()
+            return "mask"
+        args["idx"] = key._live_name()
+        return "idx"
+    raise TypeError(f"pdarray indices must be integers, slices, or bool or integer pdarrays, "
+                    f"not {type(key).__name__}")
+
+
+def getitem(a: pdarray, key: Any) -> Any:
+    """a[key]: a numpy scalar for an int, a new pdarray otherwise (slices copy)."""
+    keep: list[pdarray] = []
+    args: dict[str, Any] = {"a": a._live_name()}
+    kind = _index_key(a, key, args, keep)
+    if kind == "index":
+        return _scalar(a._conn._request("getitem", args)[0])
+    if kind == "mask":
+        return _new(a._conn, a._conn._request("compress", args)[0])
+    cmd = {"slice": "slice", "idx": "take"}[kind]
+    return _new(a._conn, a._conn._request(cmd, args)[0])
+
+
+def setitem(a: pdarray, key: Any, value: Any) -> None:
+    """a[key] = value, in place on the server (numpy's casting)."""
+    keep: list[pdarray] = []
+    args: dict[str, Any] = {"a": a._live_name()}
+    _index_key(a, key, args, keep)
+    if _is_scalar(value):
+        cell = np.empty(1, a.dtype)
+        cell[0] = value  # numpy's conversion, and its OverflowError/ValueError
+        args["value_scalar"] = cell[0].item()
+        args["value_dtype"] = to_wire(a.dtype)
+    else:
+        args["value"] = _as_pdarray(value, a._conn, keep)._live_name()
+    a._conn._request("setitem", args)
+
+
+# -- sorting and sets ---------------------------------------------------
+
+def sort(a: pdarray) -> pdarray:
+    """Sorted copy (NaN last), like np.sort."""
+    return _new(a._conn, a._conn._request("sort", {"a": a._live_name()})[0])
+
+
+def argsort(a: pdarray) -> pdarray:
+    """Stable sorting permutation (np.argsort(kind="stable")); NaN last."""
+    return _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
+
+
+def coargsort(arrays: Sequence[pdarray]) -> pdarray:
+    """Permutation sorting by arrays[0], then arrays[1], ... (stable):
+    np.lexsort(arrays[::-1])."""
+    c = _conn_of(list(arrays))
+    names = [x._live_name() for x in arrays]
+    return _new(c, c._request("coargsort", {"names": names})[0])
+
+
+def unique(a: pdarray, return_inverse: bool = False,
+           return_counts: bool = False) -> pdarray | tuple[pdarray, ...]:
+    """np.unique: sorted distinct values (NaNs collapse to one), then the
+    inverse and the counts when asked for."""
+    result, _ = a._conn._request("unique", {"a": a._live_name(), "return_counts": return_counts,
+                                            "return_inverse": return_inverse})
+    out = [_new(a._conn, result["values"])]
+    if return_inverse:
+        out.append(_new(a._conn, result["inverse"]))
+    if return_counts:
+        out.append(_new(a._conn, result["counts"]))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def value_counts(a: pdarray) -> tuple[pdarray, pdarray]:
+    """(distinct values, how often each occurs), as arkouda's value_counts."""
+    values, counts = unique(a, return_counts=True)  # type: ignore[misc]
+    return values, counts
+
+
+def in1d(a: Any, b: Any, invert: bool = False) -> pdarray:
+    """Bool pdarray: whether each element of a is in b (np.isin; NaN is in nothing)."""
+    c = _conn_of(a, b)
+    keep: list[pdarray] = []
+    x, y = _as_pdarray(a, c, keep), _as_pdarray(b, c, keep)
+    return _new(c, c._request("in1d", {"a": x._live_name(), "b": y._live_name(),
+                                       "invert": bool(invert)})[0])
+
+
+isin = in1d
+
+
+def _setop(op: str, a: Any, b: Any) -> pdarray:
+    c = _conn_of(a, b)
+    keep: list[pdarray] = []
+    x, y = _as_pdarray(a, c, keep), _as_pdarray(b, c, keep)
+    return _new(c, c._request("setop", {"op": op, "a": x._live_name(), "b": y._live_name()})[0])
+
+
+def intersect1d(a: Any, b: Any) -> pdarray:
+    """Sorted distinct values in both (np.intersect1d)."""
+    return _setop("intersect1d", a, b)
+
+
+def union1d(a: Any, b: Any) -> pdarray:
+    """Sorted distinct values in either (np.union1d)."""
+    return _setop("union1d", a, b)
+
+
+def setdiff1d(a: Any, b: Any) -> pdarray:
+    """Sorted distinct values of a not in b (np.setdiff1d)."""
+    return _setop("setdiff1d", a, b)
+
+
+def histogram(a: pdarray, bins: int = 10,
+              range: tuple[float, float] | None = None) -> tuple[pdarray, pdarray]:  # noqa: A002
+    """np.histogram with equal bins: (counts int64, edges float64) as pdarrays."""
+    if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool):
+        raise TypeError("arktos histogram takes an integer number of bins")
+    if bins < 1:
+        raise ValueError("`bins` must be positive, when an integer")
+    args: dict[str, Any] = {"a": a._live_name(), "bins": int(bins)}
+    if range is not None:
+        args["range_lo"], args["range_hi"] = float(range[0]), float(range[1])
+    result, _ = a._conn._request("histogram", args)
+    return _new(a._conn, result["counts"]), _new(a._conn, result["edges"])
+
+
+#: pdarray operator -> binop name.
+BINARY_OPERATORS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "pow": "**", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+}
+COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}

@@ -1,0 +1,194 @@
+"""Indexing, assignment, sorting and set operations against numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import arktos as ak
+from _opsdata import DTYPES, assert_same, sample
+
+
+@pytest.fixture(scope="module")
+def mconn(server) -> Iterator[ak.Connection]:
+    conn = server.connect()
+    yield conn
+    conn.close()
+
+
+SLICES = [slice(None), slice(2, 9), slice(None, None, -1), slice(-3, None), slice(10, 2, -3),
+          slice(None, None, 7), slice(5, 5), slice(-100, 100, 2), slice(60, None, -11)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_getitem(mconn, dtype) -> None:
+    rng = np.random.default_rng(1)
+    x = sample(dtype, 60)
+    p = mconn.array(x)
+    for i in (0, 5, -1, -len(x), len(x) - 1):
+        got, want = p[i], x[i]
+        assert type(got) is type(want)
+        assert_same(got, want)
+    for k in (len(x), -len(x) - 1, 10**12):
+        with pytest.raises(IndexError, match=f"index {k} is out of bounds for axis 0 with size {len(x)}"):
+            p[k]
+    for s in SLICES:
+        assert_same(p[s], x[s])
+    idx = rng.integers(-len(x), len(x), 100)
+    for idt in ("int64", "int8", "uint32"):
+        ii = idx.astype(idt) if idt != "uint32" else np.abs(idx).astype(idt)
+        assert_same(p[mconn.array(ii)], x[ii])
+    assert_same(p[mconn.array(np.array([], dtype=np.int64))], x[np.array([], dtype=np.int64)])
+    with pytest.raises(IndexError, match=f"index {len(x) + 3} is out of bounds for axis 0 with size {len(x)}"):
+        p[mconn.array(np.array([0, len(x) + 3, 1]))]
+    mask = rng.integers(0, 2, len(x)).astype(bool)
+    assert_same(p[mconn.array(mask)], x[mask])
+    assert_same(p[p == p], x[x == x])
+    with pytest.raises(IndexError):
+        p[mconn.array(mask[:-1])]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_setitem(mconn, dtype) -> None:
+    rng = np.random.default_rng(2)
+    x = sample(dtype, 60)
+    y = sample(dtype, 60, seed=9)
+    p = mconn.array(x.copy())
+    x = x.copy()
+
+    def both(key_np, key_ak, value_np, value_ak) -> None:
+        x[key_np] = value_np
+        p[key_ak] = value_ak
+        assert_same(p, x)
+
+    v1 = y[3]
+    both(4, 4, v1, v1)
+    both(-2, -2, y[5], y[5])
+    for s in SLICES:
+        n = len(range(*s.indices(len(x))))
+        both(s, s, y[:n], mconn.array(y[:n]))
+        both(s, s, y[7], y[7])
+    mask = rng.integers(0, 2, len(x)).astype(bool)
+    pm = mconn.array(mask)
+    both(mask, pm, y[1], y[1])
+    both(mask, pm, y[: mask.sum()], mconn.array(y[: mask.sum()]))
+    idx = rng.integers(-len(x), len(x), 200)  # repeated indices: the last write wins
+    both(idx, mconn.array(idx), y[2], y[2])
+    vals = sample(dtype, 200, seed=4)[:200]
+    both(idx, mconn.array(idx), vals, mconn.array(vals))
+    # values of another dtype are cast (numpy's unsafe casting)
+    both(slice(0, 5), slice(0, 5), np.arange(5, dtype=np.int8), mconn.array(np.arange(5, dtype=np.int8)))
+    with pytest.raises(IndexError):
+        p[len(x)] = y[0]
+    with pytest.raises(ValueError):
+        p[mconn.array(np.array([0, 1]))] = mconn.array(y[:3])
+
+
+def test_setitem_python_values(mconn) -> None:
+    p = mconn.array(np.zeros(4, np.int8))
+    p[0] = 7.9
+    p[1] = True
+    assert p.to_ndarray().tolist() == [7, 1, 0, 0]
+    with pytest.raises(OverflowError):
+        p[2] = 300
+    with pytest.raises(ValueError):
+        p[2] = float("nan")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort_argsort(mconn, dtype) -> None:
+    rng = np.random.default_rng(5)
+    x = sample(dtype, 300)
+    x = np.concatenate([x, x[rng.integers(0, len(x), 100)]])  # ties
+    rng.shuffle(x)
+    for data in (x, x[:0], x[:1]):
+        p = mconn.array(data)
+        assert_same(ak.argsort(p), np.argsort(data, kind="stable"))
+        assert_same(ak.sort(p), np.sort(data, kind="stable"))
+
+
+def test_sort_large_parallel(make_server) -> None:
+    rng = np.random.default_rng(6)
+    with make_server("--workers", "3").connect() as c:
+        for x in (rng.integers(-(2**40), 2**40, 200_000), rng.integers(0, 1000, 200_000).astype(np.uint16),
+                  rng.normal(size=200_000)):
+            p = c.array(x)
+            assert_same(p.argsort(), np.argsort(x, kind="stable"))
+            assert_same(ak.sort(p), np.sort(x, kind="stable"))
+
+
+def test_coargsort(mconn) -> None:
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 4, 500).astype(np.int8)
+    b = rng.normal(size=500).round(0)
+    c = rng.integers(0, 3, 500).astype(np.uint64)
+    got = ak.coargsort([mconn.array(a), mconn.array(b), mconn.array(c)])
+    assert_same(got, np.lexsort([c, b, a]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique(mconn, dtype) -> None:
+    rng = np.random.default_rng(8)
+    x = sample(dtype, 100)
+    x = x[rng.integers(0, len(x), 400)]
+    x = x[~((x == 0) & np.signbit(x))] if x.dtype.kind == "f" else x  # -0.0 vs 0.0 ties are unordered in numpy
+    for data in (x, x[:0]):
+        p = mconn.array(data)
+        u, inv, cnt = ak.unique(p, return_inverse=True, return_counts=True)
+        wu, winv, wcnt = np.unique(data, return_inverse=True, return_counts=True)
+        assert_same(u, wu)
+        assert_same(inv, winv)
+        assert_same(cnt, wcnt)
+        assert_same(ak.unique(p), wu)
+        v, c = ak.value_counts(p)
+        assert_same(v, wu)
+        assert_same(c, wcnt)
+
+
+@pytest.mark.parametrize("da,db", [("int64", "int64"), ("int8", "int64"), ("float64", "float32"),
+                                   ("uint8", "int16"), ("bool", "bool"), ("float64", "int64"),
+                                   ("uint64", "uint64")])
+def test_sets(mconn, da, db) -> None:
+    rng = np.random.default_rng(9)
+    a = sample(da, 100)[rng.integers(0, 112, 150)]
+    b = sample(db, 100, seed=3)[rng.integers(0, 112, 80)]
+    with np.errstate(all="ignore"):
+        b = np.concatenate([b, a[:20].astype(db)])
+    # numpy leaves the order of -0.0 and 0.0 ties unspecified: use 0.0 only.
+    a, b = a + np.zeros(1, a.dtype), b + np.zeros(1, b.dtype)
+    pa, pb = mconn.array(a), mconn.array(b)
+    assert_same(ak.in1d(pa, pb), np.isin(a, b))
+    assert_same(ak.in1d(pa, pb, invert=True), np.isin(a, b, invert=True))
+    assert_same(ak.intersect1d(pa, pb), np.intersect1d(a, b))
+    assert_same(ak.union1d(pa, pb), np.union1d(a, b))
+    assert_same(ak.setdiff1d(pa, pb), np.setdiff1d(a, b))
+    e = mconn.array(a[:0])
+    assert_same(ak.in1d(e, pb), np.isin(a[:0], b))
+    assert_same(ak.union1d(e, e), np.union1d(a[:0], a[:0]))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "int8", "float64", "uint64"])
+def test_histogram(mconn, dtype) -> None:
+    x = sample(dtype, 500)
+    if x.dtype.kind == "f":
+        x = x[np.isfinite(x)]
+    p = mconn.array(x)
+    for bins, rng in [(10, None), (7, None), (1, None), (13, (-50.0, 50.0)), (4, (0.0, 0.0))]:
+        c, e = ak.histogram(p, bins, range=rng)
+        wc, we = np.histogram(x, bins, range=rng)
+        assert_same(c, wc)
+        assert_same(e, we)
+    c, e = ak.histogram(mconn.array(np.full(5, 3, dtype)), 3)
+    wc, we = np.histogram(np.full(5, 3, dtype), 3)
+    assert_same(c, wc)
+    assert_same(e, we)
+
+
+def test_histogram_errors(mconn) -> None:
+    p = mconn.array(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="autodetected range of"):
+        ak.histogram(p, 3)
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        ak.histogram(p, 3, range=(2.0, 1.0))
