@@ -29,6 +29,8 @@ from ._dtypes import DTYPES
 from ._errors import *  # noqa: F401,F403 -- the exception classes
 from ._errors import __all__ as _error_names
 from ._pdarray import pdarray
+from ._ops import *  # noqa: F401,F403 -- numpy-style operations (docs/operations.md)
+from ._ops import __all__ as _ops_names
 
 __version__ = "0.1.0"
 
@@ -48,6 +50,7 @@ __all__ = [
     "pdarray",
     "shutdown",
     *_error_names,
+    *_ops_names,
 ]
 
 _default: Connection | None = None
