@@ -103,6 +103,7 @@ func must(i int64, ok bool) int64 {
 	}
 	return i
 }
+
 // TestZstdCompression: compressed transfers are bit-exact both ways, and the
 // server's counters show compressible data crossed the wire much smaller.
 func TestZstdCompression(t *testing.T) {

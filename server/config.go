@@ -27,6 +27,13 @@ type Config struct {
 	// streams; then arrays travel in ZeroMQ frames only).
 	StreamPort int
 	Logger     *slog.Logger
+	// DataDir is where client paths of read_parquet, to_parquet, ... and
+	// save_all/load_all resolve ("" : DefaultDataDir in the working
+	// directory); nothing outside it is reachable (cmd_io.go).
+	DataDir string
+	// Checkpoint, when set, is a directory every array is saved to on a
+	// clean shutdown and restored from at start (cmd_io.go).
+	Checkpoint string
 }
 
 // DefaultAddr is the embedded default endpoint.

@@ -91,6 +91,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.setupToken(); err != nil {
 		return nil, err
 	}
+	// Checkpoint (cmd_io.go): bring back the arrays saved at the last clean
+	// shutdown before anyone can connect.
+	if err := s.restoreCheckpoint(); err != nil {
+		return nil, err
+	}
 	var err error
 	if s.zctx, err = zmq.NewContext(); err != nil {
 		return nil, fmt.Errorf("server: zmq context: %w", err)
@@ -244,6 +249,10 @@ loop:
 	s.router.Close()
 	s.pull.Close()
 	s.zctx.Term()
+	// Checkpoint (cmd_io.go): save every array now that no request runs.
+	if err := s.saveCheckpoint(); err != nil && loopErr == nil {
+		loopErr = err
+	}
 	used, _, _, n := s.store.usage()
 	s.log.Info("arktos-server stopped", "arrays", n, "bytes", used)
 	return loopErr

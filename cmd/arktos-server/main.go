@@ -46,6 +46,8 @@ func run(args []string) error {
 	frameSize := fs.String("frame-size", env("FRAME_SIZE", "16MiB"), "largest payload frame, sent and accepted (env ARKTOS_FRAME_SIZE)")
 	streamPortDef, _ := strconv.Atoi(env("STREAM_PORT", "0"))
 	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
+	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
+	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,7 +60,8 @@ func run(args []string) error {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, StreamPort: *streamPort, Logger: log}
+	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, StreamPort: *streamPort, Logger: log,
+		DataDir: *dataDir, Checkpoint: *checkpoint}
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {

@@ -26,7 +26,12 @@ BINARY = {
 @pytest.fixture(scope="module")
 def mconn(server) -> Iterator[ak.Connection]:
     conn = server.connect()
+    before = {entry["name"] for entry in conn.list_arrays()}
     yield conn
+    # Module-scoped pdarrays may outlive the connection: delete what this
+    # module made, so that the shared server's memory is back where it was.
+    leftover = [e["name"] for e in conn.list_arrays() if e["name"] not in before]
+    conn.delete(leftover, missing_ok=True)
     conn.close()
 
 

@@ -31,6 +31,8 @@ from ._errors import __all__ as _error_names
 from ._pdarray import pdarray
 from ._ops import *  # noqa: F401,F403 -- numpy-style operations (docs/operations.md)
 from ._ops import __all__ as _ops_names
+from ._io import *  # noqa: F401,F403 -- Parquet, Arrow IPC and checkpoints on the server
+from ._io import __all__ as _io_names
 
 __version__ = "0.1.0"
 
@@ -51,6 +53,7 @@ __all__ = [
     "shutdown",
     *_error_names,
     *_ops_names,
+    *_io_names,
 ]
 
 _default: Connection | None = None

@@ -1,0 +1,37 @@
+// Package arrowio reads and writes columnar files (Parquet, Arrow IPC) and
+// checkpoints straight from and into pdarray buffers. It does file I/O only:
+// the caller (the server) resolves paths, opens files, reserves memory and
+// allocates the destination arrays; arrowio fills them.
+//
+// Reading Parquet (ReadParquet):
+//   - OpenParquet reads every file's footer and plans the read: the output
+//     of each column is sized from the metadata (the sum of the row counts of
+//     its row groups), so nothing grows; nothing is decoded yet.
+//   - Plan.Read splits the work into (file × row group × column) units and
+//     runs them over a pool of workers. Each unit decodes its column chunk
+//     with the typed column readers of arrow-go/parquet (plain, dictionary,
+//     RLE/bit-packed; any codec arrow-go supports) straight into its slice of
+//     the destination buffer: no arrow.Array is ever built. Only the 8- and
+//     16-bit integer columns (stored as INT32) go through a small reused
+//     scratch buffer to be narrowed. Counters (ReadStats) prove which path ran.
+//   - Nulls (NullPolicy): "auto" (the default) fills nulls of float columns
+//     with NaN and reports how many it filled; nulls in other columns are an
+//     error that names the columns and the options. "fill" writes FillValue
+//     (converted to the column's dtype) into every null slot; "mask" also
+//     fills (with FillValue, or 0) and returns a bool array per nullable
+//     column that is true where the value was null; "error" refuses any null.
+//   - Column types that have no pdarray dtype (strings, decimals, timestamps,
+//     nested types, ...) are named in the error together with the readable
+//     columns.
+//
+// Writing Parquet (WriteParquet) uses arrow-go's low-level column writers
+// (no arrow arrays either): required columns, a chosen codec and row-group
+// size, the columns of a row group encoded in parallel.
+//
+// Arrow IPC files (WriteArrowIPC, ReadArrowIPC): the writer wraps the arrays'
+// own buffers as Arrow buffers without copying (bool is bit-packed); the
+// reader copies each record batch's values into the destination arrays.
+//
+// Checkpoints (checkpoint.go): one raw little-endian file per array plus a
+// manifest.json recording name, dtype, size and an xxh3 block checksum.
+package arrowio

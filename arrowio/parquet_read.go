@@ -1,0 +1,787 @@
+package arrowio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// NullPolicy says what a read does with null values (see the package doc).
+type NullPolicy struct {
+	Mode string // "auto" (or ""), "fill", "mask", "error"
+	// Fill is the value written into null slots with "fill" and "mask":
+	// nil (0 for "mask"; "fill" requires one), bool, int64, uint64 or float64.
+	Fill any
+}
+
+// NullModes lists the accepted NullPolicy modes, for messages.
+var NullModes = []string{"auto", "fill", "mask", "error"}
+
+func (p NullPolicy) mode() string {
+	if p.Mode == "" {
+		return "auto"
+	}
+	return p.Mode
+}
+
+func (p NullPolicy) check() error {
+	switch p.mode() {
+	case "auto", "error", "mask":
+		return nil
+	case "fill":
+		if p.Fill == nil {
+			return errorf(ErrValue, "nulls=\"fill\" needs a fill_value")
+		}
+		return nil
+	}
+	return errorf(ErrValue, "nulls must be one of %s, got %q", strings.Join(NullModes, ", "), p.Mode)
+}
+
+// ReadStats counts how column chunks were decoded, process-wide; tests use
+// them to prove that the fast path is taken.
+type ReadStats struct {
+	// DirectValues were decoded by arrow-go straight into the destination.
+	DirectValues atomic.Uint64
+	// ConvertedValues went through a scratch buffer (8/16-bit integers).
+	ConvertedValues atomic.Uint64
+	// SpreadValues were moved in place to make room for nulls.
+	SpreadValues atomic.Uint64
+	// Chunks decoded, and arrow-go page buffers served from the pool.
+	Chunks, PoolHits atomic.Uint64
+}
+
+// Stats are the process-wide read counters.
+var Stats ReadStats
+
+// ParquetSource is one Parquet file to read; Name is for messages. The
+// plan reads R concurrently (ReadAt) and never closes it.
+type ParquetSource struct {
+	Name string
+	R    parquet.ReaderAtSeeker
+}
+
+// PlanColumn is one output column of a read.
+type PlanColumn struct {
+	Name     string
+	DType    pdarray.DType
+	Rows     int
+	Nullable bool  // the schema allows nulls
+	Nulls    int64 // from the statistics; -1 when some chunk has none
+	Mask     bool  // a bool mask array goes with it (policy "mask" and Nullable)
+	index    int   // leaf index in the file schema
+	phys     parquet.Type
+}
+
+// ParquetPlan is a planned read: metadata read, outputs sized, nothing
+// decoded yet.
+type ParquetPlan struct {
+	Columns []PlanColumn
+	Rows    int
+	policy  NullPolicy
+	files   []*file.Reader
+	names   []string
+	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
+	alloc   *poolAllocator
+}
+
+// columnDType maps a Parquet leaf to a pdarray dtype, or explains why not.
+func columnDType(c *schema.Column) (pdarray.DType, string) {
+	if c.MaxRepetitionLevel() > 0 || strings.Contains(c.Path(), ".") {
+		return pdarray.Invalid, "nested (" + c.Path() + ")"
+	}
+	lt := c.LogicalType()
+	plain := lt == nil || lt.Equals(schema.NoLogicalType{})
+	switch c.PhysicalType() {
+	case parquet.Types.Boolean:
+		if plain {
+			return pdarray.Bool, ""
+		}
+	case parquet.Types.Float:
+		if plain {
+			return pdarray.Float32, ""
+		}
+	case parquet.Types.Double:
+		if plain {
+			return pdarray.Float64, ""
+		}
+	case parquet.Types.Int32, parquet.Types.Int64:
+		if plain {
+			if c.PhysicalType() == parquet.Types.Int32 {
+				return pdarray.Int32, ""
+			}
+			return pdarray.Int64, ""
+		}
+		if it, ok := lt.(*schema.IntLogicalType); ok {
+			return intDType(it.BitWidth(), it.IsSigned())
+		}
+		if it, ok := lt.(schema.IntLogicalType); ok {
+			return intDType(it.BitWidth(), it.IsSigned())
+		}
+	}
+	what := strings.ToLower(c.PhysicalType().String())
+	if !plain {
+		what = lt.String() + " (" + what + ")"
+	}
+	return pdarray.Invalid, what
+}
+
+func intDType(width int8, signed bool) (pdarray.DType, string) {
+	t := map[int8][2]pdarray.DType{8: {pdarray.Uint8, pdarray.Int8}, 16: {pdarray.Uint16, pdarray.Int16},
+		32: {pdarray.Uint32, pdarray.Int32}, 64: {pdarray.Uint64, pdarray.Int64}}[width]
+	if signed {
+		return t[1], ""
+	}
+	return t[0], ""
+}
+
+// OpenParquet reads the footers of srcs and plans reading columns (all
+// top-level columns when nil) from every file, in order, one after another.
+func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (plan *ParquetPlan, err error) {
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
+	if len(srcs) == 0 {
+		return nil, errorf(ErrValue, "no Parquet files to read")
+	}
+	p := &ParquetPlan{policy: policy, alloc: &poolAllocator{}}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	props := parquet.NewReaderProperties(p.alloc)
+	// Read column chunks through a buffered section reader: no whole-chunk
+	// copy into a fresh zeroed buffer.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	for _, src := range srcs {
+		r, err := openParquetReader(src, props)
+		if err != nil {
+			return nil, err
+		}
+		p.files = append(p.files, r)
+		p.names = append(p.names, src.Name)
+	}
+	sc := p.files[0].MetaData().Schema
+	if columns == nil {
+		root := sc.Root()
+		for i := 0; i < root.NumFields(); i++ {
+			columns = append(columns, root.Field(i).Name())
+		}
+	}
+	var readable, unsupported []string
+	for i := 0; i < sc.NumColumns(); i++ {
+		c := sc.Column(i)
+		if dt, why := columnDType(c); dt.Valid() {
+			readable = append(readable, fmt.Sprintf("%s (%s)", c.Path(), dt))
+		} else {
+			unsupported = append(unsupported, fmt.Sprintf("%s: %s", c.Path(), why))
+		}
+	}
+	seen := map[string]bool{}
+	var bad []string
+	for _, name := range columns {
+		if seen[name] {
+			return nil, errorf(ErrValue, "column %q is asked for twice", name)
+		}
+		seen[name] = true
+		idx := sc.ColumnIndexByName(name)
+		if idx < 0 {
+			// A nested group: its leaves are named parent.child.
+			if n := sc.Root().FieldIndexByName(name); n >= 0 {
+				bad = append(bad, fmt.Sprintf("%s: nested", name))
+				continue
+			}
+			return nil, errorf(ErrValue, "%s has no column %q; its columns are: %s", p.names[0], name, strings.Join(readable, ", ")+unsupportedNote(unsupported))
+		}
+		c := sc.Column(idx)
+		dt, why := columnDType(c)
+		if !dt.Valid() {
+			bad = append(bad, fmt.Sprintf("%s: %s", name, why))
+			continue
+		}
+		p.Columns = append(p.Columns, PlanColumn{Name: name, DType: dt, Nullable: c.MaxDefinitionLevel() > 0, index: idx, phys: c.PhysicalType()})
+	}
+	if len(bad) > 0 {
+		return nil, errorf(ErrType, "cannot read column(s) %s: no array dtype holds them yet; readable columns: %s (pass columns=[...] to pick them)",
+			strings.Join(bad, "; "), orNone(readable))
+	}
+	if len(p.Columns) == 0 {
+		return nil, errorf(ErrValue, "no columns to read")
+	}
+	// Every other file must hold the same columns with the same types.
+	for f := 1; f < len(p.files); f++ {
+		fsc := p.files[f].MetaData().Schema
+		for i := range p.Columns {
+			pc := &p.Columns[i]
+			idx := fsc.ColumnIndexByName(pc.Name)
+			if idx < 0 {
+				return nil, errorf(ErrData, "%s has no column %q, which %s has; read the files separately", p.names[f], pc.Name, p.names[0])
+			}
+			if dt, _ := columnDType(fsc.Column(idx)); dt != pc.DType {
+				return nil, errorf(ErrData, "column %q is %s in %s but %s in %s; read the files separately", pc.Name, pc.DType, p.names[0], dtName(dt), p.names[f])
+			}
+		}
+	}
+	// Size the outputs from the metadata.
+	total := int64(0)
+	p.offsets = make([][]int, len(p.files))
+	for f, r := range p.files {
+		md := r.MetaData()
+		p.offsets[f] = make([]int, md.NumRowGroups())
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
+			p.offsets[f][rg] = int(total)
+			total += md.RowGroup(rg).NumRows()
+		}
+	}
+	if total > math.MaxInt32*int64(1<<16) {
+		return nil, errorf(ErrData, "%d rows is too many", total)
+	}
+	p.Rows = int(total)
+	for i := range p.Columns {
+		pc := &p.Columns[i]
+		pc.Rows = p.Rows
+		pc.Nulls = p.nullCount(pc)
+		pc.Mask = policy.mode() == "mask" && pc.Nullable
+		if pc.Nulls > 0 && !p.nullsAllowed(pc) {
+			return nil, p.nullsErr(pc.Name, pc.Nulls)
+		}
+	}
+	return p, nil
+}
+
+func openParquetReader(src ParquetSource, props *parquet.ReaderProperties) (r *file.Reader, err error) {
+	defer func() {
+		// arrow-go panics on some malformed footers.
+		if x := recover(); x != nil {
+			r, err = nil, errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, x)
+		}
+	}()
+	r, err = file.NewParquetReader(src.R, file.WithReadProps(props))
+	if err != nil {
+		return nil, errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, err)
+	}
+	return r, nil
+}
+
+func unsupportedNote(unsupported []string) string {
+	if len(unsupported) == 0 {
+		return ""
+	}
+	return "; not readable: " + strings.Join(unsupported, ", ")
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func dtName(d pdarray.DType) string {
+	if d.Valid() {
+		return d.String()
+	}
+	return "an unsupported type"
+}
+
+// nullCount sums the null counts of a column's statistics, or -1.
+func (p *ParquetPlan) nullCount(pc *PlanColumn) int64 {
+	if !pc.Nullable {
+		return 0
+	}
+	n := int64(0)
+	for _, r := range p.files {
+		md := r.MetaData()
+		idx := md.Schema.ColumnIndexByName(pc.Name)
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
+			cc, err := md.RowGroup(rg).ColumnChunk(idx)
+			if err != nil {
+				return -1
+			}
+			if ok, err := cc.StatsSet(); !ok || err != nil {
+				return -1
+			}
+			st, err := cc.Statistics()
+			if err != nil || st == nil || !st.HasNullCount() {
+				return -1
+			}
+			n += st.NullCount()
+		}
+	}
+	return n
+}
+
+func (p *ParquetPlan) nullsAllowed(pc *PlanColumn) bool {
+	switch p.policy.mode() {
+	case "fill", "mask":
+		return true
+	case "auto":
+		return pc.DType == pdarray.Float32 || pc.DType == pdarray.Float64
+	}
+	return false
+}
+
+func (p *ParquetPlan) nullsErr(col string, n int64) error {
+	var cols []string
+	for _, pc := range p.Columns {
+		if pc.Name != col && pc.Nulls > 0 && !p.nullsAllowed(&pc) {
+			cols = append(cols, pc.Name)
+		}
+	}
+	count := fmt.Sprintf("%d nulls", n)
+	if n < 0 {
+		count = "nulls"
+	}
+	also := ""
+	if len(cols) > 0 {
+		also = " (so do " + strings.Join(cols, ", ") + ")"
+	}
+	how := "nulls=\"auto\" fills only float columns (with NaN)"
+	if p.policy.mode() == "error" {
+		how = "nulls=\"error\" refuses them"
+	}
+	return errorf(ErrData, "column %q holds %s%s and %s: pass nulls=\"fill\" with fill_value=..., or nulls=\"mask\" to also get a bool array %s_mask (true where null)",
+		col, count, also, how, col)
+}
+
+// Close releases the file readers (not the sources).
+func (p *ParquetPlan) Close() {
+	p.files = nil
+}
+
+// ReadReport says what a read did.
+type ReadReport struct {
+	Nulls []int64 // per column: null slots filled
+}
+
+// Read decodes every planned column into dst[i] (Columns[i].Rows elements
+// of Columns[i].DType; its bytes may be dirty: every one is written) and
+// its mask into masks[i] when Columns[i].Mask, using workers goroutines.
+func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport, error) {
+	if len(dst) != len(p.Columns) || len(masks) != len(p.Columns) {
+		return ReadReport{}, errorf(ErrValue, "Read needs %d destination arrays and masks", len(p.Columns))
+	}
+	for i, pc := range p.Columns {
+		if dst[i] == nil || dst[i].DType() != pc.DType || dst[i].Len() != pc.Rows {
+			return ReadReport{}, errorf(ErrValue, "destination %d must be %d %s elements", i, pc.Rows, pc.DType)
+		}
+		if pc.Mask && (masks[i] == nil || masks[i].DType() != pdarray.Bool || masks[i].Len() != pc.Rows) {
+			return ReadReport{}, errorf(ErrValue, "mask %d must be %d bool elements", i, pc.Rows)
+		}
+	}
+	type unit struct{ f, rg, col int }
+	var units []unit
+	for f, r := range p.files {
+		for rg := 0; rg < r.MetaData().NumRowGroups(); rg++ {
+			for c := range p.Columns {
+				units = append(units, unit{f, rg, c})
+			}
+		}
+	}
+	nulls := make([]atomic.Int64, len(p.Columns))
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var failed atomic.Bool
+	workers = max(1, min(workers, len(units)))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc scratch
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(units) {
+					return
+				}
+				u := units[i]
+				n, err := p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], &sc)
+				if err != nil {
+					errOnce.Do(func() { firstErr = err })
+					failed.Store(true)
+					return
+				}
+				nulls[u.col].Add(n)
+			}
+		}()
+	}
+	wg.Wait()
+	Stats.PoolHits.Store(p.alloc.hits.Load())
+	if firstErr != nil {
+		return ReadReport{}, firstErr
+	}
+	rep := ReadReport{Nulls: make([]int64, len(p.Columns))}
+	for i := range nulls {
+		rep.Nulls[i] = nulls[i].Load()
+	}
+	return rep, nil
+}
+
+// scratch is one worker's reusable buffers.
+type scratch struct {
+	def []int16
+	i32 []int32
+}
+
+// batchRows is how many rows one ReadBatch call decodes.
+const batchRows = 64 << 10
+
+func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scratch) (nulls int64, err error) {
+	pc := &p.Columns[col]
+	defer func() {
+		if x := recover(); x != nil {
+			err = errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, x)
+		}
+	}()
+	r := p.files[f]
+	md := r.MetaData()
+	idx := md.Schema.ColumnIndexByName(pc.Name)
+	rgr := r.RowGroup(rg)
+	rows := int(rgr.NumRows())
+	off := p.offsets[f][rg]
+	cr, err := rgr.Column(idx)
+	if err != nil {
+		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
+	}
+	defer cr.Close()
+	Stats.Chunks.Add(1)
+	var m []bool
+	if mask != nil {
+		m = pdarray.View[bool](mask)[off : off+rows]
+	}
+	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	if maxDef > 0 && len(sc.def) < batchRows {
+		sc.def = make([]int16, batchRows)
+	}
+	u := unitCtx{rows: rows, maxDef: maxDef, mask: m, sc: sc, allowNulls: p.nullsAllowed(pc)}
+	switch pc.DType {
+	case pdarray.Int64:
+		nulls, err = readSame(u, cr.(*file.Int64ColumnChunkReader), pdarray.View[int64](dst)[off:off+rows], fillAs[int64](p.policy))
+	case pdarray.Uint64:
+		nulls, err = readSame(u, cr.(*file.Int64ColumnChunkReader), pdarray.BytesAs[int64](pdarray.AsBytes(pdarray.View[uint64](dst)[off:off+rows])), int64(fillAs[uint64](p.policy)))
+	case pdarray.Int32:
+		nulls, err = readSame(u, cr.(*file.Int32ColumnChunkReader), pdarray.View[int32](dst)[off:off+rows], fillAs[int32](p.policy))
+	case pdarray.Uint32:
+		nulls, err = readSame(u, cr.(*file.Int32ColumnChunkReader), pdarray.BytesAs[int32](pdarray.AsBytes(pdarray.View[uint32](dst)[off:off+rows])), int32(fillAs[uint32](p.policy)))
+	case pdarray.Float64:
+		nulls, err = readSame(u, cr.(*file.Float64ColumnChunkReader), pdarray.View[float64](dst)[off:off+rows], fillAs[float64](p.policy))
+	case pdarray.Float32:
+		nulls, err = readSame(u, cr.(*file.Float32ColumnChunkReader), pdarray.View[float32](dst)[off:off+rows], fillAs[float32](p.policy))
+	case pdarray.Bool:
+		nulls, err = readSame(u, cr.(*file.BooleanColumnChunkReader), pdarray.View[bool](dst)[off:off+rows], fillAs[bool](p.policy))
+	case pdarray.Int8:
+		nulls, err = readNarrow(u, cr.(*file.Int32ColumnChunkReader), pdarray.View[int8](dst)[off:off+rows], fillAs[int8](p.policy))
+	case pdarray.Int16:
+		nulls, err = readNarrow(u, cr.(*file.Int32ColumnChunkReader), pdarray.View[int16](dst)[off:off+rows], fillAs[int16](p.policy))
+	case pdarray.Uint8:
+		nulls, err = readNarrow(u, cr.(*file.Int32ColumnChunkReader), pdarray.View[uint8](dst)[off:off+rows], fillAs[uint8](p.policy))
+	case pdarray.Uint16:
+		nulls, err = readNarrow(u, cr.(*file.Int32ColumnChunkReader), pdarray.View[uint16](dst)[off:off+rows], fillAs[uint16](p.policy))
+	default:
+		return 0, errorf(ErrType, "column %q: dtype %s has no reader", pc.Name, pc.DType)
+	}
+	if err != nil {
+		var ae *Error
+		if errors.As(err, &ae) {
+			if ae.Kind == ErrData && strings.HasPrefix(ae.Msg, "nulls") {
+				return 0, p.nullsErr(pc.Name, -1)
+			}
+			return 0, ae
+		}
+		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
+	}
+	return nulls, nil
+}
+
+type unitCtx struct {
+	rows       int
+	maxDef     int16
+	mask       []bool
+	sc         *scratch
+	allowNulls bool
+}
+
+type batchReader[P any] interface {
+	ReadBatch(batchSize int64, values []P, defLvls, repLvls []int16) (int64, int, error)
+}
+
+var errNulls = errorf(ErrData, "nulls")
+
+// readSame decodes a chunk whose physical type has the dtype's width
+// straight into dst, then spreads the values in place around any nulls.
+func readSame[P comparable](u unitCtx, cr batchReader[P], dst []P, fill P) (nulls int64, err error) {
+	off := 0
+	for off < u.rows {
+		n := min(batchRows, u.rows-off)
+		var def []int16
+		if u.maxDef > 0 {
+			def = u.sc.def[:n]
+		}
+		total, vals, err := cr.ReadBatch(int64(n), dst[off:off+n], def, nil)
+		if err != nil {
+			return 0, err
+		}
+		if total == 0 {
+			return 0, fmt.Errorf("column chunk ended after %d of %d rows", off, u.rows)
+		}
+		Stats.DirectValues.Add(uint64(vals))
+		t := int(total)
+		if vals < t {
+			if !u.allowNulls {
+				return 0, errNulls
+			}
+			nulls += int64(t - vals)
+			spread(dst[off:off+t], vals, def[:t], u.maxDef, fill)
+			Stats.SpreadValues.Add(uint64(vals))
+		}
+		if u.mask != nil {
+			markNulls(u.mask[off:off+t], def, u.maxDef, vals == t)
+		}
+		off += t
+	}
+	return nulls, nil
+}
+
+// spread moves the dense values d[:vals] to their rows in d (rows whose
+// definition level is maxDef) and writes fill into the null rows. It walks
+// backwards, so no value is overwritten before it moves.
+func spread[P any](d []P, vals int, def []int16, maxDef int16, fill P) {
+	j := vals - 1
+	for i := len(d) - 1; i >= 0; i-- {
+		if def[i] == maxDef {
+			d[i] = d[j]
+			j--
+		} else {
+			d[i] = fill
+		}
+	}
+}
+
+func markNulls(m []bool, def []int16, maxDef int16, none bool) {
+	if none || def == nil {
+		clear(m)
+		return
+	}
+	for i := range m {
+		m[i] = def[i] != maxDef
+	}
+}
+
+type narrowInt interface{ int8 | int16 | uint8 | uint16 }
+
+// readNarrow decodes an INT32 chunk into scratch and narrows it into dst.
+func readNarrow[T narrowInt](u unitCtx, cr batchReader[int32], dst []T, fill T) (nulls int64, err error) {
+	if len(u.sc.i32) < batchRows {
+		u.sc.i32 = make([]int32, batchRows)
+	}
+	off := 0
+	for off < u.rows {
+		n := min(batchRows, u.rows-off)
+		var def []int16
+		if u.maxDef > 0 {
+			def = u.sc.def[:n]
+		}
+		tmp := u.sc.i32[:n]
+		total, vals, err := cr.ReadBatch(int64(n), tmp, def, nil)
+		if err != nil {
+			return 0, err
+		}
+		if total == 0 {
+			return 0, fmt.Errorf("column chunk ended after %d of %d rows", off, u.rows)
+		}
+		Stats.ConvertedValues.Add(uint64(vals))
+		t := int(total)
+		d := dst[off : off+t]
+		if vals == t {
+			for i, v := range tmp[:t] {
+				d[i] = T(v)
+			}
+		} else {
+			if !u.allowNulls {
+				return 0, errNulls
+			}
+			nulls += int64(t - vals)
+			j := 0
+			for i := range d {
+				if def[i] == u.maxDef {
+					d[i] = T(tmp[j])
+					j++
+				} else {
+					d[i] = fill
+				}
+			}
+		}
+		if u.mask != nil {
+			markNulls(u.mask[off:off+t], def, u.maxDef, vals == t)
+		}
+		off += t
+	}
+	return nulls, nil
+}
+
+// fillAs converts the policy's fill value to T: NaN for floats by default
+// (policy "auto"), else the given value, else zero. The value was checked
+// by CheckFill.
+func fillAs[T pdarray.Element](p NullPolicy) T {
+	var z T
+	v := p.Fill
+	if v == nil {
+		// numpy's NaN bits (Go's math.NaN() has another payload).
+		switch any(z).(type) {
+		case float32:
+			return any(math.Float32frombits(0x7fc00000)).(T)
+		case float64:
+			return any(math.Float64frombits(0x7ff8000000000000)).(T)
+		}
+		return z
+	}
+	t, _ := convertFill[T](v)
+	return t
+}
+
+// CheckFill reports whether fill converts exactly to dtype d.
+func CheckFill(fill any, d pdarray.DType) error {
+	if fill == nil {
+		return nil
+	}
+	var err error
+	switch d {
+	case pdarray.Int8:
+		_, err = convertFill[int8](fill)
+	case pdarray.Int16:
+		_, err = convertFill[int16](fill)
+	case pdarray.Int32:
+		_, err = convertFill[int32](fill)
+	case pdarray.Int64:
+		_, err = convertFill[int64](fill)
+	case pdarray.Uint8:
+		_, err = convertFill[uint8](fill)
+	case pdarray.Uint16:
+		_, err = convertFill[uint16](fill)
+	case pdarray.Uint32:
+		_, err = convertFill[uint32](fill)
+	case pdarray.Uint64:
+		_, err = convertFill[uint64](fill)
+	case pdarray.Float32:
+		_, err = convertFill[float32](fill)
+	case pdarray.Float64:
+		_, err = convertFill[float64](fill)
+	case pdarray.Bool:
+		_, err = convertFill[bool](fill)
+	}
+	return err
+}
+
+func convertFill[T pdarray.Element](v any) (T, error) {
+	var z T
+	bad := func() (T, error) {
+		return z, errorf(ErrValue, "fill_value %v does not fit a %s column", v, pdarray.DTypeOf[T]())
+	}
+	var f float64
+	isFloat := false
+	switch x := v.(type) {
+	case bool:
+		if _, ok := any(z).(bool); ok {
+			return any(x).(T), nil
+		}
+		if x {
+			f = 1
+		}
+	case int64:
+		f = float64(x)
+		if _, ok := any(z).(int64); ok {
+			return any(x).(T), nil
+		}
+		if _, ok := any(z).(uint64); ok {
+			if x < 0 {
+				return bad()
+			}
+			return any(uint64(x)).(T), nil
+		}
+	case uint64:
+		f = float64(x)
+		if _, ok := any(z).(uint64); ok {
+			return any(x).(T), nil
+		}
+		if _, ok := any(z).(int64); ok {
+			if x > math.MaxInt64 {
+				return bad()
+			}
+			return any(int64(x)).(T), nil
+		}
+	case float64:
+		f, isFloat = x, true
+	default:
+		return bad()
+	}
+	switch any(z).(type) {
+	case float64:
+		return any(f).(T), nil
+	case float32:
+		return any(float32(f)).(T), nil
+	case bool:
+		if f == 0 || f == 1 {
+			return any(f == 1).(T), nil
+		}
+		return bad()
+	}
+	if isFloat && (f != math.Trunc(f) || math.IsNaN(f)) {
+		return bad()
+	}
+	lo, hi := intRange(pdarray.DTypeOf[T]())
+	if f < lo || f > hi {
+		return bad()
+	}
+	switch any(z).(type) {
+	case int8:
+		return any(int8(f)).(T), nil
+	case int16:
+		return any(int16(f)).(T), nil
+	case int32:
+		return any(int32(f)).(T), nil
+	case int64:
+		return any(int64(f)).(T), nil
+	case uint8:
+		return any(uint8(f)).(T), nil
+	case uint16:
+		return any(uint16(f)).(T), nil
+	case uint32:
+		return any(uint32(f)).(T), nil
+	case uint64:
+		return any(uint64(f)).(T), nil
+	}
+	return bad()
+}
+
+func intRange(d pdarray.DType) (float64, float64) {
+	switch d {
+	case pdarray.Int8:
+		return math.MinInt8, math.MaxInt8
+	case pdarray.Int16:
+		return math.MinInt16, math.MaxInt16
+	case pdarray.Int32:
+		return math.MinInt32, math.MaxInt32
+	case pdarray.Int64:
+		return math.MinInt64, math.MaxInt64
+	case pdarray.Uint8:
+		return 0, math.MaxUint8
+	case pdarray.Uint16:
+		return 0, math.MaxUint16
+	case pdarray.Uint32:
+		return 0, math.MaxUint32
+	case pdarray.Uint64:
+		return 0, math.MaxUint64
+	}
+	return 0, 0
+}

@@ -1,0 +1,321 @@
+package arrowio
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// Column is a named array to write.
+type Column struct {
+	Name string
+	A    *pdarray.Array
+}
+
+// ParquetWriteOptions tune WriteParquet.
+type ParquetWriteOptions struct {
+	// Compression: "zstd" (default), "snappy", "gzip", "lz4", "brotli" or "none".
+	Compression string
+	// RowGroupSize is the rows per row group (default DefaultRowGroupSize).
+	RowGroupSize int
+	// Dictionary: "auto" (default: dictionary-encode a column only when a
+	// sample says its dictionary fits the 1 MiB dictionary page, so no
+	// dictionary is built and thrown away), "on" or "off".
+	Dictionary string
+	// Workers encode the columns of a row group in parallel (default 1).
+	Workers int
+}
+
+// DefaultRowGroupSize is the rows per row group when none is given (as
+// pyarrow's default).
+const DefaultRowGroupSize = 1 << 20
+
+// Codecs lists the Parquet codecs WriteParquet accepts.
+var Codecs = map[string]compress.Compression{
+	"none": compress.Codecs.Uncompressed, "uncompressed": compress.Codecs.Uncompressed,
+	"snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip, "zstd": compress.Codecs.Zstd,
+	"lz4": compress.Codecs.Lz4Raw, "brotli": compress.Codecs.Brotli,
+}
+
+func codecNames() string {
+	names := make([]string, 0, len(Codecs))
+	for n := range Codecs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// WriteStats count write-side decisions (tests check the fast paths).
+var WriteStats struct {
+	// DictionarySkipped counts column chunks written plain because the
+	// sample said their dictionary would overflow.
+	DictionarySkipped atomic.Uint64
+	// ParallelRowGroups counts row groups whose columns were encoded
+	// concurrently.
+	ParallelRowGroups atomic.Uint64
+}
+
+// checkColumns checks names and lengths and returns the common length.
+func checkColumns(cols []Column) (int, error) {
+	if len(cols) == 0 {
+		return 0, errorf(ErrValue, "nothing to write: give at least one column")
+	}
+	seen := map[string]bool{}
+	n := cols[0].A.Len()
+	for _, c := range cols {
+		if c.Name == "" {
+			return 0, errorf(ErrValue, "a column needs a name")
+		}
+		if seen[c.Name] {
+			return 0, errorf(ErrValue, "column %q is given twice", c.Name)
+		}
+		seen[c.Name] = true
+		if c.A.Len() != n {
+			return 0, errorf(ErrValue, "columns must have one length: %q has %d elements, %q has %d", cols[0].Name, n, c.Name, c.A.Len())
+		}
+	}
+	return n, nil
+}
+
+func parquetNode(c Column) (schema.Node, error) {
+	req := parquet.Repetitions.Required
+	intNode := func(width int8, signed bool, phys parquet.Type) (schema.Node, error) {
+		return schema.NewPrimitiveNodeLogical(c.Name, req, schema.NewIntLogicalType(width, signed), phys, 0, -1)
+	}
+	switch c.A.DType() {
+	case pdarray.Bool:
+		return schema.NewPrimitiveNode(c.Name, req, parquet.Types.Boolean, -1, 0)
+	case pdarray.Int8:
+		return intNode(8, true, parquet.Types.Int32)
+	case pdarray.Int16:
+		return intNode(16, true, parquet.Types.Int32)
+	case pdarray.Int32:
+		return schema.NewPrimitiveNode(c.Name, req, parquet.Types.Int32, -1, 0)
+	case pdarray.Int64:
+		return schema.NewPrimitiveNode(c.Name, req, parquet.Types.Int64, -1, 0)
+	case pdarray.Uint8:
+		return intNode(8, false, parquet.Types.Int32)
+	case pdarray.Uint16:
+		return intNode(16, false, parquet.Types.Int32)
+	case pdarray.Uint32:
+		return intNode(32, false, parquet.Types.Int32)
+	case pdarray.Uint64:
+		return intNode(64, false, parquet.Types.Int64)
+	case pdarray.Float32:
+		return schema.NewPrimitiveNode(c.Name, req, parquet.Types.Float, -1, 0)
+	case pdarray.Float64:
+		return schema.NewPrimitiveNode(c.Name, req, parquet.Types.Double, -1, 0)
+	}
+	return nil, errorf(ErrType, "column %q: dtype %s cannot be written", c.Name, c.A.DType())
+}
+
+// dictPageLimit is arrow-go's default dictionary page size limit, past
+// which it abandons the dictionary.
+const dictPageLimit = 1 << 20
+
+// dictionaryPays estimates, from a sample, whether a row group of rows
+// values of c fits its dictionary in dictPageLimit. It hashes at most
+// 4096 sampled values, never the column.
+func dictionaryPays(c Column, lo, hi int) bool {
+	const sample = 4096
+	rows := hi - lo
+	if rows == 0 {
+		return true
+	}
+	if c.A.DType() == pdarray.Bool {
+		return false // arrow-go never dictionary-encodes booleans
+	}
+	size := c.A.DType().Size()
+	if size < 4 {
+		size = 4 // stored as INT32
+	}
+	b := c.A.Bytes()
+	isz := c.A.DType().Size()
+	step := max(1, rows/sample)
+	seen := make(map[string]struct{}, sample)
+	taken := 0
+	for i := lo; i < hi && taken < sample; i += step {
+		seen[string(b[i*isz:(i+1)*isz])] = struct{}{}
+		taken++
+	}
+	// Distinct values grow at most linearly with the rows: extrapolate
+	// the sample's distinct ratio (an overestimate for repeated values,
+	// which only makes "plain" more likely when it is close).
+	est := float64(len(seen)) / float64(taken) * float64(rows)
+	if len(seen) < taken/2 {
+		est = float64(len(seen)) // few distinct values: the sample saw most of them
+	}
+	return est*float64(size) <= dictPageLimit*0.9
+}
+
+// WriteParquet writes cols as one Parquet file to w: required columns, the
+// chosen codec, RowGroupSize rows per row group; the columns of each row
+// group are encoded in parallel. w receives the file sequentially.
+func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error) {
+	n, err := checkColumns(cols)
+	if err != nil {
+		return err
+	}
+	if o.Compression == "" {
+		o.Compression = "zstd"
+	}
+	codec, ok := Codecs[strings.ToLower(o.Compression)]
+	if !ok {
+		return errorf(ErrValue, "compression %q is not supported; use one of %s", o.Compression, codecNames())
+	}
+	if o.RowGroupSize <= 0 {
+		o.RowGroupSize = DefaultRowGroupSize
+	}
+	if o.Dictionary == "" {
+		o.Dictionary = "auto"
+	}
+	if o.Dictionary != "auto" && o.Dictionary != "on" && o.Dictionary != "off" {
+		return errorf(ErrValue, "dictionary must be \"auto\", \"on\" or \"off\", got %q", o.Dictionary)
+	}
+	fields := make(schema.FieldList, len(cols))
+	for i, c := range cols {
+		if fields[i], err = parquetNode(c); err != nil {
+			return err
+		}
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, fields, -1)
+	if err != nil {
+		return errorf(ErrValue, "%v", err)
+	}
+	props := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithMaxRowGroupLength(int64(o.RowGroupSize)),
+		parquet.WithCreatedBy("arktos"), parquet.WithStats(true)}
+	for _, c := range cols {
+		dict := o.Dictionary == "on" || o.Dictionary == "auto" && dictionaryPays(c, 0, min(n, o.RowGroupSize))
+		if !dict {
+			WriteStats.DictionarySkipped.Add(1)
+		}
+		props = append(props, parquet.WithDictionaryFor(c.Name, dict))
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			err = errorf(ErrIO, "writing Parquet: %v", x)
+		}
+	}()
+	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	if err != nil {
+		return errorf(ErrIO, "writing Parquet: %v", err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			fw.Close()
+		}
+	}()
+	workers := max(1, o.Workers)
+	for lo := 0; lo < n || (n == 0 && lo == 0); lo += o.RowGroupSize {
+		hi := min(n, lo+o.RowGroupSize)
+		rgw, err := fw.AppendBufferedRowGroupChecked()
+		if err != nil {
+			return errorf(ErrIO, "writing Parquet: %v", err)
+		}
+		writers := make([]file.ColumnChunkWriter, len(cols))
+		for i := range cols {
+			if writers[i], err = rgw.Column(i); err != nil {
+				return errorf(ErrIO, "writing Parquet: %v", err)
+			}
+		}
+		errs := make([]error, len(cols))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < min(workers, len(cols)); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var tmp []int32
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(cols) {
+						return
+					}
+					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, &tmp)
+				}
+			}()
+		}
+		wg.Wait()
+		if workers > 1 && len(cols) > 1 {
+			WriteStats.ParallelRowGroups.Add(1)
+		}
+		for i, e := range errs {
+			if e != nil {
+				return errorf(ErrIO, "writing column %q: %v", cols[i].Name, e)
+			}
+		}
+		if err := rgw.Close(); err != nil {
+			return errorf(ErrIO, "writing Parquet: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	closed = true
+	if err := fw.Close(); err != nil {
+		return errorf(ErrIO, "writing Parquet: %v", err)
+	}
+	return nil
+}
+
+func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, tmp *[]int32) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("%v", x)
+		}
+	}()
+	widen := func(conv func(dst []int32)) []int32 {
+		if cap(*tmp) < hi-lo {
+			*tmp = make([]int32, hi-lo)
+		}
+		t := (*tmp)[:hi-lo]
+		conv(t)
+		return t
+	}
+	switch a.DType() {
+	case pdarray.Bool:
+		_, err = cw.(*file.BooleanColumnChunkWriter).WriteBatch(pdarray.View[bool](a)[lo:hi], nil, nil)
+	case pdarray.Int32:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(pdarray.View[int32](a)[lo:hi], nil, nil)
+	case pdarray.Uint32:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(pdarray.BytesAs[int32](a.Bytes())[lo:hi], nil, nil)
+	case pdarray.Int64:
+		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(pdarray.View[int64](a)[lo:hi], nil, nil)
+	case pdarray.Uint64:
+		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(pdarray.BytesAs[int64](a.Bytes())[lo:hi], nil, nil)
+	case pdarray.Float32:
+		_, err = cw.(*file.Float32ColumnChunkWriter).WriteBatch(pdarray.View[float32](a)[lo:hi], nil, nil)
+	case pdarray.Float64:
+		_, err = cw.(*file.Float64ColumnChunkWriter).WriteBatch(pdarray.View[float64](a)[lo:hi], nil, nil)
+	case pdarray.Int8:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[int8](a)[lo:hi]) }), nil, nil)
+	case pdarray.Int16:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[int16](a)[lo:hi]) }), nil, nil)
+	case pdarray.Uint8:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[uint8](a)[lo:hi]) }), nil, nil)
+	case pdarray.Uint16:
+		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[uint16](a)[lo:hi]) }), nil, nil)
+	default:
+		return fmt.Errorf("dtype %s cannot be written", a.DType())
+	}
+	return err
+}
+
+func widenInto[T narrowInt](dst []int32, src []T) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = int32(v)
+	}
+}

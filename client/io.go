@@ -1,0 +1,169 @@
+package client
+
+import (
+	"context"
+	"fmt"
+)
+
+// Columnar files and checkpoints on the server (docs/io.md). Paths are on
+// the server, relative to its --data-dir; paths that leave it are refused.
+
+// ReadOptions tune ReadParquet and ReadArrow.
+type ReadOptions struct {
+	Columns []string // nil: every column
+	// Nulls is "auto" (default: NaN in float columns, an error elsewhere),
+	// "fill" (FillValue into null slots), "mask" (also a bool array
+	// "<column>_mask", true where null) or "error".
+	Nulls     string
+	FillValue any // bool, an integer type or float64; nil for none
+}
+
+// ReadResult is what a read stored: one array per column (masks as
+// "<column>_mask"), in column order, and the nulls filled per column.
+type ReadResult struct {
+	Columns []string
+	Arrays  map[string]ArrayInfo
+	Nulls   map[string]int64
+	Rows    int
+	Seconds float64 // server-side time
+}
+
+func (o ReadOptions) args(args map[string]any) map[string]any {
+	if o.Columns != nil {
+		list := make([]any, len(o.Columns))
+		for i, c := range o.Columns {
+			list[i] = c
+		}
+		args["columns"] = list
+	}
+	if o.Nulls != "" {
+		args["nulls"] = o.Nulls
+	}
+	if o.FillValue != nil {
+		args["fill_value"] = o.FillValue
+	}
+	return args
+}
+
+func (c *Client) readColumns(ctx context.Context, cmd string, args map[string]any) (*ReadResult, error) {
+	res, err := c.call(ctx, cmd, args)
+	if err != nil {
+		return nil, err
+	}
+	out := &ReadResult{Arrays: map[string]ArrayInfo{}, Nulls: map[string]int64{}, Rows: int(asInt(res["rows"]))}
+	out.Seconds, _ = res["seconds"].(float64)
+	raw, _ := res["arrays"].([]any)
+	for _, r := range raw {
+		m, _ := r.(map[string]any)
+		info, err := parseInfo(m)
+		if err != nil {
+			return nil, err
+		}
+		col := asString(m["column"])
+		out.Columns = append(out.Columns, col)
+		out.Arrays[col] = info
+	}
+	nulls, _ := res["nulls"].(map[string]any)
+	for k, v := range nulls {
+		out.Nulls[k] = asInt(v)
+	}
+	return out, nil
+}
+
+// ReadParquet reads Parquet files (paths or glob patterns, read in sorted
+// order one after another) into new arrays, one per column.
+func (c *Client) ReadParquet(ctx context.Context, paths []string, o ReadOptions) (*ReadResult, error) {
+	list := make([]any, len(paths))
+	for i, p := range paths {
+		list[i] = p
+	}
+	return c.readColumns(ctx, "read_parquet", o.args(map[string]any{"paths": list}))
+}
+
+// ReadArrow reads an Arrow IPC file into new arrays, one per column.
+func (c *Client) ReadArrow(ctx context.Context, path string, o ReadOptions) (*ReadResult, error) {
+	return c.readColumns(ctx, "read_arrow", o.args(map[string]any{"path": path}))
+}
+
+// NamedColumn names a stored array as a column of a file.
+type NamedColumn struct {
+	Column string // name in the file
+	Array  string // stored array
+}
+
+// WriteOptions tune ToParquet and ToArrowFile.
+type WriteOptions struct {
+	// Compression: Parquet "zstd" (default), "snappy", "gzip", "lz4",
+	// "brotli", "none"; Arrow IPC "none" (default), "zstd", "lz4".
+	Compression  string
+	RowGroupSize int    // Parquet rows per row group (0: 1 Mi)
+	Dictionary   string // Parquet: "auto" (default), "on", "off"
+}
+
+func writeArgs(cols []NamedColumn, path string) (map[string]any, error) {
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("client: nothing to write: give at least one column")
+	}
+	names, columns := make([]any, len(cols)), make([]any, len(cols))
+	for i, c := range cols {
+		names[i], columns[i] = c.Array, c.Column
+	}
+	return map[string]any{"path": path, "names": names, "columns": columns}, nil
+}
+
+// ToParquet writes stored arrays as one Parquet file on the server,
+// atomically (a temporary file renamed into place). It returns the
+// server's result (path, rows, bytes, file_bytes, seconds).
+func (c *Client) ToParquet(ctx context.Context, cols []NamedColumn, path string, o WriteOptions) (map[string]any, error) {
+	args, err := writeArgs(cols, path)
+	if err != nil {
+		return nil, err
+	}
+	if o.Compression != "" {
+		args["compression"] = o.Compression
+	}
+	if o.RowGroupSize > 0 {
+		args["row_group_size"] = uint64(o.RowGroupSize)
+	}
+	if o.Dictionary != "" {
+		args["dictionary"] = o.Dictionary
+	}
+	return c.call(ctx, "to_parquet", args)
+}
+
+// ToArrowFile writes stored arrays as an Arrow IPC file on the server, atomically.
+func (c *Client) ToArrowFile(ctx context.Context, cols []NamedColumn, path string, o WriteOptions) (map[string]any, error) {
+	args, err := writeArgs(cols, path)
+	if err != nil {
+		return nil, err
+	}
+	if o.Compression != "" {
+		args["compression"] = o.Compression
+	}
+	return c.call(ctx, "to_arrow_file", args)
+}
+
+// SaveAll saves every stored array to the checkpoint directory path.
+func (c *Client) SaveAll(ctx context.Context, path string) (map[string]any, error) {
+	return c.call(ctx, "save_all", map[string]any{"path": path})
+}
+
+// LoadAll loads a checkpoint (all arrays under their saved names, every
+// checksum verified first; a failure loads nothing).
+func (c *Client) LoadAll(ctx context.Context, path string) ([]ArrayInfo, error) {
+	res, err := c.call(ctx, "load_all", map[string]any{"path": path})
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := res["arrays"].([]any)
+	out := make([]ArrayInfo, 0, len(raw))
+	for _, r := range raw {
+		m, _ := r.(map[string]any)
+		info, err := parseInfo(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}

@@ -1,0 +1,179 @@
+"""Columnar files and checkpoints on the server (docs/protocol.md, "Files").
+
+Paths name files on the *server*, relative to its ``--data-dir`` (default
+``arktos-data`` in the server's working directory); a path that leaves that
+folder (``..``, an absolute path elsewhere, a symlink out) is refused with
+ValueError. Every function takes the default connection, or ``conn=``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["load_all", "read_arrow", "read_parquet", "save_all", "to_arrow_file", "to_parquet"]
+
+NULL_MODES = ("auto", "fill", "mask", "error")
+
+
+def _conn(conn: Connection | None) -> Connection:
+    if conn is not None:
+        return conn
+    import arktos
+
+    return arktos._connection()
+
+
+def _read_args(columns: Sequence[str] | None, nulls: str, fill_value: Any) -> dict[str, Any]:
+    if nulls not in NULL_MODES:
+        raise ValueError(f"nulls must be one of {', '.join(NULL_MODES)}, got {nulls!r}")
+    args: dict[str, Any] = {"nulls": nulls}
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = [columns]
+        args["columns"] = list(columns)
+    if fill_value is not None:
+        if hasattr(fill_value, "item"):
+            fill_value = fill_value.item()  # numpy scalar -> Python scalar
+        args["fill_value"] = fill_value
+    elif nulls == "fill":
+        raise ValueError('nulls="fill" needs a fill_value')
+    return args
+
+
+def _columns(conn: Connection, result: dict[str, Any], nulls: str) -> dict[str, pdarray]:
+    out = {entry["column"]: conn._pdarray(entry, owned=True) for entry in result["arrays"]}
+    if nulls == "auto":
+        filled = {col: int(n) for col, n in result.get("nulls", {}).items() if n}
+        if filled:
+            warnings.warn("nulls filled with NaN (nulls='auto'): "
+                          + ", ".join(f"{col}: {n}" for col, n in sorted(filled.items()))
+                          + "; pass nulls='mask' to know where", stacklevel=3)
+    return out
+
+
+def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = None, *,
+                 nulls: str = "auto", fill_value: Any = None,
+                 conn: Connection | None = None) -> dict[str, pdarray]:
+    """Read Parquet files on the server into new arrays, one per column.
+
+    `paths` is a path or glob pattern (``"trips/*.parquet"``) or a list of
+    them, relative to the server's data directory; the files are read in
+    sorted order, one after another, and must hold the same columns.
+    `columns` picks columns (default: all). Numeric and bool columns are
+    read; a string, decimal, timestamp or nested column is refused with an
+    error naming it and the readable columns.
+
+    Nulls: ``nulls="auto"`` (default) fills nulls of float columns with NaN
+    (with a warning saying how many) and refuses nulls in other columns;
+    ``"fill"`` writes `fill_value` into null slots; ``"mask"`` fills (with
+    `fill_value`, else NaN for floats and 0 otherwise) and adds a bool array
+    ``"<column>_mask"`` per nullable column, true where the value was null;
+    ``"error"`` refuses any null.
+
+    >>> cols = ak.read_parquet("trips/*.parquet", columns=["PULocationID", "fare_amount"])
+    >>> cols["fare_amount"]
+    array([12.5, 7.0, ..., 9.5], shape=(50000000,))
+    >>> ak.read_parquet("t.parquet", nulls="mask")["fare_amount_mask"].sum()
+    """
+    c = _conn(conn)
+    args = _read_args(columns, nulls, fill_value)
+    args["paths"] = [paths] if isinstance(paths, str) else list(paths)
+    result, _ = c._request("read_parquet", args)
+    return _columns(c, result, nulls)
+
+
+def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = "auto",
+               fill_value: Any = None, conn: Connection | None = None) -> dict[str, pdarray]:
+    """Read an Arrow IPC file (Feather v2) on the server into new arrays.
+
+    Columns and nulls work as in read_parquet.
+
+    >>> ak.read_arrow("data.arrow")
+    {'x': array([1, 2, 3]), 'y': array([0.5, 1.5, 2.5])}
+    """
+    c = _conn(conn)
+    args = _read_args(columns, nulls, fill_value)
+    args["path"] = path
+    result, _ = c._request("read_arrow", args)
+    return _columns(c, result, nulls)
+
+
+def _write_args(columns: Mapping[str, pdarray], path: str) -> tuple[Connection, dict[str, Any]]:
+    if not isinstance(columns, Mapping) or not columns:
+        raise TypeError("give the columns as a non-empty dict {column name: pdarray}")
+    conn: Connection | None = None
+    for col, arr in columns.items():
+        if not isinstance(arr, pdarray):
+            raise TypeError(f"column {col!r} must be a pdarray, got {type(arr).__name__}; "
+                            "upload it first with ak.array()")
+        conn = conn or arr._conn
+    assert conn is not None
+    return conn, {"path": path, "columns": [str(k) for k in columns],
+                  "names": [arr.name for arr in columns.values()]}
+
+
+def to_parquet(columns: Mapping[str, pdarray], path: str, compression: str = "zstd", *,
+               row_group_size: int = 1 << 20, dictionary: str = "auto") -> dict[str, Any]:
+    """Write server arrays as one Parquet file on the server, atomically.
+
+    `columns` maps column names to pdarrays of one length. `compression` is
+    "zstd" (default), "snappy", "gzip", "lz4", "brotli" or "none";
+    `row_group_size` rows go in each row group. `dictionary` "auto" (default)
+    dictionary-encodes a column only when a sample says its dictionary fits
+    one page; "on"/"off" force it. The file appears under its name only once
+    complete. Returns ``{path, rows, bytes, file_bytes, seconds}``.
+
+    >>> ak.to_parquet({"zone": z, "fare": f}, "out/fares.parquet", compression="zstd")
+    """
+    conn, args = _write_args(columns, path)
+    args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
+    return conn._request("to_parquet", args)[0]
+
+
+def to_arrow_file(columns: Mapping[str, pdarray], path: str, compression: str = "none",
+                  ) -> dict[str, Any]:
+    """Write server arrays as an Arrow IPC file (Feather v2) on the server, atomically.
+
+    `compression` is "none" (default), "zstd" or "lz4" (buffer compression).
+
+    >>> ak.to_arrow_file({"x": x, "y": y}, "data.arrow")
+    """
+    conn, args = _write_args(columns, path)
+    args["compression"] = compression
+    return conn._request("to_arrow_file", args)[0]
+
+
+def save_all(path: str, *, conn: Connection | None = None) -> dict[str, Any]:
+    """Save every array on the server to the checkpoint directory `path`.
+
+    One raw file per array plus ``manifest.json`` (name, dtype, size and an
+    xxh3 checksum of each); an existing checkpoint there is replaced only
+    once the new one is complete. Returns ``{path, arrays, bytes, seconds}``.
+
+    >>> ak.save_all("ckpt/monday")
+    {'arrays': 2, 'bytes': 16000000, 'path': 'ckpt/monday', 'seconds': 0.02}
+    """
+    return _conn(conn)._request("save_all", {"path": path})[0]
+
+
+def load_all(path: str, *, conn: Connection | None = None) -> dict[str, pdarray]:
+    """Load a checkpoint saved by save_all: every array under its saved name.
+
+    Every checksum is verified first; a damaged file raises ValueError and
+    loads nothing; a name already in use raises NameInUseError. The returned
+    pdarrays do not own the arrays (dropping them leaves them on the server).
+
+    >>> arrays = ak.load_all("ckpt/monday")
+    >>> sorted(arrays)
+    ['fares', 'zones']
+    """
+    c = _conn(conn)
+    result, _ = c._request("load_all", {"path": path})
+    return {entry["name"]: c._pdarray(entry, owned=False) for entry in result["arrays"]}

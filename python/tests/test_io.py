@@ -1,0 +1,195 @@
+"""Parquet, Arrow IPC and checkpoints on the server (arktos._io), compared
+bit for bit with pyarrow."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import arktos as ak
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+feather = pytest.importorskip("pyarrow.feather")
+
+N = 20_000
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def io_conn(make_server: Callable[..., Any], data_dir: Path) -> ak.Connection:
+    conn = make_server("--data-dir", str(data_dir), "--workers", "2").connect()
+    yield conn
+    conn.close()
+
+
+def table(rng: np.random.Generator, n: int = N) -> Any:
+    return pa.table({
+        "i64": rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64, endpoint=True),
+        "key": rng.integers(0, 50, n),
+        "f64": np.concatenate([rng.standard_normal(n - 4), [np.nan, np.inf, -np.inf, -0.0]]),
+        "f32": rng.random(n).astype(np.float32),
+        "i8": rng.integers(-128, 128, n).astype(np.int8),
+        "u16": rng.integers(0, 2**16, n).astype(np.uint16),
+        "u32": rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
+        "u64": rng.integers(0, 2**64 - 1, n, dtype=np.uint64),
+        "b": rng.random(n) < 0.3,
+    })
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("codec", ["zstd", "snappy", "gzip", "none"])
+def test_read_parquet_matches_pyarrow(io_conn: ak.Connection, data_dir: Path,
+                                      rng: np.random.Generator, codec: str) -> None:
+    t = table(rng)
+    pq.write_table(t, data_dir / "t.parquet", compression=codec, row_group_size=6000)
+    cols = ak.read_parquet("t.parquet", conn=io_conn)
+    want = pq.read_table(data_dir / "t.parquet")
+    assert list(cols) == t.column_names
+    for name in t.column_names:
+        assert same_bits(cols[name].to_ndarray(), want[name].to_numpy()), name
+
+
+def test_read_many_files_and_columns(io_conn: ak.Connection, data_dir: Path,
+                                     rng: np.random.Generator) -> None:
+    (data_dir / "trips").mkdir()
+    parts = [table(rng, 3000 + k) for k in range(3)]
+    for k, t in enumerate(parts):
+        pq.write_table(t, data_dir / "trips" / f"part{k}.parquet", row_group_size=1000)
+    cols = ak.read_parquet("trips/*.parquet", columns=["u64", "key"], conn=io_conn)
+    assert list(cols) == ["u64", "key"]
+    want = pa.concat_tables(parts)
+    for name in cols:
+        assert same_bits(cols[name].to_ndarray(), want[name].to_numpy())
+
+
+def test_nulls(io_conn: ak.Connection, data_dir: Path, rng: np.random.Generator) -> None:
+    n = 5000
+    nulls = rng.random(n) < 0.01
+    t = pa.table({"f": pa.array(rng.random(n), mask=nulls), "i": pa.array(np.arange(n), mask=nulls)})
+    pq.write_table(t, data_dir / "n.parquet")
+    with pytest.warns(UserWarning, match="NaN"):
+        f = ak.read_parquet("n.parquet", columns=["f"], conn=io_conn)["f"].to_ndarray()
+    assert np.array_equal(np.isnan(f), nulls)
+    with pytest.raises(ak.InvalidDataError, match='"i".*nulls="mask"'):
+        ak.read_parquet("n.parquet", conn=io_conn)
+    got = ak.read_parquet("n.parquet", nulls="fill", fill_value=-1, conn=io_conn)
+    assert np.array_equal(got["i"].to_ndarray(), np.where(nulls, -1, np.arange(n)))
+    got = ak.read_parquet("n.parquet", nulls="mask", conn=io_conn)
+    assert sorted(got) == ["f", "f_mask", "i", "i_mask"]
+    assert np.array_equal(got["i_mask"].to_ndarray(), nulls)
+    assert np.array_equal(got["i"].to_ndarray()[~nulls], np.arange(n)[~nulls])
+    with pytest.raises(ValueError, match="fit"):
+        ak.read_parquet("n.parquet", nulls="fill", fill_value=0.5, conn=io_conn)
+
+
+def test_unsupported_columns(io_conn: ak.Connection, data_dir: Path) -> None:
+    t = pa.table({"x": [1, 2], "s": ["a", "b"], "l": [[1], [2]]})
+    pq.write_table(t, data_dir / "u.parquet")
+    with pytest.raises(TypeError) as err:
+        ak.read_parquet("u.parquet", conn=io_conn)
+    message = str(err.value)
+    assert "s: " in message and "l" in message and "readable columns: x (int64)" in message
+    assert ak.read_parquet("u.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2]
+
+
+def test_write_parquet_and_arrow(io_conn: ak.Connection, data_dir: Path,
+                                 rng: np.random.Generator) -> None:
+    t = table(rng)
+    arrays = {name: io_conn.array(t[name].to_numpy()) for name in t.column_names}
+    info = ak.to_parquet(arrays, "out/t.parquet", compression="zstd", row_group_size=7000)
+    assert info["rows"] == N
+    back = pq.read_table(data_dir / "out" / "t.parquet")
+    assert pq.ParquetFile(data_dir / "out" / "t.parquet").metadata.num_row_groups == 3
+    for name in t.column_names:
+        assert same_bits(back[name].to_numpy(), t[name].to_numpy()), name
+    assert os.listdir(data_dir / "out") == ["t.parquet"]  # no temporary file left
+    ak.to_arrow_file(arrays, "t.arrow", compression="lz4")
+    back = feather.read_table(data_dir / "t.arrow")
+    for name in t.column_names:
+        assert same_bits(back[name].to_numpy(), t[name].to_numpy()), name
+    got = ak.read_arrow("t.arrow", conn=io_conn)
+    for name in t.column_names:
+        assert same_bits(got[name].to_ndarray(), t[name].to_numpy()), name
+    feather.write_feather(t, data_dir / "py.arrow")  # pyarrow's own file
+    got = ak.read_arrow("py.arrow", columns=["f64", "b"], conn=io_conn)
+    assert same_bits(got["f64"].to_ndarray(), t["f64"].to_numpy())
+
+
+def test_paths_stay_in_data_dir(io_conn: ak.Connection, data_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pq.write_table(pa.table({"x": [1]}), outside / "secret.parquet")
+    (data_dir / "link").symlink_to(outside)
+    x = io_conn.array(np.arange(3))
+    for path in ["../outside/secret.parquet", str(outside / "secret.parquet"), "link/secret.parquet"]:
+        with pytest.raises(ValueError, match="data directory"):
+            ak.read_parquet(path, conn=io_conn)
+        with pytest.raises(ValueError, match="data directory"):
+            ak.to_parquet({"x": x}, path.replace("secret", "new"))
+    assert not (outside / "new.parquet").exists()
+
+
+def test_checkpoint_across_restart(make_server: Callable[..., Any], tmp_path: Path,
+                                   rng: np.random.Generator) -> None:
+    ckpt = tmp_path / "ckpt"
+    flags = ("--checkpoint", str(ckpt), "--data-dir", str(tmp_path / "data"))
+    srv = make_server(*flags)
+    conn = srv.connect()
+    data = {"zones": rng.integers(0, 300, 100_000), "fares": rng.random(50_000),
+            "flags": rng.random(10) < 0.5, "empty": np.zeros(0, np.int16)}
+    kept = [conn.array(values, name=name) for name, values in data.items()]
+    conn.shutdown()  # a clean shutdown: the server saves the checkpoint, then exits
+    del kept
+    assert srv.process.wait(timeout=30) == 0
+    manifest = json.loads((ckpt / "manifest.json").read_text())
+    assert sorted(e["name"] for e in manifest["arrays"]) == sorted(data)
+
+    srv = make_server(*flags)
+    conn = srv.connect()
+    assert sorted(e["name"] for e in conn.list_arrays()) == sorted(data)
+    for name, values in data.items():
+        assert same_bits(conn.attach(name).to_ndarray(), values)
+    conn.close()
+    srv.stop()
+
+    # A corrupted file: the server refuses to start (rather than start empty
+    # and overwrite the checkpoint at the next shutdown), naming the array.
+    entry = next(e for e in manifest["arrays"] if e["name"] == "fares")
+    blob = bytearray((ckpt / entry["file"]).read_bytes())
+    blob[100] ^= 0xFF
+    (ckpt / entry["file"]).write_bytes(bytes(blob))
+    with pytest.raises(RuntimeError, match="fares.*checksum"):
+        make_server(*flags)
+
+
+def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:
+    a = io_conn.array(np.arange(1000.0), name="a_io")
+    info = ak.save_all("ck/one", conn=io_conn)
+    assert info["arrays"] >= 1
+    a.delete()
+    loaded = ak.load_all("ck/one", conn=io_conn)
+    assert same_bits(loaded["a_io"].to_ndarray(), np.arange(1000.0))
+    io_conn.delete(list(loaded))
+    entry = next(e for e in json.loads((data_dir / "ck/one/manifest.json").read_text())["arrays"]
+                 if e["name"] == "a_io")
+    path = data_dir / "ck" / "one" / entry["file"]
+    path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(ak.InvalidDataError, match="checksum.*nothing was loaded"):
+        ak.load_all("ck/one", conn=io_conn)
+    assert io_conn.list_arrays() == []

@@ -1,0 +1,901 @@
+package server
+
+// Columnar files and checkpoints on the server (docs/protocol.md, "Files"):
+// read_parquet, to_parquet, read_arrow, to_arrow_file, save_all, load_all.
+//
+// Paths come from clients and are confined to --data-dir: every file is
+// opened through an os.Root on that directory, which refuses `..`,
+// absolute paths elsewhere and symlinks that resolve outside it. Files are
+// written atomically: into a temporary file in the same directory, synced,
+// then renamed over the final name, so a crash never leaves a half-written
+// file under that name.
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arktos-dev/arktos/arrowio"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+func init() {
+	register("read_parquet", command{run: (*Server).cmdReadParquet})
+	register("to_parquet", command{run: (*Server).cmdToParquet})
+	register("read_arrow", command{run: (*Server).cmdReadArrow})
+	register("to_arrow_file", command{run: (*Server).cmdToArrowFile})
+	register("save_all", command{run: (*Server).cmdSaveAll})
+	register("load_all", command{run: (*Server).cmdLoadAll})
+}
+
+// DefaultDataDir is where client paths resolve when --data-dir is not given.
+const DefaultDataDir = "arktos-data"
+
+var dataRootMu sync.Mutex
+
+// dataRoot opens (creating it if needed) the data directory as an os.Root.
+func (s *Server) dataRoot() (*os.Root, string, error) {
+	dir := s.cfg.DataDir
+	if dir == "" {
+		dir = DefaultDataDir
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", transfer.Errorf(transfer.Internal, "data directory %s: %v", dir, err)
+	}
+	dataRootMu.Lock()
+	defer dataRootMu.Unlock()
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, "", transfer.Errorf(transfer.Internal, "cannot create the data directory %s: %v (set --data-dir)", abs, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, "", transfer.Errorf(transfer.Internal, "cannot open the data directory %s: %v (set --data-dir)", abs, err)
+	}
+	return root, abs, nil
+}
+
+// relPath turns a client path into a clean slash path relative to the data
+// directory abs, refusing anything that would leave it.
+func relPath(abs, p string) (string, error) {
+	if p == "" {
+		return "", transfer.Errorf(transfer.ArgumentValue, "the path is empty; give a path under the server's data directory %s", abs)
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", transfer.Errorf(transfer.ArgumentValue, "path %q holds a NUL byte", p)
+	}
+	rel := filepath.Clean(p)
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(abs, rel)
+		if real, rerr := filepath.EvalSymlinks(abs); err == nil && strings.HasPrefix(r, "..") && rerr == nil {
+			r, err = filepath.Rel(real, rel)
+		}
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", errEscape(p, abs)
+		}
+		rel = r
+	}
+	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errEscape(p, abs)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+func errEscape(p, abs string) error {
+	return transfer.Errorf(transfer.ArgumentValue, "path %q is outside the server's data directory %s; paths are relative to it (set --data-dir to serve another folder)", p, abs)
+}
+
+// fileErr turns an os error on a client path into a registry error.
+func fileErr(p, abs string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *transfer.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "escapes from parent") || strings.Contains(msg, "path escapes"):
+		return transfer.Errorf(transfer.ArgumentValue, "path %q leads outside the server's data directory %s (through a symlink or ..); it is refused", p, abs)
+	case errors.Is(err, fs.ErrNotExist):
+		return transfer.Errorf(transfer.ArgumentValue, "no file %q in the server's data directory %s", p, abs)
+	case errors.Is(err, fs.ErrPermission):
+		return transfer.Errorf(transfer.ArgumentValue, "permission denied on %q in the server's data directory %s", p, abs)
+	}
+	return transfer.Errorf(transfer.Internal, "%s: %v", p, err)
+}
+
+// ioErr maps an arrowio error to the registry.
+func ioErr(err error) error {
+	var ae *arrowio.Error
+	if !errors.As(err, &ae) {
+		var te *transfer.Error
+		if errors.As(err, &te) {
+			return te
+		}
+		return transfer.Errorf(transfer.Internal, "%v", err)
+	}
+	code := map[arrowio.ErrKind]transfer.Code{arrowio.ErrValue: transfer.ArgumentValue, arrowio.ErrType: transfer.UnsupportedDType,
+		arrowio.ErrData: transfer.InvalidData, arrowio.ErrIO: transfer.Internal}[ae.Kind]
+	return transfer.Errorf(code, "%s", ae.Msg)
+}
+
+// optStringList reads an optional list of strings (nil when absent).
+func optStringList(a *transfer.Args, key string) []string {
+	if !a.Has(key) {
+		a.OptString(key, "") // mark it read
+		return nil
+	}
+	return a.StringList(key)
+}
+
+// pathsArg reads "path" (one string) or "paths" (a list).
+func pathsArg(a *transfer.Args) []string {
+	if a.Has("paths") {
+		return a.StringList("paths")
+	}
+	return []string{a.String("path")}
+}
+
+// nullPolicyArg reads nulls? and fill_value?.
+func nullPolicyArg(a *transfer.Args) arrowio.NullPolicy {
+	p := arrowio.NullPolicy{Mode: a.OptString("nulls", "auto")}
+	if v, ok := a.OptScalar("fill_value"); ok {
+		switch x := v.(type) {
+		case bool, float64:
+			p.Fill = x
+		case float32:
+			p.Fill = float64(x)
+		default:
+			if i, ok := asInt64(v); ok {
+				p.Fill = i
+			} else if u, ok := asUint64(v); ok {
+				p.Fill = u
+			}
+		}
+	}
+	return p
+}
+
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		if x <= 1<<63-1 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func asUint64(v any) (uint64, bool) {
+	if x, ok := v.(uint64); ok {
+		return x, true
+	}
+	return 0, false
+}
+
+// expandPaths resolves client paths and glob patterns to sorted, unique
+// slash paths under the data directory.
+func expandPaths(root *os.Root, abs string, paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		rel, err := relPath(abs, p)
+		if err != nil {
+			return nil, err
+		}
+		var matches []string
+		if strings.ContainsAny(rel, "*?[") {
+			matches, err = fs.Glob(root.FS(), rel)
+			if err != nil {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "bad glob pattern %q: %v", p, err)
+			}
+			if len(matches) == 0 {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "no file matches %q in the server's data directory %s", p, abs)
+			}
+			sort.Strings(matches)
+		} else {
+			matches = []string{rel}
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// planReader is a planned read of columns (Parquet or Arrow IPC).
+type planReader interface {
+	Read(dst, masks []*pdarray.Array, workers int) (arrowio.ReadReport, error)
+}
+
+// storeRead reserves and allocates every output of a plan, runs it and
+// stores the results under fresh names: all of them, or none.
+func (s *Server) storeRead(what string, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any) (*response, error) {
+	for _, pc := range cols {
+		if err := arrowio.CheckFill(fill, pc.DType); err != nil {
+			return nil, ioErr(err)
+		}
+	}
+	var total int64
+	for _, pc := range cols {
+		nb, err := pc.DType.NBytes(uint64(pc.Rows))
+		if err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%s: %v", what, err)
+		}
+		total += int64(nb)
+		if pc.Mask {
+			total += int64(pc.Rows)
+		}
+	}
+	if err := s.store.reserve(total, fmt.Sprintf("%s (%d columns of %d rows)", what, len(cols), firstRows(cols))); err != nil {
+		return nil, err
+	}
+	var stored []string
+	var storedBytes int64 // bytes of stored arrays: deleting them gives those back
+	ok := false
+	defer func() {
+		if !ok {
+			s.store.delete(stored, true)
+			s.store.release(total - storedBytes)
+		}
+	}()
+	dst := make([]*pdarray.Array, len(cols))
+	masks := make([]*pdarray.Array, len(cols))
+	for i, pc := range cols {
+		var err error
+		// Every element (and mask byte) is written by the read.
+		if dst[i], err = s.store.allocMayBeDirty(pc.DType, pc.Rows); err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+		if pc.Mask {
+			if masks[i], err = s.store.allocMayBeDirty(pdarray.Bool, pc.Rows); err != nil {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+			}
+		}
+	}
+	decodeStart := time.Now()
+	rep, err := plan.Read(dst, masks, s.cfg.Workers)
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	decode := time.Since(decodeStart)
+	arrays := make([]any, 0, 2*len(cols))
+	nulls := map[string]any{}
+	var bytesOut int64
+	for i, pc := range cols {
+		name, err := s.store.put("", dst[i])
+		if err != nil {
+			return nil, err
+		}
+		stored = append(stored, name)
+		storedBytes += int64(dst[i].NBytes())
+		info := arrayResult(name, dst[i])
+		info["column"] = pc.Name
+		arrays = append(arrays, info)
+		bytesOut += int64(dst[i].NBytes())
+		nulls[pc.Name] = rep.Nulls[i]
+		if pc.Mask {
+			mname, err := s.store.put("", masks[i])
+			if err != nil {
+				return nil, err
+			}
+			stored = append(stored, mname)
+			storedBytes += int64(masks[i].NBytes())
+			info := arrayResult(mname, masks[i])
+			info["column"] = pc.Name + "_mask"
+			arrays = append(arrays, info)
+		}
+	}
+	ok = true
+	res := map[string]any{"arrays": arrays, "nulls": nulls, "rows": firstRows(cols), "bytes": bytesOut,
+		"seconds": time.Since(start).Seconds(), "decode_seconds": decode.Seconds()}
+	for k, v := range extra {
+		res[k] = v
+	}
+	return &response{result: res}, nil
+}
+
+func firstRows(cols []arrowio.PlanColumn) int {
+	if len(cols) == 0 {
+		return 0
+	}
+	return cols[0].Rows
+}
+
+func (s *Server) cmdReadParquet(r *request) (*response, error) {
+	start := time.Now()
+	a := r.args
+	paths := pathsArg(a)
+	columns := optStringList(a, "columns")
+	policy := nullPolicyArg(a)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	root, abs, err := s.dataRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files, err := expandPaths(root, abs, paths)
+	if err != nil {
+		return nil, err
+	}
+	srcs := make([]arrowio.ParquetSource, len(files))
+	for i, f := range files {
+		fh, err := root.Open(f)
+		if err != nil {
+			return nil, fileErr(f, abs, err)
+		}
+		defer fh.Close()
+		srcs[i] = arrowio.ParquetSource{Name: f, R: fh}
+	}
+	plan, err := arrowio.OpenParquet(srcs, columns, policy)
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	defer plan.Close()
+	return s.storeRead(fmt.Sprintf("read_parquet of %d file(s)", len(files)), plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+}
+
+func (s *Server) cmdReadArrow(r *request) (*response, error) {
+	start := time.Now()
+	a := r.args
+	p := a.String("path")
+	columns := optStringList(a, "columns")
+	policy := nullPolicyArg(a)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	root, abs, err := s.dataRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rel, err := relPath(abs, p)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := root.Open(rel)
+	if err != nil {
+		return nil, fileErr(p, abs, err)
+	}
+	defer fh.Close()
+	plan, err := arrowio.OpenArrowIPC(rel, fh, columns, policy)
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	defer plan.Close()
+	// The record batches are held until copied: account for them meanwhile.
+	if err := s.store.reserve(plan.ScratchBytes, fmt.Sprintf("read_arrow of %s (record batches held while copying)", rel)); err != nil {
+		return nil, err
+	}
+	defer s.store.release(plan.ScratchBytes)
+	return s.storeRead("read_arrow of "+rel, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
+}
+
+// writeColumnsArgs reads names (stored arrays) and columns (their names in
+// the file; default the array names), acquires the arrays and returns a
+// release func.
+func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), error) {
+	names := a.StringList("names")
+	columns := optStringList(a, "columns")
+	if columns == nil {
+		columns = names
+	}
+	if len(columns) != len(names) {
+		return nil, nil, transfer.Errorf(transfer.ArgumentValue, "columns has %d entries for %d arrays; give one column name per array", len(columns), len(names))
+	}
+	var releases []func()
+	release := func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	cols := make([]arrowio.Column, len(names))
+	for i, n := range names {
+		arr, rel, err := s.store.acquire(n)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		releases = append(releases, rel)
+		cols[i] = arrowio.Column{Name: columns[i], A: arr}
+	}
+	return cols, release, nil
+}
+
+func (s *Server) cmdToParquet(r *request) (*response, error) {
+	start := time.Now()
+	a := r.args
+	p := a.String("path")
+	opts := arrowio.ParquetWriteOptions{
+		Compression:  a.OptString("compression", "zstd"),
+		RowGroupSize: int(a.OptUint("row_group_size", arrowio.DefaultRowGroupSize)),
+		Dictionary:   a.OptString("dictionary", "auto"),
+		Workers:      s.cfg.Workers,
+	}
+	cols, release, err := s.writeColumnsArgs(a)
+	if err != nil {
+		a.Done()
+		return nil, err
+	}
+	defer release()
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	return s.writeFile(p, start, cols, func(w io.Writer) error { return arrowio.WriteParquet(w, cols, opts) })
+}
+
+func (s *Server) cmdToArrowFile(r *request) (*response, error) {
+	start := time.Now()
+	a := r.args
+	p := a.String("path")
+	opts := arrowio.IPCWriteOptions{Compression: a.OptString("compression", "none"), Workers: s.cfg.Workers}
+	cols, release, err := s.writeColumnsArgs(a)
+	if err != nil {
+		a.Done()
+		return nil, err
+	}
+	defer release()
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	return s.writeFile(p, start, cols, func(w io.Writer) error { return arrowio.WriteArrowIPC(w, cols, opts) })
+}
+
+func (s *Server) writeFile(p string, start time.Time, cols []arrowio.Column, write func(io.Writer) error) (*response, error) {
+	root, abs, err := s.dataRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rel, err := relPath(abs, p)
+	if err != nil {
+		return nil, err
+	}
+	n, err := writeAtomic(root, rel, write)
+	if err != nil {
+		return nil, fileOrIOErr(p, abs, err)
+	}
+	var nbytes int64
+	for _, c := range cols {
+		nbytes += int64(c.A.NBytes())
+	}
+	return &response{result: map[string]any{"path": rel, "file_bytes": n, "bytes": nbytes, "rows": cols[0].A.Len(),
+		"seconds": time.Since(start).Seconds()}}, nil
+}
+
+func fileOrIOErr(p, abs string, err error) error {
+	var ae *arrowio.Error
+	if errors.As(err, &ae) {
+		return ioErr(err)
+	}
+	return fileErr(p, abs, err)
+}
+
+func tempSuffix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeAtomic writes rel (a slash path under root) through write into a
+// temporary file beside it, syncs it and renames it over rel.
+func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64, error) {
+	dir, base := path.Split(rel)
+	if base == "" || base == "." {
+		return 0, transfer.Errorf(transfer.ArgumentValue, "path %q names a directory; give a file name", rel)
+	}
+	if dir != "" {
+		if err := root.MkdirAll(path.Clean(dir), 0o755); err != nil {
+			return 0, err
+		}
+	}
+	tmp := path.Join(dir, "."+base+".tmp-"+tempSuffix())
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			root.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 4<<20)
+	cw := &countingWriter{w: bw}
+	if err := write(cw); err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
+		done = true
+		return 0, err
+	}
+	done = true
+	return cw.n, nil
+}
+
+// --- checkpoints ---------------------------------------------------------
+
+func (s *Server) cmdSaveAll(r *request) (*response, error) {
+	start := time.Now()
+	p := r.args.String("path")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	root, abs, err := s.dataRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rel, err := relPath(abs, p)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "save_all needs a directory below the data directory %s, not the data directory itself", abs)
+	}
+	n, nbytes, err := s.saveAll(root, rel)
+	if err != nil {
+		return nil, fileOrIOErr(p, abs, err)
+	}
+	return &response{result: map[string]any{"path": rel, "arrays": n, "bytes": nbytes, "seconds": time.Since(start).Seconds()}}, nil
+}
+
+func (s *Server) cmdLoadAll(r *request) (*response, error) {
+	start := time.Now()
+	p := r.args.String("path")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	root, abs, err := s.dataRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	rel, err := relPath(abs, p)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := s.loadAll(root, rel, p)
+	if err != nil {
+		return nil, fileOrIOErr(p, abs, err)
+	}
+	return &response{result: map[string]any{"path": rel, "arrays": infos, "seconds": time.Since(start).Seconds()}}, nil
+}
+
+// saveAll writes every stored array to the checkpoint directory rel under
+// root: into a fresh temporary directory first, which then replaces rel.
+func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
+	list := s.store.list()
+	type held struct {
+		name    string
+		a       *pdarray.Array
+		release func()
+	}
+	var arrays []held
+	defer func() {
+		for _, h := range arrays {
+			h.release()
+		}
+	}()
+	for _, in := range list {
+		a, release, err := s.store.acquire(in.name)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		arrays = append(arrays, held{in.name, a, release})
+	}
+	dir, base := path.Split(rel)
+	if dir != "" {
+		if err := root.MkdirAll(path.Clean(dir), 0o755); err != nil {
+			return 0, 0, err
+		}
+	}
+	tmp := path.Join(dir, "."+base+".tmp-"+tempSuffix())
+	if err := root.Mkdir(tmp, 0o755); err != nil {
+		return 0, 0, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			root.RemoveAll(tmp)
+		}
+	}()
+	m := &arrowio.Manifest{Arrays: make([]arrowio.ManifestEntry, len(arrays))}
+	var total int64
+	errs := make([]error, len(arrays))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	// Files are written in parallel; each checksum runs while another
+	// file's bytes go to the kernel.
+	for w := 0; w < max(1, min(s.cfg.Workers, len(arrays))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(arrays) {
+					return
+				}
+				h := arrays[i]
+				file := fmt.Sprintf("%d.bin", i)
+				m.Arrays[i] = arrowio.ManifestEntry{Name: h.name, DType: h.a.DType().String(), Size: h.a.Len(), NBytes: h.a.NBytes(),
+					File: file, Checksum: arrowio.FormatChecksum(arrowio.Checksum(h.a.Bytes(), 1))}
+				errs[i] = writeSynced(root, path.Join(tmp, file), h.a.Bytes())
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return 0, 0, fmt.Errorf("checkpoint: array '%s': %w", arrays[i].name, err)
+		}
+		total += int64(arrays[i].a.NBytes())
+	}
+	if err := writeSynced(root, path.Join(tmp, arrowio.ManifestName), arrowio.EncodeManifest(m)); err != nil {
+		return 0, 0, err
+	}
+	// Swap: the old checkpoint (if any) moves aside, the new one takes its
+	// name, the old one goes. A crash in between leaves both on disk.
+	old := ""
+	if _, err := root.Lstat(rel); err == nil {
+		old = path.Join(dir, "."+base+".old-"+tempSuffix())
+		if err := root.Rename(rel, old); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		if old != "" {
+			root.Rename(old, rel)
+		}
+		return 0, 0, err
+	}
+	ok = true
+	if old != "" {
+		root.RemoveAll(old)
+	}
+	return len(arrays), total, nil
+}
+
+func writeSynced(root *os.Root, name string, b []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// loadAll reads the checkpoint rel under root and stores its arrays under
+// their saved names: every checksum is verified before any array is
+// stored, and a failure stores nothing.
+func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
+	mb, err := root.ReadFile(path.Join(rel, arrowio.ManifestName))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%q is not a checkpoint: it has no %s (save one with save_all)", shown, arrowio.ManifestName)
+		}
+		return nil, err
+	}
+	m, err := arrowio.ParseManifest(mb)
+	if err != nil {
+		return nil, transfer.Errorf(transfer.InvalidData, "checkpoint %q: %v; nothing was loaded", shown, err.(*arrowio.Error).Msg)
+	}
+	var taken []string
+	var total int64
+	for _, e := range m.Arrays {
+		if s.store.has(e.Name) {
+			taken = append(taken, e.Name)
+		}
+		total += int64(e.NBytes)
+	}
+	if len(taken) > 0 {
+		return nil, transfer.Errorf(transfer.NameInUse, "checkpoint %q holds arrays named %s, which already exist; delete them first; nothing was loaded", shown, strings.Join(taken, ", "))
+	}
+	if err := s.store.reserve(total, fmt.Sprintf("load_all of %q (%d arrays)", shown, len(m.Arrays))); err != nil {
+		return nil, err
+	}
+	var stored []string
+	var kept int64 // bytes of stored arrays: deleting them gives those back
+	ok := false
+	defer func() {
+		if !ok {
+			s.store.delete(stored, true)
+			s.store.release(total - kept)
+		}
+	}()
+	arrays := make([]*pdarray.Array, len(m.Arrays))
+	errs := make([]error, len(m.Arrays))
+	for i, e := range m.Arrays {
+		d, _ := pdarray.ParseDType(e.DType)
+		if arrays[i], err = s.store.allocMayBeDirty(d, e.Size); err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, min(s.cfg.Workers, len(m.Arrays))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(m.Arrays) {
+					return
+				}
+				errs[i] = readCheckpointFile(root, rel, shown, m.Arrays[i], arrays[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	infos := make([]any, len(m.Arrays))
+	for i, e := range m.Arrays {
+		if _, err := s.store.put(e.Name, arrays[i]); err != nil {
+			return nil, err
+		}
+		stored = append(stored, e.Name)
+		kept += int64(arrays[i].NBytes())
+		infos[i] = arrayResult(e.Name, arrays[i])
+	}
+	ok = true
+	return infos, nil
+}
+
+func readCheckpointFile(root *os.Root, rel, shown string, e arrowio.ManifestEntry, a *pdarray.Array) error {
+	name := path.Join(rel, e.File)
+	f, err := root.Open(name)
+	if err != nil {
+		return transfer.Errorf(transfer.InvalidData, "checkpoint %q: array '%s': cannot open %s: %v; nothing was loaded", shown, e.Name, e.File, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() != int64(e.NBytes) {
+		return transfer.Errorf(transfer.InvalidData, "checkpoint %q: array '%s': %s holds %d bytes, the manifest says %d; the checkpoint is damaged; nothing was loaded", shown, e.Name, e.File, st.Size(), e.NBytes)
+	}
+	if _, err := io.ReadFull(f, a.Bytes()); err != nil {
+		return transfer.Errorf(transfer.InvalidData, "checkpoint %q: array '%s': reading %s: %v; nothing was loaded", shown, e.Name, e.File, err)
+	}
+	if got := arrowio.FormatChecksum(arrowio.Checksum(a.Bytes(), 1)); got != e.Checksum {
+		return transfer.Errorf(transfer.InvalidData, "checkpoint %q: array '%s': %s has checksum %s but the manifest recorded %s: the file is corrupt; nothing was loaded", shown, e.Name, e.File, got, e.Checksum)
+	}
+	if a.DType() == pdarray.Bool {
+		if i := pdarray.ValidateBools(a.Bytes()); i >= 0 {
+			return transfer.Errorf(transfer.InvalidData, "checkpoint %q: array '%s': bool element %d is not 0 or 1; nothing was loaded", shown, e.Name, i)
+		}
+	}
+	return nil
+}
+
+// checkpointRoot opens the parent of --checkpoint (an operator's path, not
+// confined to the data directory) and returns the checkpoint's base name.
+func (s *Server) checkpointRoot() (*os.Root, string, error) {
+	abs, err := filepath.Abs(s.cfg.Checkpoint)
+	if err != nil {
+		return nil, "", err
+	}
+	parent, base := filepath.Split(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, "", err
+	}
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return nil, "", err
+	}
+	return root, base, nil
+}
+
+// restoreCheckpoint loads --checkpoint at start-up when it exists. A
+// damaged checkpoint stops the start: starting empty would overwrite it
+// at the next clean shutdown.
+func (s *Server) restoreCheckpoint() error {
+	if s.cfg.Checkpoint == "" {
+		return nil
+	}
+	root, base, err := s.checkpointRoot()
+	if err != nil {
+		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	defer root.Close()
+	if _, err := root.Stat(path.Join(base, arrowio.ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		s.log.Info("no checkpoint to restore yet", "checkpoint", s.cfg.Checkpoint)
+		return nil
+	}
+	start := time.Now()
+	infos, err := s.loadAll(root, base, s.cfg.Checkpoint)
+	if err != nil {
+		return fmt.Errorf("server: cannot restore --checkpoint %s: %v (move it away to start without it)", s.cfg.Checkpoint, err)
+	}
+	s.log.Info("restored checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", len(infos), "took", time.Since(start))
+	return nil
+}
+
+// saveCheckpoint saves every array to --checkpoint at a clean shutdown.
+func (s *Server) saveCheckpoint() error {
+	if s.cfg.Checkpoint == "" {
+		return nil
+	}
+	start := time.Now()
+	root, base, err := s.checkpointRoot()
+	if err != nil {
+		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	defer root.Close()
+	n, nbytes, err := s.saveAll(root, base)
+	if err != nil {
+		s.log.Error("checkpoint failed", "checkpoint", s.cfg.Checkpoint, "err", err)
+		return fmt.Errorf("server: checkpoint to %s failed: %w", s.cfg.Checkpoint, err)
+	}
+	s.log.Info("saved checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", n, "bytes", nbytes, "took", time.Since(start))
+	return nil
+}

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+func ioServer(t *testing.T) (*Server, string) {
+	t.Helper()
+	s := opServer(t, 64<<20)
+	s.cfg.DataDir = t.TempDir()
+	return s, s.cfg.DataDir
+}
+
+func TestPathEscapes(t *testing.T) {
+	s, dir := ioServer(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.parquet"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	a := opPut(t, s, []int64{1, 2, 3})
+	for _, p := range []string{"../x.parquet", "a/../../x.parquet", filepath.Join(outside, "secret.parquet"), "link/secret.parquet", "link/*.parquet", ""} {
+		_, err := opRun(t, s, "read_parquet", map[string]any{"path": p})
+		if opCode(err) != transfer.ArgumentValue || !strings.Contains(err.Error(), "data directory") {
+			t.Errorf("read_parquet %q: %v", p, err)
+		}
+		_, err = opRun(t, s, "to_parquet", map[string]any{"path": p, "names": []any{a}})
+		if opCode(err) != transfer.ArgumentValue {
+			t.Errorf("to_parquet %q: %v", p, err)
+		}
+	}
+	// An absolute path inside the data directory is fine.
+	if _, err := opRun(t, s, "to_parquet", map[string]any{"path": filepath.Join(dir, "in.parquet"), "names": []any{a}}); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.parquet")); err == nil {
+		t.Error("a file was written outside the data directory")
+	}
+}
+
+func TestParquetCommands(t *testing.T) {
+	s, dir := ioServer(t)
+	a := opPut(t, s, []int64{5, -1, 7, 1 << 40})
+	b := opPut(t, s, []float64{0.5, 1.5, -2, 3})
+	res, err := opRun(t, s, "to_parquet", map[string]any{"path": "out/t.parquet", "names": []any{a, b}, "columns": []any{"k", "v"},
+		"compression": "snappy", "row_group_size": uint64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res["rows"] != 4 {
+		t.Errorf("result %v", res)
+	}
+	// No temporary file is left beside it.
+	entries, _ := os.ReadDir(filepath.Join(dir, "out"))
+	if len(entries) != 1 {
+		t.Errorf("out/ holds %d entries", len(entries))
+	}
+	res, err = opRun(t, s, "read_parquet", map[string]any{"paths": []any{"out/*.parquet", "out/t.parquet"}, "columns": []any{"v", "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrays := res["arrays"].([]any)
+	if len(arrays) != 2 || arrays[0].(map[string]any)["column"] != "v" {
+		t.Fatalf("arrays %v", arrays)
+	}
+	if got := opStored[int64](t, s, arrays[1].(map[string]any)); !slices.Equal(got, []int64{5, -1, 7, 1 << 40}) {
+		t.Errorf("k = %v", got)
+	}
+	used, _, _, _ := s.store.usage()
+	// A failing read keeps nothing reserved.
+	_, err = opRun(t, s, "read_parquet", map[string]any{"path": "out/t.parquet", "columns": []any{"nope"}})
+	if opCode(err) != transfer.ArgumentValue {
+		t.Errorf("unknown column: %v", err)
+	}
+	_, err = opRun(t, s, "read_parquet", map[string]any{"path": "out/t.parquet", "nulls": "fill", "fill_value": 1.5})
+	if opCode(err) != transfer.ArgumentValue {
+		t.Errorf("fill 1.5 into int64: %v", err)
+	}
+	if u, _, _, _ := s.store.usage(); u != used {
+		t.Errorf("failed reads left %d bytes reserved", u-used)
+	}
+	// Arrow IPC.
+	if _, err := opRun(t, s, "to_arrow_file", map[string]any{"path": "t.arrow", "names": []any{a, b}, "compression": "zstd"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = opRun(t, s, "read_arrow", map[string]any{"path": "t.arrow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := opStored[float64](t, s, res["arrays"].([]any)[1].(map[string]any)); !slices.Equal(got, []float64{0.5, 1.5, -2, 3}) {
+		t.Errorf("v = %v", got)
+	}
+	if _, err := opRun(t, s, "read_parquet", map[string]any{"path": "none*.parquet"}); opCode(err) != transfer.ArgumentValue {
+		t.Errorf("glob without matches: %v", err)
+	}
+}
+
+func TestCheckpoint(t *testing.T) {
+	s, dir := ioServer(t)
+	opPut(t, s, []int64{1, 2, 3})
+	opPut(t, s, []bool{true, false})
+	opPut(t, s, make([]float32, 0))
+	res, err := opRun(t, s, "save_all", map[string]any{"path": "ck/one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res["arrays"] != 3 {
+		t.Fatalf("saved %v", res)
+	}
+	// Saving again replaces the checkpoint.
+	if _, err := opRun(t, s, "save_all", map[string]any{"path": "ck/one"}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "ck")); len(entries) != 1 {
+		t.Errorf("ck/ holds %d entries, want the checkpoint only", len(entries))
+	}
+
+	s2 := opServer(t, 64<<20)
+	s2.cfg.DataDir = dir
+	res, err = opRun(t, s2, "load_all", map[string]any{"path": "ck/one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res["arrays"].([]any)) != 3 {
+		t.Fatalf("loaded %v", res)
+	}
+	x, _ := s2.store.get("arr_1")
+	if !slices.Equal(pdarray.View[int64](x), []int64{1, 2, 3}) {
+		t.Errorf("arr_1 = %v", pdarray.View[int64](x))
+	}
+	// Loading again: the names are taken, nothing changes.
+	if _, err := opRun(t, s2, "load_all", map[string]any{"path": "ck/one"}); opCode(err) != transfer.NameInUse {
+		t.Errorf("second load: %v", err)
+	}
+
+	// A corrupt file: a clear error, nothing loaded, nothing reserved.
+	f := filepath.Join(dir, "ck", "one", "0.bin")
+	b, _ := os.ReadFile(f)
+	b[3] ^= 0x10
+	os.WriteFile(f, b, 0o644)
+	s3 := opServer(t, 64<<20)
+	s3.cfg.DataDir = dir
+	_, err = opRun(t, s3, "load_all", map[string]any{"path": "ck/one"})
+	if opCode(err) != transfer.InvalidData || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), "nothing was loaded") {
+		t.Errorf("corrupt checkpoint: %v", err)
+	}
+	if used, _, _, n := s3.store.usage(); used != 0 || n != 0 {
+		t.Errorf("after a failed load: %d bytes, %d arrays", used, n)
+	}
+	os.WriteFile(f, b[:5], 0o644)
+	if _, err := opRun(t, s3, "load_all", map[string]any{"path": "ck/one"}); opCode(err) != transfer.InvalidData {
+		t.Errorf("truncated file: %v", err)
+	}
+	if _, err := opRun(t, s3, "load_all", map[string]any{"path": "ck"}); opCode(err) != transfer.ArgumentValue {
+		t.Errorf("not a checkpoint: %v", err)
+	}
+}
+
+// TestCheckpointOption: restoreCheckpoint brings back what saveCheckpoint
+// saved; a damaged checkpoint stops the start.
+func TestCheckpointOption(t *testing.T) {
+	s, _ := ioServer(t)
+	s.cfg.Checkpoint = filepath.Join(t.TempDir(), "ckpt")
+	if err := s.restoreCheckpoint(); err != nil {
+		t.Fatal("no checkpoint yet:", err)
+	}
+	opPut(t, s, []uint16{9, 8})
+	if err := s.saveCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := opServer(t, 1<<20)
+	s2.cfg.Checkpoint = s.cfg.Checkpoint
+	if err := s2.restoreCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s2.store.get("arr_1")
+	if err != nil || !slices.Equal(pdarray.View[uint16](x), []uint16{9, 8}) {
+		t.Fatalf("restored %v %v", x, err)
+	}
+	os.WriteFile(filepath.Join(s.cfg.Checkpoint, "manifest.json"), []byte("{"), 0o644)
+	s3 := opServer(t, 1<<20)
+	s3.cfg.Checkpoint = s.cfg.Checkpoint
+	if err := s3.restoreCheckpoint(); err == nil || !strings.Contains(err.Error(), "move it away") {
+		t.Errorf("damaged checkpoint: %v", err)
+	}
+}
