@@ -73,7 +73,7 @@ def server_copied(conn: ak.Connection) -> int:
     return int(st["bytes_copied_in"]) + int(st["bytes_copied_out"])
 
 
-def arktos_methods(conn: ak.Connection, src: np.ndarray) -> tuple[Timed, Timed]:
+def arktos_methods(conn: ak.Connection, src: np.ndarray) -> tuple[Timed, Timed, Timed | None]:
     held: dict[str, Any] = {}
 
     def up() -> tuple[float, int]:
@@ -94,7 +94,16 @@ def arktos_methods(conn: ak.Connection, src: np.ndarray) -> tuple[Timed, Timed]:
             raise RuntimeError("short download")
         return d, server_copied(conn) - c0
 
-    return up, down
+    def view() -> tuple[float, int]:
+        c0 = server_copied(conn)
+        t = time.perf_counter()
+        out = held["a"].to_ndarray(copy=False)
+        d = time.perf_counter() - t
+        if out.size != src.size:
+            raise RuntimeError("short view")
+        return d, server_copied(conn) - c0
+
+    return up, down, (view if conn.stream_network == "unix" else None)
 
 
 def flight_methods(addr: str, src: np.ndarray) -> tuple[Timed, Timed]:
@@ -143,10 +152,10 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
         return time.perf_counter() - t, 0
 
     host, _, port = raw_tcp.rpartition(":")
-    methods: list[tuple[str, str, Timed | None, Timed | None, int]] = [
-        ("memcpy", "memory", memcpy, None, -1),
-        ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src), bench_pid),
-        ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src), bench_pid),
+    methods: list[tuple[str, str, Timed | None, Timed | None, Timed | None, int]] = [
+        ("memcpy", "memory", memcpy, None, None, -1),
+        ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src), None, bench_pid),
+        ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src), None, bench_pid),
     ]
     conns = []
     for tr in transports:
@@ -155,13 +164,13 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
         conn = ak.Connection(url, **opts)
         conns.append(conn)
         methods.append(("arktos", tr, *arktos_methods(conn, src), arktos_pid))
-    methods.append(("flight", "grpc-tcp", *flight_methods(flight, src), bench_pid))
+    methods.append(("flight", "grpc-tcp", *flight_methods(flight, src), None, bench_pid))
 
     records = []
     for trial in range(trials + 2):
         phase = "cold" if trial == 0 else "warmup" if trial == 1 else "warm"
-        for name, transport, up, down, pid in methods:
-            for direction, f in (("up", up), ("down", down)):
+        for name, transport, up, down, view, pid in methods:
+            for direction, f in (("up", up), ("down", down), ("down-view", view)):
                 if f is None:
                     continue
                 cf, sf = minflt(0), minflt(pid) if pid > 0 else 0

@@ -111,8 +111,9 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines += [header, "|" + "---|" * header.count("|")[:-1] if False else header.replace("|", "|")]
     lines[-1] = "|" + "|".join("---" for _ in range(header.count("|") - 1)) + "|"
     for r in rows:
-        raw = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="raw", transport="tcp", dir=r["dir"])
-        fl = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="flight", dir=r["dir"])
+        base_dir = "down" if r["dir"].startswith("down") else r["dir"]  # down-into, down-view
+        raw = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="raw", transport="tcp", dir=base_dir)
+        fl = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="flight", dir=base_dir)
         vs_raw = f"{r['p50_gibs'] / raw['p50_gibs']:.2f} / {r['p90_gibs'] / raw['p50_gibs']:.2f}" if raw and r["method"] == "arktos" else ""
         vs_fl = f"{r['p50_gibs'] / fl['p50_gibs']:.1f}" if fl and r["method"] == "arktos" else ""
         cold = f"{r['cold_gibs']:.2f}" if r["cold_gibs"] else ""

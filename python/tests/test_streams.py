@@ -112,7 +112,7 @@ def test_shm_view_is_read_only_and_bit_exact(conn: ak.Connection, rng: np.random
     a = conn.array(x)
     used = conn.mem_info()["used"]
     before = stats(conn)
-    v = conn._download(a.name, view=True)
+    v = a.to_ndarray(copy=False)
     after = stats(conn)
     assert v.tobytes() == x.tobytes() and v.dtype == x.dtype
     assert not v.flags.writeable

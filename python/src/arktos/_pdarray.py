@@ -89,13 +89,20 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
                                     "upload it again with ak.array()")
         return self.name
 
-    def to_ndarray(self) -> NDArray[Any]:
+    def to_ndarray(self, copy: bool = True) -> NDArray[Any]:
         """Download the whole array into a new numpy array (bit-identical).
+
+        With ``copy=False`` (the server on this host) the result is a
+        read-only array mapped onto a shared-memory segment that the server
+        filled: no copy on this side. It is a snapshot, unmapped when the
+        array is garbage collected.
 
         >>> ak.array([1.5, np.nan]).to_ndarray()
         array([1.5, nan])
+        >>> v = a.to_ndarray(copy=False); v.flags.writeable
+        False
         """
-        return self._conn._download(self._live_name())
+        return self._conn._download(self._live_name(), view=not copy)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """Support ``np.asarray(a)``: download the array.
