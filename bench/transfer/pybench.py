@@ -186,15 +186,38 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
     return records
 
 
-def latency(url: str, n: int) -> dict[str, Any]:
-    """p50/p90 of n get_config round trips from Python, in microseconds."""
+def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any]]:
+    """p50/p90 of n get_config round trips from Python, in microseconds, and
+    of n raw ZeroMQ echoes of the same header (pyzmq, poll then receive, as
+    the client does) interleaved with them: the floor."""
+    import zmq
+
     conn = ak.Connection(url)
-    ds = []
+    echo = None
+    if echo_url:
+        echo = zmq.Context.instance().socket(zmq.DEALER)
+        echo.connect(echo_url)
+        poller = zmq.Poller()
+        poller.register(echo, zmq.POLLIN)
+    header = b"\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80"
+    ds, es = [], []
     for _ in range(n):
         t = time.perf_counter()
         conn._request("get_config")
         ds.append((time.perf_counter() - t) * 1e6)
+        if echo is not None:
+            t = time.perf_counter()
+            echo.send_multipart([header], copy=False)
+            poller.poll(1000)
+            echo.recv_multipart(copy=False)
+            es.append((time.perf_counter() - t) * 1e6)
     conn.close()
-    ds.sort()
-    return {"kind": "latency", "lang": "python", "request": "get_config", "n": n,
-            "p50_us": ds[n // 2], "p90_us": ds[n * 9 // 10]}
+    out = []
+    for name, xs in (("get_config", ds), ("raw zmq echo", es)):
+        if xs:
+            xs.sort()
+            out.append({"kind": "latency", "lang": "python", "request": name, "n": n,
+                        "p50_us": xs[n // 2], "p90_us": xs[n * 9 // 10]})
+    if echo is not None:
+        echo.close(0)
+    return out

@@ -103,8 +103,8 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "",
     ]
     for r in meta.get("latency", []):
-        lines.append(f"- Small request (`get_config`) round trip from {r['lang']}: p50 {r['p50_us']:.0f} µs, "
-                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests).")
+        lines.append(f"- Small request round trip from {r['lang']}, {r['request']}: p50 {r['p50_us']:.0f} µs, "
+                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests, interleaved).")
     lines.append("")
     header = ("| lang | dtype | size | dir | method | transport | p50 GiB/s | p90 GiB/s | cold GiB/s | "
               "× raw tcp (p50/p90) | × flight (p50) | client faults | server faults | server copied |")
@@ -196,11 +196,11 @@ def main() -> None:
         meta["ref_before_ms"] = reference_kernel() * 1e3
         meta["latency"] = []
         if "go" in args.langs:
-            line = subprocess.run([str(bins["goclient"]), "--arktos", url, "--latency", "2000"],
-                                  check=True, capture_output=True, text=True).stdout
-            meta["latency"].append(json.loads(line))
+            lines = subprocess.run([str(bins["goclient"]), "--arktos", url, "--latency", "2000",
+                                    "--zmq-echo", ready["zmq"]], check=True, capture_output=True, text=True).stdout
+            meta["latency"] += [json.loads(line) for line in lines.splitlines()]
         if "python" in args.langs:
-            meta["latency"].append(pybench.latency(url, 2000))
+            meta["latency"] += pybench.latency(url, 2000, ready["zmq"])
         for nbytes in (s * MiB for s in sizes):
             for dtype in args.dtypes.split(","):
                 print(f"size {nbytes // MiB} MiB {dtype} ...", flush=True)

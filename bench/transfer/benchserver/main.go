@@ -7,8 +7,12 @@
 //     answers one byte; for 'D' it writes n bytes from that buffer.
 //   - an Apache Arrow Flight server (arrow-go): DoPut stores the record
 //     batches under the descriptor's path, DoGet streams them back.
+//   - a ZeroMQ ROUTER that echoes every message: the latency floor of a
+//     request over the same sockets Arktos uses (pebbe/zmq4, poll then
+//     receive, as arktos-server's I/O loop does).
 //
-// It prints one line, "ready tcp=ADDR unix=PATH flight=ADDR", when serving.
+// It prints one line, "ready tcp=ADDR unix=PATH flight=ADDR zmq=URL", when
+// serving.
 package main
 
 import (
@@ -19,11 +23,14 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	zmq "github.com/pebbe/zmq4"
 	"google.golang.org/grpc"
 )
 
@@ -49,7 +56,11 @@ func main() {
 		log.Fatal(err)
 	}
 	fs.RegisterFlightService(&flightStore{data: map[string][]arrow.RecordBatch{}})
-	fmt.Printf("ready tcp=%s unix=%s flight=%s\n", tcpL.Addr(), *unixPath, fs.Addr())
+	zmqURL, err := zmqEcho()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("ready tcp=%s unix=%s flight=%s zmq=%s\n", tcpL.Addr(), *unixPath, fs.Addr(), zmqURL)
 	if err := fs.Serve(); err != nil {
 		log.Fatal(err)
 	}
@@ -150,4 +161,38 @@ func (s *flightStore) DoGet(tkt *flight.Ticket, stream flight.FlightService_DoGe
 		}
 	}
 	return w.Close()
+}
+
+// zmqEcho binds a ROUTER on a free loopback port and echoes every message
+// from a goroutine of its own.
+func zmqEcho() (string, error) {
+	r, err := zmq.NewSocket(zmq.ROUTER)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Bind("tcp://127.0.0.1:*"); err != nil {
+		return "", err
+	}
+	url, err := r.GetLastEndpoint()
+	if err != nil {
+		return "", err
+	}
+	go func() {
+		runtime.LockOSThread()
+		p := zmq.NewPoller()
+		p.Add(r, zmq.POLLIN)
+		for {
+			if _, err := p.Poll(50 * time.Millisecond); err != nil {
+				return
+			}
+			for {
+				m, err := r.RecvMessageBytes(zmq.DONTWAIT)
+				if err != nil {
+					break
+				}
+				r.SendMessage(m)
+			}
+		}
+	}()
+	return url, nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	zmq "github.com/pebbe/zmq4"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -63,7 +64,8 @@ var (
 func main() {
 	url := flag.String("arktos", "tcp://127.0.0.1:5555", "arktos-server URL")
 	transports := flag.String("transports", "frames,stream-tcp,stream-unix", "Arktos transports to time: frames, stream-tcp, stream-unix, auto")
-	latency := flag.Int("latency", 0, "if > 0, time this many get_config round trips and print their p50/p90 instead")
+	latency := flag.Int("latency", 0, "if > 0, time this many get_config round trips (and raw ZeroMQ echoes, with --zmq-echo) and print their p50/p90 instead")
+	zmqEcho := flag.String("zmq-echo", "", "benchserver's ZeroMQ echo URL, the latency floor")
 	flag.IntVar(&arktosPID, "arktos-pid", 0, "arktos-server pid, for its page faults")
 	flag.IntVar(&benchPID, "bench-pid", 0, "benchserver pid, for its page faults")
 	tcpAddr := flag.String("raw-tcp", "", "benchserver raw TCP address")
@@ -97,7 +99,7 @@ func main() {
 	}
 	arktosCli = dial("auto")
 	if *latency > 0 {
-		timeLatency(ctx, *latency)
+		timeLatency(ctx, *latency, *zmqEcho)
 		return
 	}
 	n := nbytes / 8
@@ -394,10 +396,20 @@ func flightMethods(ctx context.Context, addr string, src []int64) (up, down func
 	return up, down
 }
 
-// timeLatency times n small requests (get_config) and prints one JSON line
-// with their p50 and p90 in microseconds.
-func timeLatency(ctx context.Context, n int) {
-	ds := make([]float64, n)
+// timeLatency times n small requests (get_config), interleaved with n raw
+// ZeroMQ echoes of the same header when echoURL is set, and prints one JSON
+// line each with their p50 and p90 in microseconds.
+func timeLatency(ctx context.Context, n int, echoURL string) {
+	var echo *zmq.Socket
+	var poller *zmq.Poller
+	if echoURL != "" {
+		echo, _ = zmq.NewSocket(zmq.DEALER)
+		echo.Connect(echoURL)
+		poller = zmq.NewPoller()
+		poller.Add(echo, zmq.POLLIN)
+	}
+	hdr := []byte("\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80")
+	ds, es := make([]float64, n), make([]float64, n)
 	for i := range ds {
 		t := time.Now()
 		if _, m, err := arktosCli.Call(ctx, "get_config", nil, nil); err != nil {
@@ -405,9 +417,21 @@ func timeLatency(ctx context.Context, n int) {
 		} else {
 			m.Close()
 		}
-		ds[i] = float64(time.Since(t).Microseconds())
+		ds[i] = float64(time.Since(t).Nanoseconds()) / 1e3
+		if echo != nil {
+			t = time.Now()
+			echo.SendBytes(hdr, 0)
+			poller.Poll(time.Second)
+			echo.RecvBytes(0)
+			es[i] = float64(time.Since(t).Nanoseconds()) / 1e3
+		}
 	}
 	slices.Sort(ds)
 	out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": "get_config", "n": n,
 		"p50_us": ds[n/2], "p90_us": ds[n*9/10]})
+	if echo != nil {
+		slices.Sort(es)
+		out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": "raw zmq echo", "n": n,
+			"p50_us": es[n/2], "p90_us": es[n*9/10]})
+	}
 }
