@@ -145,3 +145,26 @@ func TestZstdCompression(t *testing.T) {
 	m.Close()
 	wantCode(t, rep.Err(), transfer.InvalidData, "compressed upload: frame 0: not a zstd frame")
 }
+
+// TestStreamBelongsToItsClient: a client cannot name another client's
+// stream to read its bytes or write into it.
+func TestStreamBelongsToItsClient(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	a := dial(t, srv.URL, client.WithTransport(client.TransportStream), client.WithStreamNetwork("tcp"))
+	if _, err := client.Upload(ctx, a, []int64{1, 2, 3}, client.WithName("x")); err != nil {
+		t.Fatal(err)
+	}
+	b := dial(t, srv.URL)
+	for id := 1; id <= 3; id++ {
+		rep, m, err := b.Call(ctx, "download", map[string]any{"name": "x", "stream": id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		wantCode(t, rep.Err(), transfer.ArgumentValue, "no open stream")
+	}
+	if got, err := client.Download[int64](ctx, a, "x"); err != nil || len(got) != 3 {
+		t.Fatal("the owner's stream stopped working:", err)
+	}
+}

@@ -23,6 +23,7 @@ type request struct {
 	*transfer.Request
 	args    *transfer.Args
 	payload [][]byte
+	peer    []byte // the client's ZeroMQ routing id: bulk streams belong to one peer
 }
 
 // response is what a handler returns: the result map and payload frames,
@@ -168,7 +169,7 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 		for i := range payload {
 			payload[i] = m.Frame(i + 2)
 		}
-		return s.dispatch(req, payload)
+		return s.dispatch(req, payload, j.identity)
 	}()
 	var id uint64
 	cmd := ""
@@ -240,7 +241,7 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 	s.stats.BytesCopiedOut.Add(out)
 }
 
-func (s *Server) dispatch(req *transfer.Request, payload [][]byte) (*response, error) {
+func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte) (*response, error) {
 	if req.V != transfer.Version {
 		return nil, transfer.Errorf(transfer.UnsupportedVersion, "protocol version %d is not supported; this server (%s) speaks version %d: upgrade the client", req.V, Version, transfer.Version)
 	}
@@ -265,7 +266,7 @@ func (s *Server) dispatch(req *transfer.Request, payload [][]byte) (*response, e
 	if !cmd.payload && len(payload) > 0 {
 		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
 	}
-	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload})
+	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer})
 }
 
 func (s *Server) cmdGetConfig(r *request) (*response, error) {
@@ -323,7 +324,7 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	if streamID != 0 {
 		// The client is already writing the bytes: if anything fails, the
 		// stream's position is lost, so it is closed.
-		x, serr := s.takeStream(streamID)
+		x, serr := s.takeStream(streamID, r.peer)
 		if serr != nil {
 			return nil, serr
 		}
@@ -494,7 +495,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if streamID != 0 {
 		// Nothing is written before the reply, so a failure up to here
 		// leaves the stream usable.
-		x, err := s.takeStream(streamID)
+		x, err := s.takeStream(streamID, r.peer)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"errors"
@@ -37,9 +38,10 @@ const (
 )
 
 type stream struct {
-	id   uint64
-	conn net.Conn
-	mu   sync.Mutex // one transfer at a time
+	id    uint64
+	owner []byte // routing id of the client that asked for its ticket
+	conn  net.Conn
+	mu    sync.Mutex // one transfer at a time
 }
 
 type streams struct {
@@ -54,6 +56,7 @@ type streams struct {
 
 type ticket struct {
 	id      uint64
+	owner   []byte
 	expires time.Time
 }
 
@@ -161,7 +164,7 @@ func (s *Server) handshake(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	st.open[found.id] = &stream{id: found.id, conn: c}
+	st.open[found.id] = &stream{id: found.id, owner: found.owner, conn: c}
 	st.mu.Unlock()
 	c.SetDeadline(time.Time{})
 	c.Write([]byte{1})
@@ -182,7 +185,7 @@ func (s *Server) cmdOpenStream(r *request) (*response, error) {
 	st.mu.Lock()
 	st.nextID++
 	id := st.nextID
-	st.tickets[string(tk)] = ticket{id: id, expires: time.Now().Add(ticketTTL)}
+	st.tickets[string(tk)] = ticket{id: id, owner: append([]byte(nil), r.peer...), expires: time.Now().Add(ticketTTL)}
 	st.mu.Unlock()
 	res := map[string]any{"stream": id, "ticket": tk, "port": 0, "unix": ""}
 	if st.tcp != nil {
@@ -199,7 +202,7 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	x, err := s.takeStream(id)
+	x, err := s.takeStream(id, r.peer)
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +210,15 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 	return &response{result: map[string]any{}}, nil
 }
 
-// takeStream returns stream id, locked for one transfer.
-func (s *Server) takeStream(id uint64) (*stream, error) {
+// takeStream returns stream id, locked for one transfer. A stream serves
+// only the peer that opened it: to any other it does not exist.
+func (s *Server) takeStream(id uint64, peer []byte) (*stream, error) {
 	s.streams.mu.Lock()
 	x, ok := s.streams.open[id]
 	s.streams.mu.Unlock()
+	if ok && !bytes.Equal(x.owner, peer) {
+		ok = false
+	}
 	if !ok {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer, or never connected); open another with open_stream", id)
 	}
