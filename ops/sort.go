@@ -251,22 +251,14 @@ func Coargsort(env Env, keys []*pdarray.Array, out *pdarray.Array) error {
 	return nil
 }
 
-// Sort writes a's elements in ascending order (NaN last) into out.
-// Integers sort their keys alone and map them back (scratch 2 × 8 bytes per
-// element); floats argsort and gather, which keeps every bit (scratch 4 × 8).
+// Sort writes a's elements in ascending order (NaN last) into out, as a
+// stable sort does (every bit kept: -0 and +0 and NaN payloads stay in input
+// order). Integers and floats sort their keys alone and map them back
+// (scratch 2 × 8 bytes per element; floats see sortfloat.go).
 func Sort(env Env, a, out *pdarray.Array) error {
 	n := a.Len()
 	if Kind(a.DType()) == 'f' {
-		perm, err := env.Alloc(dI64, n)
-		if err != nil {
-			return err
-		}
-		defer env.free(perm)
-		if err := Argsort(env, a, perm); err != nil {
-			return err
-		}
-		Take(env, a, perm, out)
-		return nil
+		return sortFloat(env, a, out)
 	}
 	k1, err := env.Alloc(dU64, n)
 	if err != nil {

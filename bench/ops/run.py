@@ -87,7 +87,7 @@ def main() -> None:
                 ("argsort int64 vs numpy stable", lambda: px.argsort(), lambda: np.argsort(x, kind="stable"),
                  drop, "output 8 + scratch 24 B/elem"),
                 ("sort float64", lambda: ak.sort(pf), lambda: np.sort(f), drop,
-                 "output 8 + scratch 32 B/elem"),
+                 "output 8 + scratch 16 B/elem"),
             ]
             wanted = [w for w in args.only.split(",") if w]
             for name, ours, theirs, cleanup, alloc in cases:

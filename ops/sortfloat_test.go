@@ -1,0 +1,95 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// stableRef sorts like np.sort(kind="stable"): NaN last, ties (-0 == +0)
+// and NaNs in input order.
+func stableRef(x []float64) []float64 {
+	out := slices.Clone(x)
+	slices.SortStableFunc(out, func(a, b float64) int {
+		an, bn := a != a, b != b
+		switch {
+		case an && bn:
+			return 0
+		case an:
+			return 1
+		case bn:
+			return -1
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func floatSample(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 7))
+	edge := []float64{math.NaN(), math.Float64frombits(0xfff8_0000_0000_0001), math.Float64frombits(0x7ff0_dead_beef_0001),
+		math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64}
+	x := make([]float64, n)
+	for i := range x {
+		switch r.IntN(6) {
+		case 0:
+			x[i] = edge[r.IntN(len(edge))]
+		case 1:
+			x[i] = float64(r.IntN(5) - 2) // many ties
+		default:
+			x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+		}
+	}
+	return x
+}
+
+// TestSortFloatsBitExact: the keys-only float sort equals a stable reference
+// bit for bit (NaN payloads, signed zeros), for float64 and float32, at 1, 2
+// and 8 workers and sizes around the parallel threshold.
+func TestSortFloatsBitExact(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 17, 1000, minPar + 3, 3 * minPar} {
+		x := floatSample(n, uint64(n))
+		want := stableRef(x)
+		for _, workers := range []int{1, 2, 8} {
+			env := PlainEnv(workers)
+			a := pdarray.FromSlice(x)
+			out, _ := pdarray.Alloc(pdarray.Float64, n)
+			if err := Sort(env, a, out); err != nil {
+				t.Fatal(err)
+			}
+			got := pdarray.View[float64](out)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d workers=%d: element %d is %x, want %x", n, workers, i, math.Float64bits(got[i]), math.Float64bits(want[i]))
+				}
+			}
+			x32 := make([]float32, n)
+			for i, v := range x {
+				x32[i] = float32(v)
+			}
+			want32 := make([]float64, n)
+			for i, v := range x32 {
+				want32[i] = float64(v)
+			}
+			ref := stableRef(want32)
+			out32, _ := pdarray.Alloc(pdarray.Float32, n)
+			if err := Sort(env, pdarray.FromSlice(x32), out32); err != nil {
+				t.Fatal(err)
+			}
+			g32 := pdarray.View[float32](out32)
+			for i := range ref {
+				// NaN payloads survive float32 → float64 → compare as float32 bits.
+				if math.Float32bits(g32[i]) != math.Float32bits(float32(ref[i])) && !(ref[i] != ref[i] && g32[i] != g32[i]) {
+					t.Fatalf("float32 n=%d workers=%d: element %d is %v, want %v", n, workers, i, g32[i], ref[i])
+				}
+			}
+		}
+	}
+}
