@@ -33,6 +33,7 @@ from ._ops import *  # noqa: F401,F403 -- numpy-style operations (docs/operation
 from ._ops import __all__ as _ops_names
 from ._io import *  # noqa: F401,F403 -- Parquet, Arrow IPC and checkpoints on the server
 from ._io import __all__ as _io_names
+from ._groupby import GroupBy
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_URL",
     "DTYPES",
     "Connection",
+    "GroupBy",
     "array",
     "attach",
     "connect",

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"fmt"
+)
+
+// GroupBy is a server-side grouping of rows by one or several key arrays
+// (docs/protocol.md, "Group-by"): an int32 group id per row (IDs, -1 for a
+// dropped NaN key) and the unique keys, sorted. Delete its arrays with
+// Client.Delete when done (IDs, Keys, and Permutation/Segments if asked for).
+type GroupBy struct {
+	c        *Client
+	IDs      ArrayInfo   // int32 group of every row
+	Keys     []ArrayInfo // unique keys, one array per key array
+	NGroups  int
+	Kept     int    // rows not dropped
+	Strategy string // dense, hash, sort or wide
+}
+
+// GroupByOption changes how NewGroupBy groups.
+type GroupByOption func(map[string]any)
+
+// KeepNaN makes NaN float keys one group (last) instead of dropping their rows.
+func KeepNaN() GroupByOption { return func(m map[string]any) { m["dropna"] = false } }
+
+// WithStrategy forces a strategy (dense, hash, sort, wide); the default is auto.
+func WithStrategy(s string) GroupByOption { return func(m map[string]any) { m["strategy"] = s } }
+
+// NewGroupBy groups the rows of the stored key arrays.
+func (c *Client) NewGroupBy(ctx context.Context, keys []string, opts ...GroupByOption) (*GroupBy, error) {
+	args := map[string]any{"keys": keys}
+	for _, o := range opts {
+		o(args)
+	}
+	res, err := c.call(ctx, "groupby", args)
+	if err != nil {
+		return nil, err
+	}
+	g := &GroupBy{c: c, NGroups: int(asInt(res["ngroups"])), Kept: int(asInt(res["kept"])), Strategy: asString(res["strategy"])}
+	im, _ := res["ids"].(map[string]any)
+	if g.IDs, err = parseInfo(im); err != nil {
+		return nil, err
+	}
+	ks, _ := res["keys"].([]any)
+	for _, k := range ks {
+		km, _ := k.(map[string]any)
+		info, err := parseInfo(km)
+		if err != nil {
+			return nil, err
+		}
+		g.Keys = append(g.Keys, info)
+	}
+	if len(g.Keys) != len(keys) {
+		return nil, fmt.Errorf("client: groupby answered %d key arrays for %d keys", len(g.Keys), len(keys))
+	}
+	return g, nil
+}
+
+// Aggregate stores op ("sum", "mean", "count", ...; see docs/operations.md)
+// of the stored values over each group; values may be "" for "size". ddof
+// is used by var and std.
+func (g *GroupBy) Aggregate(ctx context.Context, op, values string, ddof float64) (ArrayInfo, error) {
+	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "op": op, "ddof": ddof}
+	if values != "" {
+		args["values"] = values
+	}
+	return g.c.opArray(ctx, "groupby_agg", args)
+}
+
+// Sum stores the per-group sums of values.
+func (g *GroupBy) Sum(ctx context.Context, values string) (ArrayInfo, error) {
+	return g.Aggregate(ctx, "sum", values, 0)
+}
+
+// Mean stores the per-group means of values.
+func (g *GroupBy) Mean(ctx context.Context, values string) (ArrayInfo, error) {
+	return g.Aggregate(ctx, "mean", values, 0)
+}
+
+// Size stores the number of rows of each group.
+func (g *GroupBy) Size(ctx context.Context) (ArrayInfo, error) {
+	return g.Aggregate(ctx, "size", "", 0)
+}
+
+// Segments stores the permutation (kept rows, group by group) and where
+// each group starts in it.
+func (g *GroupBy) Segments(ctx context.Context) (permutation, segments ArrayInfo, err error) {
+	res, err := g.c.call(ctx, "groupby_segments", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "kept": g.Kept})
+	if err != nil {
+		return ArrayInfo{}, ArrayInfo{}, err
+	}
+	pm, _ := res["permutation"].(map[string]any)
+	sm, _ := res["segments"].(map[string]any)
+	if permutation, err = parseInfo(pm); err != nil {
+		return ArrayInfo{}, ArrayInfo{}, err
+	}
+	segments, err = parseInfo(sm)
+	return permutation, segments, err
+}
+
+// Broadcast stores, for every row, its group's element of the stored
+// per-group array perGroup.
+func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, error) {
+	return g.c.opArray(ctx, "groupby_broadcast", map[string]any{"ids": g.IDs.Name, "values": perGroup})
+}

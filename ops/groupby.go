@@ -1,0 +1,903 @@
+package ops
+
+// Group-by, step one: map each row's keys to a dense group id (docs/operations.md,
+// "Group-by"). Group ids number the distinct keys in ascending order, so the
+// unique keys come back sorted. Rows whose float key is NaN are dropped
+// (id -1) unless dropna is false, in which case NaN is one group, last.
+//
+// Every key is first mapped to its order-preserving uint64 sort key (sort.go's
+// keysOf), and the keys of a row are packed into one uint64,
+// Σ (key_k - min_k) · stride_k, the last key varying fastest, so packed order
+// is lexicographic order. The strategy then depends on the data:
+//
+//   - dense: the packed range (product of the key ranges) is at most
+//     DenseMaxSlots: the packed key is a slot of a table; one pass marks the
+//     occupied slots (one table per worker, OR-ed), a prefix count numbers
+//     them, a second pass maps slots to ids (skipped when every slot is used).
+//   - hash: medium cardinality: every worker builds an open-addressing table of
+//     the packed keys of its block of rows (local ids in first-seen order);
+//     the tables are merged into one, whose keys are radix-sorted to give
+//     each one its rank, and a second pass maps local ids to ranks. A worker
+//     whose table passes HashMaxGroups distinct keys (or a third of its rows)
+//     gives up, and the sort strategy runs instead.
+//   - sort: high cardinality: the packed keys are radix-sorted with their row
+//     numbers (the existing LSD radix sort), and runs of equal keys are groups.
+//   - wide: several keys whose ranges multiply past 2^64-2: coargsort of the keys,
+//     then adjacent rows are compared key by key.
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// Thresholds of the strategy choice.
+const (
+	// DenseMaxSlots is the largest packed key range grouped with a dense table.
+	DenseMaxSlots = 1 << 21
+	// HashMaxGroups is the most distinct keys one worker's hash table takes
+	// before the grouping switches to sorting.
+	HashMaxGroups = 1 << 20
+)
+
+// Group-by strategies (Grouping.Strategy; GroupBy's strategy argument also
+// takes "auto").
+const (
+	StrategyDense = "dense"
+	StrategyHash  = "hash"
+	StrategySort  = "sort"
+	StrategyWide  = "wide"
+)
+
+const (
+	nanKey  = math.MaxUint64 // sort key of every NaN (floatKey)
+	dropKey = math.MaxUint64 // packed key of a dropped row
+)
+
+// Grouping is the result of GroupBy; its arrays come from env and belong to
+// the caller.
+type Grouping struct {
+	IDs      *pdarray.Array   // int32, one per row: the row's group, or -1 (dropped)
+	NGroups  int              // number of groups
+	Kept     int              // rows not dropped
+	Keys     []*pdarray.Array // the unique keys, one array per key, sorted
+	Strategy string           // the strategy used (dense, hash, sort, wide)
+}
+
+// Free hands every array of g back to env.
+func (g *Grouping) Free(env Env) {
+	env.free(g.IDs)
+	env.free(g.Keys...)
+	g.IDs, g.Keys = nil, nil
+}
+
+// keySpec describes how one key array packs into the row key.
+type keySpec struct {
+	a       *pdarray.Array
+	float   bool
+	min     uint64 // smallest non-NaN sort key
+	span    uint64 // slots: max-min+1, plus one for NaN when it is kept
+	hasNaN  bool
+	keepNaN bool // NaN is a group (dropna false): slot span-1
+	stride  uint64
+}
+
+// GroupBy maps the rows of keys (all of one length; integer, float or bool)
+// to dense group ids numbered in ascending key order. strategy is "auto" or
+// one of the Strategy constants (forcing one: tests and benchmarks).
+func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grouping, error) {
+	if len(keys) == 0 {
+		return Grouping{}, errorf(ErrValue, "group-by needs at least one key array")
+	}
+	n := keys[0].Len()
+	for _, k := range keys {
+		if k.Len() != n {
+			return Grouping{}, errorf(ErrValue, "group-by keys must have one length, got %d and %d", n, k.Len())
+		}
+		if Kind(k.DType()) == 0 {
+			return Grouping{}, errorf(ErrType, "cannot group by a %v array", k.DType())
+		}
+	}
+	switch strategy {
+	case "", "auto", StrategyDense, StrategyHash, StrategySort, StrategyWide:
+	default:
+		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, sort or wide", strategy)
+	}
+	if n > math.MaxInt32 {
+		return Grouping{}, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32)
+	}
+	specs := make([]keySpec, len(keys))
+	for k, a := range keys {
+		specs[k] = keyRangeOf(env, a, dropna)
+	}
+	total, packable := uint64(1), true
+	for k := len(specs) - 1; k >= 0; k-- {
+		specs[k].stride = total
+		hi, lo := bits.Mul64(total, specs[k].span)
+		if hi != 0 || lo == math.MaxUint64 { // MaxUint64 marks dropped rows
+			packable = false
+			break
+		}
+		total = lo
+	}
+	if !packable && (strategy == StrategyDense || strategy == StrategyHash) {
+		return Grouping{}, errorf(ErrValue, "group-by strategy '%s' needs keys whose ranges multiply to less than 2^64-1", strategy)
+	}
+	ids, err := env.Alloc(pdarray.Int32, n)
+	if err != nil {
+		return Grouping{}, err
+	}
+	g := Grouping{IDs: ids}
+	fail := func(err error) (Grouping, error) {
+		g.Free(env)
+		return Grouping{}, err
+	}
+	var uniq []uint64 // sorted distinct packed keys
+	var freeUniq func()
+	switch {
+	case !packable || strategy == StrategyWide:
+		g.Strategy = StrategyWide
+		if err := groupWide(env, specs, dropna, &g); err != nil {
+			return fail(err)
+		}
+		return g, nil
+	case strategy == StrategyDense || (strategy == "" || strategy == "auto") && total <= DenseMaxSlots && total <= uint64(8*n+65536):
+		if total > 1<<27 {
+			return fail(errorf(ErrValue, "group-by strategy 'dense' needs at most 2^27 slots, the keys span %d", total))
+		}
+		g.Strategy = StrategyDense
+		uniq, freeUniq, err = groupDense(env, specs, int(total), pdarray.View[int32](ids))
+	default:
+		ok := false
+		if strategy != StrategySort {
+			g.Strategy = StrategyHash
+			uniq, freeUniq, ok, err = groupHash(env, specs, pdarray.View[int32](ids), strategy == StrategyHash)
+		}
+		if err == nil && !ok {
+			g.Strategy = StrategySort
+			uniq, freeUniq, err = groupSort(env, specs, total, pdarray.View[int32](ids))
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	defer freeUniq()
+	g.NGroups = len(uniq)
+	g.Kept = countKept(env, pdarray.View[int32](ids))
+	g.Keys = make([]*pdarray.Array, 0, len(specs))
+	for k := range specs {
+		a, err := env.Alloc(specs[k].a.DType(), len(uniq))
+		if err != nil {
+			return fail(err)
+		}
+		g.Keys = append(g.Keys, a)
+		unpackKeys(env, &specs[k], uniq, a)
+	}
+	return g, nil
+}
+
+// keyRangeOf scans a once for the range of its sort keys.
+func keyRangeOf(env Env, a *pdarray.Array, dropna bool) keySpec {
+	s := keySpec{a: a, float: Kind(a.DType()) == 'f'}
+	n := a.Len()
+	nw := numWorkers(env.workers(), n)
+	type part struct {
+		lo, hi uint64
+		any    bool
+		nan    bool
+	}
+	parts := make([]part, nw)
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		buf := make([]uint64, chunk)
+		p := part{lo: math.MaxUint64}
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			kb := buf[:e-c]
+			keyChunk(a, c, e, kb)
+			if s.float {
+				for _, k := range kb {
+					if k == nanKey {
+						p.nan = true
+						continue
+					}
+					p.lo, p.hi, p.any = min(p.lo, k), max(p.hi, k), true
+				}
+				continue
+			}
+			mn, mx := p.lo, p.hi
+			for _, k := range kb {
+				mn, mx = min(mn, k), max(mx, k)
+			}
+			p.lo, p.hi, p.any = mn, mx, true
+		}
+		parts[w] = p
+	})
+	lo, hi, any := uint64(math.MaxUint64), uint64(0), false
+	for _, p := range parts {
+		if p.any {
+			lo, hi, any = min(lo, p.lo), max(hi, p.hi), true
+		}
+		s.hasNaN = s.hasNaN || p.nan
+	}
+	if !any {
+		lo, hi = 0, 0
+	}
+	s.min = lo
+	s.span = hi - lo + 1
+	if s.span == 0 { // the whole uint64 range
+		s.span = math.MaxUint64
+	}
+	if s.hasNaN && !dropna {
+		s.keepNaN = true
+		if s.span < math.MaxUint64 {
+			s.span++
+		}
+	}
+	return s
+}
+
+// keyChunk writes the sort keys (sort.go) of a[lo:hi] into out.
+func keyChunk(a *pdarray.Array, lo, hi int, out []uint64) {
+	switch a.DType() {
+	case dI8:
+		signedKeys(pdarray.View[int8](a)[lo:hi], out)
+	case dI16:
+		signedKeys(pdarray.View[int16](a)[lo:hi], out)
+	case dI32:
+		signedKeys(pdarray.View[int32](a)[lo:hi], out)
+	case dI64:
+		signedKeys(pdarray.View[int64](a)[lo:hi], out)
+	case dU8, dBool:
+		unsignedKeys(pdarray.BytesAs[uint8](a.Bytes())[lo:hi], out)
+	case dU16:
+		unsignedKeys(pdarray.View[uint16](a)[lo:hi], out)
+	case dU32:
+		unsignedKeys(pdarray.View[uint32](a)[lo:hi], out)
+	case dU64:
+		unsignedKeys(pdarray.View[uint64](a)[lo:hi], out)
+	case dF32:
+		floatKeys(pdarray.View[float32](a)[lo:hi], out)
+	case dF64:
+		floatKeys(pdarray.View[float64](a)[lo:hi], out)
+	}
+}
+
+func signedKeys[T Signed](x []T, out []uint64) {
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = uint64(int64(v)) ^ (1 << 63)
+	}
+}
+
+func unsignedKeys[T Unsigned](x []T, out []uint64) {
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = uint64(v)
+	}
+}
+
+func floatKeys[T Float](x []T, out []uint64) {
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = floatKey(v)
+	}
+}
+
+// packChunk writes the packed keys of rows [lo, hi) into p (dropKey for a
+// dropped row); buf is scratch of the same length.
+func packChunk(specs []keySpec, lo, hi int, p, buf []uint64) {
+	p, buf = p[:hi-lo], buf[:hi-lo]
+	for k := range specs {
+		s := &specs[k]
+		keyChunk(s.a, lo, hi, buf)
+		mn, st := s.min, s.stride
+		switch {
+		case !s.float && k == 0 && st == 1:
+			for i, key := range buf {
+				p[i] = key - mn
+			}
+		case !s.float && k == 0:
+			for i, key := range buf {
+				p[i] = (key - mn) * st
+			}
+		case !s.float:
+			for i, key := range buf {
+				if p[i] != dropKey {
+					p[i] += (key - mn) * st
+				}
+			}
+		default:
+			nanRel := (s.span - 1) * st
+			for i, key := range buf {
+				var r uint64
+				switch {
+				case k > 0 && p[i] == dropKey:
+					continue
+				case key == nanKey && !s.keepNaN:
+					p[i] = dropKey
+					continue
+				case key == nanKey:
+					r = nanRel
+				default:
+					r = (key - mn) * st
+				}
+				if k == 0 {
+					p[i] = r
+				} else {
+					p[i] += r
+				}
+			}
+		}
+	}
+}
+
+// fromSortKey is the inverse of the sort keys of keyChunk (NaN for nanKey).
+func fromSortKey[T Number](k uint64, kind byte) T {
+	switch kind {
+	case 'i':
+		return T(int64(k ^ 1<<63))
+	case 'u', 'b':
+		return T(k)
+	}
+	if k == nanKey {
+		return T(math.NaN())
+	}
+	if k>>63 != 0 {
+		return T(math.Float64frombits(k &^ (1 << 63)))
+	}
+	return T(math.Float64frombits(^k))
+}
+
+// unpackKeys writes key s of every packed key in uniq into out.
+func unpackKeys(env Env, s *keySpec, uniq []uint64, out *pdarray.Array) {
+	switch out.DType() {
+	case dI8:
+		unpackT(env, s, uniq, pdarray.View[int8](out))
+	case dI16:
+		unpackT(env, s, uniq, pdarray.View[int16](out))
+	case dI32:
+		unpackT(env, s, uniq, pdarray.View[int32](out))
+	case dI64:
+		unpackT(env, s, uniq, pdarray.View[int64](out))
+	case dU8, dBool:
+		unpackT(env, s, uniq, pdarray.BytesAs[uint8](out.Bytes()))
+	case dU16:
+		unpackT(env, s, uniq, pdarray.View[uint16](out))
+	case dU32:
+		unpackT(env, s, uniq, pdarray.View[uint32](out))
+	case dU64:
+		unpackT(env, s, uniq, pdarray.View[uint64](out))
+	case dF32:
+		unpackT(env, s, uniq, pdarray.View[float32](out))
+	case dF64:
+		unpackT(env, s, uniq, pdarray.View[float64](out))
+	}
+}
+
+func unpackT[T Number](env Env, s *keySpec, uniq []uint64, out []T) {
+	kind := Kind(s.a.DType())
+	parallel(env.workers(), len(uniq), chunk, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rel := uniq[i] / s.stride
+			if s.span != math.MaxUint64 {
+				rel %= s.span
+			}
+			if s.keepNaN && rel == s.span-1 {
+				out[i] = fromSortKey[T](nanKey, kind)
+				continue
+			}
+			out[i] = fromSortKey[T](s.min+rel, kind)
+		}
+	})
+}
+
+func countKept(env Env, ids []int32) int {
+	parts := make([]int, numWorkers(env.workers(), len(ids)))
+	parallel(env.workers(), len(ids), chunk, func(w, lo, hi int) {
+		c := 0
+		for _, g := range ids[lo:hi] {
+			c += int(uint32(^g) >> 31) // 1 when g >= 0
+		}
+		parts[w] = c
+	})
+	t := 0
+	for _, c := range parts {
+		t += c
+	}
+	return t
+}
+
+// scratchOf allocates n elements of type T from env (its bytes uninitialised)
+// and returns them with the function that frees them.
+func scratchOf[T pdarray.Element](env Env, n int) ([]T, func(), error) {
+	a, err := env.Alloc(pdarray.DTypeOf[T](), n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pdarray.View[T](a), func() { env.free(a) }, nil
+}
+
+// slotsOf allocates n zeroed slots of a pointer-free struct S from env: the
+// group states kept side by side (array of structs).
+func slotsOf[S any](env Env, n int) ([]S, func(), error) {
+	size := int(unsafe.Sizeof(*new(S)))
+	a, err := env.Alloc(dU64, (n*size+7)/8)
+	if err != nil {
+		return nil, nil, err
+	}
+	var s []S
+	if n > 0 {
+		s = unsafe.Slice((*S)(unsafe.Pointer(unsafe.SliceData(a.Bytes()))), n)
+		clear(s)
+	}
+	return s, func() { env.free(a) }, nil
+}
+
+// groupDense groups with a table of total slots; it returns the occupied
+// slots in ascending order.
+func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, func(), error) {
+	n := len(ids)
+	nw := numWorkers(env.workers(), n)
+	occ, freeOcc, err := scratchOf[uint8](env, nw*total)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer freeOcc()
+	clear(occ)
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		o := occ[w*total : (w+1)*total]
+		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			packChunk(specs, c, e, p, buf)
+			out := ids[c:e]
+			for i, k := range p[:e-c] {
+				if k == dropKey {
+					out[i] = -1
+					continue
+				}
+				out[i] = int32(k)
+				o[k] = 1
+			}
+		}
+	})
+	// Merge the tables and number the occupied slots.
+	slot, freeSlot, err := scratchOf[int32](env, total)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer freeSlot()
+	ng := 0
+	for s := 0; s < total; s++ {
+		used := uint8(0)
+		for w := 0; w < nw; w++ {
+			used |= occ[w*total+s]
+		}
+		if used != 0 {
+			slot[s] = int32(ng)
+			ng++
+		} else {
+			slot[s] = -1
+		}
+	}
+	uniq, freeUniq, err := scratchOf[uint64](env, ng)
+	if err != nil {
+		return nil, nil, err
+	}
+	for s := 0; s < total; s++ {
+		if g := slot[s]; g >= 0 {
+			uniq[g] = uint64(s)
+		}
+	}
+	if ng < total {
+		parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+			out := ids[lo:hi]
+			for i, k := range out {
+				if k >= 0 {
+					out[i] = slot[k]
+				}
+			}
+		})
+	}
+	return uniq, freeUniq, nil
+}
+
+// hashTable is an open-addressing table (linear probing) of packed keys to
+// int32 ids; an empty slot holds dropKey. Its arrays come from env.
+type hashTable struct {
+	keys  []uint64
+	vals  []int32
+	order []uint64 // keys by id
+	mask  uint64
+	shift uint
+	free  []func()
+}
+
+func newHashTable(env Env, capPow uint) (*hashTable, error) {
+	t := &hashTable{}
+	if err := t.alloc(env, capPow); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *hashTable) alloc(env Env, capPow uint) error {
+	size := 1 << capPow
+	k, fk, err := scratchOf[uint64](env, size)
+	if err != nil {
+		return err
+	}
+	v, fv, err := scratchOf[int32](env, size)
+	if err != nil {
+		fk()
+		return err
+	}
+	for i := range k {
+		k[i] = dropKey
+	}
+	t.keys, t.vals, t.mask, t.shift = k, v, uint64(size-1), 64-capPow
+	t.free = append(t.free, fk, fv)
+	return nil
+}
+
+func (t *hashTable) release() {
+	for _, f := range t.free {
+		f()
+	}
+	t.free = nil
+}
+
+func hashKey(k uint64, shift uint) uint64 { return (k * 0x9E3779B97F4A7C15) >> shift }
+
+// insert returns the id of key k, adding it with the next id when new.
+func (t *hashTable) insert(env Env, k uint64) (int32, error) {
+	for h := hashKey(k, t.shift); ; h = (h + 1) & t.mask {
+		switch t.keys[h] {
+		case k:
+			return t.vals[h], nil
+		case dropKey:
+			id := int32(len(t.order))
+			t.keys[h], t.vals[h] = k, id
+			t.order = append(t.order, k)
+			if uint64(len(t.order))*2 > t.mask {
+				if err := t.grow(env); err != nil {
+					return 0, err
+				}
+			}
+			return id, nil
+		}
+	}
+}
+
+func (t *hashTable) grow(env Env) error {
+	oldFree := t.free
+	t.free = nil
+	capPow := uint(bits.Len64(t.mask)) + 1
+	if err := t.alloc(env, capPow); err != nil {
+		t.free = oldFree
+		return err
+	}
+	for id, k := range t.order {
+		h := hashKey(k, t.shift)
+		for t.keys[h] != dropKey {
+			h = (h + 1) & t.mask
+		}
+		t.keys[h], t.vals[h] = k, int32(id)
+	}
+	for _, f := range oldFree {
+		f()
+	}
+	return nil
+}
+
+// groupHash groups with one hash table per worker; ok is false when a
+// worker saw too many distinct keys (unless forced) and sorting should be
+// used instead.
+func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64, freeUniq func(), ok bool, err error) {
+	n := len(ids)
+	nw := numWorkers(env.workers(), n)
+	tables := make([]*hashTable, nw)
+	errs := make([]error, nw)
+	gaveUp := make([]bool, nw)
+	defer func() {
+		for _, t := range tables {
+			if t != nil {
+				t.release()
+			}
+		}
+	}()
+	bounds := splitBounds(n, nw, chunk)
+	var stop atomic.Bool
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		limit := math.MaxInt
+		if !force {
+			limit = min(HashMaxGroups, max((hi-lo)/3, 4096))
+		}
+		t, err := newHashTable(env, 12)
+		if err != nil {
+			errs[w] = err
+			return
+		}
+		tables[w] = t
+		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			packChunk(specs, c, e, p, buf)
+			out := ids[c:e]
+			for i, k := range p[:e-c] {
+				if k == dropKey {
+					out[i] = -1
+					continue
+				}
+				// inlined lookup of the common case
+				h := hashKey(k, t.shift)
+				for t.keys[h] != k && t.keys[h] != dropKey {
+					h = (h + 1) & t.mask
+				}
+				if t.keys[h] == k {
+					out[i] = t.vals[h]
+					continue
+				}
+				id, err := t.insert(env, k)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				out[i] = id
+			}
+			if len(t.order) > limit {
+				gaveUp[w] = true
+				stop.Store(true)
+				return
+			}
+			if stop.Load() {
+				return
+			}
+		}
+	})
+	for w := range errs {
+		if errs[w] != nil {
+			return nil, nil, false, errs[w]
+		}
+		if gaveUp[w] {
+			return nil, nil, false, nil
+		}
+	}
+	// Merge: one table of every key, in worker order (provisional ids).
+	var global *hashTable
+	if nw == 1 && tables[0] != nil {
+		global = tables[0]
+	} else {
+		total := 0
+		for _, t := range tables {
+			if t != nil {
+				total += len(t.order)
+			}
+		}
+		global, err = newHashTable(env, uint(max(12, bits.Len(uint(2*total)))))
+		if err != nil {
+			return nil, nil, false, err
+		}
+		defer global.release()
+	}
+	locals := make([][]int32, nw) // local id → provisional id
+	for w, t := range tables {
+		if global == t || t == nil {
+			continue
+		}
+		locals[w] = make([]int32, len(t.order))
+		for l, k := range t.order {
+			if locals[w][l], err = global.insert(env, k); err != nil {
+				return nil, nil, false, err
+			}
+		}
+	}
+	ng := len(global.order)
+	// Sort the keys, carrying provisional ids: rank[prov] = position.
+	keys, fk, err := scratchOf[uint64](env, ng)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	kTmp, fkt, err := scratchOf[uint64](env, ng)
+	if err != nil {
+		fk()
+		return nil, nil, false, err
+	}
+	defer fkt()
+	prov, fp, err := scratchOf[int64](env, 2*ng)
+	if err != nil {
+		fk()
+		return nil, nil, false, err
+	}
+	defer fp()
+	copy(keys, global.order)
+	for i := 0; i < ng; i++ {
+		prov[i] = int64(i)
+	}
+	sk, sp := keys, prov[:ng]
+	if ng > 1 {
+		base, nbits := keyRange(env, keys)
+		sk, sp = radixSort(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
+	}
+	rank := make([]int32, ng)
+	for pos, p := range sp {
+		rank[p] = int32(pos)
+	}
+	if ng > 0 && &sk[0] != &keys[0] {
+		copy(keys, sk)
+	}
+	for w, t := range tables {
+		if t == nil {
+			continue
+		}
+		m := rank
+		if global != t {
+			m = locals[w]
+			for l, p := range m {
+				m[l] = rank[p]
+			}
+		}
+		lo, hi := bounds[w], bounds[w+1]
+		parallelIDs(env, ids[lo:hi], m)
+	}
+	return keys, fk, true, nil
+}
+
+// parallelIDs rewrites ids through m (ids -1 stay).
+func parallelIDs(env Env, ids []int32, m []int32) {
+	parallel(env.workers(), len(ids), chunk, func(_, lo, hi int) {
+		out := ids[lo:hi]
+		for i, k := range out {
+			if k >= 0 {
+				out[i] = m[k]
+			}
+		}
+	})
+}
+
+// groupSort groups by radix-sorting the packed keys with their rows.
+func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, func(), error) {
+	n := len(ids)
+	var frees []func()
+	defer func() {
+		for _, f := range frees {
+			f()
+		}
+	}()
+	get := func(d pdarray.DType) ([]byte, error) {
+		a, err := env.Alloc(d, n)
+		if err != nil {
+			return nil, err
+		}
+		frees = append(frees, func() { env.free(a) })
+		return a.Bytes(), nil
+	}
+	var bs [4][]byte
+	for i, d := range []pdarray.DType{dU64, dU64, dI64, dI64} {
+		b, err := get(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		bs[i] = b
+	}
+	keys, kTmp := pdarray.BytesAs[uint64](bs[0]), pdarray.BytesAs[uint64](bs[1])
+	idx, iTmp := pdarray.BytesAs[int64](bs[2]), pdarray.BytesAs[int64](bs[3])
+	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+		buf := make([]uint64, chunk)
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			p := keys[c:e]
+			packChunk(specs, c, e, p, buf)
+			for i := range p {
+				if p[i] == dropKey {
+					p[i] = total // sorts after every kept row
+				}
+				idx[c+i] = int64(c + i)
+			}
+		}
+	})
+	if n > 1 {
+		base, nbits := keyRange(env, keys)
+		keys, idx = radixSort(env, keys, kTmp, idx, iTmp, base, nbits)
+	}
+	kept, _ := slices.BinarySearch(keys, total)
+	for i := kept; i < n; i++ {
+		ids[idx[i]] = -1
+	}
+	// Runs of equal keys: per-worker counts, then ids.
+	nw := numWorkers(env.workers(), kept)
+	base := make([]int, nw+1)
+	parallel(env.workers(), kept, 1, func(w, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			if i == 0 || keys[i] != keys[i-1] {
+				c++
+			}
+		}
+		base[w+1] = c
+	})
+	for w := 1; w <= nw; w++ {
+		base[w] += base[w-1]
+	}
+	ng := base[nw]
+	if ng > math.MaxInt32 {
+		return nil, nil, errorf(ErrValue, "group-by found %d groups; at most %d are supported", ng, math.MaxInt32)
+	}
+	uniq, freeUniq, err := scratchOf[uint64](env, ng)
+	if err != nil {
+		return nil, nil, err
+	}
+	parallel(env.workers(), kept, 1, func(w, lo, hi int) {
+		g := base[w] - 1
+		for i := lo; i < hi; i++ {
+			if i == 0 || keys[i] != keys[i-1] {
+				g++
+				uniq[g] = keys[i]
+			}
+			ids[idx[i]] = int32(g)
+		}
+	})
+	return uniq, freeUniq, nil
+}
+
+// groupWide groups keys whose ranges do not pack into 64 bits: coargsort,
+// then compare neighbours key by key.
+func groupWide(env Env, specs []keySpec, dropna bool, g *Grouping) error {
+	n := g.IDs.Len()
+	ids := pdarray.View[int32](g.IDs)
+	keys := make([]*pdarray.Array, len(specs))
+	for k := range specs {
+		keys[k] = specs[k].a
+	}
+	perm, err := env.Alloc(dI64, n)
+	if err != nil {
+		return err
+	}
+	defer env.free(perm)
+	if err := Coargsort(env, keys, perm); err != nil {
+		return err
+	}
+	p := pdarray.View[int64](perm)
+	firsts := make([]int64, 0)
+	prev := make([]uint64, len(specs))
+	cur := make([]uint64, len(specs))
+	one := make([]uint64, 1)
+	ng := -1
+	for _, row := range p {
+		r := int(row)
+		drop := false
+		for k := range specs {
+			keyChunk(specs[k].a, r, r+1, one)
+			cur[k] = one[0]
+			if specs[k].float && one[0] == nanKey && dropna {
+				drop = true
+			}
+		}
+		if drop {
+			ids[r] = -1
+			continue
+		}
+		if ng < 0 || !slices.Equal(cur, prev) {
+			ng++
+			firsts = append(firsts, int64(r))
+			copy(prev, cur)
+		}
+		ids[r] = int32(ng)
+	}
+	g.NGroups = len(firsts)
+	g.Kept = countKept(env, ids)
+	idx := pdarray.FromSlice(firsts)
+	for k := range specs {
+		a, err := env.Alloc(specs[k].a.DType(), len(firsts))
+		if err != nil {
+			return err
+		}
+		g.Keys = append(g.Keys, a)
+		Take(env, specs[k].a, idx, a)
+	}
+	return nil
+}

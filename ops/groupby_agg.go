@@ -1,0 +1,792 @@
+package ops
+
+// Group-by, step two: reductions of a value array over the group ids of
+// GroupBy (int32, -1 for a dropped row). NaN values are skipped, as pandas'
+// skipna does.
+//
+// Parallel work: operations whose result does not depend on the order rows
+// are combined in (counts, integer sums and products, min, max, argmin,
+// argmax, first, any, all) split the rows into contiguous blocks with one
+// state per group per worker, merged in worker order, when the states fit
+// (groups × workers ≤ rows/2); otherwise, and for every float sum, each
+// worker owns a contiguous range of group ids and scans all rows in order,
+// so a float sum is accumulated in row order within each group: bit-identical
+// to a sequential loop whatever the worker count.
+
+import (
+	"math"
+	"slices"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// GroupAggOps lists the aggregations GroupAgg accepts.
+var GroupAggOps = []string{"size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
+	"nunique", "first", "mode", "any", "all", "var", "std", "median"}
+
+// GroupAggDType is the result dtype of aggregation op over values of dtype d.
+func GroupAggDType(op string, d pdarray.DType) (pdarray.DType, error) {
+	switch op {
+	case "size", "count", "nunique", "argmin", "argmax":
+		return dI64, nil
+	case "sum", "prod":
+		return AccDType(d), nil
+	case "mean", "var", "std", "median":
+		return dF64, nil
+	case "min", "max", "first", "mode":
+		return d, nil
+	case "any", "all":
+		return dBool, nil
+	}
+	return 0, errorf(ErrValue, "unknown group-by aggregation '%s'; aggregations are %v", op, GroupAggOps)
+}
+
+// GroupAgg returns, in a new array of ngroups elements from env, aggregation
+// op of vals over the group ids (ids: int32 from GroupBy). vals may be nil
+// for "size". ddof is used by var and std.
+func GroupAgg(env Env, ids *pdarray.Array, ngroups int, op string, vals *pdarray.Array, ddof float64) (*pdarray.Array, error) {
+	if ids.DType() != pdarray.Int32 {
+		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
+	vd := dI64
+	if vals != nil {
+		vd = vals.DType()
+		if vals.Len() != ids.Len() {
+			return nil, errorf(ErrValue, "values have %d elements but the group-by has %d rows", vals.Len(), ids.Len())
+		}
+	} else if op != "size" {
+		return nil, errorf(ErrValue, "aggregation '%s' needs a values array", op)
+	}
+	rd, err := GroupAggDType(op, vd)
+	if err != nil {
+		return nil, err
+	}
+	out, err := env.Alloc(rd, ngroups)
+	if err != nil {
+		return nil, err
+	}
+	gid := pdarray.View[int32](ids)
+	if op == "size" {
+		err = groupCount(env, gid, ngroups, []uint8(nil), pdarray.View[int64](out))
+	} else {
+		switch vd {
+		case dI8:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[int8](vals), out, ddof)
+		case dI16:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[int16](vals), out, ddof)
+		case dI32:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[int32](vals), out, ddof)
+		case dI64:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[int64](vals), out, ddof)
+		case dU8, dBool:
+			err = groupAggT(env, gid, ngroups, op, pdarray.BytesAs[uint8](vals.Bytes()), out, ddof)
+		case dU16:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint16](vals), out, ddof)
+		case dU32:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint32](vals), out, ddof)
+		case dU64:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint64](vals), out, ddof)
+		case dF32:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[float32](vals), out, ddof)
+		case dF64:
+			err = groupAggT(env, gid, ngroups, op, pdarray.View[float64](vals), out, ddof)
+		default:
+			err = errorf(ErrType, "cannot aggregate a %v array", vd)
+		}
+	}
+	if err != nil {
+		env.free(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func isFloatT[T Number]() bool {
+	var z T
+	return any(z) == any(float32(0)) || any(z) == any(float64(0))
+}
+
+// rowSplit reports how many row blocks to use for order-free states of
+// ngroups groups (1: use group ranges instead).
+func rowSplit(env Env, n, ngroups int) int {
+	nw := numWorkers(env.workers(), n)
+	if nw > 1 && ngroups*nw <= n/2 {
+		return nw
+	}
+	return 1
+}
+
+// byGroups runs f(glo, ghi) on contiguous ranges of group ids, one per
+// worker; each f scans every row.
+func byGroups(env Env, n, ngroups int, f func(glo, ghi int32)) {
+	nw := numWorkers(env.workers(), n)
+	nw = min(nw, max(ngroups, 1))
+	if nw <= 1 {
+		f(0, int32(ngroups))
+		return
+	}
+	b := splitBounds(ngroups, nw, 1)
+	done := make(chan struct{}, nw)
+	for w := 0; w < nw; w++ {
+		go func() {
+			f(int32(b[w]), int32(b[w+1]))
+			done <- struct{}{}
+		}()
+	}
+	for w := 0; w < nw; w++ {
+		<-done
+	}
+}
+
+func groupAggT[T Number](env Env, gid []int32, ng int, op string, x []T, out *pdarray.Array, ddof float64) error {
+	isF := isFloatT[T]()
+	signed := !isF && T(0)-1 < 0
+	switch op {
+	case "count":
+		if !isF {
+			return groupCount(env, gid, ng, []T(nil), pdarray.View[int64](out))
+		}
+		return groupCount(env, gid, ng, x, pdarray.View[int64](out))
+	case "sum", "prod":
+		prod := op == "prod"
+		switch {
+		case isF:
+			s, free, err := groupFloatSums(env, gid, ng, x, prod)
+			if err != nil {
+				return err
+			}
+			defer free()
+			writeF64(out, func(g int) float64 { return s[g].s })
+		case signed || out.DType() == dI64: // bool sums are int64
+			return groupIntFold(env, gid, ng, x, prod, pdarray.View[int64](out))
+		default:
+			return groupIntFold(env, gid, ng, x, prod, pdarray.View[uint64](out))
+		}
+	case "mean", "var", "std":
+		s, free, err := groupFloatSums(env, gid, ng, x, false)
+		if err != nil {
+			return err
+		}
+		defer free()
+		o := pdarray.View[float64](out)
+		for g := range o {
+			o[g] = s[g].s / float64(s[g].n)
+		}
+		if op == "mean" {
+			return nil
+		}
+		ss, freeSS, err := slotsOf[float64](env, ng)
+		if err != nil {
+			return err
+		}
+		defer freeSS()
+		byGroups(env, len(gid), ng, func(glo, ghi int32) {
+			span := uint32(ghi - glo)
+			for i, g := range gid {
+				if uint32(g-glo) >= span {
+					continue
+				}
+				v := float64(x[i])
+				if v != v {
+					continue
+				}
+				d := v - o[g]
+				ss[g] += d * d
+			}
+		})
+		for g := range o {
+			d := float64(s[g].n) - ddof
+			v := math.NaN()
+			if d > 0 {
+				v = ss[g] / d
+			}
+			if op == "std" {
+				v = math.Sqrt(v)
+			}
+			o[g] = v
+		}
+	case "min", "max", "argmin", "argmax", "first":
+		return groupBest(env, gid, ng, op, x, out)
+	case "any", "all":
+		return groupAnyAll(env, gid, ng, op == "any", x, pdarray.BytesAs[uint8](out.Bytes()))
+	case "nunique", "mode", "median":
+		return groupSorted(env, gid, ng, op, x, out)
+	}
+	return nil
+}
+
+// writeF64 writes f(g) for every group into out (float32 or float64).
+func writeF64(out *pdarray.Array, f func(g int) float64) {
+	if out.DType() == dF32 {
+		o := pdarray.View[float32](out)
+		for g := range o {
+			o[g] = float32(f(g))
+		}
+		return
+	}
+	o := pdarray.View[float64](out)
+	for g := range o {
+		o[g] = f(g)
+	}
+}
+
+// groupCount counts the rows of each group (x nil: all of them; else those
+// whose value is not NaN).
+func groupCount[T Number](env Env, gid []int32, ng int, x []T, out []int64) error {
+	n := len(gid)
+	nw := rowSplit(env, n, ng)
+	if nw == 1 {
+		clear(out)
+		byGroups(env, n, ng, func(glo, ghi int32) {
+			span := uint32(ghi - glo)
+			for i, g := range gid {
+				if uint32(g-glo) < span && (x == nil || x[i] == x[i]) {
+					out[g]++
+				}
+			}
+		})
+		return nil
+	}
+	parts, free, err := slotsOf[int64](env, nw*ng)
+	if err != nil {
+		return err
+	}
+	defer free()
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		c := parts[w*ng : (w+1)*ng]
+		ids := gid[lo:hi]
+		if x == nil {
+			for _, g := range ids {
+				if g >= 0 {
+					c[g]++
+				}
+			}
+			return
+		}
+		xs := x[lo:hi]
+		xs = xs[:len(ids)]
+		for i, g := range ids {
+			if g >= 0 && xs[i] == xs[i] {
+				c[g]++
+			}
+		}
+	})
+	mergeParts(parts, nw, ng, out, func(a, b int64) int64 { return a + b })
+	return nil
+}
+
+func mergeParts[A any](parts []A, nw, ng int, out []A, f func(a, b A) A) {
+	copy(out, parts[:ng])
+	for w := 1; w < nw; w++ {
+		p := parts[w*ng : (w+1)*ng]
+		for g := range out {
+			out[g] = f(out[g], p[g])
+		}
+	}
+}
+
+// groupIntFold sums or multiplies integers per group (wrapping, so any order
+// gives the same result).
+func groupIntFold[T Number, A int64 | uint64](env Env, gid []int32, ng int, x []T, prod bool, out []A) error {
+	n := len(gid)
+	id := A(0)
+	if prod {
+		id = 1
+	}
+	fold := func(acc []A, ids []int32, xs []T, glo int32, span uint32) {
+		xs = xs[:len(ids)]
+		if prod {
+			for i, g := range ids {
+				if uint32(g-glo) < span {
+					acc[g] *= A(xs[i])
+				}
+			}
+			return
+		}
+		for i, g := range ids {
+			if uint32(g-glo) < span {
+				acc[g] += A(xs[i])
+			}
+		}
+	}
+	nw := rowSplit(env, n, ng)
+	if nw == 1 {
+		for g := range out {
+			out[g] = id
+		}
+		byGroups(env, n, ng, func(glo, ghi int32) { fold(out, gid, x, glo, uint32(ghi-glo)) })
+		return nil
+	}
+	parts, free, err := slotsOf[A](env, nw*ng)
+	if err != nil {
+		return err
+	}
+	defer free()
+	if prod {
+		for i := range parts {
+			parts[i] = 1
+		}
+	}
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		fold(parts[w*ng:(w+1)*ng], gid[lo:hi], x[lo:hi], 0, math.MaxUint32>>1)
+	})
+	if prod {
+		mergeParts(parts, nw, ng, out, func(a, b A) A { return a * b })
+	} else {
+		mergeParts(parts, nw, ng, out, func(a, b A) A { return a + b })
+	}
+	return nil
+}
+
+// sumSlot is what a group accumulates for sum, prod and mean.
+type sumSlot struct {
+	s float64
+	n int64
+}
+
+// groupFloatSums adds (or multiplies) the non-NaN values of each group in
+// float64, in row order, and counts them.
+func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([]sumSlot, func(), error) {
+	s, free, err := slotsOf[sumSlot](env, ng)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prod {
+		for g := range s {
+			s[g].s = 1
+		}
+	}
+	x = x[:len(gid)]
+	byGroups(env, len(gid), ng, func(glo, ghi int32) {
+		span := uint32(ghi - glo)
+		if prod {
+			for i, g := range gid {
+				if v := float64(x[i]); uint32(g-glo) < span && v == v {
+					s[g].s *= v
+					s[g].n++
+				}
+			}
+			return
+		}
+		if !isFloatT[T]() {
+			for i, g := range gid {
+				if uint32(g-glo) < span {
+					p := &s[g]
+					p.s += float64(x[i])
+					p.n++
+				}
+			}
+			return
+		}
+		for i, g := range gid {
+			if v := float64(x[i]); uint32(g-glo) < span && v == v {
+				p := &s[g]
+				p.s += v
+				p.n++
+			}
+		}
+	})
+	return s, free, nil
+}
+
+// bestSlot is the state of min, max, argmin, argmax and first: the best
+// value so far and its row (-1: none yet).
+type bestSlot[T Number] struct {
+	v T
+	i int64
+}
+
+func groupBest[T Number](env Env, gid []int32, ng int, op string, x []T, out *pdarray.Array) error {
+	n := len(gid)
+	wantMax := op == "max" || op == "argmax"
+	first := op == "first"
+	better := func(v, cur T) bool {
+		if wantMax {
+			return v > cur
+		}
+		return v < cur
+	}
+	scan := func(st []bestSlot[T], lo, hi int, glo int32, span uint32) {
+		ids, xs := gid[lo:hi], x[lo:hi]
+		xs = xs[:len(ids)]
+		for j, g := range ids {
+			if uint32(g-glo) >= span {
+				continue
+			}
+			v := xs[j]
+			if v != v {
+				continue
+			}
+			p := &st[g]
+			if p.i < 0 || (!first && better(v, p.v)) {
+				p.v, p.i = v, int64(lo+j)
+			}
+		}
+	}
+	st, free, err := slotsOf[bestSlot[T]](env, ng)
+	if err != nil {
+		return err
+	}
+	defer free()
+	for g := range st {
+		st[g].i = -1
+	}
+	nw := rowSplit(env, n, ng)
+	if nw == 1 {
+		byGroups(env, n, ng, func(glo, ghi int32) { scan(st, 0, n, glo, uint32(ghi-glo)) })
+	} else {
+		parts, freeParts, err := slotsOf[bestSlot[T]](env, nw*ng)
+		if err != nil {
+			return err
+		}
+		defer freeParts()
+		for i := range parts {
+			parts[i].i = -1
+		}
+		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+			scan(parts[w*ng:(w+1)*ng], lo, hi, 0, math.MaxUint32>>1)
+		})
+		// Merge in worker order: an earlier worker's rows come first, so
+		// on ties (and for first) its state wins.
+		for w := 0; w < nw; w++ {
+			p := parts[w*ng : (w+1)*ng]
+			for g := range st {
+				q := p[g]
+				if q.i >= 0 && (st[g].i < 0 || (!first && better(q.v, st[g].v))) {
+					st[g] = q
+				}
+			}
+		}
+	}
+	switch op {
+	case "argmin", "argmax":
+		o := pdarray.View[int64](out)
+		for g := range o {
+			o[g] = st[g].i
+		}
+	default:
+		o := viewT[T](out)
+		nan := T(0)
+		if isFloatT[T]() {
+			nan = T(math.NaN())
+		}
+		for g := range o {
+			if st[g].i < 0 {
+				o[g] = nan
+			} else {
+				o[g] = st[g].v
+			}
+		}
+	}
+	return nil
+}
+
+// viewT views out (whose dtype matches T, bool as uint8) as []T.
+func viewT[T Number](out *pdarray.Array) []T {
+	var z T
+	switch any(z).(type) {
+	case uint8:
+		return any(pdarray.BytesAs[uint8](out.Bytes())).([]T)
+	}
+	return any(viewOf[T](out)).([]T)
+}
+
+func viewOf[T Number](a *pdarray.Array) []T {
+	var z T
+	switch any(z).(type) {
+	case int8:
+		return any(pdarray.View[int8](a)).([]T)
+	case int16:
+		return any(pdarray.View[int16](a)).([]T)
+	case int32:
+		return any(pdarray.View[int32](a)).([]T)
+	case int64:
+		return any(pdarray.View[int64](a)).([]T)
+	case uint16:
+		return any(pdarray.View[uint16](a)).([]T)
+	case uint32:
+		return any(pdarray.View[uint32](a)).([]T)
+	case uint64:
+		return any(pdarray.View[uint64](a)).([]T)
+	case float32:
+		return any(pdarray.View[float32](a)).([]T)
+	case float64:
+		return any(pdarray.View[float64](a)).([]T)
+	}
+	return nil
+}
+
+// anySlot counts a group's non-NaN values and the nonzero ones among them.
+type anySlot struct{ nz, n int64 }
+
+func groupAnyAll[T Number](env Env, gid []int32, ng int, isAny bool, x []T, out []uint8) error {
+	n := len(gid)
+	scan := func(st []anySlot, lo, hi int, glo int32, span uint32) {
+		ids, xs := gid[lo:hi], x[lo:hi]
+		xs = xs[:len(ids)]
+		for j, g := range ids {
+			v := xs[j]
+			if uint32(g-glo) >= span || v != v {
+				continue
+			}
+			p := &st[g]
+			p.n++
+			if v != 0 {
+				p.nz++
+			}
+		}
+	}
+	st, free, err := slotsOf[anySlot](env, ng)
+	if err != nil {
+		return err
+	}
+	defer free()
+	nw := rowSplit(env, n, ng)
+	if nw == 1 {
+		byGroups(env, n, ng, func(glo, ghi int32) { scan(st, 0, n, glo, uint32(ghi-glo)) })
+	} else {
+		parts, freeParts, err := slotsOf[anySlot](env, nw*ng)
+		if err != nil {
+			return err
+		}
+		defer freeParts()
+		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+			scan(parts[w*ng:(w+1)*ng], lo, hi, 0, math.MaxUint32>>1)
+		})
+		mergeParts(parts, nw, ng, st, func(a, b anySlot) anySlot { return anySlot{a.nz + b.nz, a.n + b.n} })
+	}
+	for g := range out {
+		if isAny {
+			out[g] = b2u(st[g].nz > 0)
+		} else {
+			out[g] = b2u(st[g].nz == st[g].n)
+		}
+	}
+	return nil
+}
+
+// groupSorted computes nunique, mode and median from the rows sorted by
+// (group, value) (coargsort; NaN values sort last in their group).
+func groupSorted[T Number](env Env, gid []int32, ng int, op string, x []T, out *pdarray.Array) error {
+	n := len(gid)
+	perm, err := env.Alloc(dI64, n)
+	if err != nil {
+		return err
+	}
+	defer env.free(perm)
+	ga, _ := pdarray.Wrap(pdarray.Int32, pdarray.AsBytes(gid))
+	var va *pdarray.Array
+	if _, ok := any(x).([]uint8); ok {
+		va, _ = pdarray.Wrap(dU8, pdarray.AsBytes(any(x).([]uint8)))
+	} else {
+		va, _ = pdarray.Wrap(pdarray.DTypeOf[T](), pdarray.AsBytes(x))
+	}
+	if err := Coargsort(env, []*pdarray.Array{ga, va}, perm); err != nil {
+		return err
+	}
+	p := pdarray.View[int64](perm)
+	// Skip the dropped rows (id -1 sort first).
+	start := 0
+	for start < n && gid[p[start]] < 0 {
+		start++
+	}
+	var nuniq []int64
+	var med []float64
+	var mode []T
+	switch op {
+	case "nunique":
+		nuniq = pdarray.View[int64](out)
+		clear(nuniq)
+	case "median":
+		med = pdarray.View[float64](out)
+	case "mode":
+		mode = viewT[T](out)
+	}
+	nan := T(0)
+	if isFloatT[T]() {
+		nan = T(math.NaN())
+	}
+	// Segments of the sorted rows are consecutive groups 0, 1, ...
+	i := start
+	for g := 0; g < ng; g++ {
+		j := i
+		for j < n && gid[p[j]] == int32(g) {
+			j++
+		}
+		// Non-NaN values are p[i:m].
+		m := j
+		for m > i && x[p[m-1]] != x[p[m-1]] {
+			m--
+		}
+		switch op {
+		case "nunique":
+			c := int64(0)
+			for k := i; k < m; k++ {
+				if k == i || x[p[k]] != x[p[k-1]] {
+					c++
+				}
+			}
+			nuniq[g] = c
+		case "median":
+			c := m - i
+			switch {
+			case c == 0:
+				med[g] = math.NaN()
+			case c%2 == 1:
+				med[g] = float64(x[p[i+c/2]])
+			default:
+				a, b := float64(x[p[i+c/2-1]]), float64(x[p[i+c/2]])
+				med[g] = (a + b) / 2
+			}
+		case "mode":
+			best, bestN := nan, 0
+			for k := i; k < m; {
+				e := k + 1
+				for e < m && x[p[e]] == x[p[k]] {
+					e++
+				}
+				if e-k > bestN {
+					best, bestN = x[p[k]], e-k
+				}
+				k = e
+			}
+			mode[g] = best
+		}
+		i = j
+	}
+	return nil
+}
+
+// GroupSegments returns the rows of every group, groups in order and rows
+// in order within a group (perm, int64, one per kept row), and where each
+// group starts in perm (segs, int64, ngroups): a stable counting sort of the
+// group ids.
+func GroupSegments(env Env, ids *pdarray.Array, ngroups, kept int) (perm, segs *pdarray.Array, err error) {
+	gid := pdarray.View[int32](ids)
+	n := len(gid)
+	if perm, err = env.Alloc(dI64, kept); err != nil {
+		return nil, nil, err
+	}
+	if segs, err = env.Alloc(dI64, ngroups); err != nil {
+		env.free(perm)
+		return nil, nil, err
+	}
+	nw := rowSplit(env, n, ngroups)
+	cnt, free, err := slotsOf[int64](env, nw*ngroups)
+	if err != nil {
+		env.free(perm, segs)
+		return nil, nil, err
+	}
+	defer free()
+	run := func(f func(w, lo, hi int)) {
+		if nw == 1 {
+			f(0, 0, n)
+			return
+		}
+		parallel(env.workers(), n, chunk, f)
+	}
+	run(func(w, lo, hi int) {
+		c := cnt[w*ngroups : (w+1)*ngroups]
+		for _, g := range gid[lo:hi] {
+			if g >= 0 {
+				c[g]++
+			}
+		}
+	})
+	s := pdarray.View[int64](segs)
+	off := int64(0)
+	for g := 0; g < ngroups; g++ {
+		s[g] = off
+		for w := 0; w < nw; w++ {
+			c := cnt[w*ngroups+g]
+			cnt[w*ngroups+g] = off
+			off += c
+		}
+	}
+	if off != int64(kept) {
+		env.free(perm, segs)
+		return nil, nil, errorf(ErrValue, "group ids hold %d kept rows, not %d", off, kept)
+	}
+	pm := pdarray.View[int64](perm)
+	run(func(w, lo, hi int) {
+		c := cnt[w*ngroups : (w+1)*ngroups]
+		for i := lo; i < hi; i++ {
+			if g := gid[i]; g >= 0 {
+				pm[c[g]] = int64(i)
+				c[g]++
+			}
+		}
+	})
+	return perm, segs, nil
+}
+
+// GroupBroadcast writes, for every row, its group's element of perGroup into
+// out (perGroup's dtype, one per row); dropped rows get 0, NaN for floats,
+// False for bools.
+func GroupBroadcast(env Env, ids, perGroup, out *pdarray.Array) error {
+	gid := pdarray.View[int32](ids)
+	ng := perGroup.Len()
+	bad := make([]bool, numWorkers(env.workers(), len(gid)))
+	parallel(env.workers(), len(gid), chunk, func(w, lo, hi int) {
+		for _, g := range gid[lo:hi] {
+			if int(g) >= ng {
+				bad[w] = true
+			}
+		}
+	})
+	if slices.Contains(bad, true) {
+		return errorf(ErrValue, "per-group values have %d elements, fewer than the groups", ng)
+	}
+	switch perGroup.DType() {
+	case dF32:
+		bcast(env, gid, pdarray.View[float32](perGroup), pdarray.View[float32](out), float32(math.NaN()))
+	case dF64:
+		bcast(env, gid, pdarray.View[float64](perGroup), pdarray.View[float64](out), math.NaN())
+	default:
+		switch perGroup.DType().Size() {
+		case 1:
+			bcast(env, gid, words[uint8](perGroup), words[uint8](out), 0)
+		case 2:
+			bcast(env, gid, words[uint16](perGroup), words[uint16](out), 0)
+		case 4:
+			bcast(env, gid, words[uint32](perGroup), words[uint32](out), 0)
+		case 8:
+			bcast(env, gid, words[uint64](perGroup), words[uint64](out), 0)
+		}
+	}
+	return nil
+}
+
+func bcast[T any](env Env, gid []int32, pg, out []T, missing T) {
+	parallel(env.workers(), len(gid), chunk, func(_, lo, hi int) {
+		o := out[lo:hi]
+		for i, g := range gid[lo:hi] {
+			if g >= 0 {
+				o[i] = pg[g]
+			} else {
+				o[i] = missing
+			}
+		}
+	})
+}
+
+// CheckGroupIDs verifies that ids (from a client) is an int32 array of
+// group ids below ngroups (or -1): the aggregations index by them.
+func CheckGroupIDs(env Env, ids *pdarray.Array, ngroups int) error {
+	if ids.DType() != pdarray.Int32 {
+		return errorf(ErrType, "group ids must be an int32 array from groupby, got %v", ids.DType())
+	}
+	gid := pdarray.View[int32](ids)
+	bad := make([]bool, numWorkers(env.workers(), len(gid)))
+	parallel(env.workers(), len(gid), chunk, func(w, lo, hi int) {
+		mx, mn := int32(-1), int32(-1)
+		for _, g := range gid[lo:hi] {
+			mx, mn = max(mx, g), min(mn, g)
+		}
+		bad[w] = int(mx) >= ngroups || mn < -1
+	})
+	if slices.Contains(bad, true) {
+		return errorf(ErrValue, "group ids hold values outside [-1, %d): pass the ids and ngroups of one groupby", ngroups)
+	}
+	return nil
+}

@@ -1,0 +1,580 @@
+package ops
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// refGroups is a plain reference group-by: sort-key tuples of the kept rows,
+// sorted and numbered.
+func refGroups(keys []*pdarray.Array, dropna bool) (ids []int32, firsts []int) {
+	n := keys[0].Len()
+	tuples := make([][]uint64, n)
+	one := make([]uint64, 1)
+	ids = make([]int32, n)
+	var rows []int
+	for i := range n {
+		t := make([]uint64, len(keys))
+		drop := false
+		for k, a := range keys {
+			keyChunk(a, i, i+1, one)
+			t[k] = one[0]
+			if Kind(a.DType()) == 'f' && one[0] == nanKey && dropna {
+				drop = true
+			}
+		}
+		if drop {
+			ids[i] = -1
+			continue
+		}
+		tuples[i] = t
+		rows = append(rows, i)
+	}
+	slices.SortStableFunc(rows, func(a, b int) int { return slices.Compare(tuples[a], tuples[b]) })
+	g := -1
+	for j, r := range rows {
+		if j == 0 || slices.Compare(tuples[r], tuples[rows[j-1]]) != 0 {
+			g++
+			firsts = append(firsts, r)
+		}
+		ids[r] = int32(g)
+	}
+	return ids, firsts
+}
+
+func sameBits(a, b *pdarray.Array) bool {
+	return a.DType() == b.DType() && slices.Equal(a.Bytes(), b.Bytes())
+}
+
+type refGrouping struct {
+	ids    []int32
+	firsts []int
+}
+
+func checkGrouping(t *testing.T, env Env, keys []*pdarray.Array, dropna bool, strategy, want string, ref *refGrouping) Grouping {
+	t.Helper()
+	g, err := GroupBy(env, keys, dropna, strategy)
+	if err != nil {
+		t.Fatalf("GroupBy(%s): %v", strategy, err)
+	}
+	if want != "" && g.Strategy != want {
+		t.Errorf("strategy %s, want %s", g.Strategy, want)
+	}
+	if ref.ids == nil {
+		ref.ids, ref.firsts = refGroups(keys, dropna)
+	}
+	ids, firsts := ref.ids, ref.firsts
+	if got := pdarray.View[int32](g.IDs); !slices.Equal(got, ids) {
+		t.Fatalf("%s: ids differ: got %v want %v", g.Strategy, got[:min(20, len(got))], ids[:min(20, len(ids))])
+	}
+	if g.NGroups != len(firsts) {
+		t.Fatalf("%s: %d groups, want %d", g.Strategy, g.NGroups, len(firsts))
+	}
+	kept := 0
+	for _, id := range ids {
+		if id >= 0 {
+			kept++
+		}
+	}
+	if g.Kept != kept {
+		t.Errorf("kept %d, want %d", g.Kept, kept)
+	}
+	for k, a := range keys {
+		want, _ := pdarray.Alloc(a.DType(), len(firsts))
+		idx := make([]int64, len(firsts))
+		for i, f := range firsts {
+			idx[i] = int64(f)
+		}
+		Take(env, a, pdarray.FromSlice(idx), want)
+		// -0.0 and 0.0 are one group; NaN payloads collapse: compare sort keys.
+		wk, gk := make([]uint64, len(firsts)), make([]uint64, len(firsts))
+		keyChunk(want, 0, len(firsts), wk)
+		keyChunk(g.Keys[k], 0, len(firsts), gk)
+		if !slices.Equal(wk, gk) {
+			t.Fatalf("%s: unique keys %d differ: got %v want %v", g.Strategy, k, gk, wk)
+		}
+	}
+	return g
+}
+
+type keyCase struct {
+	name string
+	keys func(r *rand.Rand, n int) []*pdarray.Array
+	auto string // strategy auto picks
+}
+
+func gbInts[T Number](r *rand.Rand, n int, lo, span int64) *pdarray.Array {
+	x := make([]T, n)
+	for i := range x {
+		x[i] = T(lo + r.Int64N(span))
+	}
+	return pdarray.FromSlice(x)
+}
+
+var keyCases = []keyCase{
+	{"int64-small", func(r *rand.Rand, n int) []*pdarray.Array { return []*pdarray.Array{gbInts[int64](r, n, -50, 100)} }, StrategyDense},
+	{"int64-medium", func(r *rand.Rand, n int) []*pdarray.Array {
+		return []*pdarray.Array{gbInts[int64](r, n, -1<<40, 1<<41)}
+	}, StrategySort},
+	{"int64-fewwide", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]int64, n)
+		for i := range x {
+			x[i] = int64(r.IntN(50)) * 1e12
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, StrategyHash},
+	{"int8-minmax", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]int8, n)
+		for i := range x {
+			x[i] = []int8{math.MinInt8, math.MaxInt8, 0, -1}[r.IntN(4)]
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, StrategyDense},
+	{"int64-minmax", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]int64, n)
+		for i := range x {
+			x[i] = []int64{math.MinInt64, math.MaxInt64, 0, 7}[r.IntN(4)]
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, StrategyWide},
+	{"uint64-max", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]uint64, n)
+		for i := range x {
+			x[i] = []uint64{math.MaxUint64, 0, 3}[r.IntN(3)]
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, StrategyWide},
+	{"float64-nan", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = []float64{math.NaN(), -0.0, 0, 1.5, -2.25, math.Inf(1), math.Inf(-1)}[r.IntN(7)]
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, StrategyHash},
+	{"float64-allnan", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.NaN()
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x)}
+	}, ""},
+	{"bool", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]uint8, n)
+		for i := range x {
+			x[i] = uint8(r.IntN(2))
+		}
+		return []*pdarray.Array{boolArr(x)}
+	}, StrategyDense},
+	{"one-group", func(r *rand.Rand, n int) []*pdarray.Array { return []*pdarray.Array{gbInts[uint16](r, n, 7, 1)} }, StrategyDense},
+	{"multi-dense", func(r *rand.Rand, n int) []*pdarray.Array {
+		return []*pdarray.Array{gbInts[int32](r, n, 1, 30), gbInts[int64](r, n, 1, 30), gbInts[uint8](r, n, 0, 24)}
+	}, StrategyDense},
+	{"multi-float", func(r *rand.Rand, n int) []*pdarray.Array {
+		f := make([]float32, n)
+		for i := range f {
+			f[i] = []float32{float32(math.NaN()), 1, 2}[r.IntN(3)]
+		}
+		return []*pdarray.Array{gbInts[int16](r, n, -3, 6), pdarray.FromSlice(f)}
+	}, StrategyHash},
+	{"multi-wide", func(r *rand.Rand, n int) []*pdarray.Array {
+		x := make([]int64, n)
+		for i := range x {
+			x[i] = int64(r.Uint64() >> uint(r.IntN(2)*60))
+		}
+		return []*pdarray.Array{pdarray.FromSlice(x), gbInts[int64](r, n, 0, 3)}
+	}, StrategyWide},
+}
+
+func TestGroupByStrategies(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 20000} {
+		for _, kc := range keyCases {
+			r := rand.New(rand.NewPCG(uint64(n), 7))
+			keys := kc.keys(r, n)
+			packable := kc.auto != StrategyWide
+			for _, dropna := range []bool{true, false} {
+				ref := &refGrouping{}
+				for _, workers := range []int{1, 2, 8} {
+					env := PlainEnv(workers)
+					for _, st := range []string{"auto", StrategyDense, StrategyHash, StrategySort, StrategyWide} {
+						if !packable && n > 1 && (st == StrategyDense || st == StrategyHash) {
+							continue
+						}
+						if st == StrategyDense && (kc.name == "int64-medium" || kc.name == "multi-float" || kc.name == "int64-minmax" || kc.name == "uint64-max" || kc.name == "int64-fewwide" || kc.name == "float64-nan") {
+							continue // too many slots
+						}
+						name := fmt.Sprintf("n=%d/%s/w=%d/dropna=%v/%s", n, kc.name, workers, dropna, st)
+						t.Run(name, func(t *testing.T) {
+							want := ""
+							if st != "auto" {
+								want = st
+								if !packable && n == 20000 {
+									want = StrategyWide
+								} else if !packable {
+									want = ""
+								}
+							} else if n == 20000 && dropna {
+								want = kc.auto
+							}
+							g := checkGrouping(t, env, keys, dropna, st, want, ref)
+							g.Free(env)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGroupByDenseTooBig(t *testing.T) {
+	a := pdarray.FromSlice([]int64{0, 1 << 40})
+	if _, err := GroupBy(PlainEnv(1), []*pdarray.Array{a}, true, StrategyDense); err == nil {
+		t.Fatal("dense with 2^40 slots succeeded")
+	}
+}
+
+// refAgg computes op over the groups the plain way: values of each group in
+// row order, NaN skipped.
+func refAgg(ids []int32, ng int, op string, x []float64, isF bool, ddof float64) []float64 {
+	per := make([][]float64, ng)
+	rows := make([][]int, ng)
+	size := make([]int, ng)
+	for i, g := range ids {
+		if g < 0 {
+			continue
+		}
+		size[g]++
+		if x[i] != x[i] {
+			continue
+		}
+		per[g] = append(per[g], x[i])
+		rows[g] = append(rows[g], i)
+	}
+	out := make([]float64, ng)
+	for g := range out {
+		v := per[g]
+		nan := math.NaN()
+		if !isF {
+			nan = 0
+		}
+		switch op {
+		case "size":
+			out[g] = float64(size[g])
+		case "count":
+			out[g] = float64(len(v))
+		case "sum", "mean", "var", "std":
+			s := 0.0
+			for _, e := range v {
+				s += e
+			}
+			out[g] = s
+			if op == "sum" {
+				break
+			}
+			m := s / float64(len(v))
+			out[g] = m
+			if op == "mean" {
+				break
+			}
+			ss := 0.0
+			for _, e := range v {
+				ss += (e - m) * (e - m)
+			}
+			d := float64(len(v)) - ddof
+			out[g] = math.NaN()
+			if d > 0 {
+				out[g] = ss / d
+			}
+			if op == "std" {
+				out[g] = math.Sqrt(out[g])
+			}
+		case "prod":
+			p := 1.0
+			for _, e := range v {
+				p *= e
+			}
+			out[g] = p
+		case "min", "max", "argmin", "argmax", "first":
+			best, bi := nan, -1
+			for j, e := range v {
+				if bi < 0 || (op == "min" || op == "argmin") && e < best || (op == "max" || op == "argmax") && e > best {
+					if op == "first" && bi >= 0 {
+						continue
+					}
+					best, bi = e, rows[g][j]
+				}
+			}
+			out[g] = best
+			if op == "argmin" || op == "argmax" {
+				out[g] = float64(bi)
+			}
+		case "any", "all":
+			nz := 0
+			for _, e := range v {
+				if e != 0 {
+					nz++
+				}
+			}
+			out[g] = b2f(op == "any" && nz > 0 || op == "all" && nz == len(v))
+		case "nunique", "mode", "median":
+			s := slices.Clone(v)
+			slices.Sort(s)
+			switch op {
+			case "nunique":
+				c := 0
+				for j := range s {
+					if j == 0 || s[j] != s[j-1] {
+						c++
+					}
+				}
+				out[g] = float64(c)
+			case "median":
+				c := len(s)
+				switch {
+				case c == 0:
+					out[g] = math.NaN()
+				case c%2 == 1:
+					out[g] = s[c/2]
+				default:
+					out[g] = (s[c/2-1] + s[c/2]) / 2
+				}
+			case "mode":
+				best, bn := nan, 0
+				for j := 0; j < len(s); {
+					e := j + 1
+					for e < len(s) && s[e] == s[j] {
+						e++
+					}
+					if e-j > bn {
+						best, bn = s[j], e-j
+					}
+					j = e
+				}
+				out[g] = best
+			}
+		}
+	}
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func asF64s(t *testing.T, a *pdarray.Array) []float64 {
+	t.Helper()
+	env := PlainEnv(1)
+	f, _ := pdarray.Alloc(dF64, a.Len())
+	AsType(env, a, f)
+	return pdarray.View[float64](f)
+}
+
+func TestGroupAggAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 8000
+	fv := make([]float64, n)
+	for i := range fv {
+		switch r.IntN(20) {
+		case 0:
+			fv[i] = math.NaN()
+		case 1:
+			fv[i] = 0
+		default:
+			fv[i] = math.Round(r.NormFloat64()*1e4) / 100
+		}
+	}
+	iv := make([]int32, n)
+	for i := range iv {
+		iv[i] = int32(r.IntN(7) - 3)
+	}
+	bv := make([]uint8, n)
+	for i := range bv {
+		bv[i] = uint8(r.IntN(2))
+	}
+	ba := boolArr(bv)
+	refCache := map[string][]float64{}
+	values := map[string]*pdarray.Array{"float64": pdarray.FromSlice(fv), "int32": pdarray.FromSlice(iv), "bool": ba}
+	xsOf := map[string][]float64{}
+	for k, v := range values {
+		xsOf[k] = asF64s(t, v)
+	}
+	for _, kc := range []keyCase{keyCases[0], keyCases[1], keyCases[6], keyCases[9]} {
+		keys := kc.keys(r, n)
+		for _, st := range []string{StrategyDense, StrategyHash, StrategySort} {
+			if st == StrategyDense && kc.auto != StrategyDense {
+				continue
+			}
+			for _, dropna := range []bool{true, false} {
+				var ref *pdarray.Array
+				refIDs, _ := refGroups(keys, dropna)
+				for _, workers := range []int{1, 2, 8} {
+					env := PlainEnv(workers)
+					g, err := GroupBy(env, keys, dropna, st)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(pdarray.View[int32](g.IDs), refIDs) {
+						t.Fatalf("%s/%s: ids differ", kc.name, st)
+					}
+					for vname, v := range values {
+						isF := vname == "float64"
+						xs := xsOf[vname]
+						for _, op := range GroupAggOps {
+							name := fmt.Sprintf("%s/%s/dropna=%v/w=%d/%s/%s", kc.name, st, dropna, workers, vname, op)
+							out, err := GroupAgg(env, g.IDs, g.NGroups, op, v, 1)
+							if err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							wantD, _ := GroupAggDType(op, v.DType())
+							if out.DType() != wantD || out.Len() != g.NGroups {
+								t.Fatalf("%s: got %v[%d]", name, out.DType(), out.Len())
+							}
+							got := asF64s(t, out)
+							ck := fmt.Sprintf("%s/%v/%s/%s", kc.name, dropna, vname, op)
+							want, ok := refCache[ck]
+							if !ok {
+								want = refAgg(refIDs, g.NGroups, op, xs, isF, 1)
+								refCache[ck] = want
+							}
+							for i := range want {
+								if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) && !(got[i] == 0 && want[i] == 0) {
+									t.Fatalf("%s: group %d: got %v want %v", name, i, got[i], want[i])
+								}
+							}
+						}
+					}
+					// size on float values: bit-identical float sums at every worker count.
+					s, err := GroupAgg(env, g.IDs, g.NGroups, "sum", values["float64"], 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ref == nil {
+						ref = s
+					} else if !sameBits(ref, s) {
+						t.Fatalf("%s/%s: float sums differ between 1 and %d workers", kc.name, st, workers)
+					}
+					g.Free(env)
+				}
+			}
+		}
+	}
+}
+
+func TestGroupAggEmptyAndErrors(t *testing.T) {
+	env := PlainEnv(2)
+	g, err := GroupBy(env, []*pdarray.Array{pdarray.FromSlice([]int64{})}, true, "auto")
+	if err != nil || g.NGroups != 0 || g.Keys[0].Len() != 0 {
+		t.Fatalf("empty: %v %+v", err, g)
+	}
+	for _, op := range GroupAggOps {
+		out, err := GroupAgg(env, g.IDs, 0, op, pdarray.FromSlice([]float64{}), 0)
+		if err != nil || out.Len() != 0 {
+			t.Fatalf("%s of empty: %v", op, err)
+		}
+	}
+	if _, err := GroupAgg(env, g.IDs, 0, "nope", pdarray.FromSlice([]float64{}), 0); err == nil {
+		t.Fatal("unknown op accepted")
+	}
+	if _, err := GroupAgg(env, g.IDs, 0, "sum", pdarray.FromSlice([]float64{1}), 0); err == nil {
+		t.Fatal("length mismatch accepted")
+	}
+	if _, err := GroupBy(env, []*pdarray.Array{pdarray.FromSlice([]int64{1}), pdarray.FromSlice([]int64{1, 2})}, true, "auto"); err == nil {
+		t.Fatal("keys of different lengths accepted")
+	}
+}
+
+func TestGroupSegmentsBroadcast(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 40000
+	for _, workers := range []int{1, 2, 8} {
+		env := PlainEnv(workers)
+		f := make([]float64, n)
+		for i := range f {
+			f[i] = float64(r.IntN(300))
+			if r.IntN(10) == 0 {
+				f[i] = math.NaN()
+			}
+		}
+		g, err := GroupBy(env, []*pdarray.Array{pdarray.FromSlice(f)}, true, "auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := pdarray.View[int32](g.IDs)
+		perm, segs, err := GroupSegments(env, g.IDs, g.NGroups, g.Kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// perm equals a stable sort of the kept rows by id.
+		var want []int64
+		for i, id := range ids {
+			if id >= 0 {
+				want = append(want, int64(i))
+			}
+		}
+		slices.SortStableFunc(want, func(a, b int64) int { return cmp.Compare(ids[a], ids[b]) })
+		if !slices.Equal(pdarray.View[int64](perm), want) {
+			t.Fatal("permutation differs")
+		}
+		sg := pdarray.View[int64](segs)
+		for gi := range sg {
+			if ids[want[sg[gi]]] != int32(gi) || (gi > 0 && ids[want[sg[gi]-1]] != int32(gi-1)) {
+				t.Fatalf("segment %d starts at %d", gi, sg[gi])
+			}
+		}
+		out, _ := pdarray.Alloc(dF64, n)
+		if err := GroupBroadcast(env, g.IDs, g.Keys[0], out); err != nil {
+			t.Fatal(err)
+		}
+		o := pdarray.View[float64](out)
+		for i := range f {
+			if math.Float64bits(o[i]) != math.Float64bits(f[i]) && !(f[i] != f[i] && o[i] != o[i]) {
+				t.Fatalf("broadcast row %d: %v want %v", i, o[i], f[i])
+			}
+		}
+		g.Free(env)
+	}
+}
+
+func BenchmarkGroupBy(b *testing.B) {
+	n := 1 << 22
+	r := rand.New(rand.NewPCG(5, 6))
+	zone := make([]int64, n)
+	hour := make([]int64, n)
+	drop := make([]int64, n)
+	fare := make([]float64, n)
+	for i := range zone {
+		u := r.Float64()
+		zone[i] = int64(265*u*u*u) + 1
+		u = r.Float64()
+		drop[i] = int64(265*u*u*u) + 1
+		hour[i] = int64(r.IntN(24))
+		fare[i] = math.Round(r.Float64()*5000) / 100
+	}
+	keys := []*pdarray.Array{pdarray.FromSlice(zone), pdarray.FromSlice(drop), pdarray.FromSlice(hour)}
+	for _, workers := range []int{1, 2} {
+		env := PlainEnv(workers)
+		for _, nk := range []int{1, 3} {
+			b.Run(fmt.Sprintf("keys=%d/w=%d", nk, workers), func(b *testing.B) {
+				b.SetBytes(int64(n * 8 * (nk + 1)))
+				for b.Loop() {
+					g, _ := GroupBy(env, keys[:nk], true, "auto")
+					GroupAgg(env, g.IDs, g.NGroups, "sum", pdarray.FromSlice(fare), 0)
+				}
+			})
+		}
+	}
+}
+
+func boolArr(x []uint8) *pdarray.Array {
+	a, _ := pdarray.Alloc(pdarray.Bool, len(x))
+	copy(a.Bytes(), x)
+	return a
+}

@@ -1,0 +1,175 @@
+"""Group-by on the server, as Arkouda's ak.GroupBy (docs/operations.md, "Group-by").
+
+    >>> g = ak.GroupBy([pickup, dropoff])          # one pdarray or a list of them
+    >>> keys, total = g.sum(fare)                  # keys: list of pdarrays (one per key)
+    >>> g.unique_keys, g.ngroups, g.size()
+    >>> g.broadcast(total)                         # one value per row again
+
+The server maps the keys to an int32 group id per row (kept on the server as
+``g.ids``) and the unique keys, sorted ascending; every aggregation then runs
+over those ids. Float keys that are NaN are dropped unless ``dropna=False``;
+NaN values are skipped by every aggregation (pandas' skipna).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["GroupBy"]
+
+AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
+                "nunique", "first", "mode", "any", "all", "var", "std", "median")
+
+
+class GroupBy:
+    """Rows grouped by one or several key pdarrays (integer, float or bool).
+
+    Attributes: ``unique_keys`` (a pdarray for one key, else a tuple of them,
+    sorted), ``ngroups``, ``ids`` (int32 group of every row, -1 for a dropped
+    row), ``strategy`` (how the server grouped: dense, hash, sort or wide);
+    ``segments`` and ``permutation`` are computed on first use.
+    """
+
+    def __init__(self, keys: pdarray | Sequence[pdarray], dropna: bool = True, *,
+                 strategy: str = "auto") -> None:
+        self._single = isinstance(keys, pdarray)
+        key_list = [keys] if isinstance(keys, pdarray) else list(keys)
+        if not key_list or not all(isinstance(k, pdarray) for k in key_list):
+            raise TypeError("GroupBy keys must be a pdarray or a non-empty list of pdarrays")
+        self._conn: Connection = key_list[0]._conn
+        self.keys = key_list
+        self.dropna = dropna
+        result, _ = self._conn._request("groupby", {
+            "keys": [k._live_name() for k in key_list], "dropna": bool(dropna),
+            "strategy": strategy})
+        self.ids: pdarray = self._conn._pdarray(result["ids"], owned=True)
+        self.ngroups: int = int(result["ngroups"])
+        self.nkept: int = int(result["kept"])
+        self.strategy: str = result["strategy"]
+        uk = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
+        self.unique_keys: pdarray | tuple[pdarray, ...] = uk[0] if self._single else tuple(uk)
+        self._segments: pdarray | None = None
+        self._permutation: pdarray | None = None
+
+    def __repr__(self) -> str:
+        return f"GroupBy(ngroups={self.ngroups}, nkeys={len(self.keys)}, strategy={self.strategy!r})"
+
+    def _segs(self) -> None:
+        result, _ = self._conn._request("groupby_segments", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "kept": self.nkept})
+        self._permutation = self._conn._pdarray(result["permutation"], owned=True)
+        self._segments = self._conn._pdarray(result["segments"], owned=True)
+
+    @property
+    def segments(self) -> pdarray:
+        """int64: where each group starts in ``permutation``."""
+        if self._segments is None:
+            self._segs()
+        assert self._segments is not None
+        return self._segments
+
+    @property
+    def permutation(self) -> pdarray:
+        """int64: the kept rows, group by group, in row order within a group."""
+        if self._permutation is None:
+            self._segs()
+        assert self._permutation is not None
+        return self._permutation
+
+    def _values(self, values: Any) -> pdarray:
+        if isinstance(values, pdarray):
+            return values
+        return self._conn.array(np.asarray(values))
+
+    def aggregate(self, values: Any, operator: str, ddof: float = 0) -> tuple[Any, pdarray]:
+        """(unique_keys, operator over each group's values); operator is one of
+        AGGREGATIONS. NaN values are skipped."""
+        if operator not in AGGREGATIONS:
+            raise ValueError(f"unknown aggregation {operator!r}; use one of {', '.join(AGGREGATIONS)}")
+        args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
+                                "op": operator, "ddof": float(ddof)}
+        keep = None
+        if values is not None:
+            keep = self._values(values)
+            if keep.size != self.ids.size:
+                raise ValueError(f"values have {keep.size} elements but the GroupBy has "
+                                 f"{self.ids.size} rows")
+            args["values"] = keep._live_name()
+        result, _ = self._conn._request("groupby_agg", args)
+        return self.unique_keys, self._conn._pdarray(result, owned=True)
+
+    def size(self) -> tuple[Any, pdarray]:
+        """Rows per group (int64)."""
+        return self.aggregate(None, "size")
+
+    def count(self, values: Any = None) -> tuple[Any, pdarray]:
+        """Rows per group; with values, the non-NaN values per group."""
+        return self.aggregate(values, "count") if values is not None else self.size()
+
+    def sum(self, values: Any) -> tuple[Any, pdarray]:
+        """Sum per group (ints wrap; floats added in row order: bit-exact)."""
+        return self.aggregate(values, "sum")
+
+    def prod(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "prod")
+
+    def mean(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "mean")
+
+    def min(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "min")
+
+    def max(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "max")
+
+    def argmin(self, values: Any) -> tuple[Any, pdarray]:
+        """Row of each group's smallest value (the first on ties), -1 when all NaN."""
+        return self.aggregate(values, "argmin")
+
+    def argmax(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "argmax")
+
+    def nunique(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "nunique")
+
+    def first(self, values: Any) -> tuple[Any, pdarray]:
+        """Each group's first non-NaN value in row order."""
+        return self.aggregate(values, "first")
+
+    def mode(self, values: Any) -> tuple[Any, pdarray]:
+        """Each group's most frequent value (the smallest on ties)."""
+        return self.aggregate(values, "mode")
+
+    def any(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "any")
+
+    def all(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "all")
+
+    def var(self, values: Any, ddof: float = 1) -> tuple[Any, pdarray]:
+        """Variance per group (ddof 1 by default, as pandas)."""
+        return self.aggregate(values, "var", ddof=ddof)
+
+    def std(self, values: Any, ddof: float = 1) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "std", ddof=ddof)
+
+    def median(self, values: Any) -> tuple[Any, pdarray]:
+        return self.aggregate(values, "median")
+
+    def broadcast(self, values: Any) -> pdarray:
+        """One value per row: its group's element of values (one per group).
+        Dropped rows get NaN (floats), 0 or False."""
+        v = self._values(values)
+        if v.size != self.ngroups:
+            raise ValueError(f"broadcast needs one value per group ({self.ngroups}), got {v.size}")
+        result, _ = self._conn._request("groupby_broadcast", {"ids": self.ids._live_name(),
+                                                              "values": v._live_name()})
+        return self._conn._pdarray(result, owned=True)

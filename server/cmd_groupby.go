@@ -1,0 +1,190 @@
+package server
+
+// Group-by commands (docs/protocol.md, "Group-by"): groupby maps key arrays to
+// an int32 group-id array stored like any array, plus the sorted unique keys;
+// groupby_agg, groupby_segments and groupby_broadcast take those ids and the
+// group count back. Every output is reserved before it is allocated and
+// stored only when the whole command succeeded.
+
+import (
+	"time"
+
+	"github.com/arktos-dev/arktos/ops"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+func init() {
+	register("groupby", command{run: (*Server).cmdGroupBy})
+	register("groupby_agg", command{run: (*Server).cmdGroupAgg})
+	register("groupby_segments", command{run: (*Server).cmdGroupSegments})
+	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
+}
+
+// acquireAll acquires every named array; release gives them all back.
+func (s *Server) acquireAll(names []string) ([]*pdarray.Array, func(), error) {
+	arrs := make([]*pdarray.Array, 0, len(names))
+	var rels []func()
+	release := func() {
+		for _, r := range rels {
+			r()
+		}
+	}
+	for _, n := range names {
+		a, rel, err := s.store.acquire(n)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		arrs = append(arrs, a)
+		rels = append(rels, rel)
+	}
+	return arrs, release, nil
+}
+
+func (s *Server) cmdGroupBy(r *request) (*response, error) {
+	a := r.args
+	names := a.StringList("keys")
+	dropna := a.OptBool("dropna", true)
+	strategy := a.OptString("strategy", "auto")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby needs at least one key array")
+	}
+	keys, release, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	o, env := s.opEnv("groupby of %v", names)
+	defer o.done()
+	start := time.Now()
+	g, err := ops.GroupBy(env, keys, dropna, strategy)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby", "keys", names, "rows", keys[0].Len(), "groups", g.NGroups,
+		"strategy", g.Strategy, "took", time.Since(start))
+	ids, err := o.keep(g.IDs)
+	if err != nil {
+		return nil, err
+	}
+	uk := make([]any, len(g.Keys))
+	for i, k := range g.Keys {
+		if uk[i], err = o.keep(k); err != nil {
+			return nil, err
+		}
+	}
+	return &response{result: map[string]any{
+		"ids": ids, "ngroups": g.NGroups, "kept": g.Kept, "keys": uk, "strategy": g.Strategy,
+	}}, nil
+}
+
+// groupIDsArg acquires the ids array and checks it against ngroups.
+func (s *Server) groupIDsArg(env ops.Env, name string, ngroups int) (*pdarray.Array, func(), error) {
+	ids, rel, err := s.store.acquire(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ops.CheckGroupIDs(env, ids, ngroups); err != nil {
+		rel()
+		return nil, nil, opErr(err)
+	}
+	return ids, rel, nil
+}
+
+func (s *Server) cmdGroupAgg(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	op := a.String("op")
+	valsName := a.OptString("values", "")
+	ddof := a.OptFloat("ddof", 0)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("groupby_agg '%s'", op)
+	defer o.done()
+	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	var vals *pdarray.Array
+	if valsName != "" {
+		v, relv, err := s.store.acquire(valsName)
+		if err != nil {
+			return nil, err
+		}
+		defer relv()
+		vals = v
+	}
+	start := time.Now()
+	out, err := ops.GroupAgg(env, ids, ng, op, vals, ddof)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby_agg", "op", op, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	return one(o, out)
+}
+
+func (s *Server) cmdGroupSegments(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	kept := sizeArg(a, "kept")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("groupby_segments")
+	defer o.done()
+	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	perm, segs, err := ops.GroupSegments(env, ids, ng, kept)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	p, err := o.keep(perm)
+	if err != nil {
+		return nil, err
+	}
+	sg, err := o.keep(segs)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{"permutation": p, "segments": sg}}, nil
+}
+
+func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	valsName := a.String("values")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	vals, relv, err := s.store.acquire(valsName)
+	if err != nil {
+		return nil, err
+	}
+	defer relv()
+	o, env := s.opEnv("groupby_broadcast")
+	defer o.done()
+	ids, rel, err := s.groupIDsArg(env, idsName, vals.Len())
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	out, err := env.Alloc(vals.DType(), ids.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.GroupBroadcast(env, ids, vals, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
