@@ -39,3 +39,12 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# The documentation site (user guide + API reference from docstrings) in site/.
+# mkdocs and mkdocstrings go into .venv here only, not in make test.
+.PHONY: docs
+docs: setup
+	@.venv/bin/python -c 'import mkdocs, mkdocstrings, mkdocstrings_handlers.python' 2>/dev/null || \
+		.venv/bin/python -m pip install -q 'mkdocs>=1.5' 'mkdocstrings[python]>=0.24'
+	.venv/bin/mkdocs build -f mkdocs.yml
+	@echo "docs: open site/index.html, or serve them with .venv/bin/mkdocs serve"

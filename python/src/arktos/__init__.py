@@ -34,6 +34,10 @@ from ._ops import __all__ as _ops_names
 from ._io import *  # noqa: F401,F403 -- Parquet, Arrow IPC and checkpoints on the server
 from ._io import __all__ as _io_names
 from ._groupby import GroupBy
+from ._server import Server, find_server_binary
+from ._config import config
+from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
+from ._interop import __all__ as _interop_names
 
 __version__ = "0.1.0"
 
@@ -42,10 +46,13 @@ __all__ = [
     "DTYPES",
     "Connection",
     "GroupBy",
+    "Server",
     "array",
     "attach",
     "connect",
+    "config",
     "disconnect",
+    "find_server_binary",
     "get_config",
     "get_mem_used",
     "info",
@@ -56,6 +63,7 @@ __all__ = [
     *_error_names,
     *_ops_names,
     *_io_names,
+    *_interop_names,
 ]
 
 _default: Connection | None = None
@@ -68,17 +76,29 @@ R = TypeVar("R")
 
 
 def connect(url: str | None = None, token: str | None = None,
-            timeout: float | None = None) -> Connection:
+            timeout: float | None = None, *, start_server: bool = False) -> Connection:
     """Connect the default connection to an arktos-server and return it.
 
     `url` defaults to $ARKTOS_URL, else tcp://localhost:5555; for the token
     and `timeout` see Connection. A previous default connection is closed
     (its pdarrays stop working). Prints where it connected.
 
+    With ``start_server=True``, when nothing listens at the (loopback or
+    ipc://) address, a local arktos-server is started there first (see
+    ak.Server for where the binary comes from); it runs until ak.shutdown()
+    or the end of the Python session.
+
     >>> ak.connect("tcp://localhost:5555")
+    connected to arktos server tcp://localhost:5555
+    >>> ak.connect(start_server=True)     # in a notebook: no terminal needed
+    started arktos-server /home/me/arktos/bin/arktos-server on tcp://127.0.0.1:5555
     connected to arktos server tcp://localhost:5555
     """
     global _default, _last_target
+    if start_server:
+        from ._server import ensure_server
+
+        ensure_server(url, token)
     conn = Connection(url, token=token, timeout=timeout)
     if _default is not None:
         _default.close()

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArktosError, AuthFailedError
 from ._pdarray import pdarray
+from ._progress import SEND_CHUNK, Waiting, transfer_bar
 from ._protocol import decode_header, encode_request, join_frames, n_frames, parse_reply, split_frames
 
 __all__ = ["Connection", "DEFAULT_URL"]
@@ -119,7 +120,18 @@ class _Stream:
         self.network = network
 
     def send(self, data: NDArray[Any]) -> None:
-        self.sock.sendall(memoryview(data).cast("B"))
+        view = memoryview(data).cast("B")
+        bar = transfer_bar(len(view), "arktos upload")
+        if bar is None:
+            self.sock.sendall(view)
+            return
+        try:
+            for lo in range(0, len(view), SEND_CHUNK):
+                chunk = view[lo:lo + SEND_CHUNK]
+                self.sock.sendall(chunk)
+                bar.update(len(chunk))
+        finally:
+            bar.close()
 
     def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
         """Receive a shared-memory segment's descriptor and map it read-only."""
@@ -141,11 +153,18 @@ class _Stream:
     def recv_into(self, out: NDArray[Any]) -> None:
         view = memoryview(out).cast("B")
         got, total = 0, len(view)
-        while got < total:
-            n = self.sock.recv_into(view[got:], min(total - got, 1 << 26))
-            if n == 0:
-                raise ConnectionError(f"the server closed the bulk stream after {got} of {total} bytes")
-            got += n
+        bar = transfer_bar(total, "arktos download")
+        try:
+            while got < total:
+                n = self.sock.recv_into(view[got:], min(total - got, 1 << 26))
+                if n == 0:
+                    raise ConnectionError(f"the server closed the bulk stream after {got} of {total} bytes")
+                got += n
+                if bar is not None:
+                    bar.update(n)
+        finally:
+            if bar is not None:
+                bar.close()
 
 
 def _read_token_file(path: Path) -> str:
@@ -257,12 +276,20 @@ class Connection:
 
     @property
     def closed(self) -> bool:
-        """True once close(), disconnect() or shutdown() ran."""
+        """True once close(), disconnect() or shutdown() ran.
+
+        >>> conn.closed
+        False
+        """
         return not self._close_socket.alive
 
     @property
     def max_frame_size(self) -> int:
-        """The server's largest payload frame, in bytes (from get_config)."""
+        """The server's largest payload frame, in bytes (from get_config).
+
+        >>> conn.max_frame_size
+        16777216
+        """
         return int(self.config["max_frame_size"])
 
     def _request(self, cmd: str, args: dict[str, Any] | None = None,
@@ -302,22 +329,27 @@ class Connection:
         if while_waiting is not None:
             while_waiting()
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            wait_ms = None if deadline is None else math.ceil(
-                max(0.0, deadline - time.monotonic()) * 1000)
-            if not self._poller.poll(wait_ms):
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
-                                       f"{timeout:g} s; {_SERVER_HINT}")
-                continue
-            frames = self._socket.recv_multipart(copy=False)
-            reply = decode_header(frames[0].buffer)
-            reply_id = reply.get("id")
-            # id 0 answers a request whose header the server could not read:
-            # ours, since abandoned requests were just as readable.
-            if reply_id == req_id or (reply_id == 0 and reply.get("status") != 0):
-                return parse_reply(reply).result, frames[1:]
-            # Any other id is a late reply to an abandoned request: drop it.
+        waiting = Waiting(cmd)  # a progress bar once the reply takes long
+        try:
+            while True:
+                wait_ms = None if deadline is None else math.ceil(
+                    max(0.0, deadline - time.monotonic()) * 1000)
+                if not self._poller.poll(waiting.poll_ms(wait_ms)):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
+                                           f"{timeout:g} s; {_SERVER_HINT}")
+                    waiting.tick()
+                    continue
+                frames = self._socket.recv_multipart(copy=False)
+                reply = decode_header(frames[0].buffer)
+                reply_id = reply.get("id")
+                # id 0 answers a request whose header the server could not read:
+                # ours, since abandoned requests were just as readable.
+                if reply_id == req_id or (reply_id == 0 and reply.get("status") != 0):
+                    return parse_reply(reply).result, frames[1:]
+                # Any other id is a late reply to an abandoned request: drop it.
+        finally:
+            waiting.close()
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
@@ -440,7 +472,11 @@ class Connection:
 
     @property
     def stream_network(self) -> str | None:
-        """"unix" or "tcp" when a bulk stream is open (or the forced network)."""
+        """"unix" or "tcp" when a bulk stream is open (or the forced network).
+
+        >>> conn.array(np.zeros(1 << 20)); conn.stream_network
+        'unix'
+        """
         if self._stream is not None:
             return self._stream.network
         return self._stream_network

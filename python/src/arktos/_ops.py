@@ -142,34 +142,58 @@ def _unary(op: str, doc: str) -> Any:
     return f
 
 
-abs = _unary("abs", "Absolute value, elementwise (min ints stay min, as numpy).")
-sqrt = _unary("sqrt", "Square root; ints of up to 2 bytes give float32 (numpy: float16 for 1 byte).")
-exp = _unary("exp", "e**x, elementwise.")
-log = _unary("log", "Natural logarithm, elementwise.")
-log1p = _unary("log1p", "log(1 + x), elementwise.")
-sin = _unary("sin", "Sine, elementwise.")
-cos = _unary("cos", "Cosine, elementwise.")
-floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).")
-ceil = _unary("ceil", "Ceiling; integer arrays keep their dtype (numpy 2).")
-isnan = _unary("isnan", "True where NaN.")
-isinf = _unary("isinf", "True where +-inf.")
-isfinite = _unary("isfinite", "True where neither NaN nor +-inf.")
+abs = _unary("abs", "Absolute value, elementwise (min ints stay min, as numpy).\n\n"
+             ">>> ak.abs(ak.array([-2, 0, 3]))\narray([2, 0, 3])")
+sqrt = _unary("sqrt", "Square root; ints of up to 2 bytes give float32 (numpy: float16 for 1 byte).\n\n"
+              ">>> ak.sqrt(ak.array([1.0, 4.0, 9.0]))\narray([1., 2., 3.])")
+exp = _unary("exp", "e**x, elementwise.\n\n"
+             ">>> ak.exp(ak.array([0.0, 1.0]))\narray([1.        , 2.71828183])")
+log = _unary("log", "Natural logarithm, elementwise.\n\n"
+             ">>> ak.log(ak.array([1.0, np.e]))\narray([0., 1.])")
+log1p = _unary("log1p", "log(1 + x), elementwise.\n\n"
+               ">>> ak.log1p(ak.array([0.0, 1e-10]))\narray([0.e+00, 1.e-10])")
+sin = _unary("sin", "Sine, elementwise.\n\n"
+             ">>> ak.sin(ak.array([0.0, np.pi / 2]))\narray([0., 1.])")
+cos = _unary("cos", "Cosine, elementwise.\n\n"
+             ">>> ak.cos(ak.array([0.0, np.pi]))\narray([ 1., -1.])")
+floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).\n\n"
+               ">>> ak.floor(ak.array([-1.5, 0.5, 2.0]))\narray([-2.,  0.,  2.])")
+ceil = _unary("ceil", "Ceiling; integer arrays keep their dtype (numpy 2).\n\n"
+              ">>> ak.ceil(ak.array([-1.5, 0.5, 2.0]))\narray([-1.,  1.,  2.])")
+isnan = _unary("isnan", "True where NaN.\n\n"
+               ">>> ak.isnan(ak.array([1.0, np.nan]))\narray([False,  True])")
+isinf = _unary("isinf", "True where +-inf.\n\n"
+               ">>> ak.isinf(ak.array([1.0, -np.inf]))\narray([False,  True])")
+isfinite = _unary("isfinite", "True where neither NaN nor +-inf.\n\n"
+                  ">>> ak.isfinite(ak.array([1.0, np.nan, np.inf]))\narray([ True, False, False])")
 
 
 def round(a: Any, decimals: int = 0) -> pdarray:  # noqa: A001 -- numpy's name
-    """Round half to even (np.round); only decimals=0 is supported."""
+    """Round half to even (np.round); only decimals=0 is supported.
+
+    >>> ak.round(ak.array([0.5, 1.5, 2.7]))
+    array([0., 2., 3.])
+    """
     if decimals != 0:
         raise NotImplementedError("arktos round() supports decimals=0 only")
     return unop("round", a)
 
 
 def maximum(a: Any, b: Any) -> pdarray:
-    """Elementwise maximum; NaN propagates (np.maximum)."""
+    """Elementwise maximum; NaN propagates (np.maximum).
+
+    >>> ak.maximum(ak.array([1, 5, 3]), ak.array([4, 2, 6]))
+    array([4, 5, 6])
+    """
     return binop("maximum", a, b)
 
 
 def minimum(a: Any, b: Any) -> pdarray:
-    """Elementwise minimum; NaN propagates (np.minimum)."""
+    """Elementwise minimum; NaN propagates (np.minimum).
+
+    >>> ak.minimum(ak.array([1, 5, 3]), 2)
+    array([1, 2, 2])
+    """
     return binop("minimum", a, b)
 
 
@@ -183,7 +207,11 @@ def _clamp_bound(a: pdarray, bound: Any) -> Any:
 
 
 def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
-    """np.clip: minimum(maximum(a, a_min), a_max); either bound may be None."""
+    """np.clip: minimum(maximum(a, a_min), a_max); either bound may be None.
+
+    >>> ak.clip(ak.arange(6), 1, 4)
+    array([1, 1, 2, 3, 4, 4])
+    """
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     out = a
@@ -195,7 +223,11 @@ def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
 
 
 def where(condition: pdarray, x: Any, y: Any) -> pdarray:
-    """np.where(condition, x, y): x where condition is true, else y."""
+    """np.where(condition, x, y): x where condition is true, else y.
+
+    >>> ak.where(ak.arange(5) > 2, 1.0, -1.0)
+    array([-1., -1., -1.,  1.,  1.])
+    """
     conn = _conn_of(condition, x, y)
     keep: list[pdarray] = []
     cond = _as_pdarray(condition, conn, keep)
@@ -206,7 +238,11 @@ def where(condition: pdarray, x: Any, y: Any) -> pdarray:
 
 
 def astype(a: pdarray, dtype: DTypeLike) -> pdarray:
-    """Cast to dtype with numpy's unsafe casting (a new array)."""
+    """Cast to dtype with numpy's unsafe casting (a new array).
+
+    >>> ak.astype(ak.array([1.7, -2.2]), np.int32)
+    array([ 1, -2], dtype=int32)
+    """
     result, _ = a._conn._request("astype", {"a": a._live_name(), "dtype": to_wire(dtype)})
     return _new(a._conn, result)
 
@@ -219,72 +255,130 @@ def _reduce(op: str, a: pdarray, **extra: Any) -> Any:
 
 
 def sum(a: pdarray) -> Any:  # noqa: A001
-    """Sum (ints wrap; bool and signed give int64, unsigned uint64)."""
+    """Sum (ints wrap; bool and signed give int64, unsigned uint64).
+
+    >>> ak.sum(ak.arange(101))
+    np.int64(5050)
+    """
     return _reduce("sum", a)
 
 
 def prod(a: pdarray) -> Any:
-    """Product (dtypes as sum)."""
+    """Product (dtypes as sum).
+
+    >>> ak.prod(ak.array([1, 2, 3, 4]))
+    np.int64(24)
+    """
     return _reduce("prod", a)
 
 
 def min(a: pdarray) -> Any:  # noqa: A001
-    """Smallest element; NaN if any (ValueError when empty)."""
+    """Smallest element; NaN if any (ValueError when empty).
+
+    >>> ak.min(ak.array([3.0, 1.0, 2.0]))
+    np.float64(1.0)
+    """
     return _reduce("min", a)
 
 
 def max(a: pdarray) -> Any:  # noqa: A001
-    """Largest element; NaN if any (ValueError when empty)."""
+    """Largest element; NaN if any (ValueError when empty).
+
+    >>> ak.max(ak.array([3.0, 1.0, 2.0]))
+    np.float64(3.0)
+    """
     return _reduce("max", a)
 
 
 def mean(a: pdarray) -> Any:
-    """Arithmetic mean (float64, float32 for float32)."""
+    """Arithmetic mean (float64, float32 for float32).
+
+    >>> ak.mean(ak.arange(10))
+    np.float64(4.5)
+    """
     return _reduce("mean", a)
 
 
 def var(a: pdarray, ddof: float = 0) -> Any:
-    """Variance with `ddof` delta degrees of freedom."""
+    """Variance with `ddof` delta degrees of freedom.
+
+    >>> ak.var(ak.array([1.0, 2.0, 3.0, 4.0]))
+    np.float64(1.25)
+    >>> ak.var(ak.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
+    np.float64(1.6666666666666667)
+    """
     return _reduce("var", a, ddof=float(ddof))
 
 
 def std(a: pdarray, ddof: float = 0) -> Any:
-    """Standard deviation with `ddof` delta degrees of freedom."""
+    """Standard deviation with `ddof` delta degrees of freedom.
+
+    >>> ak.std(ak.array([1.0, 2.0, 3.0, 4.0]))
+    np.float64(1.118033988749895)
+    """
     return _reduce("std", a, ddof=float(ddof))
 
 
 def argmin(a: pdarray) -> np.int64:
-    """Index of the first smallest element (of the first NaN if any)."""
+    """Index of the first smallest element (of the first NaN if any).
+
+    >>> ak.argmin(ak.array([3, 1, 2, 1]))
+    np.int64(1)
+    """
     return _reduce("argmin", a)
 
 
 def argmax(a: pdarray) -> np.int64:
-    """Index of the first largest element (of the first NaN if any)."""
+    """Index of the first largest element (of the first NaN if any).
+
+    >>> ak.argmax(ak.array([3, 1, 3]))
+    np.int64(0)
+    """
     return _reduce("argmax", a)
 
 
 def any(a: pdarray) -> np.bool_:  # noqa: A001
-    """True if any element is nonzero (NaN counts)."""
+    """True if any element is nonzero (NaN counts).
+
+    >>> ak.any(ak.array([0, 0, 1]))
+    np.True_
+    """
     return _reduce("any", a)
 
 
 def all(a: pdarray) -> np.bool_:  # noqa: A001
-    """True if every element is nonzero (NaN counts)."""
+    """True if every element is nonzero (NaN counts).
+
+    >>> ak.all(ak.array([1, 2, 0]))
+    np.False_
+    """
     return _reduce("all", a)
 
 
 def count_nonzero(a: pdarray) -> int:
-    """How many elements are nonzero (a Python int, as numpy)."""
+    """How many elements are nonzero (a Python int, as numpy).
+
+    >>> ak.count_nonzero(ak.array([0, 1, 2, 0]))
+    2
+    """
     return int(_reduce("count_nonzero", a))
 
 
 def cumsum(a: pdarray) -> pdarray:
-    """Cumulative sum (dtype as sum; floats summed in order, as numpy)."""
+    """Cumulative sum (dtype as sum; floats summed in order, as numpy).
+
+    >>> ak.cumsum(ak.array([1, 2, 3, 4]))
+    array([ 1,  3,  6, 10])
+    """
     return _new(a._conn, a._conn._request("scan", {"op": "cumsum", "a": a._live_name()})[0])
 
 
 def cumprod(a: pdarray) -> pdarray:
-    """Cumulative product (dtype as prod)."""
+    """Cumulative product (dtype as prod).
+
+    >>> ak.cumprod(ak.array([1, 2, 3, 4]))
+    array([ 1,  2,  6, 24])
+    """
     return _new(a._conn, a._conn._request("scan", {"op": "cumprod", "a": a._live_name()})[0])
 
 
@@ -292,7 +386,13 @@ def cumprod(a: pdarray) -> pdarray:
 
 def full(size: int, fill_value: Any, dtype: DTypeLike | None = None, *,
          conn: Connection | None = None) -> pdarray:
-    """np.full(size, fill_value, dtype): dtype defaults to fill_value's."""
+    """np.full(size, fill_value, dtype): dtype defaults to fill_value's.
+
+    >>> ak.full(3, 7)
+    array([7, 7, 7])
+    >>> ak.full(2, 0.5, np.float32)
+    array([0.5, 0.5], dtype=float32)
+    """
     c = _default_conn(conn)
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
@@ -305,18 +405,34 @@ def full(size: int, fill_value: Any, dtype: DTypeLike | None = None, *,
 
 
 def zeros(size: int, dtype: DTypeLike = np.float64, *, conn: Connection | None = None) -> pdarray:
-    """np.zeros(size, dtype)."""
+    """np.zeros(size, dtype).
+
+    >>> ak.zeros(3)
+    array([0., 0., 0.])
+    >>> ak.zeros(2, np.int8)
+    array([0, 0], dtype=int8)
+    """
     return full(size, 0, dtype, conn=conn)
 
 
 def ones(size: int, dtype: DTypeLike = np.float64, *, conn: Connection | None = None) -> pdarray:
-    """np.ones(size, dtype)."""
+    """np.ones(size, dtype).
+
+    >>> ak.ones(3, np.int64)
+    array([1, 1, 1])
+    """
     return full(size, 1, dtype, conn=conn)
 
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DTypeLike | None = None, *,
            conn: Connection | None = None) -> pdarray:
-    """np.arange: int64 for integer arguments, else float64 (numpy's recipe)."""
+    """np.arange: int64 for integer arguments, else float64 (numpy's recipe).
+
+    >>> ak.arange(5)
+    array([0, 1, 2, 3, 4])
+    >>> ak.arange(0, 1, 0.25)
+    array([0.  , 0.25, 0.5 , 0.75])
+    """
     c = _default_conn(conn)
     if stop is None:
         start, stop = 0, start
@@ -333,7 +449,11 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: DTypeLike | None 
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, *,
              conn: Connection | None = None) -> pdarray:
-    """np.linspace (float64)."""
+    """np.linspace (float64).
+
+    >>> ak.linspace(0, 1, 5)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     c = _default_conn(conn)
@@ -353,24 +473,44 @@ def _random(dist: str, size: int, seed: int | None, conn: Connection | None,
 def randint(low: int, high: int, size: int, dtype: DTypeLike = np.int64, seed: int | None = None,
             *, conn: Connection | None = None) -> pdarray:
     """Uniform integers in [low, high). The same seed gives the same array
-    whatever the server's worker count (not numpy's stream)."""
+    whatever the server's worker count (not numpy's stream).
+
+    >>> ak.randint(0, 10, 10**6, seed=1).max()
+    np.int64(9)
+    >>> ak.randint(0, 2, 5, seed=7).dtype
+    dtype('<i8')
+    """
     return _random("randint", size, seed, conn, low=int(low), high=int(high), dtype=to_wire(dtype))
 
 
 def uniform(size: int, low: float = 0.0, high: float = 1.0, seed: int | None = None, *,
             conn: Connection | None = None) -> pdarray:
-    """Uniform float64 in [low, high), seeded like randint."""
+    """Uniform float64 in [low, high), seeded like randint.
+
+    >>> ak.uniform(10**6, seed=1).min() >= 0
+    np.True_
+    >>> ak.uniform(3, -1.0, 1.0, seed=2).size
+    3
+    """
     return _random("uniform", size, seed, conn, low=float(low), high=float(high))
 
 
 def standard_normal(size: int, seed: int | None = None, *,
                     conn: Connection | None = None) -> pdarray:
-    """Standard normal float64, seeded like randint."""
+    """Standard normal float64, seeded like randint.
+
+    >>> round(float(ak.standard_normal(10**6, seed=1).std()), 2)
+    1.0
+    """
     return _random("standard_normal", size, seed, conn)
 
 
 def concatenate(arrays: Sequence[Any], *, conn: Connection | None = None) -> pdarray:
-    """np.concatenate of 1-D arrays (dtypes promoted)."""
+    """np.concatenate of 1-D arrays (dtypes promoted).
+
+    >>> ak.concatenate([ak.arange(3), ak.array([10, 11])])
+    array([ 0,  1,  2, 10, 11])
+    """
     c = _conn_of(list(arrays), conn=conn)
     keep: list[pdarray] = []
     names = [_as_pdarray(x, c, keep)._live_name() for x in arrays]
@@ -433,18 +573,30 @@ def setitem(a: pdarray, key: Any, value: Any) -> None:
 # -- sorting and sets ---------------------------------------------------
 
 def sort(a: pdarray) -> pdarray:
-    """Sorted copy (NaN last), like np.sort."""
+    """Sorted copy (NaN last), like np.sort.
+
+    >>> ak.sort(ak.array([3.0, np.nan, 1.0, 2.0]))
+    array([ 1.,  2.,  3., nan])
+    """
     return _new(a._conn, a._conn._request("sort", {"a": a._live_name()})[0])
 
 
 def argsort(a: pdarray) -> pdarray:
-    """Stable sorting permutation (np.argsort(kind="stable")); NaN last."""
+    """Stable sorting permutation (np.argsort(kind="stable")); NaN last.
+
+    >>> ak.argsort(ak.array([30, 10, 20, 10]))
+    array([1, 3, 2, 0])
+    """
     return _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
 
 
 def coargsort(arrays: Sequence[pdarray]) -> pdarray:
     """Permutation sorting by arrays[0], then arrays[1], ... (stable):
-    np.lexsort(arrays[::-1])."""
+    np.lexsort(arrays[::-1]).
+
+    >>> ak.coargsort([ak.array([1, 0, 1, 0]), ak.array([9, 8, 7, 6])])
+    array([3, 1, 2, 0])
+    """
     c = _conn_of(list(arrays))
     names = [x._live_name() for x in arrays]
     return _new(c, c._request("coargsort", {"names": names})[0])
@@ -453,7 +605,13 @@ def coargsort(arrays: Sequence[pdarray]) -> pdarray:
 def unique(a: pdarray, return_inverse: bool = False,
            return_counts: bool = False) -> pdarray | tuple[pdarray, ...]:
     """np.unique: sorted distinct values (NaNs collapse to one), then the
-    inverse and the counts when asked for."""
+    inverse and the counts when asked for.
+
+    >>> ak.unique(ak.array([3, 1, 3, 2, 1]))
+    array([1, 2, 3])
+    >>> ak.unique(ak.array([3, 1, 3]), return_counts=True)
+    (array([1, 3]), array([1, 2]))
+    """
     result, _ = a._conn._request("unique", {"a": a._live_name(), "return_counts": return_counts,
                                             "return_inverse": return_inverse})
     out = [_new(a._conn, result["values"])]
@@ -465,13 +623,21 @@ def unique(a: pdarray, return_inverse: bool = False,
 
 
 def value_counts(a: pdarray) -> tuple[pdarray, pdarray]:
-    """(distinct values, how often each occurs), as arkouda's value_counts."""
+    """(distinct values, how often each occurs), as arkouda's value_counts.
+
+    >>> ak.value_counts(ak.array([3, 1, 3, 2, 3]))
+    (array([1, 2, 3]), array([1, 1, 3]))
+    """
     values, counts = unique(a, return_counts=True)  # type: ignore[misc]
     return values, counts
 
 
 def in1d(a: Any, b: Any, invert: bool = False) -> pdarray:
-    """Bool pdarray: whether each element of a is in b (np.isin; NaN is in nothing)."""
+    """Bool pdarray: whether each element of a is in b (np.isin; NaN is in nothing).
+
+    >>> ak.in1d(ak.arange(5), [1, 3])
+    array([False,  True, False,  True, False])
+    """
     c = _conn_of(a, b)
     keep: list[pdarray] = []
     x, y = _as_pdarray(a, c, keep), _as_pdarray(b, c, keep)
@@ -490,23 +656,42 @@ def _setop(op: str, a: Any, b: Any) -> pdarray:
 
 
 def intersect1d(a: Any, b: Any) -> pdarray:
-    """Sorted distinct values in both (np.intersect1d)."""
+    """Sorted distinct values in both (np.intersect1d).
+
+    >>> ak.intersect1d(ak.array([1, 2, 3, 4]), ak.array([3, 4, 5]))
+    array([3, 4])
+    """
     return _setop("intersect1d", a, b)
 
 
 def union1d(a: Any, b: Any) -> pdarray:
-    """Sorted distinct values in either (np.union1d)."""
+    """Sorted distinct values in either (np.union1d).
+
+    >>> ak.union1d(ak.array([3, 1]), ak.array([2, 1]))
+    array([1, 2, 3])
+    """
     return _setop("union1d", a, b)
 
 
 def setdiff1d(a: Any, b: Any) -> pdarray:
-    """Sorted distinct values of a not in b (np.setdiff1d)."""
+    """Sorted distinct values of a not in b (np.setdiff1d).
+
+    >>> ak.setdiff1d(ak.array([1, 2, 3, 4]), ak.array([2, 4]))
+    array([1, 3])
+    """
     return _setop("setdiff1d", a, b)
 
 
 def histogram(a: pdarray, bins: int = 10,
               range: tuple[float, float] | None = None) -> tuple[pdarray, pdarray]:  # noqa: A002
-    """np.histogram with equal bins: (counts int64, edges float64) as pdarrays."""
+    """np.histogram with equal bins: (counts int64, edges float64) as pdarrays.
+
+    >>> counts, edges = ak.histogram(ak.array([1.0, 2.0, 2.5, 4.0]), bins=3)
+    >>> counts
+    array([1, 2, 1])
+    >>> edges
+    array([1., 2., 3., 4.])
+    """
     if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool):
         raise TypeError("arktos histogram takes an integer number of bins")
     if bins < 1:

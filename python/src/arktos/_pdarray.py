@@ -62,22 +62,38 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
 
     @property
     def shape(self) -> tuple[int]:
-        """``(size,)``."""
+        """``(size,)``.
+
+        >>> ak.arange(5).shape
+        (5,)
+        """
         return (self.size,)
 
     @property
     def itemsize(self) -> int:
-        """Bytes per element."""
+        """Bytes per element.
+
+        >>> ak.arange(5, dtype=np.int32).itemsize
+        4
+        """
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
-        """``size * itemsize``: the bytes the array takes on the server."""
+        """``size * itemsize``: the bytes the array takes on the server.
+
+        >>> ak.arange(5, dtype=np.int32).nbytes
+        20
+        """
         return self.size * self.dtype.itemsize
 
     @property
     def owned(self) -> bool:
-        """True when dropping this pdarray deletes the server array."""
+        """True when dropping this pdarray deletes the server array.
+
+        >>> ak.arange(3).owned, ak.attach(a.name).owned
+        (True, False)
+        """
         return self._finalizer is not None and self._finalizer.alive
 
     def __len__(self) -> int:
@@ -115,6 +131,26 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
                              "copies; use np.asarray(a) or a.to_ndarray() without copy=False")
         data = self.to_ndarray()
         return data if dtype is None else data.astype(dtype, copy=False)
+
+    def to_pandas(self, name: Any = None) -> Any:
+        """Download as a pandas Series (see ak.to_pandas).
+
+        >>> ak.arange(3).to_pandas().sum()
+        np.int64(3)
+        """
+        from ._interop import to_pandas
+
+        return to_pandas(self, name=name)
+
+    def to_arrow(self) -> Any:
+        """Download as a pyarrow Array (see ak.to_arrow).
+
+        >>> ak.arange(3).to_arrow().type
+        DataType(int64)
+        """
+        from ._interop import to_arrow
+
+        return to_arrow(self)
 
     def __iter__(self) -> Iterator[Any]:
         if self.size > MAX_ITER_SIZE:
@@ -179,6 +215,20 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
     def __str__(self) -> str:
         return self._format(str)
 
+    def _repr_html_(self) -> str:
+        """How Jupyter shows a pdarray: numpy's repr (head and tail only,
+        fetched from the server) under a line with name, dtype, size and bytes."""
+        import html
+
+        try:
+            body = self._format(self._numpy_repr)
+        except (ArktosError, ConnectionError) as err:
+            body = f"unavailable: {err}"
+        summary = (f"pdarray <b>{html.escape(self.name)}</b> &middot; {self.dtype} &middot; "
+                   f"size {self.size:,} &middot; {_human_bytes(self.nbytes)} on the server")
+        return (f'<div class="arktos-pdarray"><div style="font-size:smaller">{summary}</div>'
+                f"<pre>{html.escape(body)}</pre></div>")
+
     # -- operations (arktos._ops; docs/operations.md) ---------------------
 
     #: numpy must not turn ``ndarray + pdarray`` into a download: it defers
@@ -212,76 +262,158 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         return _ops.unop("invert", self)
 
     def astype(self, dtype: DTypeLike) -> pdarray:
-        """A copy cast to `dtype` (numpy's unsafe casting)."""
+        """A copy cast to `dtype` (numpy's unsafe casting).
+
+        >>> ak.array([1.5, 2.5]).astype(np.int64)
+        array([1, 2])
+        """
         return _ops.astype(self, dtype)
 
     def copy(self) -> pdarray:
-        """A copy on the server."""
+        """A copy on the server.
+
+        >>> b = a.copy()
+        >>> b is a, b.name != a.name
+        (False, True)
+        """
         return _ops.astype(self, self.dtype)
 
     def sum(self) -> Any:
-        """Sum of the elements (see ak.sum)."""
+        """Sum of the elements (see ak.sum).
+
+        >>> ak.arange(5).sum()
+        np.int64(10)
+        """
         return _ops.sum(self)
 
     def prod(self) -> Any:
-        """Product of the elements (see ak.prod)."""
+        """Product of the elements (see ak.prod).
+
+        >>> ak.array([2, 3, 4]).prod()
+        np.int64(24)
+        """
         return _ops.prod(self)
 
     def min(self) -> Any:
-        """Smallest element (see ak.min)."""
+        """Smallest element (see ak.min).
+
+        >>> ak.array([3, 1, 2]).min()
+        np.int64(1)
+        """
         return _ops.min(self)
 
     def max(self) -> Any:
-        """Largest element (see ak.max)."""
+        """Largest element (see ak.max).
+
+        >>> ak.array([3, 1, 2]).max()
+        np.int64(3)
+        """
         return _ops.max(self)
 
     def mean(self) -> Any:
-        """Mean (see ak.mean)."""
+        """Mean (see ak.mean).
+
+        >>> ak.arange(5).mean()
+        np.float64(2.0)
+        """
         return _ops.mean(self)
 
     def var(self, ddof: float = 0) -> Any:
-        """Variance (see ak.var)."""
+        """Variance (see ak.var).
+
+        >>> ak.array([1.0, 2.0, 3.0, 4.0]).var(ddof=1)
+        np.float64(1.6666666666666667)
+        """
         return _ops.var(self, ddof)
 
     def std(self, ddof: float = 0) -> Any:
-        """Standard deviation (see ak.std)."""
+        """Standard deviation (see ak.std).
+
+        >>> ak.array([1.0, 2.0, 3.0, 4.0]).std()
+        np.float64(1.118033988749895)
+        """
         return _ops.std(self, ddof)
 
     def argmin(self) -> Any:
-        """Index of the first smallest element."""
+        """Index of the first smallest element.
+
+        >>> ak.array([3, 1, 2]).argmin()
+        np.int64(1)
+        """
         return _ops.argmin(self)
 
     def argmax(self) -> Any:
-        """Index of the first largest element."""
+        """Index of the first largest element.
+
+        >>> ak.array([3, 1, 2]).argmax()
+        np.int64(0)
+        """
         return _ops.argmax(self)
 
     def any(self) -> Any:
-        """True if any element is nonzero."""
+        """True if any element is nonzero.
+
+        >>> (ak.arange(5) > 3).any()
+        np.True_
+        """
         return _ops.any(self)
 
     def all(self) -> Any:
-        """True if every element is nonzero."""
+        """True if every element is nonzero.
+
+        >>> (ak.arange(5) >= 0).all()
+        np.True_
+        """
         return _ops.all(self)
 
     def cumsum(self) -> pdarray:
-        """Cumulative sum (see ak.cumsum)."""
+        """Cumulative sum (see ak.cumsum).
+
+        >>> ak.arange(5).cumsum()
+        array([ 0,  1,  3,  6, 10])
+        """
         return _ops.cumsum(self)
 
     def cumprod(self) -> pdarray:
-        """Cumulative product (see ak.cumprod)."""
+        """Cumulative product (see ak.cumprod).
+
+        >>> ak.arange(1, 6).cumprod()
+        array([  1,   2,   6,  24, 120])
+        """
         return _ops.cumprod(self)
 
     def argsort(self) -> pdarray:
-        """Stable sorting permutation (see ak.argsort)."""
+        """Stable sorting permutation (see ak.argsort).
+
+        >>> ak.array([30, 10, 20]).argsort()
+        array([1, 2, 0])
+        """
         return _ops.argsort(self)
 
     def clip(self, a_min: Any, a_max: Any) -> pdarray:
-        """np.clip (see ak.clip)."""
+        """np.clip (see ak.clip).
+
+        >>> ak.arange(6).clip(1, 4)
+        array([1, 1, 2, 3, 4, 4])
+        """
         return _ops.clip(self, a_min, a_max)
 
     def round(self, decimals: int = 0) -> pdarray:
-        """Round half to even (see ak.round)."""
+        """Round half to even (see ak.round).
+
+        >>> ak.array([0.5, 1.5, 2.6]).round()
+        array([0., 2., 3.])
+        """
         return _ops.round(self, decimals)
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
 
 
 def _binary_methods(symbol: str) -> tuple[Callable[..., Any], ...]:

@@ -1,0 +1,210 @@
+"""pandas, Arrow and DLPack interop: move columns between them and the server.
+
+Uploads read straight from the source's memory where it already is a
+contiguous little-endian numeric buffer (a numpy-backed Series or an Arrow
+array without nulls): ``Series.to_numpy()`` and ``Array.to_numpy()`` return
+views there, and ak.array() sends from that view with no copy. Downloads
+land in one new numpy array, which ``pd.Series`` and ``pa.array`` wrap
+without copying (bool columns are the exception for Arrow, which packs
+booleans into bits).
+
+pandas and pyarrow are imported only when these functions run; install them
+with ``pip install pandas pyarrow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._dtypes import SUPPORTED, to_wire
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["from_arrow", "from_dlpack", "from_pandas", "to_arrow", "to_pandas"]
+
+
+def _conn(conn: Connection | None) -> Connection:
+    from ._ops import _default_conn
+
+    return _default_conn(conn)
+
+
+def _import(module: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ImportError(f"this needs {module}: pip install {module}") from None
+
+
+def _numeric(dtype: Any, what: str) -> np.dtype[Any]:
+    """The numpy dtype for a column's dtype, or TypeError when Arktos cannot store it."""
+    try:
+        dt: np.dtype[Any] = np.dtype(dtype)
+        to_wire(dt)
+    except TypeError:
+        raise TypeError(f"{what} has dtype {dtype}, which arktos cannot store; supported: "
+                        f"{SUPPORTED}. Convert it first (categories: .cat.codes; "
+                        "datetimes: .astype('int64'))") from None
+    return dt
+
+
+def _series_values(series: Any, what: str) -> np.ndarray:
+    """A pandas Series or Index as a numpy array, a view where pandas allows."""
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype):
+        _numeric(dtype, what)
+        values: np.ndarray = series.to_numpy(copy=False)
+        return values
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)  # nullable and Arrow-backed dtypes
+    if numpy_dtype is None or np.dtype(numpy_dtype).kind not in "iufb":
+        _numeric(str(dtype), what)  # raises: strings, categories, datetimes, ...
+    target = _numeric(numpy_dtype, what)
+    if series.hasnans:
+        raise ValueError(f"{what} has missing values, which arktos arrays cannot hold; "
+                         "fill or drop them first, e.g. s.fillna(0) or s.dropna()")
+    converted: np.ndarray = series.to_numpy(dtype=target)
+    return converted
+
+
+def from_pandas(obj: Any, *, conn: Connection | None = None) -> Any:
+    """Upload a pandas Series (or Index) as a pdarray, or a DataFrame as a
+    dict of pdarrays, one per column (keys: the column names as str).
+
+    Numeric and bool columns are supported, numpy-backed (sent from
+    pandas' own buffer, no copy) or nullable/Arrow-backed without missing
+    values. The index is not uploaded. Missing values raise ValueError,
+    other dtypes TypeError.
+
+    >>> df = pd.DataFrame({"zone": [1, 2, 2], "fare": [9.5, 12.0, 7.25]})
+    >>> cols = ak.from_pandas(df)
+    >>> cols["fare"]
+    array([ 9.5 , 12.  ,  7.25])
+    >>> ak.from_pandas(df["zone"]).sum()
+    np.int64(5)
+    """
+    pd = _import("pandas")
+    c = _conn(conn)
+    if isinstance(obj, pd.DataFrame):
+        names = [str(column) for column in obj.columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"the DataFrame has duplicate column names {names}; rename them first")
+        values = [_series_values(obj.iloc[:, i], f"column {names[i]!r}") for i in range(len(names))]
+        return {name: c.array(v) for name, v in zip(names, values)}
+    if isinstance(obj, (pd.Series, pd.Index)):
+        return c.array(_series_values(obj, f"the {type(obj).__name__}"))
+    raise TypeError(f"from_pandas takes a pandas Series, Index or DataFrame, got {type(obj).__name__}")
+
+
+def to_pandas(obj: pdarray | Mapping[str, pdarray], name: Any = None) -> Any:
+    """Download a pdarray as a pandas Series, or a dict of pdarrays as a DataFrame.
+
+    The Series wraps the downloaded numpy array without another copy.
+    ``name`` names the Series (default: none).
+
+    >>> ak.to_pandas(ak.arange(3), name="n")
+    0    0
+    1    1
+    2    2
+    Name: n, dtype: int64
+    >>> ak.to_pandas({"a": ak.arange(2), "b": ak.ones(2)})
+       a    b
+    0  0  1.0
+    1  1  1.0
+    """
+    pd = _import("pandas")
+    if isinstance(obj, pdarray):
+        return pd.Series(obj.to_ndarray(), name=name, copy=False)
+    if isinstance(obj, Mapping):
+        columns = {}
+        for key, value in obj.items():
+            if not isinstance(value, pdarray):
+                raise TypeError(f"to_pandas: column {key!r} is a {type(value).__name__}, not a pdarray")
+            columns[key] = value.to_ndarray()
+        return pd.DataFrame(columns, copy=False)
+    raise TypeError(f"to_pandas takes a pdarray or a dict of pdarrays, got {type(obj).__name__}")
+
+
+def _arrow_values(array: Any, what: str) -> np.ndarray:
+    pa = _import("pyarrow")
+    if isinstance(array, pa.ChunkedArray) and array.num_chunks == 1:
+        array = array.chunk(0)
+    kind = array.type
+    if not (pa.types.is_integer(kind) or pa.types.is_boolean(kind)
+            or (pa.types.is_floating(kind) and not pa.types.is_float16(kind))):
+        raise TypeError(f"{what} has Arrow type {kind}, which arktos cannot store; supported: "
+                        f"{SUPPORTED} (dictionary arrays: upload .indices)")
+    if array.null_count:
+        raise ValueError(f"{what} has {array.null_count} nulls, which arktos arrays cannot hold; "
+                         "fill them first, e.g. pyarrow.compute.fill_null(a, 0)")
+    # Numeric Arrow arrays without nulls convert as views; bool and several
+    # chunks need one copy.
+    values: np.ndarray = array.to_numpy(zero_copy_only=False)
+    return values
+
+
+def from_arrow(obj: Any, *, conn: Connection | None = None) -> Any:
+    """Upload a pyarrow Array or ChunkedArray as a pdarray, or a Table or
+    RecordBatch as a dict of pdarrays by column name.
+
+    Integer, float32/float64 and bool columns without nulls are supported.
+    A numeric Array (or one-chunk ChunkedArray) is sent straight from
+    Arrow's buffer, no copy; bool columns and several chunks are copied once.
+
+    >>> t = pa.table({"x": [1, 2, 3], "y": [0.5, 1.5, 2.5]})
+    >>> ak.from_arrow(t)["y"].sum()
+    np.float64(4.5)
+    >>> ak.from_arrow(pa.array([True, False]))
+    array([ True, False])
+    """
+    pa = _import("pyarrow")
+    c = _conn(conn)
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+        names = list(obj.schema.names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"the {type(obj).__name__} has duplicate column names {names}")
+        values = [_arrow_values(obj.column(i), f"column {names[i]!r}") for i in range(len(names))]
+        return {name: c.array(v) for name, v in zip(names, values)}
+    if isinstance(obj, (pa.Array, pa.ChunkedArray)):
+        return c.array(_arrow_values(obj, "the Arrow array"))
+    raise TypeError(f"from_arrow takes a pyarrow Array, ChunkedArray, Table or RecordBatch, "
+                    f"got {type(obj).__name__}")
+
+
+def to_arrow(obj: pdarray | Mapping[str, pdarray]) -> Any:
+    """Download a pdarray as a pyarrow Array, or a dict of pdarrays as a Table.
+
+    Numeric arrays wrap the downloaded buffer without another copy; bool
+    arrays are packed into Arrow's bitmaps.
+
+    >>> ak.to_arrow(ak.arange(3))
+    <pyarrow.lib.Int64Array object at ...>
+    [
+      0,
+      1,
+      2
+    ]
+    >>> ak.to_arrow({"x": ak.arange(3)}).num_rows
+    3
+    """
+    pa = _import("pyarrow")
+    if isinstance(obj, pdarray):
+        return pa.array(obj.to_ndarray())
+    if isinstance(obj, Mapping):
+        return pa.table({str(k): to_arrow(v) for k, v in obj.items()})
+    raise TypeError(f"to_arrow takes a pdarray or a dict of pdarrays, got {type(obj).__name__}")
+
+
+def from_dlpack(x: Any, *, conn: Connection | None = None) -> pdarray:
+    """Upload any CPU array that speaks DLPack (torch, jax, cupy on host, ...)
+    through ``np.from_dlpack``: a view of its memory, sent with no copy.
+
+    >>> t = torch.arange(5)
+    >>> ak.from_dlpack(t)
+    array([0, 1, 2, 3, 4])
+    """
+    return _conn(conn).array(np.from_dlpack(x))

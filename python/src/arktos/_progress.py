@@ -1,0 +1,81 @@
+"""Progress bars for long transfers and long server operations (tqdm).
+
+Bars appear only after ``ak.config.progress_delay`` seconds and only when
+``ak.config.progress_enabled()``; tqdm is imported on first use, so short,
+non-interactive work never pays for it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ._config import config
+
+#: Transfers smaller than this never get a bar (they finish in well under a second).
+MIN_TRANSFER_BYTES = 32 << 20
+#: Bytes sent per sendall() while a bar is shown.
+SEND_CHUNK = 16 << 20
+#: How often (seconds) a waiting request wakes up to refresh its bar.
+POLL_INTERVAL = 0.2
+
+
+def _tqdm() -> Any:
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tqdm.auto warns when ipywidgets is missing
+            from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
+        return tqdm
+    except ImportError:
+        return None
+
+
+def transfer_bar(nbytes: int, desc: str) -> Any:
+    """A tqdm bar over `nbytes` bytes that shows after the configured delay,
+    or None when bars are off or the transfer is small."""
+    if nbytes < MIN_TRANSFER_BYTES or not config.progress_enabled():
+        return None
+    tqdm = _tqdm()
+    if tqdm is None:
+        return None
+    return tqdm(total=nbytes, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
+                delay=config.progress_delay, leave=False, dynamic_ncols=True)
+
+
+class Waiting:
+    """Shows an elapsed-time bar while a request waits for its reply longer
+    than the configured delay. ``poll_ms`` caps each wait so it can refresh."""
+
+    def __init__(self, cmd: str) -> None:
+        self.cmd = cmd
+        self.enabled = config.progress_enabled()
+        self.start = time.monotonic()
+        self.bar: Any = None
+
+    def poll_ms(self, wait_ms: int | None) -> int | None:
+        if not self.enabled:
+            return wait_ms
+        step = int(POLL_INTERVAL * 1000)
+        return step if wait_ms is None else min(wait_ms, step)
+
+    def tick(self) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < config.progress_delay:
+                return
+            tqdm = _tqdm()
+            if tqdm is None:
+                self.enabled = False
+                return
+            self.bar = tqdm(total=None, desc=f"arktos {self.cmd}", leave=False,
+                            bar_format="{desc}: running on the server {elapsed}")
+            self.bar.start_t -= time.monotonic() - self.start  # count from the request
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
