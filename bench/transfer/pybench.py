@@ -41,13 +41,14 @@ def prefaulted(nbytes: int) -> np.ndarray:
     return buf
 
 
-def raw_methods(family: int, addr: Any, src: np.ndarray) -> tuple[Timed, Timed]:
+def raw_methods(family: int, addr: Any, src: np.ndarray, into: np.ndarray) -> tuple[Timed, Timed]:
+    """Raw stream up and down; downloads land in `into` (pre-faulted, reused)."""
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.connect(addr)
     if family == socket.AF_INET:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     body = memoryview(src).cast("B")
-    dst = memoryview(prefaulted(src.nbytes))
+    dst = memoryview(into).cast("B")
 
     def up() -> tuple[float, int]:
         t = time.perf_counter()
@@ -141,6 +142,7 @@ def flight_methods(addr: str, src: np.ndarray) -> tuple[Timed, Timed]:
 
 def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: str, flight: str,
         dtype: str, nbytes: int, trials: int, transports: list[str]) -> list[dict[str, Any]]:
+    ak.config.progress = False  # no progress bars while timing
     rng = np.random.default_rng(1)
     n = nbytes // 8
     src = rng.integers(-2**62, 2**62, n) if dtype == "int64" else rng.standard_normal(n)
@@ -154,8 +156,8 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
     host, _, port = raw_tcp.rpartition(":")
     methods: list[tuple[str, str, Timed | None, Timed | None, Timed | None, int]] = [
         ("memcpy", "memory", memcpy, None, None, -1),
-        ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src), None, bench_pid),
-        ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src), None, bench_pid),
+        ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src, dst), None, bench_pid),
+        ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src, dst), None, bench_pid),
     ]
     conns = []
     for tr in transports:

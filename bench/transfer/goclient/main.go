@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&trials, "trials", 7, "warm trials after one cold and one warm-up trial")
 	flag.StringVar(&methodsArg, "methods", "memcpy,raw-tcp,raw-unix,arktos,flight", "what to time")
 	flag.Parse()
+	debug.SetGCPercent(25) // collect garbage downloads early: 1 GiB arrays
 	var err error
 	if nbytes, err = strconv.Atoi(*size); err != nil {
 		log.Fatal(err)
@@ -115,6 +117,14 @@ func main() {
 		}
 	}
 	srcBytes := pdarray.AsBytes(src)
+	// One pre-faulted destination serves memcpy, the raw ceilings and
+	// DownloadInto (they run one at a time): at 1 GiB every extra buffer
+	// counts on a 24 GiB machine that also holds the servers' copies.
+	dst := make([]int64, n)
+	for i := 0; i < len(dst); i += 512 {
+		dst[i] = 1
+	}
+	dstBytes := pdarray.AsBytes(dst)
 
 	type method struct {
 		name, transport string
@@ -125,29 +135,31 @@ func main() {
 	for _, m := range strings.Split(methodsArg, ",") {
 		switch m {
 		case "memcpy":
-			dst := make([]byte, nbytes)
-			f := func() (time.Duration, int64) { t := time.Now(); copy(dst, srcBytes); return time.Since(t), 0 }
+			f := func() (time.Duration, int64) { t := time.Now(); copy(dstBytes, srcBytes); return time.Since(t), 0 }
 			ms = append(ms, method{"memcpy", "memory", f, nil, nil})
 		case "raw-tcp", "raw-unix":
 			network, addr := "tcp", *tcpAddr
 			if m == "raw-unix" {
 				network, addr = "unix", *unixPath
 			}
-			up, down := rawMethods(network, addr, srcBytes)
+			up, down := rawMethods(network, addr, srcBytes, dstBytes)
 			ms = append(ms, method{"raw", network, up, down, nil})
 		case "arktos":
 			// Compressible data (small repeating integers, as codes and
 			// counts are) shows where zstd pays; src itself is random.
-			compressible := make([]int64, len(src))
-			for i := range compressible {
-				compressible[i] = int64(i % 1000)
-			}
+			var compressible []int64
 			for _, tr := range strings.Split(*transports, ",") {
 				data := src
 				if tr == "zstd-compressible" {
+					if compressible == nil {
+						compressible = make([]int64, len(src))
+						for i := range compressible {
+							compressible[i] = int64(i % 1000)
+						}
+					}
 					data = compressible
 				}
-				up, down, into := arktosMethods(ctx, dial(tr), data)
+				up, down, into := arktosMethods(ctx, dial(tr), data, dst)
 				ms = append(ms, method{"arktos", tr, up, down, into})
 			}
 		case "flight":
@@ -211,14 +223,10 @@ func minflt(pid int) int64 {
 	return v
 }
 
-func rawMethods(network, addr string, src []byte) (up, down func() (time.Duration, int64)) {
+func rawMethods(network, addr string, src, dst []byte) (up, down func() (time.Duration, int64)) {
 	c, err := net.Dial(network, addr)
 	if err != nil {
 		log.Fatal(err)
-	}
-	dst := make([]byte, len(src))
-	for i := 0; i < len(dst); i += 4096 {
-		dst[i] = 1
 	}
 	hdr := make([]byte, 9)
 	binary.LittleEndian.PutUint64(hdr[1:], uint64(len(src)))
@@ -253,12 +261,12 @@ func copiedOnServer(ctx context.Context) int64 {
 	return st["bytes_copied_in"] + st["bytes_copied_out"]
 }
 
-func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down, into func() (time.Duration, int64)) {
+// arktosMethods times one client's upload, download and download into dst;
+// the array is deleted after the last of the three, so the server holds one
+// array at a time.
+func arktosMethods(ctx context.Context, c *client.Client, src, dst []int64) (up, down, into func() (time.Duration, int64)) {
 	name := ""
 	upload := func() (time.Duration, int64) {
-		if name != "" {
-			c.Delete(ctx, name)
-		}
 		c0 := copiedOnServer(ctx)
 		t := time.Now()
 		var info client.ArrayInfo
@@ -295,10 +303,6 @@ func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down
 		}
 		return d, copiedOnServer(ctx) - c0
 	}
-	dst := make([]int64, len(src))
-	for i := 0; i < len(dst); i += 512 {
-		dst[i] = 1 // pre-faulted, as the raw ceiling's buffer is
-	}
 	downloadInto := func() (time.Duration, int64) {
 		c0 := copiedOnServer(ctx)
 		t := time.Now()
@@ -313,7 +317,9 @@ func arktosMethods(ctx context.Context, c *client.Client, src []int64) (up, down
 		if err != nil || n != len(src) {
 			log.Fatalf("download into: %v (%d elements)", err, n)
 		}
-		return d, copiedOnServer(ctx) - c0
+		copied := copiedOnServer(ctx) - c0
+		c.Delete(ctx, name)
+		return d, copied
 	}
 	return upload, download, downloadInto
 }
