@@ -74,8 +74,10 @@ def server_copied(conn: ak.Connection) -> int:
     return int(st["bytes_copied_in"]) + int(st["bytes_copied_out"])
 
 
-def arktos_methods(conn: ak.Connection, src: np.ndarray) -> tuple[Timed, Timed, Timed | None]:
-    held: dict[str, Any] = {}
+def arktos_methods(conn: ak.Connection, src: np.ndarray,
+                   held: dict[str, Any]) -> tuple[Timed, Timed, Timed | None]:
+    """Upload, download and (unix streams) view; the uploaded array lives in
+    `held` until the next upload, and the caller deletes what is left."""
 
     def up() -> tuple[float, int]:
         if "a" in held:
@@ -160,12 +162,14 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
         ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src, dst), None, bench_pid),
     ]
     conns = []
+    helds: list[dict[str, Any]] = []
     for tr in transports:
         opts: dict[str, Any] = {"transport": "frames"} if tr == "frames" else {
             "transport": "stream", "stream_network": tr.removeprefix("stream-")}
         conn = ak.Connection(url, **opts)
         conns.append(conn)
-        methods.append(("arktos", tr, *arktos_methods(conn, src), arktos_pid))
+        helds.append({})
+        methods.append(("arktos", tr, *arktos_methods(conn, src, helds[-1]), arktos_pid))
     methods.append(("flight", "grpc-tcp", *flight_methods(flight, src), None, bench_pid))
 
     records = []
@@ -183,6 +187,9 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
                     "client_minflt": minflt(0) - cf,
                     "server_minflt": (minflt(pid) - sf) if pid > 0 else 0, "server_copied": copied,
                 })
+    for held in helds:  # a closed connection cannot free what it still holds
+        if "a" in held:
+            held.pop("a").delete()
     for conn in conns:
         conn.close()
     return records
