@@ -29,6 +29,6 @@ if [ ! -x .venv/bin/python ] || [ python/pyproject.toml -nt "$stamp" ]; then
   echo "setup: preparing the Python environment in .venv"
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e 'python[test]'
+  .venv/bin/python -m pip install -q -e 'python[test,notebook]'
   touch "$stamp"
 fi
