@@ -357,7 +357,12 @@ func (c *Client) List(ctx context.Context) ([]ArrayInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, _ := res["arrays"].([]any)
+	return parseInfos(res["arrays"])
+}
+
+// parseInfos reads a result's list of array descriptions.
+func parseInfos(v any) ([]ArrayInfo, error) {
+	raw, _ := v.([]any)
 	out := make([]ArrayInfo, 0, len(raw))
 	for _, r := range raw {
 		m, _ := r.(map[string]any)

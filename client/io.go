@@ -155,15 +155,5 @@ func (c *Client) LoadAll(ctx context.Context, path string) ([]ArrayInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	raw, _ := res["arrays"].([]any)
-	out := make([]ArrayInfo, 0, len(raw))
-	for _, r := range raw {
-		m, _ := r.(map[string]any)
-		info, err := parseInfo(m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info)
-	}
-	return out, nil
+	return parseInfos(res["arrays"])
 }

@@ -161,7 +161,7 @@ func nullPolicyArg(a *transfer.Args) arrowio.NullPolicy {
 		case float32:
 			p.Fill = float64(x)
 		default:
-			if i, ok := asInt64(v); ok {
+			if i, ok := transfer.AsInt(v); ok {
 				p.Fill = i
 			} else if u, ok := asUint64(v); ok {
 				p.Fill = u
@@ -169,30 +169,6 @@ func nullPolicyArg(a *transfer.Args) arrowio.NullPolicy {
 		}
 	}
 	return p
-}
-
-func asInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		if x <= 1<<63-1 {
-			return int64(x), true
-		}
-	}
-	return 0, false
 }
 
 func asUint64(v any) (uint64, bool) {
