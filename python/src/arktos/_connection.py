@@ -99,6 +99,28 @@ def _split_url(url: str) -> tuple[str, str | None]:
     return endpoint, (tokens[-1] if tokens else None)
 
 
+#: Commands whose result names arrays they newly created (unless given an
+#: "out" array to write in place); a late reply to one of these, abandoned by
+#: Ctrl-C, is freed.
+_CREATING = frozenset({
+    "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
+    "where", "scan", "slice", "take", "compress", "getitem", "sort", "argsort", "coargsort",
+    "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
+    "groupby_segments", "groupby_broadcast", "read_parquet", "read_arrow", "load_all",
+})
+
+
+def _array_names(result: Any) -> list[str]:
+    """Names of the arrays an array-creating command's result describes."""
+    if isinstance(result, dict):
+        if {"name", "dtype", "nbytes"} <= result.keys() and isinstance(result["name"], str):
+            return [result["name"]]
+        return [n for v in result.values() for n in _array_names(v)]
+    if isinstance(result, list):
+        return [n for v in result for n in _array_names(v)]
+    return []
+
+
 def _is_loopback(endpoint: str) -> bool:
     """True when a tcp:// endpoint names this host (so its unix socket is ours too)."""
     host = endpoint.partition("://")[2].rpartition(":")[0].strip("[]")
@@ -241,6 +263,9 @@ class Connection:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending_deletes: deque[str] = deque()
+        # Requests given up on (Ctrl-C, timeout) before their reply: id → (cmd,
+        # args). Arrays their late replies created are freed (see _late_reply).
+        self._abandoned: dict[int, tuple[str, dict[str, Any]]] = {}
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._close_socket = weakref.finalize(self, self._socket.close, 0)
@@ -347,9 +372,28 @@ class Connection:
                 # ours, since abandoned requests were just as readable.
                 if reply_id == req_id or (reply_id == 0 and reply.get("status") != 0):
                     return parse_reply(reply).result, frames[1:]
-                # Any other id is a late reply to an abandoned request: drop it.
+                # Any other id is a late reply to an abandoned request.
+                self._late_reply(reply)
+        except BaseException:
+            self._abandoned[req_id] = (cmd, args)
+            while len(self._abandoned) > 1000:  # a server that never answers
+                self._abandoned.pop(next(iter(self._abandoned)))
+            raise
         finally:
             waiting.close()
+
+    def _late_reply(self, reply: dict[str, Any]) -> None:
+        """Free what an abandoned request created, so that Ctrl-C during a long
+        upload or operation leaves nothing behind on the server: its result's
+        arrays join the pending deletes. Only commands that make new arrays
+        count (an in-place operation names an array the user holds)."""
+        late = self._abandoned.pop(reply.get("id"), None)  # type: ignore[arg-type]
+        if late is None or reply.get("status") != 0:
+            return
+        cmd, args = late
+        if cmd not in _CREATING or "out" in args:
+            return
+        self._pending_deletes.extend(_array_names(reply.get("result")))
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
