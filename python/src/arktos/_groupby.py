@@ -36,6 +36,16 @@ class GroupBy:
     sorted), ``ngroups``, ``ids`` (int32 group of every row, -1 for a dropped
     row), ``strategy`` (how the server grouped: dense, hash, sort or wide);
     ``segments`` and ``permutation`` are computed on first use.
+
+    >>> keys = ak.array([1, 2, 1, 3, 2, 1])
+    >>> vals = ak.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+    >>> g = ak.GroupBy(keys)
+    >>> g
+    GroupBy(ngroups=3, nkeys=1, strategy='dense')
+    >>> k, s = g.sum(vals); k, s
+    (array([1, 2, 3]), array([100.,  70.,  40.]))
+    >>> g.segments, g.permutation
+    (array([0, 3, 5]), array([0, 2, 5, 1, 4, 3]))
     """
 
     def __init__(self, keys: pdarray | Sequence[pdarray], dropna: bool = True, *,
@@ -91,7 +101,11 @@ class GroupBy:
 
     def aggregate(self, values: Any, operator: str, ddof: float = 0) -> tuple[Any, pdarray]:
         """(unique_keys, operator over each group's values); operator is one of
-        AGGREGATIONS. NaN values are skipped."""
+        AGGREGATIONS. NaN values are skipped.
+
+        >>> g.aggregate(vals, "max")[1]
+        array([60., 50., 40.])
+        """
         if operator not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {operator!r}; use one of {', '.join(AGGREGATIONS)}")
         args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
@@ -107,66 +121,148 @@ class GroupBy:
         return self.unique_keys, self._conn._pdarray(result, owned=True)
 
     def size(self) -> tuple[Any, pdarray]:
-        """Rows per group (int64)."""
+        """Rows per group (int64).
+
+        >>> g.size()[1]
+        array([3, 2, 1])
+        """
         return self.aggregate(None, "size")
 
     def count(self, values: Any = None) -> tuple[Any, pdarray]:
-        """Rows per group; with values, the non-NaN values per group."""
+        """Rows per group; with values, the non-NaN values per group.
+
+        >>> g.count()[1]
+        array([3, 2, 1])
+        """
         return self.aggregate(values, "count") if values is not None else self.size()
 
     def sum(self, values: Any) -> tuple[Any, pdarray]:
-        """Sum per group (ints wrap; floats added in row order: bit-exact)."""
+        """Sum per group (ints wrap; floats added in row order: bit-exact).
+
+        >>> g.sum(vals)[1]
+        array([100.,  70.,  40.])
+        """
         return self.aggregate(values, "sum")
 
     def prod(self, values: Any) -> tuple[Any, pdarray]:
+        """Product per group.
+
+        >>> g.prod(vals)[1]
+        array([18000.,  1000.,    40.])
+        """
         return self.aggregate(values, "prod")
 
     def mean(self, values: Any) -> tuple[Any, pdarray]:
+        """Mean per group (float64).
+
+        >>> g.mean(vals)[1]
+        array([33.33333333, 35.        , 40.        ])
+        """
         return self.aggregate(values, "mean")
 
     def min(self, values: Any) -> tuple[Any, pdarray]:
+        """Smallest value per group.
+
+        >>> g.min(vals)[1]
+        array([10., 20., 40.])
+        """
         return self.aggregate(values, "min")
 
     def max(self, values: Any) -> tuple[Any, pdarray]:
+        """Largest value per group.
+
+        >>> g.max(vals)[1]
+        array([60., 50., 40.])
+        """
         return self.aggregate(values, "max")
 
     def argmin(self, values: Any) -> tuple[Any, pdarray]:
-        """Row of each group's smallest value (the first on ties), -1 when all NaN."""
+        """Row of each group's smallest value (the first on ties), -1 when all NaN.
+
+        >>> g.argmin(vals)[1]
+        array([0, 1, 3])
+        """
         return self.aggregate(values, "argmin")
 
     def argmax(self, values: Any) -> tuple[Any, pdarray]:
+        """Row of each group's largest value (the first on ties).
+
+        >>> g.argmax(vals)[1]
+        array([5, 4, 3])
+        """
         return self.aggregate(values, "argmax")
 
     def nunique(self, values: Any) -> tuple[Any, pdarray]:
+        """Distinct values per group.
+
+        >>> g.nunique(vals)[1]
+        array([3, 2, 1])
+        """
         return self.aggregate(values, "nunique")
 
     def first(self, values: Any) -> tuple[Any, pdarray]:
-        """Each group's first non-NaN value in row order."""
+        """Each group's first non-NaN value in row order.
+
+        >>> g.first(vals)[1]
+        array([10., 20., 40.])
+        """
         return self.aggregate(values, "first")
 
     def mode(self, values: Any) -> tuple[Any, pdarray]:
-        """Each group's most frequent value (the smallest on ties)."""
+        """Each group's most frequent value (the smallest on ties).
+
+        >>> g.mode(keys)[1]
+        array([1, 2, 3])
+        """
         return self.aggregate(values, "mode")
 
     def any(self, values: Any) -> tuple[Any, pdarray]:
+        """Whether any value of the group is nonzero.
+
+        >>> g.any(vals)[1]
+        array([ True,  True,  True])
+        """
         return self.aggregate(values, "any")
 
     def all(self, values: Any) -> tuple[Any, pdarray]:
+        """Whether every value of the group is nonzero.
+
+        >>> g.all(vals)[1]
+        array([ True,  True,  True])
+        """
         return self.aggregate(values, "all")
 
     def var(self, values: Any, ddof: float = 1) -> tuple[Any, pdarray]:
-        """Variance per group (ddof 1 by default, as pandas)."""
+        """Variance per group (ddof 1 by default, as pandas).
+
+        >>> g.var(vals)[1]
+        array([633.33333333, 450.        ,          nan])
+        """
         return self.aggregate(values, "var", ddof=ddof)
 
     def std(self, values: Any, ddof: float = 1) -> tuple[Any, pdarray]:
+        """Standard deviation per group (ddof 1 by default).
+
+        >>> g.std(vals)[1]
+        array([25.16611478, 21.21320344,         nan])
+        """
         return self.aggregate(values, "std", ddof=ddof)
 
     def median(self, values: Any) -> tuple[Any, pdarray]:
+        """Median per group.
+
+        >>> g.median(vals)[1]
+        array([30., 35., 40.])
+        """
         return self.aggregate(values, "median")
 
     def broadcast(self, values: Any) -> pdarray:
         """One value per row: its group's element of values (one per group).
-        Dropped rows get NaN (floats), 0 or False."""
+        Dropped rows get NaN (floats), 0 or False.
+
+        >>> g.broadcast(g.sum(vals)[1])
+        array([100.,  70., 100.,  40.,  70., 100.])
+        """
         v = self._values(values)
         if v.size != self.ngroups:
             raise ValueError(f"broadcast needs one value per group ({self.ngroups}), got {v.size}")
