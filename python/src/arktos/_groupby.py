@@ -80,7 +80,11 @@ class GroupBy:
 
     @property
     def segments(self) -> pdarray:
-        """int64: where each group starts in ``permutation``."""
+        """int64: where each group starts in ``permutation``.
+
+        >>> g.segments
+        array([0, 3, 5])
+        """
         if self._segments is None:
             self._segs()
         assert self._segments is not None
@@ -88,7 +92,11 @@ class GroupBy:
 
     @property
     def permutation(self) -> pdarray:
-        """int64: the kept rows, group by group, in row order within a group."""
+        """int64: the kept rows, group by group, in row order within a group.
+
+        >>> g.permutation
+        array([0, 2, 5, 1, 4, 3])
+        """
         if self._permutation is None:
             self._segs()
         assert self._permutation is not None
