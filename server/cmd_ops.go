@@ -861,27 +861,17 @@ func (s *Server) cmdSetitem(r *request) (*response, error) {
 }
 
 func (s *Server) cmdSort(r *request) (*response, error) {
-	name := r.args.String("a")
-	if err := r.args.Done(); err != nil {
-		return nil, err
-	}
-	x, err := s.store.get(name)
-	if err != nil {
-		return nil, err
-	}
-	o, env := s.opEnv("sort of '%s'", name)
-	defer o.done()
-	out, err := env.Alloc(x.DType(), x.Len())
-	if err != nil {
-		return nil, err
-	}
-	if err := ops.Sort(env, x, out); err != nil {
-		return nil, opErr(err)
-	}
-	return one(o, out)
+	return s.sortCmd(r, "sort", func(d pdarray.DType) pdarray.DType { return d }, ops.Sort)
 }
 
 func (s *Server) cmdArgsort(r *request) (*response, error) {
+	return s.sortCmd(r, "argsort", func(pdarray.DType) pdarray.DType { return pdarray.Int64 }, ops.Argsort)
+}
+
+// sortCmd runs a one-array kernel (sort, argsort) into a new array of the
+// input's length and the dtype outType gives.
+func (s *Server) sortCmd(r *request, what string, outType func(pdarray.DType) pdarray.DType,
+	kernel func(ops.Env, *pdarray.Array, *pdarray.Array) error) (*response, error) {
 	name := r.args.String("a")
 	if err := r.args.Done(); err != nil {
 		return nil, err
@@ -890,13 +880,13 @@ func (s *Server) cmdArgsort(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("argsort of '%s'", name)
+	o, env := s.opEnv(what+" of '%s'", name)
 	defer o.done()
-	out, err := env.Alloc(pdarray.Int64, x.Len())
+	out, err := env.Alloc(outType(x.DType()), x.Len())
 	if err != nil {
 		return nil, err
 	}
-	if err := ops.Argsort(env, x, out); err != nil {
+	if err := kernel(env, x, out); err != nil {
 		return nil, opErr(err)
 	}
 	return one(o, out)
