@@ -70,6 +70,20 @@ func (s *Server) dataRoot() (*os.Root, string, error) {
 
 // relPath turns a client path into a clean slash path relative to the data
 // directory abs, refusing anything that would leave it.
+// dataPath opens the data directory and resolves p inside it. The caller
+// closes root.
+func (s *Server) dataPath(p string) (root *os.Root, abs, rel string, err error) {
+	root, abs, err = s.dataRoot()
+	if err != nil {
+		return nil, "", "", err
+	}
+	if rel, err = relPath(abs, p); err != nil {
+		root.Close()
+		return nil, "", "", err
+	}
+	return root, abs, rel, nil
+}
+
 func relPath(abs, p string) (string, error) {
 	if p == "" {
 		return "", transfer.Errorf(transfer.ArgumentValue, "the path is empty; give a path under the server's data directory %s", abs)
@@ -354,15 +368,11 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	root, abs, err := s.dataRoot()
+	root, abs, rel, err := s.dataPath(p)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	rel, err := relPath(abs, p)
-	if err != nil {
-		return nil, err
-	}
 	fh, err := root.Open(rel)
 	if err != nil {
 		return nil, fileErr(p, abs, err)
@@ -452,15 +462,11 @@ func (s *Server) cmdToArrowFile(r *request) (*response, error) {
 }
 
 func (s *Server) writeFile(p string, start time.Time, cols []arrowio.Column, write func(io.Writer) error) (*response, error) {
-	root, abs, err := s.dataRoot()
+	root, abs, rel, err := s.dataPath(p)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	rel, err := relPath(abs, p)
-	if err != nil {
-		return nil, err
-	}
 	n, err := writeAtomic(root, rel, write)
 	if err != nil {
 		return nil, fileOrIOErr(p, abs, err)
@@ -554,15 +560,11 @@ func (s *Server) cmdSaveAll(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	root, abs, err := s.dataRoot()
+	root, abs, rel, err := s.dataPath(p)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	rel, err := relPath(abs, p)
-	if err != nil {
-		return nil, err
-	}
 	if rel == "." {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "save_all needs a directory below the data directory %s, not the data directory itself", abs)
 	}
@@ -579,15 +581,11 @@ func (s *Server) cmdLoadAll(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	root, abs, err := s.dataRoot()
+	root, abs, rel, err := s.dataPath(p)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	rel, err := relPath(abs, p)
-	if err != nil {
-		return nil, err
-	}
 	infos, err := s.loadAll(root, rel, p)
 	if err != nil {
 		return nil, fileOrIOErr(p, abs, err)
