@@ -68,6 +68,32 @@ func (g *GroupBy) Aggregate(ctx context.Context, op, values string, ddof float64
 	return g.c.opArray(ctx, "groupby_agg", args)
 }
 
+// AggregateMany stores several aggregations of the same values, in the
+// order of ops, computed from as few passes over the rows as the server
+// can share (size, count, sum, mean, var and std share one).
+func (g *GroupBy) AggregateMany(ctx context.Context, ops []string, values string, ddof float64) ([]ArrayInfo, error) {
+	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "ops": ops, "ddof": ddof}
+	if values != "" {
+		args["values"] = values
+	}
+	res, err := g.c.call(ctx, "groupby_agg", args)
+	if err != nil {
+		return nil, err
+	}
+	list, _ := res["arrays"].([]any)
+	if len(list) != len(ops) {
+		return nil, fmt.Errorf("arktos: groupby_agg answered %d arrays for %d aggregations", len(list), len(ops))
+	}
+	infos := make([]ArrayInfo, len(list))
+	for i, x := range list {
+		m, _ := x.(map[string]any)
+		if infos[i], err = parseInfo(m); err != nil {
+			return nil, err
+		}
+	}
+	return infos, nil
+}
+
 // Sum stores the per-group sums of values.
 func (g *GroupBy) Sum(ctx context.Context, values string) (ArrayInfo, error) {
 	return g.Aggregate(ctx, "sum", values, 0)

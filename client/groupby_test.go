@@ -71,3 +71,53 @@ func TestGroupBy(t *testing.T) {
 		t.Errorf("KeepNaN: %+v %v", kn, err)
 	}
 }
+
+// TestGroupByAggregateMany checks several aggregations in one request against
+// each alone, and that ids from groupby skip their re-check until written.
+func TestGroupByAggregateMany(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{3, 1, 3, 2, 1, 3})
+	v, _ := client.Upload(ctx, c, []float64{1.5, 2, math.NaN(), 4, 5, 6})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := c.Stats(ctx)
+	ops := []string{"sum", "size", "count", "mean", "max"}
+	many, err := g.AggregateMany(ctx, ops, v.Name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := c.Stats(ctx)
+	if d := after["group_id_checks_skipped"] - before["group_id_checks_skipped"]; d != 1 {
+		t.Errorf("ids from groupby were re-checked (%d checks skipped, want 1)", d)
+	}
+	for i, op := range ops {
+		one, err := g.Aggregate(ctx, op, v.Name, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := client.Download[byte](ctx, c, one.Name)
+		b, _ := client.Download[byte](ctx, c, many[i].Name)
+		if !slices.Equal(a, b) || one.DType != many[i].DType {
+			t.Errorf("%s: AggregateMany %v differs from Aggregate %v", op, b, a)
+		}
+	}
+	if got, _ := client.Download[float64](ctx, c, many[3].Name); !slices.Equal(got, []float64{3.5, 4, 3.75}) {
+		t.Errorf("mean = %v", got)
+	}
+	// A written ids array is checked again, and a bad id is refused.
+	if _, err := c.Op(ctx, "setitem", map[string]any{"a": g.IDs.Name, "index": 0, "value_scalar": 7}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.AggregateMany(ctx, ops, v.Name, 0)
+	var te *transfer.Error
+	if !errors.As(err, &te) || te.Code != transfer.ArgumentValue {
+		t.Errorf("ids written out of range: %v", err)
+	}
+	if _, err := g.AggregateMany(ctx, []string{}, v.Name, 0); !errors.As(err, &te) || te.Code != transfer.ArgumentValue {
+		t.Errorf("no aggregations: %v", err)
+	}
+}

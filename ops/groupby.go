@@ -150,7 +150,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 			return fail(errorf(ErrValue, "group-by strategy 'dense' needs at most 2^27 slots, the keys span %d", total))
 		}
 		g.Strategy = StrategyDense
-		uniq, freeUniq, err = groupDense(env, specs, int(total), pdarray.View[int32](ids))
+		uniq, freeUniq, g.Kept, err = groupDense(env, specs, int(total), pdarray.View[int32](ids))
 	default:
 		ok := false
 		if strategy != StrategySort {
@@ -167,7 +167,9 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	}
 	defer freeUniq()
 	g.NGroups = len(uniq)
-	g.Kept = countKept(env, pdarray.View[int32](ids))
+	if g.Strategy != StrategyDense {
+		g.Kept = countKept(env, pdarray.View[int32](ids))
+	}
 	g.Keys = make([]*pdarray.Array, 0, len(specs))
 	for k := range specs {
 		a, err := env.Alloc(specs[k].a.DType(), len(uniq))
@@ -183,6 +185,14 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 // keyRangeOf scans a once for the range of its sort keys.
 func keyRangeOf(env Env, a *pdarray.Array, dropna bool) keySpec {
 	s := keySpec{a: a, float: Kind(a.DType()) == 'f'}
+	if !s.float {
+		lo, hi, _ := intKeyRange(env, a)
+		s.min, s.span = lo, hi-lo+1
+		if s.span == 0 { // the whole uint64 range
+			s.span = math.MaxUint64
+		}
+		return s
+	}
 	n := a.Len()
 	nw := numWorkers(env.workers(), n)
 	type part struct {
@@ -291,20 +301,20 @@ func floatKeys[T Float](x []T, out []uint64) {
 // dropped row); buf is scratch of the same length.
 func packChunk(specs []keySpec, lo, hi int, p, buf []uint64) {
 	p, buf = p[:hi-lo], buf[:hi-lo]
+	dropped := false // a float key dropped a row: later keys check p for dropKey
 	for k := range specs {
 		s := &specs[k]
+		if !s.float && !dropped {
+			packIntKey(s, k == 0, lo, hi, p)
+			continue
+		}
 		keyChunk(s.a, lo, hi, buf)
+		if s.float && !s.keepNaN {
+			dropped = true
+		}
 		mn, st := s.min, s.stride
 		switch {
-		case !s.float && k == 0 && st == 1:
-			for i, key := range buf {
-				p[i] = key - mn
-			}
-		case !s.float && k == 0:
-			for i, key := range buf {
-				p[i] = (key - mn) * st
-			}
-		case !s.float:
+		case !s.float: // after a float key that dropped rows
 			for i, key := range buf {
 				if p[i] != dropKey {
 					p[i] += (key - mn) * st
@@ -380,7 +390,16 @@ func unpackKeys(env Env, s *keySpec, uniq []uint64, out *pdarray.Array) {
 
 func unpackT[T Number](env Env, s *keySpec, uniq []uint64, out []T) {
 	kind := Kind(s.a.DType())
+	small := len(uniq) > 0 && uniq[len(uniq)-1] <= math.MaxUint32 && s.span <= math.MaxUint32
 	parallel(env.workers(), len(uniq), chunk, func(_, lo, hi int) {
+		if small && !s.keepNaN { // divisions by multiplication (divU32)
+			st, sp, mn := newDivU32(uint32(s.stride)), newDivU32(uint32(s.span)), s.min
+			for i := lo; i < hi; i++ {
+				q := st.div(uint32(uniq[i]))
+				out[i] = fromSortKey[T](mn+uint64(q-sp.div(q)*sp.d), kind)
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
 			rel := uniq[i] / s.stride
 			if s.span != math.MaxUint64 {
@@ -438,19 +457,28 @@ func slotsOf[S any](env Env, n int) ([]S, func(), error) {
 }
 
 // groupDense groups with a table of total slots; it returns the occupied
-// slots in ascending order.
-func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, func(), error) {
+// slots in ascending order and the number of rows kept.
+//
+// One pass packs each row's keys into its slot, writes the slot as the
+// row's id and sets the slot's bit in the worker's occupancy bitmap (total/8
+// bytes: it stays in L2 where a byte or int32 table would not). The bitmaps
+// are OR-ed and ranked (popcounts per word), and unless every slot is used a
+// second pass turns each slot into its rank, again from L2-resident tables.
+func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, func(), int, error) {
 	n := len(ids)
 	nw := numWorkers(env.workers(), n)
-	occ, freeOcc, err := scratchOf[uint8](env, nw*total)
+	words := (total + 63) / 64
+	bm, freeBM, err := scratchOf[uint64](env, nw*words)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	defer freeOcc()
-	clear(occ)
+	defer freeBM()
+	clear(bm)
+	drops := make([]int, nw)
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
-		o := occ[w*total : (w+1)*total]
+		o := bm[w*words : (w+1)*words]
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		d := 0
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			packChunk(specs, c, e, p, buf)
@@ -458,39 +486,46 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 			for i, k := range p[:e-c] {
 				if k == dropKey {
 					out[i] = -1
+					d++
 					continue
 				}
 				out[i] = int32(k)
-				o[k] = 1
+				o[k>>6] |= 1 << (k & 63)
 			}
 		}
+		drops[w] = d
 	})
-	// Merge the tables and number the occupied slots.
-	slot, freeSlot, err := scratchOf[int32](env, total)
-	if err != nil {
-		return nil, nil, err
+	kept := n
+	for _, d := range drops {
+		kept -= d
 	}
-	defer freeSlot()
+	// Merge the bitmaps and rank the words.
+	occ := bm[:words]
+	for w := 1; w < nw; w++ {
+		for j, x := range bm[w*words : (w+1)*words] {
+			occ[j] |= x
+		}
+	}
+	rank, freeRank, err := scratchOf[int32](env, words)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer freeRank()
 	ng := 0
-	for s := 0; s < total; s++ {
-		used := uint8(0)
-		for w := 0; w < nw; w++ {
-			used |= occ[w*total+s]
-		}
-		if used != 0 {
-			slot[s] = int32(ng)
-			ng++
-		} else {
-			slot[s] = -1
-		}
+	for j, x := range occ {
+		rank[j] = int32(ng)
+		ng += bits.OnesCount64(x)
 	}
 	uniq, freeUniq, err := scratchOf[uint64](env, ng)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	for s := 0; s < total; s++ {
-		if g := slot[s]; g >= 0 {
-			uniq[g] = uint64(s)
+	u := 0
+	for j, x := range occ {
+		for x != 0 {
+			uniq[u] = uint64(j*64 + bits.TrailingZeros64(x))
+			u++
+			x &= x - 1
 		}
 	}
 	if ng < total {
@@ -498,12 +533,13 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 			out := ids[lo:hi]
 			for i, k := range out {
 				if k >= 0 {
-					out[i] = slot[k]
+					j := uint32(k) >> 6
+					out[i] = rank[j] + int32(bits.OnesCount64(occ[j]&(1<<(k&63)-1)))
 				}
 			}
 		})
 	}
-	return uniq, freeUniq, nil
+	return uniq, freeUniq, kept, nil
 }
 
 // hashTable is an open-addressing table (linear probing) of packed keys to

@@ -16,6 +16,7 @@ package ops
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -45,8 +46,24 @@ func GroupAggDType(op string, d pdarray.DType) (pdarray.DType, error) {
 // op of vals over the group ids (ids: int32 from GroupBy). vals may be nil
 // for "size". ddof is used by var and std.
 func GroupAgg(env Env, ids *pdarray.Array, ngroups int, op string, vals *pdarray.Array, ddof float64) (*pdarray.Array, error) {
+	outs, err := GroupAggMany(env, ids, ngroups, []string{op}, vals, ddof)
+	if err != nil {
+		return nil, err
+	}
+	return outs[0], nil
+}
+
+// GroupAggMany returns aggregations ops of vals over the group ids, one new
+// array per op. Aggregations that share a pass over the rows get it once:
+// size, count, sum (of floats), mean, var and std all come from one pass
+// that keeps a row count, a value count and a row-order float sum per
+// group (var and std add a second pass for the squared deviations).
+func GroupAggMany(env Env, ids *pdarray.Array, ngroups int, ops []string, vals *pdarray.Array, ddof float64) ([]*pdarray.Array, error) {
 	if ids.DType() != pdarray.Int32 {
 		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
+	if len(ops) == 0 {
+		return nil, errorf(ErrValue, "no aggregation asked for; aggregations are %v", GroupAggOps)
 	}
 	vd := dI64
 	if vals != nil {
@@ -54,51 +71,122 @@ func GroupAgg(env Env, ids *pdarray.Array, ngroups int, op string, vals *pdarray
 		if vals.Len() != ids.Len() {
 			return nil, errorf(ErrValue, "values have %d elements but the group-by has %d rows", vals.Len(), ids.Len())
 		}
-	} else if op != "size" {
-		return nil, errorf(ErrValue, "aggregation '%s' needs a values array", op)
 	}
-	rd, err := GroupAggDType(op, vd)
-	if err != nil {
+	outs := make([]*pdarray.Array, len(ops))
+	fail := func(err error) ([]*pdarray.Array, error) {
+		env.free(outs...)
 		return nil, err
 	}
-	out, err := env.Alloc(rd, ngroups)
-	if err != nil {
-		return nil, err
+	for i, op := range ops {
+		if vals == nil && op != "size" {
+			return fail(errorf(ErrValue, "aggregation '%s' needs a values array", op))
+		}
+		rd, err := GroupAggDType(op, vd)
+		if err != nil {
+			return fail(err)
+		}
+		if outs[i], err = env.Alloc(rd, ngroups); err != nil {
+			return fail(err)
+		}
 	}
 	gid := pdarray.View[int32](ids)
-	if op == "size" {
-		err = groupCount(env, gid, ngroups, []uint8(nil), pdarray.View[int64](out))
+	var err error
+	if vals == nil {
+		err = groupAggManyT(env, gid, ngroups, ops, []int64(nil), outs, ddof)
 	} else {
 		switch vd {
 		case dI8:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[int8](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int8](vals), outs, ddof)
 		case dI16:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[int16](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int16](vals), outs, ddof)
 		case dI32:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[int32](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int32](vals), outs, ddof)
 		case dI64:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[int64](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int64](vals), outs, ddof)
 		case dU8, dBool:
-			err = groupAggT(env, gid, ngroups, op, pdarray.BytesAs[uint8](vals.Bytes()), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.BytesAs[uint8](vals.Bytes())[:vals.Len()], outs, ddof)
 		case dU16:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint16](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint16](vals), outs, ddof)
 		case dU32:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint32](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint32](vals), outs, ddof)
 		case dU64:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[uint64](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint64](vals), outs, ddof)
 		case dF32:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[float32](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float32](vals), outs, ddof)
 		case dF64:
-			err = groupAggT(env, gid, ngroups, op, pdarray.View[float64](vals), out, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float64](vals), outs, ddof)
 		default:
 			err = errorf(ErrType, "cannot aggregate a %v array", vd)
 		}
 	}
 	if err != nil {
-		env.free(out)
-		return nil, err
+		return fail(err)
 	}
-	return out, nil
+	return outs, nil
+}
+
+// usesSums reports whether op over values of type T is read from the shared
+// sums pass (groupFloatSums) when that pass runs.
+func usesSums[T Number](op string, shared bool) bool {
+	switch op {
+	case "mean", "var", "std":
+		return true
+	case "sum":
+		return isFloatT[T]()
+	case "size", "count":
+		return shared // free when the pass runs anyway
+	}
+	return false
+}
+
+func groupAggManyT[T Number](env Env, gid []int32, ng int, ops []string, x []T, outs []*pdarray.Array, ddof float64) error {
+	shared := false
+	for _, op := range ops {
+		shared = shared || x != nil && usesSums[T](op, false)
+	}
+	var s []sumSlot
+	if shared {
+		var free func()
+		var err error
+		if s, free, err = groupFloatSums(env, gid, ng, x, false); err != nil {
+			return err
+		}
+		defer free()
+	}
+	for i, op := range ops {
+		out := outs[i]
+		if !shared || !usesSums[T](op, true) {
+			if op == "size" {
+				if err := groupCount(env, gid, ng, []uint8(nil), pdarray.View[int64](out)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := groupAggT(env, gid, ng, op, x, out, ddof); err != nil {
+				return err
+			}
+			continue
+		}
+		switch op {
+		case "size":
+			o := pdarray.View[int64](out)
+			for g := range o {
+				o[g] = int64(s[g].rows)
+			}
+		case "count":
+			o := pdarray.View[int64](out)
+			for g := range o {
+				o[g] = int64(s[g].n)
+			}
+		case "sum":
+			writeF64(out, func(g int) float64 { return s[g].s })
+		default: // mean, var, std
+			if err := groupMeanVar(env, gid, ng, op, x, s, pdarray.View[float64](out), ddof); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func isFloatT[T Number]() bool {
@@ -168,49 +256,56 @@ func groupAggT[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 			return err
 		}
 		defer free()
-		o := pdarray.View[float64](out)
-		for g := range o {
-			o[g] = s[g].s / float64(s[g].n)
-		}
-		if op == "mean" {
-			return nil
-		}
-		ss, freeSS, err := slotsOf[float64](env, ng)
-		if err != nil {
-			return err
-		}
-		defer freeSS()
-		byGroups(env, len(gid), ng, func(glo, ghi int32) {
-			span := uint32(ghi - glo)
-			for i, g := range gid {
-				if uint32(g-glo) >= span {
-					continue
-				}
-				v := float64(x[i])
-				if v != v {
-					continue
-				}
-				d := v - o[g]
-				ss[g] += d * d
-			}
-		})
-		for g := range o {
-			d := float64(s[g].n) - ddof
-			v := math.NaN()
-			if d > 0 {
-				v = ss[g] / d
-			}
-			if op == "std" {
-				v = math.Sqrt(v)
-			}
-			o[g] = v
-		}
+		return groupMeanVar(env, gid, ng, op, x, s, pdarray.View[float64](out), ddof)
 	case "min", "max", "argmin", "argmax", "first":
 		return groupBest(env, gid, ng, op, x, out)
 	case "any", "all":
 		return groupAnyAll(env, gid, ng, op == "any", x, pdarray.BytesAs[uint8](out.Bytes()))
 	case "nunique", "mode", "median":
 		return groupSorted(env, gid, ng, op, x, out)
+	}
+	return nil
+}
+
+// groupMeanVar writes the mean, variance or standard deviation of each
+// group into o from its sums s (groupFloatSums); var and std take a second
+// pass over the rows for the squared deviations from the mean.
+func groupMeanVar[T Number](env Env, gid []int32, ng int, op string, x []T, s []sumSlot, o []float64, ddof float64) error {
+	for g := range o {
+		o[g] = s[g].s / float64(s[g].n)
+	}
+	if op == "mean" {
+		return nil
+	}
+	ss, freeSS, err := slotsOf[float64](env, ng)
+	if err != nil {
+		return err
+	}
+	defer freeSS()
+	byGroups(env, len(gid), ng, func(glo, ghi int32) {
+		span := uint32(ghi - glo)
+		for i, g := range gid {
+			if uint32(g-glo) >= span {
+				continue
+			}
+			v := float64(x[i])
+			if v != v {
+				continue
+			}
+			d := v - o[g]
+			ss[g] += d * d
+		}
+	})
+	for g := range o {
+		d := float64(s[g].n) - ddof
+		v := math.NaN()
+		if d > 0 {
+			v = ss[g] / d
+		}
+		if op == "std" {
+			v = math.Sqrt(v)
+		}
+		o[g] = v
 	}
 	return nil
 }
@@ -338,15 +433,26 @@ func groupIntFold[T Number, A int64 | uint64](env Env, gid []int32, ng int, x []
 	return nil
 }
 
-// sumSlot is what a group accumulates for sum, prod and mean.
+// sumsPasses counts groupFloatSums passes: tests check that GroupAggMany
+// shares one.
+var sumsPasses atomic.Uint64
+
+// sumSlot is what a group accumulates for sum, prod, mean, count and size:
+// 16 bytes, so a group's state is one access (GroupBy refuses more than
+// MaxInt32 rows, so the counts fit int32).
 type sumSlot struct {
-	s float64
-	n int64
+	s    float64
+	n    int32 // non-NaN values
+	rows int32 // rows
 }
 
 // groupFloatSums adds (or multiplies) the non-NaN values of each group in
-// float64, in row order, and counts them.
+// float64, in row order, and counts them and the group's rows.
 func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([]sumSlot, func(), error) {
+	sumsPasses.Add(1)
+	if len(gid) > math.MaxInt32 {
+		return nil, nil, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", len(gid), math.MaxInt32)
+	}
 	s, free, err := slotsOf[sumSlot](env, ng)
 	if err != nil {
 		return nil, nil, err
@@ -359,30 +465,38 @@ func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([
 	x = x[:len(gid)]
 	byGroups(env, len(gid), ng, func(glo, ghi int32) {
 		span := uint32(ghi - glo)
-		if prod {
+		switch {
+		case prod:
 			for i, g := range gid {
-				if v := float64(x[i]); uint32(g-glo) < span && v == v {
-					s[g].s *= v
-					s[g].n++
+				if uint32(g-glo) < span {
+					p := &s[g]
+					p.rows++
+					if v := float64(x[i]); v == v {
+						p.s *= v
+						p.n++
+					}
 				}
 			}
-			return
-		}
-		if !isFloatT[T]() {
+		case !isFloatT[T]():
 			for i, g := range gid {
 				if uint32(g-glo) < span {
 					p := &s[g]
 					p.s += float64(x[i])
 					p.n++
+					p.rows++
 				}
 			}
-			return
-		}
-		for i, g := range gid {
-			if v := float64(x[i]); uint32(g-glo) < span && v == v {
-				p := &s[g]
-				p.s += v
-				p.n++
+		default:
+			for i, g := range gid {
+				if uint32(g-glo) < span {
+					p := &s[g]
+					v := float64(x[i])
+					p.rows++
+					if v == v {
+						p.s += v
+						p.n++
+					}
+				}
 			}
 		}
 	})

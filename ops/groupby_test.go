@@ -427,7 +427,13 @@ func TestGroupAggAll(t *testing.T) {
 					for vname, v := range values {
 						isF := vname == "float64"
 						xs := xsOf[vname]
-						for _, op := range GroupAggOps {
+						// Every aggregation at once (the shared sums pass) must
+						// equal each one alone, bit for bit.
+						many, err := GroupAggMany(env, g.IDs, g.NGroups, GroupAggOps, v, 1)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for oi, op := range GroupAggOps {
 							name := fmt.Sprintf("%s/%s/dropna=%v/w=%d/%s/%s", kc.name, st, dropna, workers, vname, op)
 							out, err := GroupAgg(env, g.IDs, g.NGroups, op, v, 1)
 							if err != nil {
@@ -436,6 +442,9 @@ func TestGroupAggAll(t *testing.T) {
 							wantD, _ := GroupAggDType(op, v.DType())
 							if out.DType() != wantD || out.Len() != g.NGroups {
 								t.Fatalf("%s: got %v[%d]", name, out.DType(), out.Len())
+							}
+							if !sameBits(out, many[oi]) {
+								t.Fatalf("%s: GroupAggMany differs from GroupAgg", name)
 							}
 							got := asF64s(t, out)
 							ck := fmt.Sprintf("%s/%v/%s/%s", kc.name, dropna, vname, op)
@@ -577,4 +586,47 @@ func boolArr(x []uint8) *pdarray.Array {
 	a, _ := pdarray.Alloc(pdarray.Bool, len(x))
 	copy(a.Bytes(), x)
 	return a
+}
+
+func TestDivU32(t *testing.T) {
+	ds := []uint32{1, 2, 3, 7, 24, 265, 1000, 65536, 70225, 1<<31 - 1, 1 << 31, math.MaxUint32}
+	ns := []uint32{0, 1, 2, 23, 24, 25, 1684799, 1<<31 - 1, 1 << 31, math.MaxUint32 - 1, math.MaxUint32}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		ns = append(ns, r.Uint32())
+	}
+	for _, d := range ds {
+		v := newDivU32(d)
+		for _, n := range ns {
+			if got := v.div(n); got != n/d {
+				t.Fatalf("%d/%d: got %d want %d", n, d, got, n/d)
+			}
+		}
+	}
+}
+
+// TestGroupAggManySharesOnePass fails if size, count, sum and mean of floats
+// stop sharing one pass over the rows.
+func TestGroupAggManySharesOnePass(t *testing.T) {
+	env := PlainEnv(2)
+	keys := pdarray.FromSlice([]int64{3, 1, 3, 2, 1, 3})
+	vals := pdarray.FromSlice([]float64{1.5, 2, math.NaN(), 4, 5, 6})
+	g, err := GroupBy(env, []*pdarray.Array{keys}, true, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sumsPasses.Load()
+	outs, err := GroupAggMany(env, g.IDs, g.NGroups, []string{"sum", "size", "count", "mean"}, vals, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sumsPasses.Load() - before; p != 1 {
+		t.Fatalf("sum, size, count and mean took %d passes, want 1", p)
+	}
+	want := [][]float64{{7, 4, 7.5}, {2, 1, 3}, {2, 1, 2}, {3.5, 4, 3.75}}
+	for i, w := range want {
+		if got := asF64s(t, outs[i]); !slices.Equal(got, w) {
+			t.Fatalf("op %d: got %v want %v", i, got, w)
+		}
+	}
 }

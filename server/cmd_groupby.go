@@ -71,6 +71,9 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.NGroups > 0 {
+		s.store.markGroupIDs(ids["name"].(string), g.NGroups)
+	}
 	uk := make([]any, len(g.Keys))
 	for i, k := range g.Keys {
 		if uk[i], err = o.keep(k); err != nil {
@@ -84,9 +87,12 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 
 // groupIDsArg acquires the ids array and checks it against ngroups.
 func (s *Server) groupIDsArg(env ops.Env, name string, ngroups int) (*pdarray.Array, func(), error) {
-	ids, rel, err := s.store.acquire(name)
+	ids, rel, valid, err := s.store.acquireGroupIDs(name, ngroups)
 	if err != nil {
 		return nil, nil, err
+	}
+	if valid { // groupby wrote them and nothing has since
+		return ids, rel, nil
 	}
 	if err := ops.CheckGroupIDs(env, ids, ngroups); err != nil {
 		rel()
@@ -95,17 +101,27 @@ func (s *Server) groupIDsArg(env ops.Env, name string, ngroups int) (*pdarray.Ar
 	return ids, rel, nil
 }
 
+// cmdGroupAgg runs one aggregation ("op": the result is one array) or
+// several over the same values ("ops": the result's "arrays" lists them in
+// that order, from
+// as few passes over the rows as the kernels can share).
 func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 	a := r.args
 	idsName := a.String("ids")
 	ng := sizeArg(a, "ngroups")
-	op := a.String("op")
+	var opList []string
+	single := !a.Has("ops")
+	if single {
+		opList = []string{a.String("op")}
+	} else {
+		opList = a.StringList("ops")
+	}
 	valsName := a.OptString("values", "")
 	ddof := a.OptFloat("ddof", 0)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("groupby_agg '%s'", op)
+	o, env := s.opEnv("groupby_agg %v", opList)
 	defer o.done()
 	ids, rel, err := s.groupIDsArg(env, idsName, ng)
 	if err != nil {
@@ -122,12 +138,21 @@ func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 		vals = v
 	}
 	start := time.Now()
-	out, err := ops.GroupAgg(env, ids, ng, op, vals, ddof)
+	outs, err := ops.GroupAggMany(env, ids, ng, opList, vals, ddof)
 	if err != nil {
 		return nil, opErr(err)
 	}
-	s.log.Debug("groupby_agg", "op", op, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
-	return one(o, out)
+	s.log.Debug("groupby_agg", "ops", opList, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	if single {
+		return one(o, outs[0])
+	}
+	res := make([]any, len(outs))
+	for i, out := range outs {
+		if res[i], err = o.keep(out); err != nil {
+			return nil, err
+		}
+	}
+	return &response{result: map[string]any{"arrays": res}}, nil
 }
 
 func (s *Server) cmdGroupSegments(r *request) (*response, error) {

@@ -599,19 +599,20 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 	}
 	st := &s.stats
 	return &response{result: map[string]any{
-		"requests":             st.Requests.Load(),
-		"errors":               st.Errors.Load(),
-		"uploads":              st.Uploads.Load(),
-		"downloads":            st.Downloads.Load(),
-		"bytes_copied_in":      st.BytesCopiedIn.Load(),
-		"bytes_copied_out":     st.BytesCopiedOut.Load(),
-		"bytes_stream_in":      st.BytesStreamIn.Load(),
-		"bytes_stream_out":     st.BytesStreamOut.Load(),
-		"frames_held":          zframe.Live(),
-		"pool_hits":            s.store.poolHits(),
-		"shm_views":            st.ShmViews.Load(),
-		"bytes_compressed_in":  st.BytesCompressedIn.Load(),
-		"bytes_compressed_out": st.BytesCompressedOut.Load(),
+		"requests":                st.Requests.Load(),
+		"errors":                  st.Errors.Load(),
+		"uploads":                 st.Uploads.Load(),
+		"downloads":               st.Downloads.Load(),
+		"bytes_copied_in":         st.BytesCopiedIn.Load(),
+		"bytes_copied_out":        st.BytesCopiedOut.Load(),
+		"bytes_stream_in":         st.BytesStreamIn.Load(),
+		"bytes_stream_out":        st.BytesStreamOut.Load(),
+		"frames_held":             zframe.Live(),
+		"pool_hits":               s.store.poolHits(),
+		"group_id_checks_skipped": s.store.groupIDChecksSkipped.Load(),
+		"shm_views":               st.ShmViews.Load(),
+		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
+		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 	}}, nil
 }
 

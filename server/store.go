@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -26,13 +27,14 @@ import (
 // with get (whose holder does not say when it is done) is never pooled, and
 // is left to the garbage collector instead.
 type store struct {
-	mu       sync.Mutex
-	arrays   map[string]*entry
-	used     int64 // bytes reserved: stored arrays plus in-flight allocations
-	limit    int64
-	nextName uint64
-	pool     bufPool
-	poison   bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
+	groupIDChecksSkipped atomic.Uint64 // acquireGroupIDs that vouched for the ids (stats)
+	mu                   sync.Mutex
+	arrays               map[string]*entry
+	used                 int64 // bytes reserved: stored arrays plus in-flight allocations
+	limit                int64
+	nextName             uint64
+	pool                 bufPool
+	poison               bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
 }
 
 type entry struct {
@@ -40,6 +42,10 @@ type entry struct {
 	refs    int  // holders from acquire, not yet released
 	shared  bool // handed out by get: never pooled
 	deleted bool
+	// groupIDs > 0: a is groupby's ids, every value in [-1, groupIDs), so
+	// aggregations skip re-checking them. get clears it: it hands the
+	// array out for writing (setitem).
+	groupIDs int
 }
 
 func newStore(limit int64) *store {
@@ -137,7 +143,35 @@ func (s *store) get(name string) (*pdarray.Array, error) {
 		return nil, s.unknown(name)
 	}
 	e.shared = true
+	e.groupIDs = 0
 	return e.a, nil
+}
+
+// markGroupIDs records that the array stored under name holds group ids
+// below ngroups (or -1), as groupby wrote them.
+func (s *store) markGroupIDs(name string, ngroups int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.arrays[name]; ok {
+		e.groupIDs = ngroups
+	}
+}
+
+// acquireGroupIDs is acquire, also reporting whether the array is known to
+// hold group ids below ngroups (markGroupIDs, not written since).
+func (s *store) acquireGroupIDs(name string, ngroups int) (*pdarray.Array, func(), bool, error) {
+	a, rel, err := s.acquire(name)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	s.mu.Lock()
+	e := s.arrays[name]
+	valid := e != nil && e.a == a && e.groupIDs > 0 && e.groupIDs <= ngroups
+	s.mu.Unlock()
+	if valid {
+		s.groupIDChecksSkipped.Add(1)
+	}
+	return a, rel, valid, nil
 }
 
 // acquire returns the array stored under name and a release func that the

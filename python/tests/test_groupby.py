@@ -172,3 +172,24 @@ def test_edge_cases(conn: ak.Connection) -> None:
         one.aggregate(conn.array(np.zeros(100)), "nope")
     with pytest.raises(ValueError):
         one.sum(conn.array(np.zeros(99)))
+
+
+@pytest.mark.parametrize("vname", ["float64", "int64", "bool"])
+def test_agg_many_equals_each_alone(conn: ak.Connection, rng: np.random.Generator,
+                                    vname: str) -> None:
+    """g.agg(values, [...]) gives each aggregation bit for bit as g.aggregate does,
+    and the group ids from groupby are not re-checked (server stats)."""
+    keys = [conn.array(k) for k in _keys(rng, "multi")]
+    v = conn.array(_values(rng)[vname])
+    g = ak.GroupBy(keys)
+    ops = ["sum", "size", "count", "mean", "var", "std", "min", "max"]
+    before = int(conn._request("stats")[0]["group_id_checks_skipped"])
+    _, many = g.agg(v, ops, ddof=1)
+    assert int(conn._request("stats")[0]["group_id_checks_skipped"]) == before + 1
+    assert list(many) == ops
+    for op in ops:
+        _, one = g.aggregate(v, op, ddof=1)
+        a, b = one.to_ndarray(), many[op].to_ndarray()
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), op
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        g.agg(v, ["sum", "bogus"])

@@ -128,6 +128,30 @@ class GroupBy:
         result, _ = self._conn._request("groupby_agg", args)
         return self.unique_keys, self._conn._pdarray(result, owned=True)
 
+    def agg(self, values: Any, operators: Sequence[str], ddof: float = 0
+            ) -> tuple[Any, dict[str, pdarray]]:
+        """(unique_keys, {operator: result}) for several aggregations of the
+        same values in one request; those that share a pass over the rows
+        (size, count, sum, mean, var, std) get one pass between them.
+
+        >>> k, r = g.agg(vals, ["sum", "size", "mean"]); r["mean"]
+        array([33.33333333, 35.        , 40.        ])
+        """
+        ops = [operators] if isinstance(operators, str) else list(operators)
+        bad = [op for op in ops if op not in AGGREGATIONS]
+        if bad or not ops:
+            raise ValueError(f"unknown aggregation(s) {bad!r}; use one or more of "
+                             f"{', '.join(AGGREGATIONS)}")
+        keep = self._values(values)
+        if keep.size != self.ids.size:
+            raise ValueError(f"values have {keep.size} elements but the GroupBy has "
+                             f"{self.ids.size} rows")
+        result, _ = self._conn._request("groupby_agg", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "ops": ops,
+            "values": keep._live_name(), "ddof": float(ddof)})
+        arrays = [self._conn._pdarray(info, owned=True) for info in result["arrays"]]
+        return self.unique_keys, dict(zip(ops, arrays))
+
     def size(self) -> tuple[Any, pdarray]:
         """Rows per group (int64).
 
