@@ -3,6 +3,7 @@ package arrowio
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"sync"
@@ -57,6 +58,14 @@ type ReadStats struct {
 	SpreadValues atomic.Uint64
 	// Chunks decoded, and arrow-go page buffers served from the pool.
 	Chunks, PoolHits atomic.Uint64
+	// FastChunks were read by the direct page reader (parquet_fast.go),
+	// FallbackChunks were eligible but went back to arrow-go's reader.
+	FastChunks, FallbackChunks atomic.Uint64
+	// Pages of the direct reader: DirectPages had their values read or
+	// decompressed straight into the destination, CopiedPages were
+	// decompressed into the page buffer and copied, DictDecodedPages were
+	// gathered from the dictionary; DictPages are dictionaries read.
+	DirectPages, CopiedPages, DictDecodedPages, DictPages atomic.Uint64
 }
 
 // Stats are the process-wide read counters.
@@ -88,6 +97,7 @@ type ParquetPlan struct {
 	Rows    int
 	policy  NullPolicy
 	files   []*file.Reader
+	srcs    []io.ReaderAt
 	names   []string
 	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
 	alloc   *poolAllocator
@@ -169,6 +179,7 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			return nil, err
 		}
 		p.files = append(p.files, r)
+		p.srcs = append(p.srcs, src.R)
 		p.names = append(p.names, src.Name)
 	}
 	sc := p.files[0].MetaData().Schema
@@ -400,6 +411,7 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		go func() {
 			defer wg.Done()
 			var sc scratch
+			defer sc.fast.release()
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(units) {
@@ -430,8 +442,9 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 
 // scratch is one worker's reusable buffers.
 type scratch struct {
-	def []int16
-	i32 []int32
+	def  []int16
+	i32  []int32
+	fast fastScratch
 }
 
 // batchRows is how many rows one ReadBatch call decodes.
@@ -450,17 +463,31 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 	rgr := r.RowGroup(rg)
 	rows := int(rgr.NumRows())
 	off := p.offsets[f][rg]
+	var m []bool
+	if mask != nil {
+		m = pdarray.View[bool](mask)[off : off+rows]
+	}
+	maxDef := md.Schema.Column(idx).MaxDefinitionLevel()
+	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil && p.fastEligible(pc, cc, md, maxDef) {
+		sz := pc.DType.Size()
+		b := dst.Bytes()[off*sz : (off+rows)*sz : (off+rows)*sz]
+		n, err := p.readUnitFast(pc, cc, maxDef, f, b, m, rows, &sc.fast)
+		if err == nil {
+			Stats.FastChunks.Add(1)
+			return n, nil
+		}
+		if err == errNulls {
+			return 0, p.nullsErr(pc.Name, -1)
+		}
+		Stats.FallbackChunks.Add(1)
+	}
 	cr, err := rgr.Column(idx)
 	if err != nil {
 		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
 	}
 	defer cr.Close()
 	Stats.Chunks.Add(1)
-	var m []bool
-	if mask != nil {
-		m = pdarray.View[bool](mask)[off : off+rows]
-	}
-	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	maxDef = cr.Descriptor().MaxDefinitionLevel()
 	if maxDef > 0 && len(sc.def) < batchRows {
 		sc.def = make([]int16, batchRows)
 	}
@@ -556,7 +583,7 @@ func readSame[P comparable](u unitCtx, cr batchReader[P], dst []P, fill P) (null
 // spread moves the dense values d[:vals] to their rows in d (rows whose
 // definition level is maxDef) and writes fill into the null rows. It walks
 // backwards, so no value is overwritten before it moves.
-func spread[P any](d []P, vals int, def []int16, maxDef int16, fill P) {
+func spread[P any, L int16 | uint8](d []P, vals int, def []L, maxDef L, fill P) {
 	j := vals - 1
 	for i := len(d) - 1; i >= 0; i-- {
 		if def[i] == maxDef {
@@ -568,7 +595,7 @@ func spread[P any](d []P, vals int, def []int16, maxDef int16, fill P) {
 	}
 }
 
-func markNulls(m []bool, def []int16, maxDef int16, none bool) {
+func markNulls[L int16 | uint8](m []bool, def []L, maxDef L, none bool) {
 	if none || def == nil {
 		clear(m)
 		return

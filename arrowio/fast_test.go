@@ -1,0 +1,217 @@
+package arrowio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// readBoth reads srcs with the direct page reader and with arrow-go's
+// reader alone and fails unless values, masks and null counts agree.
+func readBoth(t *testing.T, name string, srcs func() []ParquetSource, cols []string, pol NullPolicy, workers int) {
+	t.Helper()
+	type result struct {
+		dst, masks []*pdarray.Array
+		rep        ReadReport
+		err        error
+	}
+	run := func(fast bool) result {
+		disableFast = !fast
+		defer func() { disableFast = false }()
+		_, dst, masks, rep, err := readAll(t, srcs(), cols, pol, workers)
+		return result{dst, masks, rep, err}
+	}
+	before := Stats.FallbackChunks.Load()
+	a, b := run(true), run(false)
+	if Stats.FallbackChunks.Load() != before {
+		t.Errorf("%s: %d chunks fell back from the direct reader", name, Stats.FallbackChunks.Load()-before)
+	}
+	if (a.err == nil) != (b.err == nil) {
+		t.Fatalf("%s: direct reader error %v, arrow-go error %v", name, a.err, b.err)
+	}
+	if a.err != nil {
+		// Which column's error comes first depends on the workers.
+		var ea, eb *Error
+		if !errors.As(a.err, &ea) || !errors.As(b.err, &eb) || ea.Kind != eb.Kind {
+			t.Errorf("%s: errors differ:\n%v\n%v", name, a.err, b.err)
+		}
+		return
+	}
+	for i := range a.dst {
+		if !bytes.Equal(a.dst[i].Bytes(), b.dst[i].Bytes()) {
+			t.Fatalf("%s: column %d differs between the direct reader and arrow-go", name, i)
+		}
+		if (a.masks[i] == nil) != (b.masks[i] == nil) || a.masks[i] != nil && !bytes.Equal(a.masks[i].Bytes(), b.masks[i].Bytes()) {
+			t.Fatalf("%s: mask %d differs", name, i)
+		}
+		if a.rep.Nulls[i] != b.rep.Nulls[i] {
+			t.Fatalf("%s: column %d: %d nulls vs %d", name, i, a.rep.Nulls[i], b.rep.Nulls[i])
+		}
+	}
+}
+
+// TestDirectReaderMatchesArrowGo: every fixture reads the same with the
+// direct page reader as with arrow-go's reader.
+func TestDirectReaderMatchesArrowGo(t *testing.T) {
+	for _, name := range []string{"codec_none.parquet", "codec_snappy.parquet", "codec_gzip.parquet", "codec_zstd.parquet",
+		"codec_brotli.parquet", "codec_lz4.parquet", "plain.parquet", "dict_v2.parquet", "delta_rle_bss.parquet"} {
+		readBoth(t, name, func() []ParquetSource { return openFixtures(t, name) }, nil, NullPolicy{}, 3)
+	}
+	for _, name := range []string{"nulls.parquet", "nulls_nostats.parquet"} {
+		for _, pol := range []NullPolicy{{}, {Mode: "mask"}, {Mode: "fill", Fill: int64(-1)}, {Mode: "error"}} {
+			readBoth(t, name+"/"+pol.mode(), func() []ParquetSource { return openFixtures(t, name) }, []string{"f64", "i64"}, pol, 2)
+			readBoth(t, name+"/"+pol.mode()+"/f64", func() []ParquetSource { return openFixtures(t, name) }, []string{"f64"}, pol, 2)
+		}
+	}
+}
+
+// writeNullable writes n rows of nullable int64, float64, int32 and
+// float32 columns with arrow-go's writer: a null every nullEvery rows (0:
+// none), values from a small range (dictionary-friendly) for the first
+// half and distinct after, small pages and dictionary pages so that
+// dictionaries overflow and the writer falls back to PLAIN mid-chunk.
+func writeNullable(t *testing.T, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool) []byte {
+	t.Helper()
+	rep := parquet.Repetitions.Optional
+	if required {
+		rep = parquet.Repetitions.Required
+	}
+	fields := schema.FieldList{
+		schema.NewInt64Node("i64", rep, -1), schema.NewFloat64Node("f64", rep, -1),
+		schema.NewInt32Node("i32", rep, -1), schema.NewFloat32Node("f32", rep, -1),
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, fields, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithDataPageVersion(v),
+		parquet.WithDataPageSize(3000), parquet.WithDictionaryPageSizeLimit(2000), parquet.WithMaxRowGroupLength(int64(n/3+1)),
+		parquet.WithBatchSize(700))
+	fw := file.NewParquetWriter(&buf, root, file.WithWriterProps(props))
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	i64 := make([]int64, n)
+	f64 := make([]float64, n)
+	i32 := make([]int32, n)
+	f32 := make([]float32, n)
+	def := make([]int16, n)
+	for i := range n {
+		x := rng.Int64()
+		if i < n/2 {
+			x %= 50
+		}
+		i64[i], f64[i], i32[i], f32[i] = x, float64(x)/3, int32(x), float32(x)/7
+		def[i] = 1
+		if nullEvery > 0 && (i%nullEvery == 0 || rng.IntN(nullEvery) == 0) {
+			def[i] = 0
+		}
+	}
+	rows := n/3 + 1
+	for lo := 0; lo < n; lo += rows {
+		hi := min(n, lo+rows)
+		rgw := fw.AppendRowGroup()
+		var d []int16
+		dense := func() []int { // the defined rows of [lo, hi)
+			var ix []int
+			for i := lo; i < hi; i++ {
+				if required || def[i] == 1 {
+					ix = append(ix, i)
+				}
+			}
+			return ix
+		}()
+		if !required {
+			d = def[lo:hi]
+		}
+		pick := func(f func(i, j int)) {
+			for j, i := range dense {
+				f(i, j)
+			}
+		}
+		a := make([]int64, len(dense))
+		pick(func(i, j int) { a[j] = i64[i] })
+		cw, _ := rgw.NextColumn()
+		if _, err := cw.(*file.Int64ColumnChunkWriter).WriteBatch(a, d, nil); err != nil {
+			t.Fatal(err)
+		}
+		cw.Close()
+		b := make([]float64, len(dense))
+		pick(func(i, j int) { b[j] = f64[i] })
+		cw, _ = rgw.NextColumn()
+		cw.(*file.Float64ColumnChunkWriter).WriteBatch(b, d, nil)
+		cw.Close()
+		c := make([]int32, len(dense))
+		pick(func(i, j int) { c[j] = i32[i] })
+		cw, _ = rgw.NextColumn()
+		cw.(*file.Int32ColumnChunkWriter).WriteBatch(c, d, nil)
+		cw.Close()
+		e := make([]float32, len(dense))
+		pick(func(i, j int) { e[j] = f32[i] })
+		cw, _ = rgw.NextColumn()
+		cw.(*file.Float32ColumnChunkWriter).WriteBatch(e, d, nil)
+		cw.Close()
+		rgw.Close()
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestDirectReaderPages: nulls, dictionary fallback mid-chunk, data page
+// v1 and v2, every codec, required and optional columns: the direct
+// reader agrees with arrow-go and takes its fast paths.
+func TestDirectReaderPages(t *testing.T) {
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip} {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			for _, nullEvery := range []int{0, 7, 1000} {
+				for _, req := range []bool{false, true} {
+					if req && nullEvery > 0 {
+						continue
+					}
+					name := fmt.Sprintf("%s/v%d/nulls%d/required=%v", codec, v, nullEvery, req)
+					data := writeNullable(t, 20000, nullEvery, codec, v, req)
+					src := func() []ParquetSource { return []ParquetSource{{Name: name, R: bytes.NewReader(data)}} }
+					d0, p0 := Stats.DictDecodedPages.Load(), Stats.DirectPages.Load()+Stats.CopiedPages.Load()
+					for _, pol := range []NullPolicy{{}, {Mode: "mask"}, {Mode: "fill", Fill: int64(9)}} {
+						readBoth(t, name+"/"+pol.mode(), src, nil, pol, 2)
+					}
+					if Stats.DictDecodedPages.Load() == d0 || Stats.DirectPages.Load()+Stats.CopiedPages.Load() == p0 {
+						t.Errorf("%s: no dictionary or no plain page went through the direct reader", name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDirectPages fails when plain pages of required columns stop being
+// read or decompressed straight into the destination.
+func TestDirectPages(t *testing.T) {
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd} {
+		data := writeNullable(t, 30000, 0, codec, parquet.DataPageV1, true)
+		before := [3]uint64{Stats.DirectPages.Load(), Stats.CopiedPages.Load(), Stats.FastChunks.Load()}
+		_, _, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(data)}}, nil, NullPolicy{}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, copied := Stats.DirectPages.Load()-before[0], Stats.CopiedPages.Load()-before[1]
+		if Stats.FastChunks.Load()-before[2] != 12 {
+			t.Errorf("%s: %d of 12 chunks went through the direct reader", codec, Stats.FastChunks.Load()-before[2])
+		}
+		// Only the last page of a chunk may go through the page buffer
+		// (zstd wants spare room past the values).
+		if direct == 0 || codec != compress.Codecs.Zstd && copied != 0 || copied > 12 {
+			t.Errorf("%s: %d pages direct, %d copied", codec, direct, copied)
+		}
+	}
+}
