@@ -215,3 +215,43 @@ func TestDirectPages(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeZstd: libzstd (when the system has it) and klauspost's
+// decoder read the same bytes, and zstd pages go through libzstd.
+func TestNativeZstd(t *testing.T) {
+	if getNativeZstd() == nil {
+		t.Skip("libzstd.so.1 is not loadable here: klauspost's decoder is used")
+	}
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		for _, req := range []bool{false, true} {
+			nullEvery := 0
+			if !req {
+				nullEvery = 11
+			}
+			data := writeNullable(t, 30000, nullEvery, compress.Codecs.Zstd, v, req)
+			src := []ParquetSource{{Name: "mem", R: bytes.NewReader(data)}}
+			n0, g0 := Stats.NativeZstdPages.Load(), Stats.GoZstdPages.Load()
+			_, a, _, _, err := readAll(t, src, nil, NullPolicy{Mode: "mask"}, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Stats.NativeZstdPages.Load() == n0 || Stats.GoZstdPages.Load() != g0 {
+				t.Errorf("libzstd decoded %d pages, klauspost %d", Stats.NativeZstdPages.Load()-n0, Stats.GoZstdPages.Load()-g0)
+			}
+			disableNativeZstd = true
+			_, b, _, _, err := readAll(t, src, nil, NullPolicy{Mode: "mask"}, 2)
+			disableNativeZstd = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Stats.GoZstdPages.Load() == g0 {
+				t.Error("klauspost's decoder was not used when libzstd was turned off")
+			}
+			for i := range a {
+				if !bytes.Equal(a[i].Bytes(), b[i].Bytes()) {
+					t.Fatalf("column %d: libzstd and klauspost differ", i)
+				}
+			}
+		}
+	}
+}

@@ -28,7 +28,9 @@ import (
 //     into the destination array.
 //   - A PLAIN page of a required column is decompressed straight into the
 //     destination; other pages into the worker's reused page buffer, which
-//     keeps spare capacity so klauspost's zstd takes its fast path.
+//     keeps spare capacity so klauspost's zstd takes its fast path. Zstd
+//     pages are decoded by the system's libzstd when it loads
+//     (zstd_native.go), else by klauspost's decoder (one per worker, reused).
 //   - PLAIN values are copied; dictionary indices (RLE/bit-packed) are
 //     gathered from the chunk's dictionary; nulls are spread in place.
 //
@@ -40,19 +42,21 @@ import (
 // errNotFast says the direct reader does not handle this chunk.
 var errNotFast = errors.New("not for the direct reader")
 
-// disableFast turns the direct reader off (tests compare both paths).
-var disableFast bool
+// disableFast turns the direct reader off, disableNativeZstd the use of
+// libzstd (tests compare the paths).
+var disableFast, disableNativeZstd bool
 
 // fastScratch is one worker's reusable buffers for the direct reader. It
 // owns every buffer; none is handed out beyond one unit.
 type fastScratch struct {
-	chunk []byte  // a compressed column chunk
-	page  []byte  // a decompressed page (spare capacity for zstd)
-	peek  []byte  // page headers and levels of an uncompressed chunk
-	body  []byte  // an uncompressed page's body when not read into dst
-	dict  []byte  // the decoded dictionary (values' bytes)
-	lvl   []uint8 // definition levels of a page with nulls
-	zstd  *zstd.Decoder
+	chunk []byte        // a compressed column chunk
+	page  []byte        // a decompressed page (spare capacity for zstd)
+	peek  []byte        // page headers and levels of an uncompressed chunk
+	body  []byte        // an uncompressed page's body when not read into dst
+	dict  []byte        // the decoded dictionary (values' bytes)
+	lvl   []uint8       // definition levels of a page with nulls
+	zstd  *zstd.Decoder // klauspost's, when libzstd is not loaded
+	nz    *nativeZstd   // the system's libzstd (zstd_native.go)
 }
 
 var zstdDecoders = sync.Pool{New: func() any {
@@ -67,6 +71,10 @@ func (s *fastScratch) release() {
 	if s.zstd != nil {
 		zstdDecoders.Put(s.zstd)
 		s.zstd = nil
+	}
+	if s.nz != nil {
+		putNativeZstd(s.nz)
+		s.nz = nil
 	}
 }
 
@@ -140,8 +148,10 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 			return 0, err
 		}
 		u.mem = sc.chunk
-		if u.codec == compress.Codecs.Zstd && sc.zstd == nil {
-			sc.zstd = zstdDecoders.Get().(*zstd.Decoder)
+		if u.codec == compress.Codecs.Zstd && sc.zstd == nil && sc.nz == nil {
+			if sc.nz = getNativeZstd(); sc.nz == nil || disableNativeZstd {
+				sc.zstd = zstdDecoders.Get().(*zstd.Decoder)
+			}
 		}
 	}
 	if size == 8 {
@@ -250,6 +260,14 @@ func (u *fastUnit) decompress(dst, src []byte) error {
 	n := len(dst)
 	switch u.codec {
 	case compress.Codecs.Zstd:
+		if u.sc.zstd == nil {
+			if got := u.sc.nz.decode(dst[:0:n], src); got != n {
+				return fmt.Errorf("%w: zstd page: libzstd gave %d bytes, header says %d", errNotFast, got, n)
+			}
+			Stats.NativeZstdPages.Add(1)
+			return nil
+		}
+		Stats.GoZstdPages.Add(1)
 		out, err := u.sc.zstd.DecodeAll(src, dst[:0])
 		if err != nil {
 			return err
@@ -292,7 +310,7 @@ func (u *fastUnit) decompress(dst, src []byte) error {
 // capacity past out (it may write scratch bytes there, which later pages
 // overwrite), the other codecs write exactly len(out) bytes.
 func (u *fastUnit) roomAfter(out []byte) bool {
-	return u.codec != compress.Codecs.Zstd || cap(out)-len(out) >= zstdSpare
+	return u.codec != compress.Codecs.Zstd || u.sc.zstd == nil || cap(out)-len(out) >= zstdSpare
 }
 
 type word interface{ uint32 | uint64 }
