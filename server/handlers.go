@@ -45,15 +45,20 @@ type command struct {
 // commands is the dispatch table. It is built by a variable initializer, so
 // it exists before any init func; other files of this package add their
 // commands with register from their own init.
+//
+// Inline commands only read or change the store's table under its mutex,
+// which no one holds for long (never during a transfer or a kernel): run on
+// the I/O goroutine, their round trip is the ZeroMQ floor plus the header
+// codec, with no hand-off to a worker and back.
 var commands = map[string]command{
-	"get_config":   {run: (*Server).cmdGetConfig},
+	"get_config":   {inline: true, run: (*Server).cmdGetConfig},
 	"upload":       {payload: true, run: (*Server).cmdUpload},
 	"download":     {run: (*Server).cmdDownload},
-	"info":         {run: (*Server).cmdInfo},
-	"list":         {run: (*Server).cmdList},
-	"delete":       {run: (*Server).cmdDelete},
-	"mem_used":     {run: (*Server).cmdMemUsed},
-	"stats":        {run: (*Server).cmdStats},
+	"info":         {inline: true, run: (*Server).cmdInfo},
+	"list":         {inline: true, run: (*Server).cmdList},
+	"delete":       {inline: true, run: (*Server).cmdDelete},
+	"mem_used":     {inline: true, run: (*Server).cmdMemUsed},
+	"stats":        {inline: true, run: (*Server).cmdStats},
 	"shutdown":     {run: (*Server).cmdShutdown},
 	"open_stream":  {run: (*Server).cmdOpenStream},
 	"close_stream": {run: (*Server).cmdCloseStream},

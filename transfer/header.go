@@ -42,20 +42,16 @@ func newEncoder(buf *bytes.Buffer) *msgpack.Encoder {
 
 // encodeHeader writes a map whose keys come in the given order.
 func encodeHeader(keys []string, vals []any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := newEncoder(&buf)
-	if err := enc.EncodeMapLen(len(keys)); err != nil {
-		return nil, err
-	}
+	dst := make([]byte, 0, 256)
+	dst = appendContainerLen(dst, len(keys), 0x80, 0xde)
+	var err error
 	for i, k := range keys {
-		if err := enc.EncodeString(k); err != nil {
-			return nil, err
-		}
-		if err := enc.Encode(vals[i]); err != nil {
+		dst = appendStr(dst, k)
+		if dst, err = appendValue(dst, vals[i]); err != nil {
 			return nil, fmt.Errorf("transfer: encode %s: %w", k, err)
 		}
 	}
-	return buf.Bytes(), nil
+	return dst, nil
 }
 
 var requestKeys = []string{"v", "id", "token", "cmd", "args"}
@@ -81,6 +77,12 @@ func EncodeReply(r *Reply) ([]byte, error) {
 
 // decodeMap decodes b as exactly one msgpack map with string keys.
 func decodeMap(b []byte, what string) (map[string]any, error) {
+	if v, n, ok := decodeValue(b, 0); ok && n == len(b) {
+		if m, isMap := v.(map[string]any); isMap {
+			return m, nil
+		}
+	}
+	// Off the fast path (codec.go): the library says what is wrong.
 	n, err := scanMsgpack(b, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the %s frame (%d bytes) is not valid msgpack: %v", what, len(b), err)

@@ -197,7 +197,11 @@ def test_interrupted_operation_frees_its_result(conn: ak.Connection, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         a += 1  # in place: names `a`, which must survive
     monkeypatch.setattr(conn, "_poller", real_poller)
-    conn.list_arrays()  # reads the late replies
-    after = {e["name"] for e in conn.list_arrays()}  # and flushes their deletes first
+    # Each request reads the late replies that came before its own and
+    # flushes the deletes they added; replies may come in any order (list is
+    # answered at once, the operations by workers), so look a few times.
+    deadline = time.monotonic() + 10
+    while (after := {e["name"] for e in conn.list_arrays()}) != held_before and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert after == held_before
     assert a.to_ndarray()[0] in (0, 1)  # a is still there (the += may have run)

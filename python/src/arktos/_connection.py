@@ -35,8 +35,9 @@ from numpy.typing import ArrayLike, NDArray
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArktosError, AuthFailedError
 from ._pdarray import pdarray
-from ._progress import SEND_CHUNK, Waiting, transfer_bar
-from ._protocol import decode_header, encode_request, join_frames, n_frames, parse_reply, split_frames
+from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
+from ._protocol import (PROTOCOL_VERSION, decode_header, encode_request, join_frames, n_frames,
+                        parse_reply, split_frames)
 
 __all__ = ["Connection", "DEFAULT_URL"]
 
@@ -51,6 +52,8 @@ STREAM_THRESHOLD = 1 << 20
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 TRANSPORTS = ("auto", "frames", "stream")
+#: A request's first wait for its reply (ms): most replies come well within it.
+_FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
 COMPRESSIONS = (None, "zstd")
 
 
@@ -323,7 +326,8 @@ class Connection:
         """Send one request (after pending deletes) and return (result, payload frames)."""
         with self._lock:
             self._check_open()
-            self._flush_deletes(timeout)
+            if self._pending_deletes:
+                self._flush_deletes(timeout)
             return self._roundtrip(cmd, args or {}, payload, timeout)
 
     def _check_open(self) -> None:
@@ -350,27 +354,46 @@ class Connection:
             timeout = self.timeout
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
-        self._socket.send_multipart([header, *payload], copy=False)
+        if len(payload):
+            self._socket.send_multipart([header, *payload], copy=False)
+        else:
+            self._socket.send(header)  # one small frame: a copy is cheaper than a zmq.Frame
         if while_waiting is not None:
             while_waiting()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        waiting = Waiting(cmd)  # a progress bar once the reply takes long
+        # The first wait lasts at most POLL_INTERVAL and needs nothing else;
+        # the deadline clock and the progress bar (Waiting) are set up only
+        # for a reply that takes longer, so a small request pays for neither.
+        deadline = None
+        waiting: Waiting | None = None
+        first_ms = _FIRST_WAIT_MS
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            first_ms = min(first_ms, math.ceil(timeout * 1000))
+        wait_ms: int | None = first_ms
         try:
             while True:
-                wait_ms = None if deadline is None else math.ceil(
-                    max(0.0, deadline - time.monotonic()) * 1000)
-                if not self._poller.poll(waiting.poll_ms(wait_ms)):
-                    if deadline is not None and time.monotonic() >= deadline:
+                if not self._poller.poll(wait_ms):
+                    now = time.monotonic()
+                    if deadline is not None and now >= deadline:
                         raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
                                            f"{timeout:g} s; {_SERVER_HINT}")
+                    if waiting is None:  # the reply is late: count from the request
+                        waiting = Waiting(cmd, start=now - first_ms / 1000)
                     waiting.tick()
+                    wait_ms = waiting.poll_ms(None if deadline is None else
+                                              math.ceil(max(0.0, deadline - now) * 1000))
                     continue
                 frames = self._socket.recv_multipart(copy=False)
                 reply = decode_header(frames[0].buffer)
                 reply_id = reply.get("id")
+                if reply_id == req_id:
+                    if reply.get("status") == 0 and reply.get("v") == PROTOCOL_VERSION:
+                        result = reply.get("result")  # parse_reply's answer, without its checks' cost
+                        return (result if isinstance(result, dict) else {}), frames[1:]
+                    return parse_reply(reply).result, frames[1:]
                 # id 0 answers a request whose header the server could not read:
                 # ours, since abandoned requests were just as readable.
-                if reply_id == req_id or (reply_id == 0 and reply.get("status") != 0):
+                if reply_id == 0 and reply.get("status") != 0:
                     return parse_reply(reply).result, frames[1:]
                 # Any other id is a late reply to an abandoned request.
                 self._late_reply(reply)
@@ -380,7 +403,8 @@ class Connection:
                 self._abandoned.pop(next(iter(self._abandoned)))
             raise
         finally:
-            waiting.close()
+            if waiting is not None:
+                waiting.close()
 
     def _late_reply(self, reply: dict[str, Any]) -> None:
         """Free what an abandoned request created, so that Ctrl-C during a long

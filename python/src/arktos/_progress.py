@@ -46,12 +46,13 @@ def transfer_bar(nbytes: int, desc: str) -> Any:
 
 class Waiting:
     """Shows an elapsed-time bar while a request waits for its reply longer
-    than the configured delay. ``poll_ms`` caps each wait so it can refresh."""
+    than the configured delay (counted from ``start``, a time.monotonic(),
+    default now). ``poll_ms`` caps each wait so it can refresh."""
 
-    def __init__(self, cmd: str) -> None:
+    def __init__(self, cmd: str, start: float | None = None) -> None:
         self.cmd = cmd
         self.enabled = config.progress_enabled()
-        self.start = time.monotonic()
+        self.start = time.monotonic() if start is None else start
         self.bar: Any = None
 
     def poll_ms(self, wait_ms: int | None) -> int | None:

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// test_block holds the worker that runs it until the test lets it go.
+var (
+	blockStarted = make(chan struct{}, 1)
+	blockRelease = make(chan struct{})
+)
+
+func init() {
+	register("test_block", command{run: func(s *Server, r *request) (*response, error) {
+		blockStarted <- struct{}{}
+		<-blockRelease
+		return &response{result: map[string]any{}}, nil
+	}})
+}
+
+// startServer runs a real Server on a loopback port until the test ends.
+func startServer(t *testing.T, cfg Config) (s *Server) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = "tcp://" + l.Addr().String() // loopback: no token
+	l.Close()
+	cfg.TokenFile = filepath.Join(t.TempDir(), "token")
+	cfg.StreamPort = -1
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func dealer(t *testing.T, endpoint string) *zmq.Socket {
+	t.Helper()
+	d, err := zmq.NewSocket(zmq.DEALER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetLinger(0)
+	if err := d.Connect(endpoint); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func sendRequest(t *testing.T, d *zmq.Socket, id uint64, cmd string, args map[string]any) {
+	t.Helper()
+	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Cmd: cmd, Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SendBytes(hdr, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recvReply returns the next reply's header, or nil when none comes within wait.
+func recvReply(t *testing.T, d *zmq.Socket, wait time.Duration) *transfer.Reply {
+	t.Helper()
+	d.SetRcvtimeo(wait)
+	frames, err := d.RecvMessageBytes(0)
+	if err != nil {
+		return nil
+	}
+	rep, err := transfer.DecodeReply(frames[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestInlineCommandsSkipTheWorkers: with the only worker busy, every inline
+// command is still answered (by the I/O goroutine, with no hand-off), and a
+// worker command waits for the worker.
+func TestInlineCommandsSkipTheWorkers(t *testing.T) {
+	s := startServer(t, Config{Workers: 1, MaxMemory: 1 << 20})
+	d := dealer(t, s.Endpoint())
+	sendRequest(t, d, 1, "test_block", nil)
+	select {
+	case <-blockStarted:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("test_block never started; reply %+v", recvReply(t, d, time.Second))
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(blockRelease)
+		}
+	}()
+
+	var inline []string
+	for name, c := range commands {
+		if c.inline {
+			inline = append(inline, name)
+		}
+	}
+	slices.Sort(inline)
+	if !slices.Contains(inline, "get_config") {
+		t.Fatalf("get_config is not inline (inline: %v)", inline)
+	}
+	args := map[string]map[string]any{
+		"info":   {"name": "nope"},
+		"delete": {"names": []any{"nope"}, "missing_ok": true},
+	}
+	for i, name := range inline {
+		id := uint64(10 + i)
+		sendRequest(t, d, id, name, args[name])
+		rep := recvReply(t, d, 10*time.Second)
+		if rep == nil || rep.ID != id {
+			t.Fatalf("%s was not answered while the worker was busy (reply %+v)", name, rep)
+		}
+		if name != "info" && rep.Status != 0 {
+			t.Errorf("%s failed: %s", name, rep.Message)
+		}
+	}
+
+	// A worker command queues behind test_block.
+	sendRequest(t, d, 2, "test_block", nil)
+	if rep := recvReply(t, d, 100*time.Millisecond); rep != nil {
+		t.Fatalf("got reply %d while the only worker was busy", rep.ID)
+	}
+	released = true
+	close(blockRelease)
+	<-blockStarted // the second test_block runs once the first is done
+	var ids []uint64
+	for range 2 {
+		rep := recvReply(t, d, 10*time.Second)
+		if rep == nil {
+			t.Fatal("no reply after the worker was released")
+		}
+		ids = append(ids, rep.ID)
+	}
+	if slices.Sort(ids); !slices.Equal(ids, []uint64{1, 2}) {
+		t.Fatalf("replies %v, want 1 and 2", ids)
+	}
+}
