@@ -1,6 +1,8 @@
 package arrowio
 
 import (
+	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -50,5 +52,30 @@ func BenchmarkReadParquetFile(b *testing.B) {
 			b.Fatal(err)
 		}
 		p.Close()
+	}
+}
+
+// BenchmarkWriteParquet writes bench/io's table (5e6 rows: int64 keys in
+// 0..999, int64 ids, two float64 columns) to io.Discard with the codec in
+// ARKTOS_BENCH_CODEC (default zstd) and ARKTOS_BENCH_WORKERS workers.
+func BenchmarkWriteParquet(b *testing.B) {
+	codec := os.Getenv("ARKTOS_BENCH_CODEC")
+	if codec == "" {
+		codec = "zstd"
+	}
+	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	const n = 5_000_000
+	rng := rand.New(rand.NewPCG(7, 7))
+	keys, ids, x, y := make([]int64, n), make([]int64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		keys[i], ids[i], x[i], y[i] = rng.Int64N(1000), int64(i)*3+11, rng.NormFloat64(), rng.NormFloat64()
+	}
+	cols := []Column{{"keys", pdarray.FromSlice(keys)}, {"ids", pdarray.FromSlice(ids)}, {"x", pdarray.FromSlice(x)}, {"y", pdarray.FromSlice(y)}}
+	b.SetBytes(n * 32)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteParquet(io.Discard, cols, ParquetWriteOptions{Compression: codec, RowGroupSize: 1_000_000, Workers: max(1, workers)}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

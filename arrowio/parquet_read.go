@@ -66,8 +66,9 @@ type ReadStats struct {
 	// decompressed into the page buffer and copied, DictDecodedPages were
 	// gathered from the dictionary; DictPages are dictionaries read.
 	DirectPages, CopiedPages, DictDecodedPages, DictPages atomic.Uint64
-	// Zstd pages decoded by libzstd and by klauspost's Go decoder.
-	NativeZstdPages, GoZstdPages atomic.Uint64
+	// Zstd pages decoded by libzstd and by klauspost's Go decoder, and
+	// pages written with libzstd.
+	NativeZstdPages, GoZstdPages, NativeZstdEncodes atomic.Uint64
 }
 
 // Stats are the process-wide read counters.
