@@ -125,6 +125,8 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	if !slices.Contains(inline, "get_config") {
 		t.Fatalf("get_config is not inline (inline: %v)", inline)
 	}
+	small := opPut(t, s, make([]int64, inlineSmallBytes/8))
+	big := opPut(t, s, make([]int64, inlineSmallBytes/8+1))
 	args := map[string]map[string]any{
 		"info":   {"name": "nope"},
 		"delete": {"names": []any{"nope"}, "missing_ok": true},
@@ -140,8 +142,15 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 			t.Errorf("%s failed: %s", name, rep.Message)
 		}
 	}
+	// A reduction of a small array is inline too.
+	sendRequest(t, d, 3, "reduce", map[string]any{"op": "sum", "a": small})
+	if rep := recvReply(t, d, 10*time.Second); rep == nil || rep.ID != 3 || rep.Status != 0 {
+		t.Fatalf("reduce of %d bytes was not answered while the worker was busy (reply %+v)", inlineSmallBytes, rep)
+	}
 
-	// A worker command queues behind test_block.
+	// Worker commands queue behind test_block: a reduction of a larger
+	// array, and another test_block.
+	sendRequest(t, d, 4, "reduce", map[string]any{"op": "sum", "a": big})
 	sendRequest(t, d, 2, "test_block", nil)
 	if rep := recvReply(t, d, 100*time.Millisecond); rep != nil {
 		t.Fatalf("got reply %d while the only worker was busy", rep.ID)
@@ -150,14 +159,14 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	close(blockRelease)
 	<-blockStarted // the second test_block runs once the first is done
 	var ids []uint64
-	for range 2 {
+	for range 3 {
 		rep := recvReply(t, d, 10*time.Second)
 		if rep == nil {
 			t.Fatal("no reply after the worker was released")
 		}
 		ids = append(ids, rep.ID)
 	}
-	if slices.Sort(ids); !slices.Equal(ids, []uint64{1, 2}) {
-		t.Fatalf("replies %v, want 1 and 2", ids)
+	if slices.Sort(ids); !slices.Equal(ids, []uint64{1, 2, 4}) {
+		t.Fatalf("replies %v, want 1, 2 and 4", ids)
 	}
 }

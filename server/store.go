@@ -127,6 +127,17 @@ func (s *store) has(name string) bool {
 	return ok
 }
 
+// nbytes returns the size of the array stored under name; false when none is.
+func (s *store) nbytes(name string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[name]
+	if !ok {
+		return 0, false
+	}
+	return int64(e.a.NBytes()), true
+}
+
 func (s *store) unknown(name string) error {
 	return transfer.Errorf(transfer.UnknownArray, "no array named '%s' is stored; list_arrays() shows the %d that are", name, len(s.arrays))
 }

@@ -196,37 +196,44 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
 
 
 def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any]]:
-    """p50/p90 of n get_config round trips from Python, in microseconds, and
-    of n raw ZeroMQ echoes of the same header (pyzmq, poll then receive, as
-    the client does) interleaved with them: the floor."""
+    """p50/p90 of n small requests of each kind from Python, in microseconds:
+    get_config (answered by the server's I/O goroutine), ``a.sum()`` of a
+    1000-element array (run by a worker) and a raw ZeroMQ echo of the same
+    header (pyzmq, poll then receive: the floor), interleaved one by one in a
+    rotating order."""
     import zmq
 
     conn = ak.Connection(url)
+    a = conn.array(np.zeros(1000, np.int64))
+    kinds: list[tuple[str, Any]] = [("get_config", lambda: conn._request("get_config")),
+                                    ("reduce sum (1000 int64)", a.sum)]
     echo = None
     if echo_url:
         echo = zmq.Context.instance().socket(zmq.DEALER)
         echo.connect(echo_url)
         poller = zmq.Poller()
         poller.register(echo, zmq.POLLIN)
-    header = b"\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80"
-    ds, es = [], []
-    for _ in range(n):
-        t = time.perf_counter()
-        conn._request("get_config")
-        ds.append((time.perf_counter() - t) * 1e6)
-        if echo is not None:
-            t = time.perf_counter()
+        header = b"\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80"
+
+        def echo_once() -> None:
             echo.send_multipart([header], copy=False)
             poller.poll(1000)
             echo.recv_multipart(copy=False)
-            es.append((time.perf_counter() - t) * 1e6)
+        kinds.append(("raw zmq echo", echo_once))
+    times: list[list[float]] = [[] for _ in kinds]
+    for i in range(n):
+        for k in range(len(kinds)):
+            k = (k + i) % len(kinds)  # rotate: none always follows the same one
+            t = time.perf_counter()
+            kinds[k][1]()
+            times[k].append((time.perf_counter() - t) * 1e6)
+    a.delete()
     conn.close()
-    out = []
-    for name, xs in (("get_config", ds), ("raw zmq echo", es)):
-        if xs:
-            xs.sort()
-            out.append({"kind": "latency", "lang": "python", "request": name, "n": n,
-                        "p50_us": xs[n // 2], "p90_us": xs[n * 9 // 10]})
     if echo is not None:
         echo.close(0)
+    out = []
+    for (name, _), xs in zip(kinds, times):
+        xs.sort()
+        out.append({"kind": "latency", "lang": "python", "request": name, "n": n,
+                    "p50_us": xs[n // 2], "p90_us": xs[n * 9 // 10]})
     return out

@@ -402,42 +402,63 @@ func flightMethods(ctx context.Context, addr string, src []int64) (up, down func
 	return up, down
 }
 
-// timeLatency times n small requests (get_config), interleaved with n raw
-// ZeroMQ echoes of the same header when echoURL is set, and prints one JSON
-// line each with their p50 and p90 in microseconds.
+// timeLatency times n small requests of each kind -- get_config (answered
+// by the server's I/O goroutine), a sum over a 1000-element array (run by a
+// worker) and, when echoURL is set, a raw ZeroMQ echo of the same header
+// (the floor) -- interleaved one by one in a rotating order, and prints one
+// JSON line each with their p50 and p90 in microseconds.
 func timeLatency(ctx context.Context, n int, echoURL string) {
-	var echo *zmq.Socket
-	var poller *zmq.Poller
-	if echoURL != "" {
-		echo, _ = zmq.NewSocket(zmq.DEALER)
-		echo.Connect(echoURL)
-		poller = zmq.NewPoller()
-		poller.Add(echo, zmq.POLLIN)
+	info, err := client.Upload(ctx, arktosCli, make([]int64, 1000))
+	if err != nil {
+		log.Fatal(err)
 	}
-	hdr := []byte("\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80")
-	ds, es := make([]float64, n), make([]float64, n)
-	for i := range ds {
-		t := time.Now()
-		if _, m, err := arktosCli.Call(ctx, "get_config", nil, nil); err != nil {
-			log.Fatal(err)
-		} else {
+	defer arktosCli.Delete(ctx, info.Name)
+	kinds := []struct {
+		name string
+		do   func()
+	}{
+		{"get_config", func() {
+			_, m, err := arktosCli.Call(ctx, "get_config", nil, nil)
+			if err != nil {
+				log.Fatal(err)
+			}
 			m.Close()
-		}
-		ds[i] = float64(time.Since(t).Nanoseconds()) / 1e3
-		if echo != nil {
-			t = time.Now()
+		}},
+		{"reduce sum (1000 int64)", func() {
+			if _, _, err := arktosCli.Reduce(ctx, "sum", info.Name); err != nil {
+				log.Fatal(err)
+			}
+		}},
+	}
+	if echoURL != "" {
+		echo, _ := zmq.NewSocket(zmq.DEALER)
+		defer echo.Close()
+		echo.SetLinger(0)
+		echo.Connect(echoURL)
+		poller := zmq.NewPoller()
+		poller.Add(echo, zmq.POLLIN)
+		hdr := []byte("\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80")
+		kinds = append(kinds, struct {
+			name string
+			do   func()
+		}{"raw zmq echo", func() {
 			echo.SendBytes(hdr, 0)
 			poller.Poll(time.Second)
 			echo.RecvBytes(0)
-			es[i] = float64(time.Since(t).Nanoseconds()) / 1e3
+		}})
+	}
+	times := make([][]float64, len(kinds))
+	for i := range n {
+		for k := range kinds {
+			k = (k + i) % len(kinds) // rotate: none always follows the same one
+			t := time.Now()
+			kinds[k].do()
+			times[k] = append(times[k], float64(time.Since(t).Nanoseconds())/1e3)
 		}
 	}
-	slices.Sort(ds)
-	out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": "get_config", "n": n,
-		"p50_us": ds[n/2], "p90_us": ds[n*9/10]})
-	if echo != nil {
-		slices.Sort(es)
-		out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": "raw zmq echo", "n": n,
-			"p50_us": es[n/2], "p90_us": es[n*9/10]})
+	for k, ts := range times {
+		slices.Sort(ts)
+		out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": kinds[k].name, "n": n,
+			"p50_us": ts[n/2], "p90_us": ts[n*9/10]})
 	}
 }
