@@ -282,3 +282,94 @@ func TestNativeZstdWrite(t *testing.T) {
 		}
 	}
 }
+
+// encodeHybrid writes vals as Parquet's RLE/bit-packed hybrid of width w:
+// runs of 8+ equal values as RLE runs, the rest bit-packed (groups of 8,
+// the last group padded with zeros).
+func encodeHybrid(vals []uint32, w uint) []byte {
+	var out []byte
+	putVarint := func(x uint64) {
+		for x >= 0x80 {
+			out = append(out, byte(x)|0x80)
+			x >>= 7
+		}
+		out = append(out, byte(x))
+	}
+	for i := 0; i < len(vals); {
+		j := i
+		for j < len(vals) && vals[j] == vals[i] {
+			j++
+		}
+		if j-i >= 8 {
+			putVarint(uint64(j-i) << 1)
+			for b := uint(0); b < (w+7)/8; b++ {
+				out = append(out, byte(vals[i]>>(8*b)))
+			}
+			i = j
+			continue
+		}
+		n := min(len(vals)-i, 8*(1+(len(vals)-i)%5))
+		groups := (n + 7) / 8
+		putVarint(uint64(groups)<<1 | 1)
+		bitsBuf := make([]byte, groups*int(w))
+		for k := 0; k < n; k++ {
+			for b := uint(0); b < w; b++ {
+				if vals[i+k]>>b&1 == 1 {
+					pos := uint(k)*w + b
+					bitsBuf[pos/8] |= 1 << (pos % 8)
+				}
+			}
+		}
+		out = append(out, bitsBuf...)
+		i += n
+	}
+	return out
+}
+
+// TestHybridGather decodes random hybrid streams of every bit width.
+func TestHybridGather(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for w := uint(0); w <= 32; w++ {
+		for _, n := range []int{1, 7, 8, 9, 64, 1000, 4099} {
+			vals := make([]uint32, n)
+			size := min(uint64(1)<<w, 1<<20) // every index of widths up to 20
+			for i := range vals {
+				if i > 0 && rng.IntN(3) == 0 {
+					vals[i] = vals[i-1] // some runs
+				} else {
+					vals[i] = uint32(rng.Uint64N(size))
+				}
+			}
+			dict := make([]uint64, size)
+			for i := range dict {
+				dict[i] = rng.Uint64()
+			}
+			b := encodeHybrid(vals, w)
+			got := make([]uint64, n)
+			if err := hybridGather(b, w, dict, got); err != nil {
+				t.Fatalf("w=%d n=%d: %v", w, n, err)
+			}
+			for i, v := range vals {
+				if got[i] != dict[v] {
+					t.Fatalf("w=%d n=%d: value %d is dict[?]=%x, want dict[%d]", w, n, i, got[i], v)
+				}
+			}
+			if w == 1 {
+				lv := []uint8{}
+				def, levels, err := defLevels(b, n, &lv)
+				want := 0
+				for _, v := range vals {
+					want += int(v)
+				}
+				if err != nil || def != want {
+					t.Fatalf("defLevels n=%d: %d defined (want %d), %v", n, def, want, err)
+				}
+				for i, v := range vals {
+					if levels != nil && uint32(levels[i]) != v || levels == nil && v != 1 {
+						t.Fatalf("defLevels n=%d: level %d wrong", n, i)
+					}
+				}
+			}
+		}
+	}
+}

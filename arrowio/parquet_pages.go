@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // This file holds the byte-level pieces of the direct page reader
@@ -400,8 +401,33 @@ func hybridGather[T any](b []byte, w uint, dict, out []T) error {
 			continue
 		}
 		o := out[:cnt]
-		i := 0
-		bit := uint(0)
+		// Whole groups of 8 values: value k of a group sits at bit k*w of
+		// the group's w bytes; 8 independent loads per group, each of 8
+		// bytes that stay inside full.
+		var offs [8]uintptr
+		var shifts [8]uint
+		for k := range 8 {
+			offs[k], shifts[k] = uintptr(uint(k)*w>>3), uint(k)*w&7
+		}
+		g := 0
+		if safe := (len(full) - 8) / int(w); safe > 0 {
+			base := unsafe.Pointer(unsafe.SliceData(full))
+			ng := min(len(o)/8, safe-1) // the last load of group g reads up to byte g*w+w-1+8 < len(full)
+			for ; g < ng; g++ {
+				p := unsafe.Add(base, g*int(w))
+				d := o[g*8 : g*8+8 : g*8+8]
+				d[0] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[0]))>>shifts[0]&mask)]
+				d[1] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[1]))>>shifts[1]&mask)]
+				d[2] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[2]))>>shifts[2]&mask)]
+				d[3] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[3]))>>shifts[3]&mask)]
+				d[4] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[4]))>>shifts[4]&mask)]
+				d[5] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[5]))>>shifts[5]&mask)]
+				d[6] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[6]))>>shifts[6]&mask)]
+				d[7] = dict[uint32(*(*uint64)(unsafe.Add(p, offs[7]))>>shifts[7]&mask)]
+			}
+		}
+		i := g * 8
+		bit := uint(i) * w
 		for ; i < len(o); i++ {
 			at := int(bit >> 3)
 			if at+8 > len(full) {
