@@ -18,10 +18,12 @@ package ops
 //     the packed keys of its block of rows (local ids in first-seen order);
 //     the tables are merged into one, whose keys are radix-sorted to give
 //     each one its rank, and a second pass maps local ids to ranks. A worker
-//     whose table passes HashMaxGroups distinct keys (or a third of its rows)
-//     gives up, and the sort strategy runs instead.
-//   - sort: high cardinality: the packed keys are radix-sorted with their row
-//     numbers (the existing LSD radix sort), and runs of equal keys are groups.
+//     whose table passes hashBigTable keys (it would leave L2) gives up, and
+//     the partitioned strategy runs instead.
+//   - partitioned: many groups (groupby_part.go): the keys are scattered into
+//     partitions by hash, each grouped with an L2-sized table of its own.
+//   - sort (only when asked for): the packed keys are radix-sorted with their
+//     row numbers, and runs of equal keys are groups.
 //   - wide: several keys whose ranges multiply past 2^64-2: coargsort of the keys,
 //     then adjacent rows are compared key by key.
 
@@ -39,18 +41,16 @@ import (
 const (
 	// DenseMaxSlots is the largest packed key range grouped with a dense table.
 	DenseMaxSlots = 1 << 21
-	// HashMaxGroups is the most distinct keys one worker's hash table takes
-	// before the grouping switches to sorting.
-	HashMaxGroups = 1 << 20
 )
 
 // Group-by strategies (Grouping.Strategy; GroupBy's strategy argument also
 // takes "auto").
 const (
-	StrategyDense = "dense"
-	StrategyHash  = "hash"
-	StrategySort  = "sort"
-	StrategyWide  = "wide"
+	StrategyDense       = "dense"
+	StrategyHash        = "hash"
+	StrategyPartitioned = "partitioned"
+	StrategySort        = "sort"
+	StrategyWide        = "wide"
 )
 
 const (
@@ -65,7 +65,7 @@ type Grouping struct {
 	NGroups  int              // number of groups
 	Kept     int              // rows not dropped
 	Keys     []*pdarray.Array // the unique keys, one array per key, sorted
-	Strategy string           // the strategy used (dense, hash, sort, wide)
+	Strategy string           // the strategy used (dense, hash, partitioned, sort, wide)
 }
 
 // Free hands every array of g back to env.
@@ -103,9 +103,9 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 		}
 	}
 	switch strategy {
-	case "", "auto", StrategyDense, StrategyHash, StrategySort, StrategyWide:
+	case "", "auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide:
 	default:
-		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, sort or wide", strategy)
+		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, partitioned, sort or wide", strategy)
 	}
 	if n > math.MaxInt32 {
 		return Grouping{}, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32)
@@ -124,7 +124,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 		}
 		total = lo
 	}
-	if !packable && (strategy == StrategyDense || strategy == StrategyHash) {
+	if !packable && (strategy == StrategyDense || strategy == StrategyHash || strategy == StrategyPartitioned) {
 		return Grouping{}, errorf(ErrValue, "group-by strategy '%s' needs keys whose ranges multiply to less than 2^64-1", strategy)
 	}
 	ids, err := env.Alloc(pdarray.Int32, n)
@@ -151,15 +151,18 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 		}
 		g.Strategy = StrategyDense
 		uniq, freeUniq, g.Kept, err = groupDense(env, specs, int(total), pdarray.View[int32](ids))
+	case strategy == StrategySort:
+		g.Strategy = StrategySort
+		uniq, freeUniq, err = groupSort(env, specs, total, pdarray.View[int32](ids))
 	default:
 		ok := false
-		if strategy != StrategySort {
+		if strategy != StrategyPartitioned {
 			g.Strategy = StrategyHash
 			uniq, freeUniq, ok, err = groupHash(env, specs, pdarray.View[int32](ids), strategy == StrategyHash)
 		}
 		if err == nil && !ok {
-			g.Strategy = StrategySort
-			uniq, freeUniq, err = groupSort(env, specs, total, pdarray.View[int32](ids))
+			g.Strategy = StrategyPartitioned
+			uniq, freeUniq, g.Kept, err = groupPartitioned(env, specs, pdarray.View[int32](ids))
 		}
 	}
 	if err != nil {
@@ -167,7 +170,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	}
 	defer freeUniq()
 	g.NGroups = len(uniq)
-	if g.Strategy != StrategyDense {
+	if g.Strategy != StrategyDense && g.Strategy != StrategyPartitioned {
 		g.Kept = countKept(env, pdarray.View[int32](ids))
 	}
 	g.Keys = make([]*pdarray.Array, 0, len(specs))
@@ -545,12 +548,19 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 // hashTable is an open-addressing table (linear probing) of packed keys to
 // int32 ids; an empty slot holds dropKey. Its arrays come from env.
 type hashTable struct {
-	keys  []uint64
-	vals  []int32
-	order []uint64 // keys by id
+	slots []hashSlot // key and id side by side: one cache miss per probe
+	order []uint64   // keys by id
 	mask  uint64
 	shift uint
+	pre   uint // hash bits to skip (a partition's tables: its own top bits)
 	free  []func()
+}
+
+// hashSlot is one entry of a hashTable (k is dropKey when empty).
+type hashSlot struct {
+	k uint64
+	v int32
+	_ int32
 }
 
 func newHashTable(env Env, capPow uint) (*hashTable, error) {
@@ -563,20 +573,15 @@ func newHashTable(env Env, capPow uint) (*hashTable, error) {
 
 func (t *hashTable) alloc(env Env, capPow uint) error {
 	size := 1 << capPow
-	k, fk, err := scratchOf[uint64](env, size)
+	sl, fs, err := slotsOf[hashSlot](env, size)
 	if err != nil {
 		return err
 	}
-	v, fv, err := scratchOf[int32](env, size)
-	if err != nil {
-		fk()
-		return err
+	for i := range sl {
+		sl[i].k = dropKey
 	}
-	for i := range k {
-		k[i] = dropKey
-	}
-	t.keys, t.vals, t.mask, t.shift = k, v, uint64(size-1), 64-capPow
-	t.free = append(t.free, fk, fv)
+	t.slots, t.mask, t.shift = sl, uint64(size-1), 64-capPow
+	t.free = append(t.free, fs)
 	return nil
 }
 
@@ -589,15 +594,18 @@ func (t *hashTable) release() {
 
 func hashKey(k uint64, shift uint) uint64 { return (k * 0x9E3779B97F4A7C15) >> shift }
 
+// hash is k's home slot.
+func (t *hashTable) hash(k uint64) uint64 { return ((k * 0x9E3779B97F4A7C15) << t.pre) >> t.shift }
+
 // insert returns the id of key k, adding it with the next id when new.
 func (t *hashTable) insert(env Env, k uint64) (int32, error) {
-	for h := hashKey(k, t.shift); ; h = (h + 1) & t.mask {
-		switch t.keys[h] {
+	for h := t.hash(k); ; h = (h + 1) & t.mask {
+		switch t.slots[h].k {
 		case k:
-			return t.vals[h], nil
+			return t.slots[h].v, nil
 		case dropKey:
 			id := int32(len(t.order))
-			t.keys[h], t.vals[h] = k, id
+			t.slots[h] = hashSlot{k: k, v: id}
 			t.order = append(t.order, k)
 			if uint64(len(t.order))*2 > t.mask {
 				if err := t.grow(env); err != nil {
@@ -618,11 +626,11 @@ func (t *hashTable) grow(env Env) error {
 		return err
 	}
 	for id, k := range t.order {
-		h := hashKey(k, t.shift)
-		for t.keys[h] != dropKey {
+		h := t.hash(k)
+		for t.slots[h].k != dropKey {
 			h = (h + 1) & t.mask
 		}
-		t.keys[h], t.vals[h] = k, int32(id)
+		t.slots[h] = hashSlot{k: k, v: int32(id)}
 	}
 	for _, f := range oldFree {
 		f()
@@ -651,7 +659,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		limit := math.MaxInt
 		if !force {
-			limit = min(HashMaxGroups, max((hi-lo)/3, 4096))
+			limit = hashBigTable // past it the table leaves L2: partition instead
 		}
 		t, err := newHashTable(env, 12)
 		if err != nil {
@@ -671,11 +679,11 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 				}
 				// inlined lookup of the common case
 				h := hashKey(k, t.shift)
-				for t.keys[h] != k && t.keys[h] != dropKey {
+				for t.slots[h].k != k && t.slots[h].k != dropKey {
 					h = (h + 1) & t.mask
 				}
-				if t.keys[h] == k {
-					out[i] = t.vals[h]
+				if sl := t.slots[h]; sl.k == k {
+					out[i] = sl.v
 					continue
 				}
 				id, err := t.insert(env, k)

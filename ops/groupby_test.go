@@ -121,7 +121,7 @@ var keyCases = []keyCase{
 	{"int64-small", func(r *rand.Rand, n int) []*pdarray.Array { return []*pdarray.Array{gbInts[int64](r, n, -50, 100)} }, StrategyDense},
 	{"int64-medium", func(r *rand.Rand, n int) []*pdarray.Array {
 		return []*pdarray.Array{gbInts[int64](r, n, -1<<40, 1<<41)}
-	}, StrategySort},
+	}, StrategyHash},
 	{"int64-fewwide", func(r *rand.Rand, n int) []*pdarray.Array {
 		x := make([]int64, n)
 		for i := range x {
@@ -201,8 +201,8 @@ func TestGroupByStrategies(t *testing.T) {
 				ref := &refGrouping{}
 				for _, workers := range []int{1, 2, 8} {
 					env := PlainEnv(workers)
-					for _, st := range []string{"auto", StrategyDense, StrategyHash, StrategySort, StrategyWide} {
-						if !packable && n > 1 && (st == StrategyDense || st == StrategyHash) {
+					for _, st := range []string{"auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide} {
+						if !packable && n > 1 && (st == StrategyDense || st == StrategyHash || st == StrategyPartitioned) {
 							continue
 						}
 						if st == StrategyDense && (kc.name == "int64-medium" || kc.name == "multi-float" || kc.name == "int64-minmax" || kc.name == "uint64-max" || kc.name == "int64-fewwide" || kc.name == "float64-nan") {
@@ -627,6 +627,111 @@ func TestGroupAggManySharesOnePass(t *testing.T) {
 	for i, w := range want {
 		if got := asF64s(t, outs[i]); !slices.Equal(got, w) {
 			t.Fatalf("op %d: got %v want %v", i, got, w)
+		}
+	}
+}
+
+// TestGroupSumsBanded covers the banded path (states past L2): float sums
+// bit-identical to a sequential loop at 1, 2 and 8 workers, counts exact,
+// and the path really taken.
+func TestGroupSumsBanded(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, span = 600_000, 300_000
+	k := make([]int64, n)
+	v := make([]float64, n)
+	for i := range k {
+		k[i] = int64(r.IntN(span)) * 3 // a gap per key: the hash or sort strategy
+		v[i] = math.Round(r.NormFloat64()*1e6) / 100
+		if r.IntN(50) == 0 {
+			v[i] = math.NaN()
+		}
+	}
+	keys := []*pdarray.Array{pdarray.FromSlice(k)}
+	vals := pdarray.FromSlice(v)
+	refIDs, _ := refGroups(keys, true)
+	ng := int(slices.Max(refIDs)) + 1
+	if ng*16 <= bandedMinBytes {
+		t.Fatalf("%d groups do not reach the banded path", ng)
+	}
+	sum := make([]float64, ng)
+	cnt, rows := make([]int64, ng), make([]int64, ng)
+	for i, g := range refIDs {
+		rows[g]++
+		if v[i] == v[i] {
+			sum[g] += v[i]
+			cnt[g]++
+		}
+	}
+	for _, w := range []int{1, 2, 8} {
+		env := PlainEnv(w)
+		g, err := GroupBy(env, keys, true, "auto")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := bandedPasses.Load()
+		outs, err := GroupAggMany(env, g.IDs, g.NGroups, []string{"sum", "count", "size", "mean"}, vals, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bandedPasses.Load() == before {
+			t.Fatalf("w=%d: the banded path was not taken", w)
+		}
+		gs, gc, gr, gm := pdarray.View[float64](outs[0]), pdarray.View[int64](outs[1]), pdarray.View[int64](outs[2]), pdarray.View[float64](outs[3])
+		for i := range sum {
+			if math.Float64bits(gs[i]) != math.Float64bits(sum[i]) || gc[i] != cnt[i] || gr[i] != rows[i] ||
+				math.Float64bits(gm[i]) != math.Float64bits(sum[i]/float64(cnt[i])) {
+				t.Fatalf("w=%d group %d: got %v %d %d %v, want %v %d %d", w, i, gs[i], gc[i], gr[i], gm[i], sum[i], cnt[i], rows[i])
+			}
+		}
+	}
+}
+
+// TestGroupByPartitioned: many distinct keys take the partitioned path on
+// their own, with the ids of the reference grouping at every worker count,
+// NaN keys dropped or kept.
+func TestGroupByPartitioned(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const n = 300_000
+	k := make([]int64, n)
+	f := make([]float64, n)
+	for i := range k {
+		k[i] = int64(r.IntN(150_000)) * 1_000_003
+		f[i] = float64(k[i]) / 7
+		if r.IntN(10) == 0 {
+			f[i] = math.NaN()
+		}
+	}
+	for _, keys := range [][]*pdarray.Array{{pdarray.FromSlice(k)}, {pdarray.FromSlice(f)}} {
+		for _, dropna := range []bool{true, false} {
+			refIDs, _ := refGroups(keys, dropna)
+			for _, w := range []int{1, 2, 8} {
+				env := PlainEnv(w)
+				before := partitionedRuns.Load()
+				st := "auto"
+				if w == 8 {
+					st = StrategyPartitioned // 37,500 rows a worker: each table stays small
+				}
+				g, err := GroupBy(env, keys, dropna, st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.Strategy != StrategyPartitioned || partitionedRuns.Load() != before+1 {
+					t.Fatalf("%d keys w=%d: strategy %s, want partitioned", len(keys), w, g.Strategy)
+				}
+				if !slices.Equal(pdarray.View[int32](g.IDs), refIDs) {
+					t.Fatalf("%d keys w=%d dropna=%v: ids differ from the reference", len(keys), w, dropna)
+				}
+				kept := 0
+				for _, id := range refIDs {
+					if id >= 0 {
+						kept++
+					}
+				}
+				if g.Kept != kept {
+					t.Fatalf("kept %d, want %d", g.Kept, kept)
+				}
+				g.Free(env)
+			}
 		}
 	}
 }
