@@ -199,6 +199,7 @@ type fastUnit struct {
 	fill   uint64
 	nulls  int64
 
+	noShift         bool   // a page did not fit shifted (see shifted)
 	start, pos, end int64  // the chunk's start, the next page header, the chunk's end
 	mem             []byte // the whole chunk when compressed (mem[0] is at start)
 }
@@ -313,6 +314,47 @@ func (u *fastUnit) roomAfter(out []byte) bool {
 	return u.codec != compress.Codecs.Zstd || u.sc.zstd == nil || cap(out)-len(out) >= zstdSpare
 }
 
+// shifted tries to decompress a data page v1 of an optional column (max
+// definition level 1) straight into out, assuming its levels say that all
+// nv rows are defined: the page is then a 4-byte length, one RLE run
+// (uvarint nv<<1, value 1) and the values, so it is decompressed into
+// the bytes that end where out ends, its level prefix landing on the
+// previous rows of this unit (saved and put back). It reports false, having
+// changed nothing outside out, when the page is not like that (some nulls,
+// other level runs, the unit's first page, or a chunk that has shown
+// nulls before).
+func (u *fastUnit) shifted(out []byte, row, nv, un int, plain bool, raw []byte) (bool, error) {
+	if u.maxDef != 1 || !plain || u.noShift {
+		return false, nil
+	}
+	var pre [16]byte
+	binary.LittleEndian.PutUint32(pre[4:], 0)
+	l := binary.PutUvarint(pre[4:], uint64(nv)<<1)
+	pre[4+l] = 1
+	binary.LittleEndian.PutUint32(pre[:], uint32(l+1))
+	pl := 4 + l + 1
+	start := row*u.size - pl
+	if start < 0 || un != pl+len(out) {
+		return false, nil
+	}
+	win := u.dst[start : start+un] // capacity: to the unit's end
+	if !u.roomAfter(win) {
+		return false, nil
+	}
+	var saved [16]byte
+	copy(saved[:pl], win[:pl])
+	err := u.decompress(win, raw)
+	ok := err == nil && string(win[:pl]) == string(pre[:pl])
+	copy(win[:pl], saved[:pl])
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		u.noShift = true
+	}
+	return ok, nil
+}
+
 type word interface{ uint32 | uint64 }
 
 // runPages walks the chunk's pages, filling u.dst with T-sized values.
@@ -382,12 +424,13 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 		return errNotFast
 	}
 	// Locate the levels and the values section.
-	var levels []byte // definition levels (RLE), nil when maxDef == 0
-	var vals []byte   // the values section, decoded
-	var valsOff int64 // uncompressed chunks: the values' file offset
-	var valsLen int   // and length
-	inFile := false   // the values are still in the file at valsOff
-	direct := false   // the values went straight into out
+	var levels []byte   // definition levels (RLE), nil when maxDef == 0
+	var vals []byte     // the values section, decoded
+	var valsOff int64   // uncompressed chunks: the values' file offset
+	var valsLen int     // and length
+	inFile := false     // the values are still in the file at valsOff
+	direct := false     // the values went straight into out
+	allDefined := false // every row is defined, known without decoding levels
 	if h.typ == pageData {
 		if h.repEncoding != encRLE && h.repEncoding != encBitPacked && h.repEncoding != 0 {
 			return errNotFast
@@ -427,6 +470,11 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 				}
 				Stats.DirectPages.Add(1)
 				direct = true
+			} else if ok, err := u.shifted(out, row, nv, un, plain, raw); err != nil {
+				return err
+			} else if ok {
+				Stats.ShiftedPages.Add(1)
+				direct, allDefined = true, true
 			} else {
 				u.sc.page = grow(u.sc.page, un, zstdSpare)
 				if err := u.decompress(u.sc.page, raw); err != nil {
@@ -497,7 +545,7 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 	// only when some are not).
 	defined := nv
 	var lv []uint8
-	if u.maxDef > 0 {
+	if u.maxDef > 0 && !allDefined {
 		var err error
 		if defined, lv, err = defLevels(levels, nv, &u.sc.lvl); err != nil {
 			return fmt.Errorf("%w: %v", errNotFast, err)

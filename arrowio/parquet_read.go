@@ -65,7 +65,10 @@ type ReadStats struct {
 	// decompressed straight into the destination, CopiedPages were
 	// decompressed into the page buffer and copied, DictDecodedPages were
 	// gathered from the dictionary; DictPages are dictionaries read.
-	DirectPages, CopiedPages, DictDecodedPages, DictPages atomic.Uint64
+	// ShiftedPages are pages of optional columns without nulls that were
+	// decompressed straight into the destination, level prefix and all
+	// (fastUnit.shifted).
+	DirectPages, CopiedPages, DictDecodedPages, DictPages, ShiftedPages atomic.Uint64
 	// Zstd pages decoded by libzstd and by klauspost's Go decoder, and
 	// pages written with libzstd.
 	NativeZstdPages, GoZstdPages, NativeZstdEncodes atomic.Uint64
