@@ -1,23 +1,39 @@
 """Group-by: Arktos against DuckDB, Polars and pandas, side by side.
 
-    .venv/bin/python bench/groupby/run.py [--rows 7.7e6] [--threads 1,2] [--trials 5]
+    .venv/bin/python bench/groupby/run.py [--sets taxi,highcard,g1] [--rows 7.7e6]
+        [--g1-rows 1e7] [--hc-rows 1e7] [--threads 1,2] [--trials 5] [--json out.json]
 
 (`pip install duckdb polars pandas` into .venv first; build the server with
 `go build -o bin/arktos-server ./cmd/arktos-server`.)
 
-Taxi-style data generated on the server (seeded, reproducible at any worker
-count): pickup and drop-off zones floor(265·u³)+1 (skewed, 1..265), hour
-0..23, fare uniform 0..100 rounded to cents. Queries: sum, count and mean of
-fare by (pickup, dropoff, hour) — 1.7 M possible groups — and by pickup.
+Data sets and queries (issue 5):
 
-For each thread count T an arktos-server runs with --workers T; DuckDB
-(SET threads), Polars (POLARS_MAX_THREADS, in a subprocess) and pandas
-(always one thread) get the same columns already in their memory. Every
-peer's answer is checked against ours first (counts exactly, sums and means
-to 1e-9 relative), then timed. "scan" is the floor: one server request per
-column summing it (the same columns read once). A fixed numpy kernel is
-timed before and after, to show whether the (shared, noisy) machine stayed
-steady.
+* taxi: generated on the server (seeded per chunk, reproducible at any
+  worker count): pickup and drop-off zones floor(265·u³)+1 (skewed, 1..265),
+  hour 0..23, fare uniform 0..100 rounded to cents. Queries: sum, count and
+  mean of fare by (pickup, dropoff, hour) — 1.7 M possible groups — and by
+  pickup.
+* highcard: 10^7 rows of int64 keys drawn from 10^4, 10^6 and 10^7 distinct
+  values spread over a wide range (no dense shortcut); sum and count of a
+  float64 column by key.
+* g1: the db-benchmark (h2o.ai / DuckDB Labs) group-by data G1_1e7_1e2:
+  id1..id3 are strings there; until Arktos has string arrays they are
+  integer codes here (id1, id2 in 1..K, id3 in 1..N/K), id4, id5 in 1..K,
+  id6 in 1..N/K, v1 in 1..5, v2 in 1..15, v3 uniform 0..100 rounded to
+  6 decimals. Questions q1–q7 and q10; q8 (largest two v3 per id6) and q9
+  (squared correlation of v1, v2 per id2, id4) need aggregations Arktos does
+  not have yet and are not run.
+
+Arktos time: the client's wall time of ak.GroupBy(keys) plus one g.agg(...)
+request per value column (the grouping is recomputed every trial), data
+already on the server. Peers: the same query, data already in their memory,
+result sorted by the keys. Every peer's answer is checked against ours
+before any time counts (keys, counts and integer sums exactly, float results
+to 1e-9 relative). "scan" is the floor: one ak.sum request per column the
+query reads. For each thread count T an arktos-server runs with --workers T;
+DuckDB gets SET threads=T, Polars POLARS_MAX_THREADS=T (in a subprocess),
+pandas is single-threaded (T=1 only). A fixed numpy kernel is timed before
+and after the whole run to show whether the machine stayed steady.
 """
 
 from __future__ import annotations
@@ -31,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +55,32 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python" / "src"))
 import arktos as ak  # noqa: E402
 
-QUERIES = {"by3": ["pickup", "dropoff", "hour"], "by1": ["pickup"]}
+# A query: group keys, and aggregations (output name, column, op); op is one
+# of sum, count (rows: column "*"), mean, median, std (ddof 1), max, min.
+# "range" makes q7's max(v1) - min(v2).
+Query = dict[str, Any]
+
+
+def q(by: list[str], *aggs: tuple[str, str, str], expr: str | None = None) -> Query:
+    return {"by": by, "aggs": [list(a) for a in aggs], "expr": expr}
+
+
+TAXI = {
+    "taxi by3": q(["pickup", "dropoff", "hour"], ("s", "fare", "sum"), ("c", "*", "count"),
+                  ("m", "fare", "mean")),
+    "taxi by1": q(["pickup"], ("s", "fare", "sum"), ("c", "*", "count"), ("m", "fare", "mean")),
+}
+HIGHCARD = {f"hc k=1e{e}": q([f"key{e}"], ("s", "v", "sum"), ("c", "*", "count")) for e in (4, 6, 7)}
+G1 = {
+    "g1 q1": q(["id1"], ("v1", "v1", "sum")),
+    "g1 q2": q(["id1", "id2"], ("v1", "v1", "sum")),
+    "g1 q3": q(["id3"], ("v1", "v1", "sum"), ("v3", "v3", "mean")),
+    "g1 q4": q(["id4"], ("v1", "v1", "mean"), ("v2", "v2", "mean"), ("v3", "v3", "mean")),
+    "g1 q5": q(["id6"], ("v1", "v1", "sum"), ("v2", "v2", "sum"), ("v3", "v3", "sum")),
+    "g1 q6": q(["id4", "id5"], ("med", "v3", "median"), ("sd", "v3", "std")),
+    "g1 q7": q(["id3"], ("mx", "v1", "max"), ("mn", "v2", "min"), expr="range"),
+    "g1 q10": q(["id1", "id2", "id3", "id4", "id5", "id6"], ("v3", "v3", "sum"), ("c", "*", "count")),
+}
 
 
 def free_port() -> int:
@@ -71,128 +113,177 @@ def make_taxi(conn: ak.Connection, n: int) -> dict[str, ak.pdarray]:
             "hour": ak.randint(0, 24, n, seed=3, conn=conn), "fare": fare}
 
 
-def arktos_query(cols: dict[str, ak.pdarray], by: list[str]) -> dict[str, np.ndarray]:
-    g = ak.GroupBy([cols[k] for k in by])
+def make_highcard(n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    cols = {"v": np.round(rng.uniform(0, 100, n), 2)}
+    for e in (4, 6, 7):
+        cols[f"key{e}"] = rng.integers(0, 10**e, n, dtype=np.int64) * 2654435761 + 12345
+    return cols
+
+
+def make_g1(n: int, k: int = 100) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1)
+    nk = max(n // k, 1)
+    return {
+        "id1": rng.integers(1, k + 1, n), "id2": rng.integers(1, k + 1, n),
+        "id3": rng.integers(1, nk + 1, n), "id4": rng.integers(1, k + 1, n),
+        "id5": rng.integers(1, k + 1, n), "id6": rng.integers(1, nk + 1, n),
+        "v1": rng.integers(1, 6, n), "v2": rng.integers(1, 16, n),
+        "v3": np.round(rng.uniform(0, 100, n), 6),
+    }
+
+
+def arktos_query(cols: dict[str, ak.pdarray], spec: Query) -> tuple[Any, dict[str, Any], str]:
+    """Runs spec on the server; returns (unique keys, {output: pdarray}, strategy)."""
+    g = ak.GroupBy([cols[b] for b in spec["by"]])
     keys = g.unique_keys if isinstance(g.unique_keys, tuple) else (g.unique_keys,)
-    _, s = g.sum(cols["fare"])
-    _, c = g.size()
-    _, m = g.mean(cols["fare"])
-    return {"keys": keys, "sum": s, "count": c, "mean": m, "g": g}  # type: ignore[dict-item]
-
-
-def fetch(r: dict) -> dict[str, np.ndarray]:
-    return {"keys": [k.to_ndarray() for k in r["keys"]], "sum": r["sum"].to_ndarray(),
-            "count": r["count"].to_ndarray(), "mean": r["mean"].to_ndarray()}
+    per_col: dict[str, list[tuple[str, str]]] = {}
+    for out, col, op in spec["aggs"]:
+        if col == "*":
+            col, op = spec["aggs"][0][1] if spec["aggs"][0][1] != "*" else spec["by"][0], "size"
+        per_col.setdefault(col, []).append((out, op))
+    res: dict[str, Any] = {}
+    for col, outs in per_col.items():
+        _, r = g.agg(cols[col], [op for _, op in outs], ddof=1)
+        for out, op in outs:
+            res[out] = r[op]
+    if spec["expr"] == "range":
+        res = {"range": res["mx"] - res["mn"]}
+    return keys, res, g.strategy
 
 
 PEER_CODE = r"""
-import json, sys, time, os
+import json, sys, time
 import numpy as np
-peer, threads, path, trials = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+peer, threads, path, trials, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
 d = np.load(path)
-cols = {k: d[k] for k in ("pickup", "dropoff", "hour", "fare")}
-queries = {"by3": ["pickup", "dropoff", "hour"], "by1": ["pickup"]}
-out = {}
+cols = {k: d[k] for k in d.files}
+SQL = {"sum": "sum({c})", "count": "count(*)", "mean": "avg({c})", "median": "median({c})",
+       "std": "stddev_samp({c})", "max": "max({c})", "min": "min({c})"}
 if peer == "duckdb":
     import duckdb, pyarrow as pa
     con = duckdb.connect()
     con.execute(f"SET threads={threads}")
-    con.register("taxi", pa.table(cols))
-    con.execute("CREATE TABLE t AS SELECT * FROM taxi")
-    def run(by):
-        k = ", ".join(by)
-        r = con.execute(f"SELECT {k}, sum(fare) s, count(*) c, avg(fare) m FROM t GROUP BY {k} ORDER BY {k}").fetchnumpy()
-        return [r[b] for b in by], r["s"], r["c"], r["m"]
+    con.register("src", pa.table(cols))
+    con.execute("CREATE TABLE t AS SELECT * FROM src")
+    def run(spec):
+        k = ", ".join(spec["by"])
+        if spec["expr"] == "range":
+            sel = "max(v1) - min(v2) AS range"
+        else:
+            sel = ", ".join(SQL[op].format(c=c) + f" AS {o}" for o, c, op in spec["aggs"])
+        r = con.execute(f"SELECT {k}, {sel} FROM t GROUP BY {k} ORDER BY {k}").fetchnumpy()
+        return {x: np.asarray(v) for x, v in r.items()}
 elif peer == "polars":
     import polars as pl
     df = pl.DataFrame(cols)
-    def run(by):
-        r = df.group_by(by).agg(pl.col("fare").sum().alias("s"), pl.len().alias("c"), pl.col("fare").mean().alias("m")).sort(by)
-        return [r[b].to_numpy() for b in by], r["s"].to_numpy(), r["c"].to_numpy(), r["m"].to_numpy()
+    def agg(o, c, op):
+        if op == "count":
+            return pl.len().alias(o)
+        e = getattr(pl.col(c), op)
+        return (e(ddof=1) if op == "std" else e()).alias(o)
+    def run(spec):
+        if spec["expr"] == "range":
+            aggs = [(pl.col("v1").max() - pl.col("v2").min()).alias("range")]
+        else:
+            aggs = [agg(*a) for a in spec["aggs"]]
+        r = df.group_by(spec["by"]).agg(aggs).sort(spec["by"])
+        return {x: r[x].to_numpy() for x in r.columns}
 else:
     import pandas as pd
     df = pd.DataFrame(cols)
-    def run(by):
-        r = df.groupby(by, sort=True)["fare"].agg(["sum", "count", "mean"])
-        idx = r.index.to_frame().to_numpy().T if len(by) > 1 else [r.index.to_numpy()]
-        return list(idx), r["sum"].to_numpy(), r["count"].to_numpy(), r["mean"].to_numpy()
-for q, by in queries.items():
-    keys, s, c, m = run(by)
-    np.savez(path + f".{peer}.{q}.npz", s=s, c=c, m=m, *keys)
+    def run(spec):
+        g = df.groupby(spec["by"], sort=True)
+        named = {}
+        for o, c, op in spec["aggs"]:
+            named[o] = (spec["by"][0], "size") if op == "count" else (c, op)
+        r = g.agg(**named).reset_index()
+        if spec["expr"] == "range":
+            r["range"] = r["mx"] - r["mn"]
+        return {x: r[x].to_numpy() for x in r.columns}
+out = {}
+for name, spec in specs.items():
+    r = run(spec)
+    np.savez(path + f".{peer}.{name.replace(' ', '_')}.npz", **r)
     ts = []
     for _ in range(trials):
-        t0 = time.perf_counter(); run(by); ts.append(time.perf_counter() - t0)
-    out[q] = ts
+        t0 = time.perf_counter(); run(spec); ts.append(time.perf_counter() - t0)
+    out[name] = ts
 print(json.dumps(out))
 """
 
 
-def check(ours: dict[str, np.ndarray], path: str, peer: str, q: str) -> str:
-    z = np.load(path + f".{peer}.{q}.npz")
-    keys = [z[f"arr_{i}"] for i in range(len(ours["keys"]))]
-    if len(z["c"]) != len(ours["count"]):
-        return f"MISMATCH ngroups {len(z['c'])} vs {len(ours['count'])}"
-    for a, b in zip(keys, ours["keys"]):
-        if not np.array_equal(a.astype(np.int64), b):
-            return "MISMATCH keys"
-    if not np.array_equal(z["c"].astype(np.int64), ours["count"]):
-        return "MISMATCH count"
-    for name, got in (("s", ours["sum"]), ("m", ours["mean"])):
-        if not np.allclose(z[name], got, rtol=1e-9, atol=0):
-            return f"MISMATCH {name}"
+def check(ours: dict[str, Any], path: str, peer: str, name: str, spec: Query) -> str:
+    z = np.load(path + f".{peer}.{name.replace(' ', '_')}.npz")
+    outs = ["range"] if spec["expr"] == "range" else [o for o, _, _ in spec["aggs"]]
+    ng = len(ours["keys"][0])
+    for b, k in zip(spec["by"], ours["keys"]):
+        if len(z[b]) != ng:
+            return f"MISMATCH ngroups {len(z[b])} vs {ng}"
+        if not np.array_equal(z[b].astype(np.int64), k.astype(np.int64)):
+            return f"MISMATCH key {b}"
+    for o in outs:
+        got, want = ours["res"][o], z[o]
+        if got.dtype.kind in "iu" and want.dtype.kind in "iuf":
+            if not np.array_equal(got.astype(np.float64), want.astype(np.float64)):
+                return f"MISMATCH {o}"
+        elif not np.allclose(want.astype(np.float64), got.astype(np.float64), rtol=1e-9, atol=0,
+                             equal_nan=True):
+            return f"MISMATCH {o}"
     return "ok"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=float, default=7.7e6)
-    ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--peers", default="duckdb,polars,pandas")
-    args = ap.parse_args()
-    n = int(args.rows)
-    server_bin = REPO / "bin" / "arktos-server"
-    ref_before = reference_kernel()
-    tmp = tempfile.mkdtemp(prefix="akgb")
-    data_path = os.path.join(tmp, "taxi.npz")
-    rows = []
-    for threads in [int(t) for t in args.threads.split(",")]:
+def run_set(set_name: str, queries: dict[str, Query], threads_list: list[int], args: argparse.Namespace,
+            tmp: str, server_bin: Path, rows: list[dict[str, Any]]) -> None:
+    data_path = os.path.join(tmp, f"{set_name}.npz")
+    n = 0
+    for threads in threads_list:
         url = f"tcp://127.0.0.1:{free_port()}"
         proc = subprocess.Popen([str(server_bin), "--addr", url, "--workers", str(threads),
-                                 "--max-memory", "8GiB", "--log-level", "warn"])
+                                 "--max-memory", "10GiB", "--log-level", "warn"])
         try:
             time.sleep(0.3)
             conn = ak.Connection(url, timeout=600)
-            cols = make_taxi(conn, n)
-            if not os.path.exists(data_path):
-                np.savez(data_path, **{k: v.to_ndarray() for k, v in cols.items()})
-            # the scan floor: every column of a query read once
-            for q, by in QUERIES.items():
-                names = by + ["fare"]
+            if set_name == "taxi":
+                cols = make_taxi(conn, int(args.rows))
+                if not os.path.exists(data_path):
+                    np.savez(data_path, **{k: v.to_ndarray() for k, v in cols.items()})
+            else:
+                if not os.path.exists(data_path):
+                    data = make_highcard(int(args.hc_rows)) if set_name == "highcard" \
+                        else make_g1(int(args.g1_rows))
+                    np.savez(data_path, **data)
+                d = np.load(data_path)
+                cols = {k: conn.array(d[k]) for k in d.files}
+            n = next(iter(cols.values())).size
+            for name, spec in queries.items():
+                used = list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"]))
                 scan = []
                 for _ in range(args.trials):
                     t0 = time.perf_counter()
-                    for c in names:
+                    for c in used:
                         ak.sum(cols[c])
                     scan.append(time.perf_counter() - t0)
-                ours_t, strategy = [], ""
+                ts: list[float] = []
+                ours: dict[str, Any] = {}
+                strategy = ""
                 for i in range(args.trials + 1):
                     t0 = time.perf_counter()
-                    r = arktos_query(cols, by)
+                    keys, res, strategy = arktos_query(cols, spec)
                     dt = time.perf_counter() - t0
                     if i == 0:
-                        ours = fetch(r)
-                        strategy = r["g"].strategy
+                        ours = {"keys": [k.to_ndarray() for k in keys],
+                                "res": {o: r.to_ndarray() for o, r in res.items()}}
                     else:
-                        ours_t.append(dt)
-                    del r
-                p50, p90 = stats(ours_t)
-                s50, _ = stats(scan)
-                rows.append({"threads": threads, "query": q, "engine": f"arktos ({strategy})",
-                             "p50": p50, "p90": p90, "check": "ours", "scan": s50})
-                rows.append({"threads": threads, "query": q, "engine": "scan floor",
-                             "p50": s50, "p90": stats(scan)[1], "check": "", "scan": s50})
-                rows[-2]["ours"] = ours
+                        ts.append(dt)
+                    del keys, res
+                p50, p90 = stats(ts)
+                s50, s90 = stats(scan)
+                base = {"set": set_name, "threads": threads, "query": name, "rows": n,
+                        "groups": len(ours["keys"][0]), "scan": s50}
+                rows.append({**base, "engine": f"arktos ({strategy})", "p50": p50, "p90": p90,
+                             "check": "ours", "ours": ours})
+                rows.append({**base, "engine": "scan floor", "p50": s50, "p90": s90, "check": ""})
             conn.close()
         finally:
             proc.kill()
@@ -201,32 +292,64 @@ def main() -> None:
             if peer == "pandas" and threads > 1:
                 continue
             env = dict(os.environ, POLARS_MAX_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+            trials = args.trials if peer != "pandas" else max(3, args.trials // 2)
             res = subprocess.run([sys.executable, "-c", PEER_CODE, peer, str(threads), data_path,
-                                  str(args.trials)], capture_output=True, text=True, env=env)
+                                  str(trials), json.dumps(queries)],
+                                 capture_output=True, text=True, env=env)
             if res.returncode != 0:
                 print(f"{peer} failed: {res.stderr[-2000:]}", file=sys.stderr)
                 continue
             times = json.loads(res.stdout.strip().splitlines()[-1])
-            for q, ts in times.items():
-                ours_row = next(r for r in rows if r["threads"] == threads and r["query"] == q
+            for name, pts in times.items():
+                ours_row = next(r for r in rows if r["threads"] == threads and r["query"] == name
                                 and "ours" in r)
-                p50, p90 = stats(ts)
-                rows.append({"threads": threads, "query": q, "engine": peer, "p50": p50, "p90": p90,
-                             "check": check(ours_row["ours"], data_path, peer, q),
+                p50, p90 = stats(pts)
+                rows.append({"set": set_name, "threads": threads, "query": name, "rows": n,
+                             "groups": ours_row["groups"], "engine": peer, "p50": p50, "p90": p90,
+                             "check": check(ours_row["ours"], data_path, peer, name, queries[name]),
                              "scan": ours_row["scan"]})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sets", default="taxi,highcard,g1")
+    ap.add_argument("--rows", type=float, default=7.7e6, help="taxi rows")
+    ap.add_argument("--hc-rows", type=float, default=1e7)
+    ap.add_argument("--g1-rows", type=float, default=1e7)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--peers", default="duckdb,polars,pandas")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    server_bin = REPO / "bin" / "arktos-server"
+    threads_list = [int(t) for t in args.threads.split(",")]
+    ref_before = reference_kernel()
+    load_before = os.getloadavg()[0]
+    tmp = tempfile.mkdtemp(prefix="akgb")
+    rows: list[dict[str, Any]] = []
+    sets = {"taxi": TAXI, "highcard": HIGHCARD, "g1": G1}
+    for s in args.sets.split(","):
+        run_set(s, sets[s], threads_list, args, tmp, server_bin, rows)
     ref_after = reference_kernel()
-    print(f"rows: {n:,}; machine: {os.cpu_count()} cores (shared with other work: noisy)")
+    print(f"machine: {os.cpu_count()} cores; load average before {load_before:.2f}, "
+          f"after {os.getloadavg()[0]:.2f}")
     print(f"reference kernel (numpy sum of 1e7 float64) before: p50 {ref_before[0]*1e3:.2f} ms "
-          f"p90 {ref_before[1]*1e3:.2f} ms; after: p50 {ref_after[0]*1e3:.2f} ms p90 {ref_after[1]*1e3:.2f} ms")
-    print("query by3 = sum, count, mean of fare by (pickup, dropoff, hour); by1 = by pickup")
-    print("| threads | query | engine | p50 s | p90 s | M rows/s | × scan floor | arktos speed-up | answer |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"p90 {ref_before[1]*1e3:.2f} ms; after: p50 {ref_after[0]*1e3:.2f} ms "
+          f"p90 {ref_after[1]*1e3:.2f} ms")
+    print("| threads | query | rows | groups | engine | p50 s | p90 s | M rows/s | × scan floor "
+          "| arktos speed-up | answer |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ours = next(x for x in rows if x["threads"] == r["threads"] and x["query"] == r["query"]
                     and "ours" in x)
-        print(f"| {r['threads']} | {r['query']} | {r['engine']} | {r['p50']:.3f} | {r['p90']:.3f} | "
-              f"{n / r['p50'] / 1e6:.0f} | {r['p50'] / r['scan']:.2f} | "
-              f"{r['p50'] / ours['p50']:.2f} | {r['check']} |")
+        print(f"| {r['threads']} | {r['query']} | {r['rows']:,} | {r['groups']:,} | {r['engine']} | "
+              f"{r['p50']:.3f} | {r['p90']:.3f} | {r['rows'] / r['p50'] / 1e6:.0f} | "
+              f"{r['p50'] / r['scan']:.2f} | {r['p50'] / ours['p50']:.2f} | {r['check']} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"load_before": load_before, "ref_before": ref_before, "ref_after": ref_after,
+                       "rows": [{k: v for k, v in r.items() if k != "ours"} for r in rows]}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":
