@@ -7,7 +7,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -64,6 +68,9 @@ var WriteStats struct {
 	// ParallelRowGroups counts row groups whose columns were encoded
 	// concurrently.
 	ParallelRowGroups atomic.Uint64
+	// DenseDictChunks were dictionary-encoded through a dense table
+	// (writeDenseDict), without arrow-go's hash table.
+	DenseDictChunks atomic.Uint64
 }
 
 // checkColumns checks names and lengths and returns the common length.
@@ -194,7 +201,7 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 		return errorf(ErrValue, "%v", err)
 	}
 	props := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithMaxRowGroupLength(int64(o.RowGroupSize)),
-		parquet.WithCreatedBy("arktos"), parquet.WithStats(true)}
+		parquet.WithCreatedBy("arktos"), parquet.WithStats(true), parquet.WithAllocator(&poolAllocator{})}
 	for _, c := range cols {
 		dict := o.Dictionary == "on" || o.Dictionary == "auto" && dictionaryPays(c, 0, min(n, o.RowGroupSize))
 		if !dict {
@@ -237,13 +244,13 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var tmp []int32
+				var sc writeScratch
 				for {
 					i := int(next.Add(1) - 1)
 					if i >= len(cols) {
 						return
 					}
-					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, &tmp)
+					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, &sc)
 				}
 			}()
 		}
@@ -270,47 +277,153 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 	return nil
 }
 
-func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, tmp *[]int32) (err error) {
+// writeScratch is one encoding goroutine's reusable buffers.
+type writeScratch struct {
+	wide  []int32 // 8/16-bit values widened to INT32
+	idx   []int32 // dictionary indices
+	table []int32 // value-min -> index+1 (writeDenseDict)
+}
+
+func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			err = fmt.Errorf("%v", x)
 		}
 	}()
 	widen := func(conv func(dst []int32)) []int32 {
-		if cap(*tmp) < hi-lo {
-			*tmp = make([]int32, hi-lo)
+		if cap(sc.wide) < hi-lo {
+			sc.wide = make([]int32, hi-lo)
 		}
-		t := (*tmp)[:hi-lo]
+		t := sc.wide[:hi-lo]
 		conv(t)
 		return t
 	}
+	var i32 []int32
+	var i64 []int64
 	switch a.DType() {
 	case pdarray.Bool:
 		_, err = cw.(*file.BooleanColumnChunkWriter).WriteBatch(pdarray.View[bool](a)[lo:hi], nil, nil)
-	case pdarray.Int32:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(pdarray.View[int32](a)[lo:hi], nil, nil)
-	case pdarray.Uint32:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(pdarray.BytesAs[int32](a.Bytes())[lo:hi], nil, nil)
-	case pdarray.Int64:
-		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(pdarray.View[int64](a)[lo:hi], nil, nil)
-	case pdarray.Uint64:
-		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(pdarray.BytesAs[int64](a.Bytes())[lo:hi], nil, nil)
+		return err
 	case pdarray.Float32:
 		_, err = cw.(*file.Float32ColumnChunkWriter).WriteBatch(pdarray.View[float32](a)[lo:hi], nil, nil)
+		return err
 	case pdarray.Float64:
 		_, err = cw.(*file.Float64ColumnChunkWriter).WriteBatch(pdarray.View[float64](a)[lo:hi], nil, nil)
+		return err
+	case pdarray.Int32, pdarray.Uint32:
+		i32 = pdarray.BytesAs[int32](a.Bytes())[lo:hi]
+	case pdarray.Int64, pdarray.Uint64:
+		i64 = pdarray.BytesAs[int64](a.Bytes())[lo:hi]
 	case pdarray.Int8:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[int8](a)[lo:hi]) }), nil, nil)
+		i32 = widen(func(d []int32) { widenInto(d, pdarray.View[int8](a)[lo:hi]) })
 	case pdarray.Int16:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[int16](a)[lo:hi]) }), nil, nil)
+		i32 = widen(func(d []int32) { widenInto(d, pdarray.View[int16](a)[lo:hi]) })
 	case pdarray.Uint8:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[uint8](a)[lo:hi]) }), nil, nil)
+		i32 = widen(func(d []int32) { widenInto(d, pdarray.View[uint8](a)[lo:hi]) })
 	case pdarray.Uint16:
-		_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(widen(func(d []int32) { widenInto(d, pdarray.View[uint16](a)[lo:hi]) }), nil, nil)
+		i32 = widen(func(d []int32) { widenInto(d, pdarray.View[uint16](a)[lo:hi]) })
 	default:
 		return fmt.Errorf("dtype %s cannot be written", a.DType())
 	}
+	if i64 != nil {
+		if ok, err := writeDenseDict(cw, i64, arrow.PrimitiveTypes.Int64, sc); ok || err != nil {
+			return err
+		}
+		_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(i64, nil, nil)
+		return err
+	}
+	if ok, err := writeDenseDict(cw, i32, arrow.PrimitiveTypes.Int32, sc); ok || err != nil {
+		return err
+	}
+	_, err = cw.(*file.Int32ColumnChunkWriter).WriteBatch(i32, nil, nil)
 	return err
+}
+
+// denseDictSpan is the widest value range writeDenseDict maps with a table.
+const denseDictSpan = 1 << 16
+
+// disableDenseDict makes writeDenseDict decline (tests compare both paths).
+var disableDenseDict bool
+
+// dictionaryEncoder is the part of arrow-go's dictionary encoder that
+// writeDenseDict seeds (the column writer's CurrentEncoder).
+type dictionaryEncoder interface {
+	PutDictionary(arrow.Array) error
+	NumEntries() int
+	AddRawSize(int64)
+}
+
+// writeDenseDict writes a dictionary-encoded integer column chunk whose
+// values span less than denseDictSpan: a table indexed by value-min gives
+// each value its dictionary index (in order of first appearance, as
+// arrow-go's hash table would), so no hash table is probed per value; the
+// dictionary and the indices then go to arrow-go's writer as they are
+// (pqarrow's path for dictionary arrays). It reports false, having written
+// nothing, when the column is not dictionary-encoded or its range is wider.
+func writeDenseDict[T int32 | int64](cw file.ColumnChunkWriter, vals []T, typ arrow.DataType, sc *writeScratch) (bool, error) {
+	enc := cw.CurrentEncoder()
+	de, ok := enc.(dictionaryEncoder)
+	if disableDenseDict || !ok || enc.Encoding() != parquet.Encodings.PlainDict || len(vals) == 0 || de.NumEntries() != 0 {
+		return false, nil
+	}
+	mn, mx := vals[0], vals[0]
+	for _, v := range vals {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	if int64(mx)-int64(mn) >= denseDictSpan || int64(mx)-int64(mn) < 0 {
+		return false, nil
+	}
+	span := int(int64(mx)-int64(mn)) + 1
+	if cap(sc.table) < span {
+		sc.table = make([]int32, denseDictSpan)
+	}
+	table := sc.table[:span]
+	clear(table)
+	if cap(sc.idx) < len(vals) {
+		sc.idx = make([]int32, len(vals))
+	}
+	idx := sc.idx[:len(vals)]
+	var dict []T // fresh: the encoder may keep the dictionary array
+	for i, v := range vals {
+		s := &table[v-mn]
+		if *s == 0 {
+			dict = append(dict, v)
+			*s = int32(len(dict))
+		}
+		idx[i] = *s - 1
+	}
+	dictArr := array.MakeFromData(array.NewData(typ, len(dict), []*memory.Buffer{nil, memory.NewBufferBytes(pdarray.AsBytes(dict))}, nil, 0, 0))
+	defer dictArr.Release()
+	if err := de.PutDictionary(dictArr); err != nil {
+		return true, err
+	}
+	if de.NumEntries() != len(dict) {
+		return true, fmt.Errorf("dictionary of %d values has %d entries", len(dict), de.NumEntries())
+	}
+	if st := cw.PageStatistics(); st != nil {
+		st.IncNulls(0)
+		st.IncNumValues(int64(len(vals)))
+		if err := st.UpdateFromArrow(dictArr, false); err != nil {
+			return true, err
+		}
+	}
+	// Pages: arrow-go cuts a dictionary page when the raw size it has seen
+	// passes the page size; indices do not count, so add each slice's raw
+	// size after writing it (the next slice's first batch then cuts).
+	size := int64(unsafe.Sizeof(T(0)))
+	slice := max(1024, int(parquet.DefaultDataPageSize/size))
+	for off := 0; off < len(idx); off += slice {
+		part := idx[off:min(len(idx), off+slice)]
+		ia := array.MakeFromData(array.NewData(arrow.PrimitiveTypes.Int32, len(part), []*memory.Buffer{nil, memory.NewBufferBytes(pdarray.AsBytes(part))}, nil, 0, 0))
+		err := cw.WriteDictIndices(ia, nil, nil)
+		ia.Release()
+		if err != nil {
+			return true, err
+		}
+		de.AddRawSize(int64(len(part)) * size)
+	}
+	WriteStats.DenseDictChunks.Add(1)
+	return true, nil
 }
 
 func widenInto[T narrowInt](dst []int32, src []T) {

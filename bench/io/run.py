@@ -3,6 +3,7 @@
     go build -o bin/arktos-server ./cmd/arktos-server
     .venv/bin/pip install duckdb            # benchmark only, not a test dependency
     .venv/bin/python bench/io/run.py [--rows 5000000] [--reps 5] [--threads 1,2] [--out bench/io/results.md]
+        [--server bin/arktos-server] [--codecs zstd,snappy,none] [--layouts one,many] [--no-write]
 
 Data (issue 7): four columns -- int64 keys (0..999), int64 ids (a
 permutation-free counter), float64, float64 with 1% nulls -- row groups of
@@ -75,13 +76,16 @@ def timed(fn: Callable[[], float | None], reps: int) -> list[float]:
     return out
 
 
+SERVER = REPO / "bin" / "arktos-server"
+
+
 def start_server(data: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     sock = __import__("socket").socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
     url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--data-dir", str(data),
+    proc = subprocess.Popen([str(SERVER), "--addr", url, "--data-dir", str(data),
                              "--workers", str(workers), "--max-memory", "8GiB", "--log-level", "warn"],
                             env={**os.environ, "HOME": str(data.parent)})
     for _ in range(100):
@@ -94,12 +98,20 @@ def start_server(data: Path, workers: int) -> tuple[subprocess.Popen[bytes], str
 
 
 def main() -> None:
+    global SERVER
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default=str(REPO / "bench" / "io" / "results.md"))
+    ap.add_argument("--server", default=str(REPO / "bin" / "arktos-server"), help="arktos-server binary to run")
+    ap.add_argument("--codecs", default=",".join(CODECS))
+    ap.add_argument("--layouts", default="one,many")
+    ap.add_argument("--no-write", action="store_true", help="reads only")
     args = ap.parse_args()
+    SERVER = Path(args.server)
+    codecs = args.codecs.split(",")
+    layouts = args.layouts.split(",")
     threads = [int(t) for t in args.threads.split(",")]
     import duckdb
 
@@ -116,7 +128,7 @@ def main() -> None:
         lines.append(s)
 
     t = make_table(rows)
-    for codec in CODECS:
+    for codec in codecs:
         pq.write_table(t, data / f"one_{codec}.parquet", compression=codec, row_group_size=rg)
         (data / f"many_{codec}").mkdir()
         step = -(-rows // 16)
@@ -139,8 +151,8 @@ def main() -> None:
         emit()
         emit("| file | threads | engine | p50 s | p90 s | GB/s (p50) |")
         emit("|------|--------:|--------|------:|------:|-----------:|")
-        for codec in CODECS:
-            for layout in ("one", "many"):
+        for codec in codecs:
+            for layout in layouts:
                 path = f"one_{codec}.parquet" if layout == "one" else f"many_{codec}/*.parquet"
                 full = str(data / path)
                 label = f"{codec}, {'1 file' if layout == 'one' else '16 files'}"
@@ -182,36 +194,37 @@ def main() -> None:
                                      ("pyarrow.read_table", pa_t), ("duckdb", db_t)):
                         emit(f"| {label} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | "
                              f"{nbytes / pct(xs, .5) / 1e9:.2f} |")
-        emit()
-        emit("## Write (one file)")
-        emit()
-        emit("| codec | threads | engine | p50 s | p90 s | GB/s (p50) |")
-        emit("|-------|--------:|--------|------:|------:|-----------:|")
-        tw = t.set_column(3, "y", pa.array(t["y"].to_numpy(zero_copy_only=False)))  # no nulls: ak writes required columns
-        for th in threads:
-            conn = conns[th]
-            arrays = {c: conn.array(tw[c].to_numpy()) for c in COLS}
-            for codec in CODECS:
-                def ak_write() -> float:
-                    return float(ak.to_parquet(arrays, f"w_{codec}.parquet", compression=codec, row_group_size=rg)["seconds"])
+        if not args.no_write:
+            emit()
+            emit("## Write (one file)")
+            emit()
+            emit("| codec | threads | engine | p50 s | p90 s | GB/s (p50) |")
+            emit("|-------|--------:|--------|------:|------:|-----------:|")
+            tw = t.set_column(3, "y", pa.array(t["y"].to_numpy(zero_copy_only=False)))  # no nulls: ak writes required columns
+            for th in threads:
+                conn = conns[th]
+                arrays = {c: conn.array(tw[c].to_numpy()) for c in COLS}
+                for codec in codecs:
+                    def ak_write() -> float:
+                        return float(ak.to_parquet(arrays, f"w_{codec}.parquet", compression=codec, row_group_size=rg)["seconds"])
 
-                ak_t = timed(ak_write, max(2, args.reps // 2))
-                back = pq.read_table(data / f"w_{codec}.parquet")
-                for c in COLS:
-                    assert back[c].to_numpy().tobytes() == tw[c].to_numpy().tobytes(), (codec, c)
-                pa.set_cpu_count(th)
-                pa_t = timed(lambda: (pq.write_table(tw, tmp / "pw.parquet", compression=codec, row_group_size=rg), None)[1],
-                             max(2, args.reps // 2))
-                db = duckdb.connect()
-                db.execute(f"PRAGMA threads={th}")
-                db.register("tw", tw)
-                dcodec = "uncompressed" if codec == "none" else codec
-                db_t = timed(lambda: (db.execute(f"COPY tw TO '{tmp / 'dw.parquet'}' (FORMAT parquet, COMPRESSION {dcodec}, "
-                                                 f"ROW_GROUP_SIZE {rg})"), None)[1], max(2, args.reps // 2))
-                db.close()
-                for name, xs in (("ak.to_parquet", ak_t), ("pyarrow.write_table", pa_t), ("duckdb COPY", db_t)):
-                    emit(f"| {codec} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | {nbytes / pct(xs, .5) / 1e9:.2f} |")
-            conn.delete([a.name for a in arrays.values()])
+                    ak_t = timed(ak_write, max(2, args.reps // 2))
+                    back = pq.read_table(data / f"w_{codec}.parquet")
+                    for c in COLS:
+                        assert back[c].to_numpy().tobytes() == tw[c].to_numpy().tobytes(), (codec, c)
+                    pa.set_cpu_count(th)
+                    pa_t = timed(lambda: (pq.write_table(tw, tmp / "pw.parquet", compression=codec, row_group_size=rg), None)[1],
+                                 max(2, args.reps // 2))
+                    db = duckdb.connect()
+                    db.execute(f"PRAGMA threads={th}")
+                    db.register("tw", tw)
+                    dcodec = "uncompressed" if codec == "none" else codec
+                    db_t = timed(lambda: (db.execute(f"COPY tw TO '{tmp / 'dw.parquet'}' (FORMAT parquet, COMPRESSION {dcodec}, "
+                                                     f"ROW_GROUP_SIZE {rg})"), None)[1], max(2, args.reps // 2))
+                    db.close()
+                    for name, xs in (("ak.to_parquet", ak_t), ("pyarrow.write_table", pa_t), ("duckdb COPY", db_t)):
+                        emit(f"| {codec} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | {nbytes / pct(xs, .5) / 1e9:.2f} |")
+                conn.delete([a.name for a in arrays.values()])
         emit()
         emit("Answers: ak's columns equal pyarrow's bit for bit (nulls read as NaN), DuckDB's counts and "
              "integer sums equal; files written by ak read back bit-identical in pyarrow.")
