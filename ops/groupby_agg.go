@@ -262,7 +262,9 @@ func groupAggT[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 		return groupBest(env, gid, ng, op, x, out)
 	case "any", "all":
 		return groupAnyAll(env, gid, ng, op == "any", x, pdarray.BytesAs[uint8](out.Bytes()))
-	case "nunique", "mode", "median":
+	case "median":
+		return groupMedian(env, gid, ng, x, pdarray.View[float64](out))
+	case "nunique", "mode":
 		return groupSorted(env, gid, ng, op, x, out)
 	}
 	return nil

@@ -735,3 +735,59 @@ func TestGroupByPartitioned(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectNth checks the selection against a sort, on random, sorted,
+// reversed and duplicate-heavy inputs.
+func TestSelectNth(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + r.IntN(400)
+		a := make([]float64, n)
+		for i := range a {
+			switch trial % 4 {
+			case 0:
+				a[i] = r.NormFloat64()
+			case 1:
+				a[i] = float64(i)
+			case 2:
+				a[i] = float64(-i)
+			default:
+				a[i] = float64(r.IntN(3))
+			}
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		k := r.IntN(n)
+		selectNth(a, k)
+		if a[k] != want[k] {
+			t.Fatalf("trial %d: a[%d] = %v want %v", trial, k, a[k], want[k])
+		}
+		for i := range a {
+			if (i < k && a[i] > a[k]) || (i > k && a[i] < a[k]) {
+				t.Fatalf("trial %d: not partitioned around %d", trial, k)
+			}
+		}
+	}
+}
+
+// TestGroupMedianPath fails if median stops using the counting sort and
+// selection (groupMedian), and checks a small answer.
+func TestGroupMedianPath(t *testing.T) {
+	env := PlainEnv(2)
+	g, err := GroupBy(env, []*pdarray.Array{pdarray.FromSlice([]int64{2, 1, 2, 1, 2, 3, 1})}, true, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := medianRuns.Load()
+	out, err := GroupAgg(env, g.IDs, g.NGroups, "median", pdarray.FromSlice([]float64{5, 1, math.NaN(), 4, 1, math.NaN(), 2}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if medianRuns.Load() != before+1 {
+		t.Fatal("median did not take groupMedian")
+	}
+	got := pdarray.View[float64](out)
+	if got[0] != 2 || got[1] != 3 || got[2] == got[2] {
+		t.Fatalf("medians %v, want [2 3 NaN]", got)
+	}
+}

@@ -164,6 +164,7 @@ if peer == "duckdb":
     import duckdb, pyarrow as pa
     con = duckdb.connect()
     con.execute(f"SET threads={threads}")
+    con.execute("SET enable_progress_bar=false")
     con.register("src", pa.table(cols))
     con.execute("CREATE TABLE t AS SELECT * FROM src")
     def run(spec):
@@ -299,7 +300,7 @@ def run_set(set_name: str, queries: dict[str, Query], threads_list: list[int], a
             if res.returncode != 0:
                 print(f"{peer} failed: {res.stderr[-2000:]}", file=sys.stderr)
                 continue
-            times = json.loads(res.stdout.strip().splitlines()[-1])
+            times = json.loads([ln for ln in res.stdout.splitlines() if ln.startswith("{")][-1])
             for name, pts in times.items():
                 ours_row = next(r for r in rows if r["threads"] == threads and r["query"] == name
                                 and "ours" in r)
