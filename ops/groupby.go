@@ -158,7 +158,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 		ok := false
 		if strategy != StrategyPartitioned {
 			g.Strategy = StrategyHash
-			uniq, freeUniq, ok, err = groupHash(env, specs, pdarray.View[int32](ids), strategy == StrategyHash)
+			uniq, freeUniq, g.Kept, ok, err = groupHash(env, specs, pdarray.View[int32](ids), strategy == StrategyHash)
 		}
 		if err == nil && !ok {
 			g.Strategy = StrategyPartitioned
@@ -170,7 +170,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	}
 	defer freeUniq()
 	g.NGroups = len(uniq)
-	if g.Strategy != StrategyDense && g.Strategy != StrategyPartitioned {
+	if g.Strategy == StrategySort {
 		g.Kept = countKept(env, pdarray.View[int32](ids))
 	}
 	g.Keys = make([]*pdarray.Array, 0, len(specs))
@@ -641,7 +641,7 @@ func (t *hashTable) grow(env Env) error {
 // groupHash groups with one hash table per worker; ok is false when a
 // worker saw too many distinct keys (unless forced) and sorting should be
 // used instead.
-func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64, freeUniq func(), ok bool, err error) {
+func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64, freeUniq func(), kept int, ok bool, err error) {
 	n := len(ids)
 	nw := numWorkers(env.workers(), n)
 	tables := make([]*hashTable, nw)
@@ -705,10 +705,10 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	})
 	for w := range errs {
 		if errs[w] != nil {
-			return nil, nil, false, errs[w]
+			return nil, nil, 0, false, errs[w]
 		}
 		if gaveUp[w] {
-			return nil, nil, false, nil
+			return nil, nil, 0, false, nil
 		}
 	}
 	// Merge: one table of every key, in worker order (provisional ids).
@@ -724,7 +724,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		}
 		global, err = newHashTable(env, uint(max(12, bits.Len(uint(2*total)))))
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, 0, false, err
 		}
 		defer global.release()
 	}
@@ -736,7 +736,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		locals[w] = make([]int32, len(t.order))
 		for l, k := range t.order {
 			if locals[w][l], err = global.insert(env, k); err != nil {
-				return nil, nil, false, err
+				return nil, nil, 0, false, err
 			}
 		}
 	}
@@ -744,18 +744,18 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	// Sort the keys, carrying provisional ids: rank[prov] = position.
 	keys, fk, err := scratchOf[uint64](env, ng)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
 	kTmp, fkt, err := scratchOf[uint64](env, ng)
 	if err != nil {
 		fk()
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
 	defer fkt()
 	prov, fp, err := scratchOf[int64](env, 2*ng)
 	if err != nil {
 		fk()
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
 	defer fp()
 	copy(keys, global.order)
@@ -774,6 +774,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	if ng > 0 && &sk[0] != &keys[0] {
 		copy(keys, sk)
 	}
+	kept = n
 	for w, t := range tables {
 		if t == nil {
 			continue
@@ -786,21 +787,32 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 			}
 		}
 		lo, hi := bounds[w], bounds[w+1]
-		parallelIDs(env, ids[lo:hi], m)
+		kept -= parallelIDs(env, ids[lo:hi], m)
 	}
-	return keys, fk, true, nil
+	return keys, fk, kept, true, nil
 }
 
-// parallelIDs rewrites ids through m (ids -1 stay).
-func parallelIDs(env Env, ids []int32, m []int32) {
-	parallel(env.workers(), len(ids), chunk, func(_, lo, hi int) {
+// parallelIDs rewrites ids through m (ids -1 stay) and returns how many
+// are -1 (dropped rows): counted here, the kept count needs no pass of its own.
+func parallelIDs(env Env, ids []int32, m []int32) int {
+	drops := make([]int, numWorkers(env.workers(), len(ids)))
+	parallel(env.workers(), len(ids), chunk, func(w, lo, hi int) {
 		out := ids[lo:hi]
+		d := 0
 		for i, k := range out {
 			if k >= 0 {
 				out[i] = m[k]
+			} else {
+				d++
 			}
 		}
+		drops[w] = d
 	})
+	t := 0
+	for _, d := range drops {
+		t += d
+	}
+	return t
 }
 
 // groupSort groups by radix-sorting the packed keys with their rows.
