@@ -148,12 +148,14 @@ func (s *Server) route(m *zframe.Multipart) {
 	case j.err != nil || cmd.inline || cmd.run == nil || s.smallEnough(j.req):
 		s.complete(s.router, j)
 	case (j.req.Cmd == "upload" || j.req.Cmd == "download") && j.req.Args["stream"] != nil:
+		s.repliesDue++
 		s.inflight.Add(1)
 		go func() {
 			defer s.inflight.Done()
 			s.complete(nil, j)
 		}()
 	default:
+		s.repliesDue++
 		s.jobs <- j
 	}
 }
@@ -260,6 +262,13 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 			Error: transfer.Internal.String(), Message: fmt.Sprintf("internal error: cannot encode the reply: %v", err)})
 		frames = nil
 	}
+	// Counted before the reply leaves: the client's next request may be
+	// stats, answered inline, possibly before this goroutine runs again.
+	var out uint64
+	for _, f := range frames {
+		out += uint64(len(f))
+	}
+	s.stats.BytesCopiedOut.Add(out)
 	parts := append([][]byte{identity, hdr}, frames...)
 	for i, p := range parts {
 		flag := zmq.SNDMORE
@@ -268,15 +277,11 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 		}
 		// SendBytes copies p into a libzmq message (the one copy out).
 		if _, err := sock.SendBytes(p, flag); err != nil {
+			s.stats.BytesCopiedOut.Add(-out)
 			s.log.Error("send reply", "err", err)
 			return
 		}
 	}
-	var out uint64
-	for _, f := range frames {
-		out += uint64(len(f))
-	}
-	s.stats.BytesCopiedOut.Add(out)
 }
 
 func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte) (*response, error) {
@@ -544,13 +549,15 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		}
 		return &response{result: result, after: func() {
 			defer release()
+			// Counted before the client can have the bytes (see send).
+			s.stats.BytesStreamOut.Add(uint64(len(body)))
 			// Straight from the array's own buffer into the kernel.
 			if err := writeFull(x.conn, body); err != nil {
+				s.stats.BytesStreamOut.Add(-uint64(len(body)))
 				s.log.Debug("download stream failed", "stream", x.id, "err", err)
 				s.dropStream(x)
 				return
 			}
-			s.stats.BytesStreamOut.Add(uint64(len(body)))
 			x.mu.Unlock()
 		}}, nil
 	}

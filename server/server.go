@@ -49,6 +49,11 @@ type Server struct {
 	replyEP  string
 	endpoint string
 	jobs     chan job
+	// repliesDue counts requests handed to workers or stream goroutines
+	// whose replies (one message each, through pull) are not forwarded yet.
+	// Only the I/O goroutine touches it. A reply that is never sent (a
+	// failed send) leaves it too high, which only costs polling pull.
+	repliesDue int
 	pushPool chan *zmq.Socket // reply sockets, see replySocket
 	inflight sync.WaitGroup   // stream transfers running off the worker pool
 	streams  *streams
@@ -195,9 +200,14 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
 		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version)
 
-	poller := zmq.NewPoller()
-	poller.Add(s.router, zmq.POLLIN)
-	poller.Add(s.pull, zmq.POLLIN)
+	// Replies from workers come through the PULL socket, so it is polled
+	// while any is due; otherwise the ROUTER alone is (zmq_poll asks every
+	// socket for its events around each sleep: two system calls per socket).
+	both := zmq.NewPoller()
+	both.Add(s.router, zmq.POLLIN)
+	both.Add(s.pull, zmq.POLLIN)
+	routerOnly := zmq.NewPoller()
+	routerOnly.Add(s.router, zmq.POLLIN)
 	var loopErr error
 loop:
 	for {
@@ -207,6 +217,10 @@ loop:
 		case <-s.stopped:
 			break loop
 		default:
+		}
+		poller := routerOnly
+		if s.repliesDue > 0 {
+			poller = both
 		}
 		polled, err := poller.Poll(50 * time.Millisecond)
 		if err != nil {
@@ -266,6 +280,9 @@ func (s *Server) forwardReplies() {
 				s.log.Warn("forward reply failed", "err", err)
 			}
 			return
+		}
+		if s.repliesDue > 0 {
+			s.repliesDue--
 		}
 	}
 }

@@ -73,13 +73,17 @@ func (s *Server) shmDownload(x *stream, body []byte, result map[string]any, rele
 	result["shm"] = true
 	return &response{result: result, after: func() {
 		defer unix.Close(fd)
+		// Counted before the client can see the segment, so that a stats
+		// request it sends next (answered at once) sees the view.
+		s.stats.BytesCopiedOut.Add(uint64(len(body)))
+		s.stats.ShmViews.Add(1)
 		if err := sendFD(x.conn, fd); err != nil {
+			s.stats.BytesCopiedOut.Add(-uint64(len(body)))
+			s.stats.ShmViews.Add(^uint64(0))
 			s.log.Debug("shm descriptor not sent", "stream", x.id, "err", err)
 			s.dropStream(x)
 			return
 		}
-		s.stats.BytesCopiedOut.Add(uint64(len(body)))
-		s.stats.ShmViews.Add(1)
 		x.mu.Unlock()
 	}}, nil
 }

@@ -38,12 +38,17 @@ STATUS_OK = 0
 Buffer = Union[bytes, bytearray, memoryview, "np.ndarray[Any, Any]"]
 
 
+#: Types _sorted_maps passes through as they are (checked by exact type: fast).
+_LEAVES = frozenset({str, int, float, bool, bytes, type(None)})
+
+
 def _sorted_maps(value: Any) -> Any:
     """Return `value` with every map in it re-built with keys sorted."""
     if isinstance(value, dict):
-        return {key: _sorted_maps(value[key]) for key in sorted(value)}
+        return {key: (item if type(item) in _LEAVES else _sorted_maps(item))
+                for key, item in sorted(value.items())}
     if isinstance(value, (list, tuple)):
-        return [_sorted_maps(item) for item in value]
+        return [item if type(item) in _LEAVES else _sorted_maps(item) for item in value]
     return value
 
 
