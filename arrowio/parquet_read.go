@@ -416,15 +416,18 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc scratch
-			defer sc.fast.release()
+			sc := scratchPool.Get().(*scratch)
+			defer func() {
+				sc.fast.release()
+				scratchPool.Put(sc)
+			}()
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(units) {
 					return
 				}
 				u := units[i]
-				n, err := p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], &sc)
+				n, err := p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], sc)
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })
 					failed.Store(true)
@@ -445,6 +448,10 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	}
 	return rep, nil
 }
+
+// scratchPool keeps workers' buffers from one read to the next (they
+// hold Go memory only: fast.release hands C contexts back first).
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // scratch is one worker's reusable buffers.
 type scratch struct {
