@@ -3,10 +3,13 @@
 //
 // Threading: one I/O goroutine owns the ROUTER socket. It receives each
 // request whole (frames stay in libzmq's buffers, see transfer/zframe) and
-// queues it for the workers; workers decode, run the command and send the
-// reply on their own inproc PUSH socket; the I/O goroutine forwards replies
-// to the ROUTER without copying them. So a long request occupies one worker,
-// never the socket, and many clients are served at once.
+// decodes its header. Cheap commands (metadata, reductions of small arrays:
+// handlers.go) it runs itself and answers on the ROUTER at once, which makes
+// their round trip the ZeroMQ floor plus the header codec. The rest it
+// queues for the workers, which run the command and send the reply on their
+// own inproc PUSH socket; the I/O goroutine forwards replies to the ROUTER
+// without copying them. So a long request occupies one worker, never the
+// socket, and many clients are served at once.
 //
 // Copies: an upload's bytes are copied once, from libzmq's receive buffers
 // into the array's final aligned buffer (counted in Stats.BytesCopiedIn); a

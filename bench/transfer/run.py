@@ -104,9 +104,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     ]
     for f in meta.get("failures", []):
         lines.append(f"- **Failed:** {f}")
-    for r in meta.get("latency", []):
-        lines.append(f"- Small request round trip from {r['lang']}, {r['request']}: p50 {r['p50_us']:.0f} µs, "
-                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests, interleaved).")
+    lines += latency_lines(meta)
     lines.append("")
     header = ("| lang | dtype | size | dir | method | transport | p50 GiB/s | p90 GiB/s | cold GiB/s | "
               "× raw tcp (p50/p90) | × flight (p50) | client faults | server faults | server copied |")
@@ -124,6 +122,22 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
                      f"{r['p50_gibs']:.2f} | {r['p90_gibs']:.2f} | {cold} | {vs_raw} | {vs_fl} | "
                      f"{r['client_minflt_p50']:.0f} | {r['server_minflt_p50']:.0f} | {r['server_copied_p50']:.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def latency_lines(meta: dict[str, Any]) -> list[str]:
+    """One line per small-request kind, with its ratio to the raw ZeroMQ echo
+    measured interleaved with it."""
+    recs = meta.get("latency", [])
+    echo = {r["lang"]: r for r in recs if r["request"] == "raw zmq echo"}
+    lines = []
+    for r in recs:
+        vs = ""
+        if r["lang"] in echo and r is not echo[r["lang"]]:
+            e = echo[r["lang"]]
+            vs = f"; × echo {r['p50_us'] / e['p50_us']:.2f} / {r['p90_us'] / e['p90_us']:.2f}"
+        lines.append(f"- Small request round trip from {r['lang']}, {r['request']}: p50 {r['p50_us']:.0f} µs, "
+                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests, interleaved{vs}).")
+    return lines
 
 
 def plot(rows: list[dict[str, Any]], path: Path, dtype: str) -> None:
@@ -167,6 +181,9 @@ def main() -> None:
                     help="Arktos transports; zstd = compressed frames of the random array, "
                          "zstd-compressible = of an array of small repeating integers (Go side only)")
     ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--latency-only", action="store_true",
+                    help="only the small-request round trips (get_config, a small reduce, raw zmq echo)")
+    ap.add_argument("--latency-n", type=int, default=2000, help="round trips of each kind")
     args = ap.parse_args()
     sizes = [1, 8, 64] if args.quick else [1, 8, 64, 256, 1024]
     if args.sizes:
@@ -203,11 +220,16 @@ def main() -> None:
         meta["ref_before_ms"] = reference_kernel() * 1e3
         meta["latency"] = []
         if "go" in args.langs:
-            lines = subprocess.run([str(bins["goclient"]), "--arktos", url, "--latency", "2000",
+            lines = subprocess.run([str(bins["goclient"]), "--arktos", url, "--latency", str(args.latency_n),
                                     "--zmq-echo", ready["zmq"]], check=True, capture_output=True, text=True).stdout
             meta["latency"] += [json.loads(line) for line in lines.splitlines()]
         if "python" in args.langs:
-            meta["latency"] += pybench.latency(url, 2000, ready["zmq"])
+            meta["latency"] += pybench.latency(url, args.latency_n, ready["zmq"])
+        if args.latency_only:
+            load = Path("/proc/loadavg").read_text().split()[0]
+            print(f"Machine: {meta['machine']}; load average before/after: {meta['loadavg_before']} / {load}")
+            print("\n".join(latency_lines(meta)))
+            return
         for nbytes in (s * MiB for s in sizes):
             for dtype in args.dtypes.split(","):
                 print(f"size {nbytes // MiB} MiB {dtype} ...", flush=True)
