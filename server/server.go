@@ -57,13 +57,13 @@ type Server struct {
 	// Only the I/O goroutine touches it. A reply that is never sent (a
 	// failed send) leaves it too high, which only costs polling pull.
 	repliesDue int
-	pushPool chan *zmq.Socket // reply sockets, see replySocket
-	inflight sync.WaitGroup   // stream transfers running off the worker pool
-	streams  *streams
-	stopOnce sync.Once
-	stopped  chan struct{}
-	closing  atomic.Bool
-	stats    Stats
+	pushPool   chan *zmq.Socket // reply sockets, see replySocket
+	inflight   sync.WaitGroup   // stream transfers running off the worker pool
+	streams    *streams
+	stopOnce   sync.Once
+	stopped    chan struct{}
+	closing    atomic.Bool
+	stats      Stats
 }
 
 // Stats are counters exposed by the stats command; tests use them to prove
