@@ -121,3 +121,46 @@ func TestGroupByAggregateMany(t *testing.T) {
 		t.Errorf("no aggregations: %v", err)
 	}
 }
+
+// TestGroupByKeyStatsCache: a second groupby by the same keys skips their
+// range scans; after a key is written, the scan runs again and the new
+// value gets its group.
+func TestGroupByKeyStatsCache(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{3, 1, 3, 2, 1, 3})
+	f, _ := client.Upload(ctx, c, []float64{0.5, math.NaN(), 0.5, 1, 2, 0.5})
+	skipped := func() int64 {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st["key_scans_skipped"]
+	}
+	if _, err := c.NewGroupBy(ctx, []string{k.Name, f.Name}); err != nil {
+		t.Fatal(err)
+	}
+	before := skipped()
+	g, err := c.NewGroupBy(ctx, []string{k.Name, f.Name}, client.KeepNaN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := skipped() - before; d != 2 || g.NGroups != 4 {
+		t.Fatalf("second groupby: %d scans skipped (want 2), %d groups (want 4)", d, g.NGroups)
+	}
+	if _, err := c.Op(ctx, "setitem", map[string]any{"a": k.Name, "index": 0, "value_scalar": 1000}); err != nil {
+		t.Fatal(err)
+	}
+	before = skipped()
+	g, err = c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := skipped() - before; d != 0 || g.NGroups != 4 {
+		t.Fatalf("after setitem: %d scans skipped (want 0), %d groups (want 4)", d, g.NGroups)
+	}
+	if got, _ := client.Download[int64](ctx, c, g.Keys[0].Name); !slices.Equal(got, []int64{1, 2, 3, 1000}) {
+		t.Errorf("keys after setitem = %v", got)
+	}
+}

@@ -66,6 +66,7 @@ type Grouping struct {
 	Kept     int              // rows not dropped
 	Keys     []*pdarray.Array // the unique keys, one array per key, sorted
 	Strategy string           // the strategy used (dense, hash, partitioned, sort, wide)
+	Stats    []KeyStats       // of each key (GroupByWith)
 }
 
 // Free hands every array of g back to env.
@@ -90,6 +91,13 @@ type keySpec struct {
 // to dense group ids numbered in ascending key order. strategy is "auto" or
 // one of the Strategy constants (forcing one: tests and benchmarks).
 func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grouping, error) {
+	return GroupByWith(env, keys, dropna, strategy, nil)
+}
+
+// GroupByWith is GroupBy given the KeyStats of some keys (known[k] non-nil:
+// key k is unchanged since they were computed); the others are scanned.
+// Grouping.Stats returns them all.
+func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, known []*KeyStats) (Grouping, error) {
 	if len(keys) == 0 {
 		return Grouping{}, errorf(ErrValue, "group-by needs at least one key array")
 	}
@@ -111,8 +119,14 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 		return Grouping{}, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32)
 	}
 	specs := make([]keySpec, len(keys))
+	stats := make([]KeyStats, len(keys))
 	for k, a := range keys {
-		specs[k] = keyRangeOf(env, a, dropna)
+		if k < len(known) && known[k] != nil {
+			stats[k] = *known[k]
+		} else {
+			stats[k] = keyStatsOf(env, a)
+		}
+		specs[k] = specOf(a, stats[k], dropna)
 	}
 	total, packable := uint64(1), true
 	for k := len(specs) - 1; k >= 0; k-- {
@@ -131,7 +145,7 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	if err != nil {
 		return Grouping{}, err
 	}
-	g := Grouping{IDs: ids}
+	g := Grouping{IDs: ids, Stats: stats}
 	fail := func(err error) (Grouping, error) {
 		g.Free(env)
 		return Grouping{}, err
@@ -185,16 +199,20 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	return g, nil
 }
 
-// keyRangeOf scans a once for the range of its sort keys.
-func keyRangeOf(env Env, a *pdarray.Array, dropna bool) keySpec {
-	s := keySpec{a: a, float: Kind(a.DType()) == 'f'}
-	if !s.float {
+// KeyStats is what GroupBy learns of a key array in its first pass: the
+// smallest and largest sort keys (sort.go) of its non-NaN values, and
+// whether it holds NaN. A caller that knows the array has not changed may
+// hand them back to GroupByWith to skip that pass.
+type KeyStats struct {
+	Lo, Hi uint64
+	NaN    bool
+}
+
+// keyStatsOf scans a once for its KeyStats.
+func keyStatsOf(env Env, a *pdarray.Array) KeyStats {
+	if Kind(a.DType()) != 'f' {
 		lo, hi, _ := intKeyRange(env, a)
-		s.min, s.span = lo, hi-lo+1
-		if s.span == 0 { // the whole uint64 range
-			s.span = math.MaxUint64
-		}
-		return s
+		return KeyStats{Lo: lo, Hi: hi}
 	}
 	n := a.Len()
 	nw := numWorkers(env.workers(), n)
@@ -211,43 +229,43 @@ func keyRangeOf(env Env, a *pdarray.Array, dropna bool) keySpec {
 			e := min(hi, c+chunk)
 			kb := buf[:e-c]
 			keyChunk(a, c, e, kb)
-			if s.float {
-				for _, k := range kb {
-					if k == nanKey {
-						p.nan = true
-						continue
-					}
-					p.lo, p.hi, p.any = min(p.lo, k), max(p.hi, k), true
-				}
-				continue
-			}
-			mn, mx := p.lo, p.hi
 			for _, k := range kb {
-				mn, mx = min(mn, k), max(mx, k)
+				if k == nanKey {
+					p.nan = true
+					continue
+				}
+				p.lo, p.hi, p.any = min(p.lo, k), max(p.hi, k), true
 			}
-			p.lo, p.hi, p.any = mn, mx, true
 		}
 		parts[w] = p
 	})
-	lo, hi, any := uint64(math.MaxUint64), uint64(0), false
+	st := KeyStats{Lo: math.MaxUint64}
+	any := false
 	for _, p := range parts {
 		if p.any {
-			lo, hi, any = min(lo, p.lo), max(hi, p.hi), true
+			st.Lo, st.Hi, any = min(st.Lo, p.lo), max(st.Hi, p.hi), true
 		}
-		s.hasNaN = s.hasNaN || p.nan
+		st.NaN = st.NaN || p.nan
 	}
 	if !any {
-		lo, hi = 0, 0
+		st.Lo, st.Hi = 0, 0
 	}
-	s.min = lo
-	s.span = hi - lo + 1
+	return st
+}
+
+// specOf is the packing of key a from its stats.
+func specOf(a *pdarray.Array, st KeyStats, dropna bool) keySpec {
+	s := keySpec{a: a, float: Kind(a.DType()) == 'f', min: st.Lo, span: st.Hi - st.Lo + 1}
 	if s.span == 0 { // the whole uint64 range
 		s.span = math.MaxUint64
 	}
-	if s.hasNaN && !dropna {
-		s.keepNaN = true
-		if s.span < math.MaxUint64 {
-			s.span++
+	if s.float && st.NaN {
+		s.hasNaN = true
+		if !dropna {
+			s.keepNaN = true
+			if s.span < math.MaxUint64 {
+				s.span++
+			}
 		}
 	}
 	return s
@@ -478,6 +496,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 	defer freeBM()
 	clear(bm)
 	drops := make([]int, nw)
+	outside := make([]bool, nw)
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		o := bm[w*words : (w+1)*words]
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
@@ -492,12 +511,19 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 					d++
 					continue
 				}
+				if k >= uint64(total) { // a key changed since its range was taken
+					outside[w] = true
+					k = 0
+				}
 				out[i] = int32(k)
 				o[k>>6] |= 1 << (k & 63)
 			}
 		}
 		drops[w] = d
 	})
+	if slices.Contains(outside, true) {
+		return nil, nil, 0, errorf(ErrValue, "a key array was written while it was being grouped (a concurrent setitem?); group again")
+	}
 	kept := n
 	for _, d := range drops {
 		kept -= d

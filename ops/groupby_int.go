@@ -38,7 +38,7 @@ func minMaxInt[T Integer](x []T) (uint64, uint64) {
 	return sortKeyInt(min(mn0, mn1)), sortKeyInt(max(mx0, mx1))
 }
 
-// intKeyRange is keyRangeOf's scan of an integer array: the sort keys of its
+// intKeyRange is keyStatsOf's scan of an integer array: the sort keys of its
 // smallest and largest values (ok false when a is empty).
 func intKeyRange(env Env, a *pdarray.Array) (lo, hi uint64, ok bool) {
 	switch a.DType() {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -222,7 +223,20 @@ func TestGroupByStrategies(t *testing.T) {
 								want = kc.auto
 							}
 							g := checkGrouping(t, env, keys, dropna, st, want, ref)
+							// Handing the key stats back gives the same grouping.
+							known := make([]*KeyStats, len(g.Stats))
+							for k := range g.Stats {
+								known[k] = &g.Stats[k]
+							}
+							g2, err := GroupByWith(env, keys, dropna, st, known)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !sameBits(g.IDs, g2.IDs) || g2.NGroups != g.NGroups || g2.Kept != g.Kept {
+								t.Fatal("GroupByWith the known stats differs")
+							}
 							g.Free(env)
+							g2.Free(env)
 						})
 					}
 				}
@@ -789,5 +803,19 @@ func TestGroupMedianPath(t *testing.T) {
 	got := pdarray.View[float64](out)
 	if got[0] != 2 || got[1] != 3 || got[2] == got[2] {
 		t.Fatalf("medians %v, want [2 3 NaN]", got)
+	}
+}
+
+// TestGroupByStaleStats: stats that no longer cover the keys (an array
+// written since) give an error, never an index out of range.
+func TestGroupByStaleStats(t *testing.T) {
+	keys := []*pdarray.Array{pdarray.FromSlice([]int64{1, 2, 3, 50})}
+	stale := &KeyStats{Lo: sortKeyInt(int64(1)), Hi: sortKeyInt(int64(3))}
+	for _, w := range []int{1, 2} {
+		_, err := GroupByWith(PlainEnv(w), keys, true, StrategyDense, []*KeyStats{stale})
+		var oe *Error
+		if !errors.As(err, &oe) || oe.Kind != ErrValue {
+			t.Fatalf("w=%d: stale stats gave %v", w, err)
+		}
 	}
 }

@@ -60,10 +60,20 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	defer release()
 	o, env := s.opEnv("groupby of %v", names)
 	defer o.done()
+	known := make([]*ops.KeyStats, len(keys))
+	writes := make([]uint64, len(keys))
+	for k, a := range keys {
+		known[k], writes[k] = s.store.keyStats(names[k], a)
+	}
 	start := time.Now()
-	g, err := ops.GroupBy(env, keys, dropna, strategy)
+	g, err := ops.GroupByWith(env, keys, dropna, strategy, known)
 	if err != nil {
 		return nil, opErr(err)
+	}
+	for k, a := range keys {
+		if known[k] == nil {
+			s.store.setKeyStats(names[k], a, g.Stats[k], writes[k])
+		}
 	}
 	s.log.Debug("groupby", "keys", names, "rows", keys[0].Len(), "groups", g.NGroups,
 		"strategy", g.Strategy, "took", time.Since(start))

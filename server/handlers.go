@@ -655,6 +655,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"frames_held":             zframe.Live(),
 		"pool_hits":               s.store.poolHits(),
 		"group_id_checks_skipped": s.store.groupIDChecksSkipped.Load(),
+		"key_scans_skipped":       s.store.keyScansSkipped.Load(),
 		"shm_views":               st.ShmViews.Load(),
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),

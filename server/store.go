@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -28,6 +29,7 @@ import (
 // is left to the garbage collector instead.
 type store struct {
 	groupIDChecksSkipped atomic.Uint64 // acquireGroupIDs that vouched for the ids (stats)
+	keyScansSkipped      atomic.Uint64 // group-by key range scans answered from keyStats (stats)
 	mu                   sync.Mutex
 	arrays               map[string]*entry
 	used                 int64 // bytes reserved: stored arrays plus in-flight allocations
@@ -46,6 +48,10 @@ type entry struct {
 	// aggregations skip re-checking them. get clears it: it hands the
 	// array out for writing (setitem).
 	groupIDs int
+	// keyStats: what groupby learned of a as a key (its range), kept so
+	// the next groupby by it skips that scan; get clears it too.
+	keyStats *ops.KeyStats
+	writes   uint64 // times get handed a out for writing: stats taken before are stale
 }
 
 func newStore(limit int64) *store {
@@ -155,7 +161,37 @@ func (s *store) get(name string) (*pdarray.Array, error) {
 	}
 	e.shared = true
 	e.groupIDs = 0
+	e.keyStats = nil
+	e.writes++
 	return e.a, nil
+}
+
+// keyStats returns the stats groupby stored for the array a under name, or
+// nil, and the entry's write count to pass back to setKeyStats.
+func (s *store) keyStats(name string, a *pdarray.Array) (*ops.KeyStats, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[name]
+	if !ok || e.a != a {
+		return nil, 0
+	}
+	if e.keyStats != nil {
+		st := *e.keyStats
+		s.keyScansSkipped.Add(1)
+		return &st, e.writes
+	}
+	return nil, e.writes
+}
+
+// setKeyStats keeps st for the array a under name if nothing was handed
+// out for writing since keyStats returned writes (a setitem racing the
+// scan would make st stale).
+func (s *store) setKeyStats(name string, a *pdarray.Array, st ops.KeyStats, writes uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.arrays[name]; ok && e.a == a && e.writes == writes {
+		e.keyStats = &st
+	}
 }
 
 // markGroupIDs records that the array stored under name holds group ids
