@@ -783,7 +783,7 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 func (s *Server) cmdSetitem(r *request) (*response, error) {
 	a := r.args
 	name := a.String("a")
-	x, err := s.store.get(name)
+	x, err := s.store.getForWrite(name)
 	if err != nil {
 		return nil, err
 	}

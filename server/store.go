@@ -45,13 +45,12 @@ type entry struct {
 	shared  bool // handed out by get: never pooled
 	deleted bool
 	// groupIDs > 0: a is groupby's ids, every value in [-1, groupIDs), so
-	// aggregations skip re-checking them. get clears it: it hands the
-	// array out for writing (setitem).
+	// aggregations skip re-checking them. getForWrite (setitem) clears it.
 	groupIDs int
 	// keyStats: what groupby learned of a as a key (its range), kept so
-	// the next groupby by it skips that scan; get clears it too.
+	// the next groupby by it skips that scan; getForWrite clears it too.
 	keyStats *ops.KeyStats
-	writes   uint64 // times get handed a out for writing: stats taken before are stale
+	writes   uint64 // times getForWrite handed a out: stats taken before are stale
 }
 
 func newStore(limit int64) *store {
@@ -153,6 +152,19 @@ func (s *store) unknown(name string) error {
 // its buffer is then never pooled. Prefer acquire where the caller can say
 // when it is done.
 func (s *store) get(name string) (*pdarray.Array, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[name]
+	if !ok {
+		return nil, s.unknown(name)
+	}
+	e.shared = true
+	return e.a, nil
+}
+
+// getForWrite is get for a caller that writes into the array (setitem):
+// what was learned of its values (group-id check, key range) is dropped.
+func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.arrays[name]
