@@ -99,7 +99,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		}
 	})
 	// Pass 3: a table per partition gives each key a local id (first seen,
-	// first numbered); the ids overwrite the keys' slots as int32.
+	// first numbered).
 	pid, fpid, err := scratchOf[int32](env, kept)
 	if err != nil {
 		return nil, nil, 0, err
@@ -117,6 +117,11 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		}
 		defer t.release()
 		t.pre = partBits // the top bits are the partition's: index by the next ones
+		// The distinct keys go over the partition's own keys, in place: the
+		// j-th distinct key is written after key j has been read, and no
+		// partition has more distinct keys than rows (so no unaccounted
+		// memory grows here).
+		t.order = keys[:0]
 		for i, k := range keys {
 			h := t.hash(k)
 			for t.slots[h].k != k && t.slots[h].k != dropKey {
