@@ -9,3 +9,5 @@ type nativeZstd struct{}
 func getNativeZstd() *nativeZstd           { return nil }
 func putNativeZstd(*nativeZstd)            {}
 func (*nativeZstd) decode(_, _ []byte) int { return -1 }
+
+func nativeZstdOK() bool { return false }
