@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -79,7 +81,7 @@ func TestDirectReaderMatchesArrowGo(t *testing.T) {
 // none), values from a small range (dictionary-friendly) for the first
 // half and distinct after, small pages and dictionary pages so that
 // dictionaries overflow and the writer falls back to PLAIN mid-chunk.
-func writeNullable(t *testing.T, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool) []byte {
+func writeNullable(t testing.TB, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool) []byte {
 	t.Helper()
 	rep := parquet.Repetitions.Optional
 	if required {
@@ -460,4 +462,42 @@ func TestDenseDictionary(t *testing.T) {
 		}
 	}
 	readBoth(t, "dense dictionary", func() []ParquetSource { return []ParquetSource{{Name: "mem", R: bytes.NewReader(a)}} }, nil, NullPolicy{}, 2)
+}
+
+// FuzzDirectReader feeds damaged Parquet files to the direct page reader:
+// it must return an error or values, never crash (its panics are
+// recovered and fall back to arrow-go's reader).
+func FuzzDirectReader(f *testing.F) {
+	for _, name := range []string{"codec_zstd.parquet", "codec_snappy.parquet", "codec_none.parquet", "dict_v2.parquet", "nulls.parquet"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "parquet", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint32(len(data)/3), byte(0x55))
+	}
+	f.Add(writeNullable(f, 3000, 7, compress.Codecs.Zstd, parquet.DataPageV1, false), uint32(1000), byte(1))
+	f.Fuzz(func(t *testing.T, data []byte, at uint32, x byte) {
+		if len(data) < 16 {
+			return
+		}
+		d := bytes.Clone(data)
+		i := 4 + int(at)%(len(d)-8) // leave the magic bytes and footer length alone
+		d[i] ^= x
+		p, err := OpenParquet([]ParquetSource{{Name: "fuzz", R: bytes.NewReader(d)}}, nil, NullPolicy{Mode: "mask"})
+		if err != nil {
+			return
+		}
+		if p.Rows > 1<<20 {
+			return
+		}
+		dst := make([]*pdarray.Array, len(p.Columns))
+		masks := make([]*pdarray.Array, len(p.Columns))
+		for i, c := range p.Columns {
+			dst[i], _ = pdarray.Alloc(c.DType, c.Rows)
+			if c.Mask {
+				masks[i], _ = pdarray.Alloc(pdarray.Bool, c.Rows)
+			}
+		}
+		p.Read(dst, masks, 2)
+	})
 }

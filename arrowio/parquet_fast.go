@@ -137,7 +137,9 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		start = cc.DictionaryPageOffset()
 	}
 	n := cc.TotalCompressedSize()
-	if start < 0 || n <= 0 || n > math.MaxInt32*4 {
+	// Sizes come from the file: check them against the file before
+	// allocating anything.
+	if size := p.files[f].MetaData().GetSourceFileSize(); start < 0 || n <= 0 || size > 0 && start+n > size || n > math.MaxInt32 {
 		return 0, errNotFast
 	}
 	u.start, u.pos, u.end = start, start, start+n
@@ -385,8 +387,8 @@ func runPages[T word](u *fastUnit) error {
 				return err
 			}
 			n := int(h.numValues)
-			if int(h.uncompressed) < n*sz {
-				return errNotFast
+			if int(h.uncompressed) < n*sz || n > u.rows || int(h.uncompressed) > n*sz+64 {
+				return errNotFast // a plain dictionary of at most one entry per row
 			}
 			u.sc.dict = grow(u.sc.dict, int(h.uncompressed), zstdSpare)
 			if u.codec == compress.Codecs.Uncompressed {
@@ -400,6 +402,11 @@ func runPages[T word](u *fastUnit) error {
 			nv := int(h.numValues)
 			if nv > u.rows-row || nv < 0 {
 				return fmt.Errorf("%w: page holds more rows than the row group", errNotFast)
+			}
+			// Levels take at most ~2 bytes per row and values sz bytes
+			// (dictionary indices at most 5): no page decompresses to more.
+			if int64(h.uncompressed) > int64(nv)*int64(sz+2)+1<<16 {
+				return fmt.Errorf("%w: page of %d rows claims %d bytes", errNotFast, nv, h.uncompressed)
 			}
 			if err := dataPage(u, &h, body, row, nv, dict); err != nil {
 				return err
