@@ -1,10 +1,12 @@
 package arrowio
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -396,14 +398,28 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 			return ReadReport{}, errorf(ErrValue, "mask %d must be %d bool elements", i, pc.Rows)
 		}
 	}
-	type unit struct{ f, rg, col int }
+	type unit struct {
+		f, rg, col int
+		cost       int64
+	}
 	var units []unit
 	for f, r := range p.files {
-		for rg := 0; rg < r.MetaData().NumRowGroups(); rg++ {
+		md := r.MetaData()
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
 			for c := range p.Columns {
-				units = append(units, unit{f, rg, c})
+				// Cost: bytes to read plus a quarter of the bytes to produce.
+				cost := int64(0)
+				if cc, err := md.RowGroup(rg).ColumnChunk(md.Schema.ColumnIndexByName(p.Columns[c].Name)); err == nil {
+					cost = cc.TotalCompressedSize() + cc.TotalUncompressedSize()/4
+				}
+				units = append(units, unit{f, rg, c, cost})
 			}
 		}
+	}
+	// Largest units first, so that no worker starts a big one while the
+	// others run out of work (the read ends when its slowest worker does).
+	if workers > 1 {
+		slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(b.cost, a.cost) })
 	}
 	nulls := make([]atomic.Int64, len(p.Columns))
 	var next atomic.Int64
