@@ -8,17 +8,17 @@
 //     of each column is sized from the metadata (the sum of the row counts of
 //     its row groups), so nothing grows; nothing is decoded yet.
 //   - Plan.Read splits the work into (file × row group × column) units and
-//     runs them over a pool of workers. Flat 32/64-bit columns are read by
+//     runs them over a pool of workers. Flat numeric columns are read by
 //     the direct page reader (parquet_fast.go, parquet_pages.go): it parses
 //     page headers itself, reads each compressed chunk once into a reused
 //     buffer, decompresses or reads PLAIN pages straight into the
 //     destination, gathers dictionary pages while unpacking their indices,
 //     and decodes zstd with the system's libzstd when it loads
-//     (zstd_native.go). Other columns and encodings, and any surprise,
-//     go to the typed column readers of arrow-go/parquet, straight into the
-//     destination too: no arrow.Array is ever built. Only the 8- and 16-bit
-//     integer columns (stored as INT32) go through a small reused scratch
-//     buffer to be narrowed. Counters (ReadStats) prove which path ran.
+//     (zstd_native.go); 8- and 16-bit integers (stored as INT32) go
+//     through a reused buffer to be narrowed. Bool columns, other
+//     encodings, and any surprise go to the typed column readers of
+//     arrow-go/parquet, straight into the destination too: no arrow.Array
+//     is ever built. Counters (ReadStats) prove which path ran.
 //   - Nulls (NullPolicy): "auto" (the default) fills nulls of float columns
 //     with NaN and reports how many it filled; nulls in other columns are an
 //     error that names the columns and the options. "fill" writes FillValue

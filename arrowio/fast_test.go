@@ -501,3 +501,28 @@ func FuzzDirectReader(f *testing.F) {
 		p.Read(dst, masks, 2)
 	})
 }
+
+// TestNarrowDirect: 8/16-bit integer columns go through the direct reader
+// (decoded as INT32 and narrowed), not arrow-go's.
+func TestNarrowDirect(t *testing.T) {
+	f0, c0 := Stats.FastChunks.Load(), Stats.ConvertedValues.Load()
+	cols := []string{"i8", "i16", "u8", "u16"}
+	p, dst, _, _, err := readAll(t, openFixtures(t, "codec_zstd.parquet"), cols, NullPolicy{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgs := uint64(p.files[0].MetaData().NumRowGroups())
+	if got := Stats.FastChunks.Load() - f0; got != uint64(len(cols))*rgs {
+		t.Errorf("%d of %d chunks went through the direct reader", got, uint64(len(cols))*rgs)
+	}
+	if got := Stats.ConvertedValues.Load() - c0; got != uint64(len(cols)*fixtureRows) {
+		t.Errorf("%d values narrowed, want %d", got, len(cols)*fixtureRows)
+	}
+	for i, c := range cols {
+		for r := 0; r < fixtureRows; r++ {
+			if at(dst[i], r) != want(c, r) {
+				t.Fatalf("%s row %d: %v", c, r, at(dst[i], r))
+			}
+		}
+	}
+}

@@ -18,9 +18,10 @@ import (
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
-// The direct page reader: for flat INT32/INT64/FLOAT/DOUBLE columns (the
-// 32/64-bit dtypes) it reads a column chunk's pages itself instead of going
-// through arrow-go's column reader:
+// The direct page reader: for flat INT32/INT64/FLOAT/DOUBLE columns (every
+// dtype but bool; 8/16-bit integers are narrowed from INT32) it reads a
+// column chunk's pages itself instead of going through arrow-go's column
+// reader:
 //
 //   - A compressed chunk is read with one ReadAt into the worker's reused
 //     buffer (never zeroed); an uncompressed chunk is read page by page, and
@@ -34,7 +35,7 @@ import (
 //   - PLAIN values are copied; dictionary indices (RLE/bit-packed) are
 //     gathered from the chunk's dictionary; nulls are spread in place.
 //
-// Anything else (other encodings, bool and 8/16-bit columns, encrypted or
+// Anything else (other encodings, bool columns, encrypted or
 // PARQUET-816 files, or any surprise while decoding, such as corrupt data)
 // falls back to arrow-go's reader, which rewrites the whole unit and
 // reports errors in its own words.
@@ -55,6 +56,7 @@ type fastScratch struct {
 	body  []byte        // an uncompressed page's body when not read into dst
 	dict  []byte        // the decoded dictionary (values' bytes)
 	lvl   []uint8       // definition levels of a page with nulls
+	wide  []byte        // 8/16-bit columns' values as INT32, before narrowing
 	zstd  *zstd.Decoder // klauspost's, when libzstd is not loaded
 	nz    *nativeZstd   // the system's libzstd (zstd_native.go)
 }
@@ -99,7 +101,8 @@ func (p *ParquetPlan) fastEligible(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		return false
 	}
 	switch pc.DType {
-	case pdarray.Int64, pdarray.Uint64, pdarray.Float64, pdarray.Int32, pdarray.Uint32, pdarray.Float32:
+	case pdarray.Int64, pdarray.Uint64, pdarray.Float64, pdarray.Int32, pdarray.Uint32, pdarray.Float32,
+		pdarray.Int8, pdarray.Int16, pdarray.Uint8, pdarray.Uint16:
 	default:
 		return false
 	}
@@ -127,9 +130,16 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		}
 	}()
 	size := pc.DType.Size()
+	narrow := size < 4 // 8/16-bit integers, stored as INT32: decoded into sc.wide, then narrowed
+	out := dst
+	if narrow {
+		size = 4
+		sc.wide = grow(sc.wide, rows*4, zstdSpare)
+		out = sc.wide
+	}
 	u := fastUnit{
 		p: p, pc: pc, sc: sc, r: p.srcs[f], codec: cc.Compression(), size: size,
-		dst: dst, mask: mask, rows: rows, maxDef: maxDef,
+		dst: out, mask: mask, rows: rows, maxDef: maxDef,
 	}
 	u.fill = fillBits(pc.DType, p.policy)
 	start := cc.DataPageOffset()
@@ -164,7 +174,30 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	if err != nil {
 		return 0, err
 	}
+	if narrow {
+		wide := pdarray.BytesAs[int32](sc.wide[:rows*4])
+		switch pc.DType {
+		case pdarray.Int8:
+			narrowInto(pdarray.BytesAs[int8](dst), wide)
+		case pdarray.Uint8:
+			narrowInto(pdarray.BytesAs[uint8](dst), wide)
+		case pdarray.Int16:
+			narrowInto(pdarray.BytesAs[int16](dst), wide)
+		case pdarray.Uint16:
+			narrowInto(pdarray.BytesAs[uint16](dst), wide)
+		}
+		Stats.ConvertedValues.Add(uint64(rows))
+	}
 	return u.nulls, nil
+}
+
+// narrowInto converts INT32 values to the 8/16-bit dtype (the writer
+// stored them from that dtype; fill values were checked to fit).
+func narrowInto[T narrowInt](dst []T, src []int32) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = T(v)
+	}
 }
 
 // fillBits is the policy's fill value as the dtype's raw bits.
@@ -182,6 +215,14 @@ func fillBits(d pdarray.DType, pol NullPolicy) uint64 {
 		return uint64(fillAs[uint32](pol))
 	case pdarray.Float32:
 		return uint64(math.Float32bits(fillAs[float32](pol)))
+	case pdarray.Int8:
+		return uint64(uint32(int32(fillAs[int8](pol))))
+	case pdarray.Int16:
+		return uint64(uint32(int32(fillAs[int16](pol))))
+	case pdarray.Uint8:
+		return uint64(fillAs[uint8](pol))
+	case pdarray.Uint16:
+		return uint64(fillAs[uint16](pol))
 	}
 	return 0
 }
