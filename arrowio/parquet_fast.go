@@ -156,7 +156,7 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	if u.codec != compress.Codecs.Uncompressed {
 		// One read for the whole chunk into a reused, unzeroed buffer.
 		sc.chunk = grow(sc.chunk, int(n), 0)
-		if _, err := u.r.ReadAt(sc.chunk, start); err != nil && err != io.EOF {
+		if err := readFull(u.r, sc.chunk, start); err != nil {
 			return 0, err
 		}
 		u.mem = sc.chunk
@@ -258,10 +258,23 @@ func (u *fastUnit) at(off int64, n int, into *[]byte) ([]byte, error) {
 		return u.mem[o : o+int64(n)], nil
 	}
 	*into = grow(*into, n, 0)
-	if _, err := u.r.ReadAt(*into, off); err != nil && !(err == io.EOF && len(*into) == n) {
+	if err := readFull(u.r, *into, off); err != nil {
 		return nil, err
 	}
 	return *into, nil
+}
+
+// readFull fills b from r at off: a short read is an error (b is never
+// zeroed, so stale bytes must not pass for data).
+func readFull(r io.ReaderAt, b []byte, off int64) error {
+	m, err := r.ReadAt(b, off)
+	if m == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // readInto fills d with the chunk's bytes at off (uncompressed chunks only).
@@ -269,10 +282,7 @@ func (u *fastUnit) readInto(off int64, d []byte) error {
 	if off < u.start || off+int64(len(d)) > u.end {
 		return errNotFast
 	}
-	if _, err := u.r.ReadAt(d, off); err != nil && err != io.EOF {
-		return err
-	}
-	return nil
+	return readFull(u.r, d, off)
 }
 
 // header reads and parses the page header at u.pos.
@@ -371,7 +381,6 @@ func (u *fastUnit) shifted(out []byte, row, nv, un int, plain bool, raw []byte) 
 		return false, nil
 	}
 	var pre [16]byte
-	binary.LittleEndian.PutUint32(pre[4:], 0)
 	l := binary.PutUvarint(pre[4:], uint64(nv)<<1)
 	pre[4+l] = 1
 	binary.LittleEndian.PutUint32(pre[:], uint32(l+1))
