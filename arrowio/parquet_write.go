@@ -225,6 +225,7 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 		}
 	}()
 	workers := max(1, o.Workers)
+	scratch := make([]writeScratch, min(workers, len(cols))) // one per goroutine, kept across row groups
 	for lo := 0; lo < n || (n == 0 && lo == 0); lo += o.RowGroupSize {
 		hi := min(n, lo+o.RowGroupSize)
 		rgw, err := fw.AppendBufferedRowGroupChecked()
@@ -244,13 +245,13 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var sc writeScratch
+				sc := &scratch[w]
 				for {
 					i := int(next.Add(1) - 1)
 					if i >= len(cols) {
 						return
 					}
-					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, &sc)
+					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, sc)
 				}
 			}()
 		}
