@@ -227,6 +227,19 @@ func byGroups(env Env, n, ngroups int, f func(glo, ghi int32)) {
 	}
 }
 
+// orderedScan runs f over ranges of group ids like byGroups, each range
+// scanning every row in order, but on one worker when the states of all
+// groups fit in cache (bandedMinBytes): then the scan is memory-bound, and
+// the second reader of every row only halves each one's bandwidth
+// (measured: 2 workers took 2-4 times as long as 1 on 265 groups).
+func orderedScan(env Env, n, ngroups int, f func(glo, ghi int32)) {
+	if ngroups*int(unsafe.Sizeof(sumSlot{})) <= bandedMinBytes {
+		f(0, int32(ngroups))
+		return
+	}
+	byGroups(env, n, ngroups, f)
+}
+
 func groupAggT[T Number](env Env, gid []int32, ng int, op string, x []T, out *pdarray.Array, ddof float64) error {
 	isF := isFloatT[T]()
 	signed := !isF && T(0)-1 < 0
@@ -285,7 +298,7 @@ func groupMeanVar[T Number](env Env, gid []int32, ng int, op string, x []T, s []
 		return err
 	}
 	defer freeSS()
-	byGroups(env, len(gid), ng, func(glo, ghi int32) {
+	orderedScan(env, len(gid), ng, func(glo, ghi int32) {
 		span := uint32(ghi - glo)
 		for i, g := range gid {
 			if uint32(g-glo) >= span {
@@ -467,22 +480,16 @@ func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([
 	}
 	x = x[:len(gid)]
 	if !prod && ng*int(unsafe.Sizeof(sumSlot{})) > bandedMinBytes {
-		nw := min(numWorkers(env.workers(), len(gid)), max(ng, 1))
-		block := bandBlock(len(gid), ng)
-		buf, freeBuf, err := slotsOf[bandPair](env, nw*block)
+		buf, freeBuf, err := slotsOf[bandPair](env, bandBlock(len(gid), ng))
 		if err != nil {
 			free()
 			return nil, nil, err
 		}
 		defer freeBuf()
-		var next atomic.Int32
-		byGroups(env, len(gid), ng, func(glo, ghi int32) {
-			w := next.Add(1) - 1
-			floatSumsBanded(gid, x, s, glo, ghi, buf[int(w)*block:int(w+1)*block])
-		})
+		floatSumsBanded(env, gid, x, s, buf)
 		return s, free, nil
 	}
-	byGroups(env, len(gid), ng, func(glo, ghi int32) {
+	orderedScan(env, len(gid), ng, func(glo, ghi int32) {
 		span := uint32(ghi - glo)
 		switch {
 		case prod:
@@ -553,53 +560,76 @@ type bandPair struct {
 // bandedPasses counts floatSumsBanded calls (tests check the path is taken).
 var bandedPasses atomic.Uint64
 
-// floatSumsBanded adds the rows of groups [glo, ghi) into s, band by band;
-// buf holds one block (bandBlock) of pairs.
-func floatSumsBanded[T Number](gid []int32, x []T, s []sumSlot, glo, ghi int32, buf []bandPair) {
+// floatSumsBanded adds every row into s (len(s) groups), band by band; buf
+// holds one block of rows. Per block, the workers count and then scatter
+// their own contiguous part of it into band-major, worker-minor places (so
+// a band holds worker 0's rows, then worker 1's: row order), then take
+// whole bands to sum. Every row is read once, whatever the worker count.
+func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, buf []bandPair) {
 	bandedPasses.Add(1)
-	span := uint32(ghi - glo)
-	nb := int((span + bandGroups - 1) >> bandShift)
-	pos := make([]int, nb+1)
+	nb := (len(s) + bandGroups - 1) >> bandShift
 	isF := isFloatT[T]()
 	for lo := 0; lo < len(gid); lo += len(buf) {
 		hi := min(len(gid), lo+len(buf))
 		ids, xs := gid[lo:hi], x[lo:hi]
 		xs = xs[:len(ids)]
-		clear(pos)
-		for _, g := range ids {
-			if d := uint32(g - glo); d < span {
-				pos[(d>>bandShift)+1]++
+		nw := numWorkers(env.workers(), len(ids))
+		cnt := make([]int, nw*(nb+1)) // band nb: dropped rows (id -1), never summed
+		parallel(env.workers(), len(ids), chunk, func(w, a, b int) {
+			c := cnt[w*(nb+1) : (w+1)*(nb+1)]
+			for _, g := range ids[a:b] {
+				c[min(uint32(g)>>bandShift, uint32(nb))]++
+			}
+		})
+		start := make([]int, nb+2)
+		o := 0
+		for b := 0; b <= nb; b++ {
+			start[b] = o
+			for w := 0; w < nw; w++ {
+				c := cnt[w*(nb+1)+b]
+				cnt[w*(nb+1)+b] = o
+				o += c
 			}
 		}
-		for b := 1; b <= nb; b++ {
-			pos[b] += pos[b-1]
-		}
-		total := pos[nb]
-		for i, g := range ids {
-			if d := uint32(g - glo); d < span {
-				b := d >> bandShift
-				p := pos[b]
-				buf[p] = bandPair{v: float64(xs[i]), g: g}
-				pos[b] = p + 1
+		start[nb+1] = o
+		parallel(env.workers(), len(ids), chunk, func(w, a, b int) {
+			pos := cnt[w*(nb+1) : (w+1)*(nb+1)]
+			is, vs := ids[a:b], xs[a:b]
+			vs = vs[:len(is)]
+			for i, g := range is {
+				band := min(uint32(g)>>bandShift, uint32(nb))
+				p := pos[band]
+				buf[p] = bandPair{v: float64(vs[i]), g: g}
+				pos[band] = p + 1
 			}
-		}
-		if !isF {
-			for _, r := range buf[:total] {
-				p := &s[r.g]
-				p.s += r.v
-				p.n++
-				p.rows++
+		})
+		var next atomic.Int32
+		parallelN(min(env.workers(), nb), func(int) {
+			for {
+				b := int(next.Add(1)) - 1
+				if b >= nb {
+					return
+				}
+				rows := buf[start[b]:start[b+1]]
+				if !isF {
+					for _, r := range rows {
+						p := &s[r.g]
+						p.s += r.v
+						p.n++
+						p.rows++
+					}
+					continue
+				}
+				for _, r := range rows {
+					p := &s[r.g]
+					p.rows++
+					if r.v == r.v {
+						p.s += r.v
+						p.n++
+					}
+				}
 			}
-			continue
-		}
-		for _, r := range buf[:total] {
-			p := &s[r.g]
-			p.rows++
-			if r.v == r.v {
-				p.s += r.v
-				p.n++
-			}
-		}
+		})
 	}
 }
 
