@@ -33,9 +33,13 @@ pytest:
 
 test: build vet gotest pytest
 
-# A short fuzzing session of the request decoder (not part of make test).
+# Short fuzzing sessions of everything that parses bytes from the network or
+# from files (not part of make test; the seed corpora run in go test).
 fuzz:
-	go test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 60s ./transfer/
+	go test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 30s ./transfer/
+	go test -run '^$$' -fuzz FuzzHeaderCodec -fuzztime 30s ./transfer/
+	go test -run '^$$' -fuzz FuzzDecompressFrame -fuzztime 30s ./transfer/
+	go test -run '^$$' -fuzz FuzzDirectReader -fuzztime 30s ./arrowio/
 
 clean:
 	rm -rf bin
