@@ -94,6 +94,7 @@ func (o *opEnv) free(a *pdarray.Array) {
 	o.mu.Unlock()
 	if ok {
 		o.s.store.release(nb)
+		o.s.store.recycleScratch(a)
 	}
 }
 

@@ -656,6 +656,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"pool_hits":               s.store.poolHits(),
 		"group_id_checks_skipped": s.store.groupIDChecksSkipped.Load(),
 		"key_scans_skipped":       s.store.keyScansSkipped.Load(),
+		"scratch_recycled":        s.store.scratchRecycled.Load(),
 		"shm_views":               st.ShmViews.Load(),
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),

@@ -30,6 +30,7 @@ import (
 type store struct {
 	groupIDChecksSkipped atomic.Uint64 // acquireGroupIDs that vouched for the ids (stats)
 	keyScansSkipped      atomic.Uint64 // group-by key range scans answered from keyStats (stats)
+	scratchRecycled      atomic.Uint64 // kernel scratch buffers put in the pool (stats)
 	mu                   sync.Mutex
 	arrays               map[string]*entry
 	used                 int64 // bytes reserved: stored arrays plus in-flight allocations
@@ -273,6 +274,27 @@ func (s *store) recycle(e *entry) {
 	}
 	s.pool.put(b[:cap(b)])
 	e.a = nil
+}
+
+// recycleScratch pools the buffer of a kernel's scratch array that the
+// kernel has freed (ops.Env.Free: it is not touched afterwards), so the next
+// request's scratch (group-by states, scatter buffers, sort keys) reuses
+// faulted-in memory instead of fresh pages. Its reservation is already
+// released.
+func (s *store) recycleScratch(a *pdarray.Array) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := a.Bytes()
+	if len(b) < minPooled || s.used+s.pool.bytes+int64(cap(b)) > s.limit {
+		return
+	}
+	if s.poison {
+		for i := range b {
+			b[i] = 0xAB
+		}
+	}
+	s.pool.put(b[:cap(b)])
+	s.scratchRecycled.Add(1)
 }
 
 // delete removes every name, or none: with missingOK false, one unknown name
