@@ -42,14 +42,8 @@ func (c *Client) NewGroupBy(ctx context.Context, keys []string, opts ...GroupByO
 	if g.IDs, err = parseInfo(im); err != nil {
 		return nil, err
 	}
-	ks, _ := res["keys"].([]any)
-	for _, k := range ks {
-		km, _ := k.(map[string]any)
-		info, err := parseInfo(km)
-		if err != nil {
-			return nil, err
-		}
-		g.Keys = append(g.Keys, info)
+	if g.Keys, err = parseInfos(res["keys"]); err != nil {
+		return nil, err
 	}
 	if len(g.Keys) != len(keys) {
 		return nil, fmt.Errorf("client: groupby answered %d key arrays for %d keys", len(g.Keys), len(keys))
@@ -80,16 +74,12 @@ func (g *GroupBy) AggregateMany(ctx context.Context, ops []string, values string
 	if err != nil {
 		return nil, err
 	}
-	list, _ := res["arrays"].([]any)
-	if len(list) != len(ops) {
-		return nil, fmt.Errorf("arktos: groupby_agg answered %d arrays for %d aggregations", len(list), len(ops))
+	infos, err := parseInfos(res["arrays"])
+	if err != nil {
+		return nil, err
 	}
-	infos := make([]ArrayInfo, len(list))
-	for i, x := range list {
-		m, _ := x.(map[string]any)
-		if infos[i], err = parseInfo(m); err != nil {
-			return nil, err
-		}
+	if len(infos) != len(ops) {
+		return nil, fmt.Errorf("client: groupby_agg answered %d arrays for %d aggregations", len(infos), len(ops))
 	}
 	return infos, nil
 }
