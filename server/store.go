@@ -263,9 +263,17 @@ func (s *store) recycle(e *entry) {
 	if e.shared || e.refs > 0 {
 		return
 	}
-	b := e.a.Bytes()
+	if s.poolBuffer(e.a.Bytes()) {
+		e.a = nil
+	}
+}
+
+// poolBuffer puts b in the pool if it is large enough and the pool has room
+// under the limit (poisoned first in debug mode: a reader that kept it
+// breaks loudly), and reports whether it did. s.mu must be held.
+func (s *store) poolBuffer(b []byte) bool {
 	if len(b) < minPooled || s.used+s.pool.bytes+int64(cap(b)) > s.limit {
-		return
+		return false
 	}
 	if s.poison {
 		for i := range b {
@@ -273,7 +281,7 @@ func (s *store) recycle(e *entry) {
 		}
 	}
 	s.pool.put(b[:cap(b)])
-	e.a = nil
+	return true
 }
 
 // recycleScratch pools the buffer of a kernel's scratch array that the
@@ -284,17 +292,9 @@ func (s *store) recycle(e *entry) {
 func (s *store) recycleScratch(a *pdarray.Array) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := a.Bytes()
-	if len(b) < minPooled || s.used+s.pool.bytes+int64(cap(b)) > s.limit {
-		return
+	if s.poolBuffer(a.Bytes()) {
+		s.scratchRecycled.Add(1)
 	}
-	if s.poison {
-		for i := range b {
-			b[i] = 0xAB
-		}
-	}
-	s.pool.put(b[:cap(b)])
-	s.scratchRecycled.Add(1)
 }
 
 // delete removes every name, or none: with missingOK false, one unknown name
