@@ -326,7 +326,7 @@ func packChunk(specs []keySpec, lo, hi int, p, buf []uint64) {
 	for k := range specs {
 		s := &specs[k]
 		if !s.float && !dropped {
-			packIntKey(s, k == 0, lo, hi, p)
+			packIntKey(s, k == 0, lo, hi, p, nil)
 			continue
 		}
 		keyChunk(s.a, lo, hi, buf)
@@ -485,6 +485,10 @@ func slotsOf[S any](env Env, n int) ([]S, func(), error) {
 // bytes: it stays in L2 where a byte or int32 table would not). The bitmaps
 // are OR-ed and ranked (popcounts per word), and unless every slot is used a
 // second pass turns each slot into its rank, again from L2-resident tables.
+// denseLonePasses counts groupDense calls on the fused lone-key path (tests
+// check it is taken).
+var denseLonePasses atomic.Uint64
+
 func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, func(), int, error) {
 	n := len(ids)
 	nw := numWorkers(env.workers(), n)
@@ -497,8 +501,18 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 	clear(bm)
 	drops := make([]int, nw)
 	outside := make([]bool, nw)
+	lone := len(specs) == 1 && !specs[0].float && specs[0].stride == 1
+	if lone {
+		denseLonePasses.Add(1)
+	}
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		o := bm[w*words : (w+1)*words]
+		if lone {
+			sink := denseSink{ids: ids, occ: o, total: uint64(total)}
+			packIntKey(&specs[0], true, lo, hi, nil, &sink)
+			outside[w] = sink.outside
+			return
+		}
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
 		d := 0
 		for c := lo; c < hi; c += chunk {
@@ -516,7 +530,9 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 					k = 0
 				}
 				out[i] = int32(k)
-				o[k>>6] |= 1 << (k & 63)
+				if x := o[k>>6]; x&(1<<(k&63)) == 0 { // see markT
+					o[k>>6] = x | 1<<(k&63)
+				}
 			}
 		}
 		drops[w] = d

@@ -489,6 +489,16 @@ func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([
 		floatSumsBanded(env, gid, x, s, buf)
 		return s, free, nil
 	}
+	if !prod && !isFloatT[T]() && rowSplit(env, len(gid), ng) > 1 {
+		ok, err := exactIntSums(env, gid, ng, x, s)
+		if err != nil {
+			free()
+			return nil, nil, err
+		}
+		if ok {
+			return s, free, nil
+		}
+	}
 	orderedScan(env, len(gid), ng, func(glo, ghi int32) {
 		span := uint32(ghi - glo)
 		switch {
@@ -527,6 +537,67 @@ func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([
 		}
 	})
 	return s, free, nil
+}
+
+// exactIntPasses counts exactIntSums calls that gave the sums (tests check
+// the path is taken).
+var exactIntPasses atomic.Uint64
+
+// intSum is a worker's integer sum and row count of one group.
+type intSum struct{ s, rows int64 }
+
+// exactIntSums fills s (zeroed) with the sums and counts of integer values
+// from contiguous blocks of rows, one per worker, merged at the end. The
+// float sums must equal a row-order float64 loop bit for bit, and they do
+// when no value exceeds 2^53 / rows in magnitude: every partial sum, in
+// any order, is then an integer of at most 2^53, which float64 holds
+// exactly. Each worker checks that bound on its block; when a value breaks
+// it the result is false and s is left for the ordered float loop.
+func exactIntSums[T Number](env Env, gid []int32, ng int, x []T, s []sumSlot) (bool, error) {
+	n := len(gid)
+	nw := rowSplit(env, n, ng)
+	parts, free, err := slotsOf[intSum](env, nw*ng)
+	if err != nil {
+		return false, err
+	}
+	defer free()
+	mags := make([]uint64, nw)
+	signed := T(0)-1 < 0
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		acc := parts[w*ng : (w+1)*ng]
+		ids := gid[lo:hi]
+		xs := x[lo:hi]
+		xs = xs[:len(ids)]
+		var mag uint64
+		for i, g := range ids {
+			v := xs[i]
+			m := uint64(v)
+			if signed && v < 0 {
+				m = -uint64(int64(v))
+			}
+			mag = max(mag, m)
+			if uint32(g) < uint32(ng) {
+				a := &acc[g]
+				a.s += int64(v)
+				a.rows++
+			}
+		}
+		mags[w] = mag
+	})
+	if slices.Max(mags) > (1<<53)/uint64(max(n, 1)) {
+		return false, nil
+	}
+	for w := 0; w < nw; w++ {
+		for g, a := range parts[w*ng : (w+1)*ng] {
+			s[g].s += float64(a.s) // exact: |sum| <= 2^53
+			s[g].rows += int32(a.rows)
+		}
+	}
+	for g := range s {
+		s[g].n = s[g].rows // integers are never NaN
+	}
+	exactIntPasses.Add(1)
+	return true, nil
 }
 
 // Banded accumulation: when the groups' states are far larger than the L2

@@ -148,3 +148,38 @@ func BenchmarkHighCard(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDenseGroupBy is G1 q1's grouping (10^7 int64 keys in 1..100)
+// beside a plain sum of the same keys (the scan floor).
+func BenchmarkDenseGroupBy(b *testing.B) {
+	const n = 10_000_000
+	keys, _ := pdarray.Alloc(dI64, n)
+	RandInt(PlainEnv(runtime.NumCPU()), keys, 1, 101, 1)
+	pu, _, _, _ := taxiCols(n)
+	for _, c := range []struct {
+		name string
+		keys *pdarray.Array
+	}{{"g1id1", keys}, {"taxipickup", pu}} {
+		for _, w := range []int{1, 2} {
+			env := poolEnv(w)
+			b.Run(fmt.Sprintf("%s/groupby/w=%d", c.name, w), func(b *testing.B) {
+				b.SetBytes(n * 8)
+				for b.Loop() {
+					g, err := GroupBy(env, []*pdarray.Array{c.keys}, true, "auto")
+					if err != nil {
+						b.Fatal(err)
+					}
+					g.Free(env)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/scan/w=%d", c.name, w), func(b *testing.B) {
+				b.SetBytes(n * 8)
+				for b.Loop() {
+					if _, _, err := Reduce(env, "sum", c.keys, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

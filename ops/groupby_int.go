@@ -82,32 +82,40 @@ func intKeyRangeT[T Integer](env Env, x []T) (uint64, uint64, bool) {
 }
 
 // packIntKey adds key s of rows [lo, hi) into p: p = (key-min)·stride for
-// the first key, p += (key-min)·stride for the others.
-func packIntKey(s *keySpec, first bool, lo, hi int, p []uint64) {
+// the first key, p += (key-min)·stride for the others. With a sink (a lone
+// key of a dense grouping) it writes the sink's ids and occupancy instead.
+func packIntKey(s *keySpec, first bool, lo, hi int, p []uint64, sink *denseSink) {
+	if sink != nil {
+		sink.lo, sink.hi = lo, hi
+	}
 	a := s.a
 	switch a.DType() {
 	case dI8:
-		packIntT(pdarray.View[int8](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[int8](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dI16:
-		packIntT(pdarray.View[int16](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[int16](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dI32:
-		packIntT(pdarray.View[int32](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[int32](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dI64:
-		packIntT(pdarray.View[int64](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[int64](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dU8, dBool:
-		packIntT(pdarray.BytesAs[uint8](a.Bytes())[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.BytesAs[uint8](a.Bytes())[lo:hi], first, s.min, s.stride, p, sink)
 	case dU16:
-		packIntT(pdarray.View[uint16](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[uint16](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dU32:
-		packIntT(pdarray.View[uint32](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[uint32](a)[lo:hi], first, s.min, s.stride, p, sink)
 	case dU64:
-		packIntT(pdarray.View[uint64](a)[lo:hi], first, s.min, s.stride, p)
+		packIntT(pdarray.View[uint64](a)[lo:hi], first, s.min, s.stride, p, sink)
 	default:
 		panic("ops: packIntKey of a non-integer array")
 	}
 }
 
-func packIntT[T Integer](x []T, first bool, mn, st uint64, p []uint64) {
+func packIntT[T Integer](x []T, first bool, mn, st uint64, p []uint64, sink *denseSink) {
+	if sink != nil {
+		markT(sink, x, mn)
+		return
+	}
 	p = p[:len(x)]
 	switch {
 	case first && st == 1:
@@ -150,4 +158,36 @@ func (v divU32) div(n uint32) uint32 {
 	}
 	hi, _ := bits.Mul64(v.m, uint64(n))
 	return uint32(hi)
+}
+
+// denseSink is groupDense's fused pass for a lone integer key: each row's
+// slot (key - min) goes straight into ids and the occupancy bitmap occ, with
+// no packed-key buffer in between.
+type denseSink struct {
+	ids     []int32  // the rows' ids, indexed like the key array
+	occ     []uint64 // this worker's occupancy bits
+	total   uint64   // slots
+	lo, hi  int      // the rows of this call (set by packIntKey)
+	outside bool     // a key fell outside [min, min+total): it changed since its range was taken
+}
+
+// markT is denseSink's loop. A slot's bit is tested before it is set: the
+// test is a load that almost always finds the bit set already, where an
+// unconditional OR would chain every row through a store to the same few
+// words of a small table (measured: 44-48 ms -> 31-38 ms for 10^7 rows into
+// 100 slots, against 15-20 ms to write the ids alone).
+func markT[T Integer](d *denseSink, x []T, mn uint64) {
+	ids, occ, total := d.ids[d.lo:d.hi], d.occ, d.total
+	ids = ids[:len(x)]
+	for i, v := range x {
+		k := sortKeyInt(v) - mn
+		if k >= total {
+			d.outside = true
+			k = 0
+		}
+		ids[i] = int32(k)
+		if w := occ[k>>6]; w&(1<<(k&63)) == 0 {
+			occ[k>>6] = w | 1<<(k&63)
+		}
+	}
 }

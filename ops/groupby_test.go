@@ -819,3 +819,74 @@ func TestGroupByStaleStats(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupDenseLonePath: a lone integer key is grouped by the fused pass
+// (ids and occupancy straight from the typed keys), several keys are not,
+// and both give the reference grouping.
+func TestGroupDenseLonePath(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		keys []*pdarray.Array
+		lone bool
+	}{
+		{[]*pdarray.Array{gbInts[int64](r, 50_000, -20, 300)}, true},
+		{[]*pdarray.Array{gbInts[uint8](r, 50_000, 0, 200)}, true},
+		{[]*pdarray.Array{gbInts[int32](r, 50_000, 1, 30), gbInts[int64](r, 50_000, 1, 30)}, false},
+	} {
+		for _, w := range []int{1, 2, 8} {
+			before := denseLonePasses.Load()
+			checkGrouping(t, PlainEnv(w), c.keys, true, "auto", StrategyDense, &refGrouping{})
+			if took := denseLonePasses.Load() != before; took != c.lone {
+				t.Fatalf("%d keys, w=%d: fused lone-key pass taken %v, want %v", len(c.keys), w, took, c.lone)
+			}
+		}
+	}
+}
+
+// TestExactIntSums: means and float sums of small integers come from
+// per-worker integer sums when there are several workers, bit-identical to
+// a row-order float64 loop; values too large for that bound take the
+// ordered float loop and still match it.
+func TestExactIntSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	const n, ng = 200_000, 37
+	ids := make([]int32, n)
+	small := make([]int64, n)
+	big := make([]int64, n)
+	for i := range ids {
+		ids[i] = int32(r.IntN(ng+1)) - 1 // -1: a dropped row
+		small[i] = r.Int64N(2001) - 1000
+		big[i] = r.Int64() >> 2 // sums lose bits: order matters
+	}
+	idArr := pdarray.FromSlice(ids)
+	for _, c := range []struct {
+		name  string
+		x     []int64
+		exact bool
+	}{{"small", small, true}, {"big", big, false}} {
+		want := make([]float64, ng)
+		cnt := make([]float64, ng)
+		for i, g := range ids {
+			if g >= 0 {
+				want[g] += float64(c.x[i])
+				cnt[g]++
+			}
+		}
+		for _, w := range []int{1, 2, 8} {
+			before := exactIntPasses.Load()
+			outs, err := GroupAggMany(PlainEnv(w), idArr, ng, []string{"mean", "size"}, pdarray.FromSlice(c.x), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := exactIntPasses.Load() != before; took != (c.exact && w > 1) {
+				t.Fatalf("%s w=%d: integer sums taken %v", c.name, w, took)
+			}
+			m, sz := pdarray.View[float64](outs[0]), pdarray.View[int64](outs[1])
+			for g := range want {
+				if math.Float64bits(m[g]) != math.Float64bits(want[g]/cnt[g]) || float64(sz[g]) != cnt[g] {
+					t.Fatalf("%s w=%d group %d: mean %v size %d, want %v %v", c.name, w, g, m[g], sz[g], want[g]/cnt[g], cnt[g])
+				}
+			}
+		}
+	}
+}
