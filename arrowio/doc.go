@@ -31,7 +31,11 @@
 //
 // Writing Parquet (WriteParquet) uses arrow-go's low-level column writers
 // (no arrow arrays either): required columns, a chosen codec and row-group
-// size, the columns of a row group encoded in parallel; small-range integer
+// size. (row group x column) units are encoded and compressed on the
+// workers, up to 2 row groups per worker ahead of the one being written
+// out, each chunk's page writer closed (offsets, bytes to the file) in file
+// order by writeRowGroups: the same bytes as arrow-go's file writer, with
+// no worker waiting at a row group's end; small-range integer
 // columns get their dictionary from a dense table (writeDenseDict), zstd
 // pages are compressed by libzstd when it loads.
 //

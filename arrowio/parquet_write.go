@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -68,6 +70,10 @@ var WriteStats struct {
 	// ParallelRowGroups counts row groups whose columns were encoded
 	// concurrently.
 	ParallelRowGroups atomic.Uint64
+	// RowGroupsAhead counts row groups whose columns were queued for the
+	// workers before the row group before them was closed (the pipeline of
+	// writeRowGroups).
+	RowGroupsAhead atomic.Uint64
 	// DenseDictChunks were dictionary-encoded through a dense table
 	// (writeDenseDict), without arrow-go's hash table.
 	DenseDictChunks atomic.Uint64
@@ -209,73 +215,201 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 		}
 		props = append(props, parquet.WithDictionaryFor(c.Name, dict))
 	}
+	wp := parquet.NewWriterProperties(props...)
+	return writeRowGroupsFn(w, root, wp, cols, n, o.RowGroupSize, max(1, o.Workers))
+}
+
+// writeRowGroupsFn is writeRowGroups; tests swap in arrow-go's own file
+// writer to check that both write the same bytes.
+var writeRowGroupsFn = writeRowGroups
+
+// rowGroupsAhead is how many row groups past the one being closed may be
+// encoding at once, per worker (bounds the compressed chunks held).
+const rowGroupsAhead = 2
+
+// deferredPager is a buffered page writer whose Close (which stamps the
+// chunk's file offsets into its metadata and copies its pages to the
+// file) is held back until closeInOrder: a worker can then finish a
+// column chunk (last page, dictionary page, statistics, all compressed)
+// without knowing where in the file the chunk will go.
+type deferredPager struct {
+	file.PageWriter
+	hasDict, fallback, closed bool
+}
+
+func (p *deferredPager) Close(hasDict, fallback bool) error {
+	p.hasDict, p.fallback, p.closed = hasDict, fallback, true
+	return nil
+}
+
+func (p *deferredPager) closeInOrder() error {
+	if !p.closed {
+		return fmt.Errorf("column chunk was not finished")
+	}
+	return p.PageWriter.Close(p.hasDict, p.fallback)
+}
+
+// tellWriter counts what it wrote (arrow-go's page writers ask for the
+// position).
+type tellWriter struct {
+	w   io.Writer
+	pos int64
+}
+
+func (t *tellWriter) Tell() int64 { return t.pos }
+
+func (t *tellWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.pos += int64(n)
+	if err == nil && n != len(p) {
+		err = io.ErrShortWrite
+	}
+	return n, err
+}
+
+// pendingRowGroup is one row group whose (row group, column) units are
+// queued or encoding.
+type pendingRowGroup struct {
+	meta    *metadata.RowGroupMetaDataBuilder
+	writers []file.ColumnChunkWriter
+	pagers  []*deferredPager
+	done    []chan error
+	rows    int
+}
+
+// writeUnit is one column chunk for a worker to encode and finish.
+type writeUnit struct {
+	cw     file.ColumnChunkWriter
+	a      *pdarray.Array
+	lo, hi int
+	done   chan<- error
+}
+
+// writeRowGroups writes the file as arrow-go's buffered row-group writer
+// would (the same bytes: TestPipelinedWriteSameBytes), but encodes
+// (row group x column) units on workers goroutines across row groups:
+// the row groups after the one being closed (rowGroupsAhead per worker)
+// are already encoding, so no worker waits at a row group's end for the
+// slowest column. Closing (offsets, copying pages to w) is done here, in
+// file order.
+func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterProperties, cols []Column, n, rgSize, workers int) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			err = errorf(ErrIO, "writing Parquet: %v", x)
 		}
 	}()
-	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
-	if err != nil {
+	sink := &tellWriter{w: w}
+	if _, err := sink.Write([]byte("PAR1")); err != nil {
 		return errorf(ErrIO, "writing Parquet: %v", err)
 	}
-	closed := false
+	sc := schema.NewSchema(root)
+	fmb := metadata.NewFileMetadataBuilder(sc, props, nil)
+	nrg := max(1, (n+rgSize-1)/rgSize)
+	ahead := rowGroupsAhead * workers
+	work := make(chan writeUnit, ahead*len(cols))
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(workers, nrg*len(cols)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch writeScratch // kept across units
+			for u := range work {
+				if failed.Load() {
+					u.done <- fmt.Errorf("stopped: an earlier column failed")
+					continue
+				}
+				u.done <- finishChunk(u.cw, u.a, u.lo, u.hi, &scratch)
+			}
+		}()
+	}
 	defer func() {
-		if !closed {
-			fw.Close()
-		}
-	}()
-	workers := max(1, o.Workers)
-	scratch := make([]writeScratch, min(workers, len(cols))) // one per goroutine, kept across row groups
-	for lo := 0; lo < n || (n == 0 && lo == 0); lo += o.RowGroupSize {
-		hi := min(n, lo+o.RowGroupSize)
-		rgw, err := fw.AppendBufferedRowGroupChecked()
 		if err != nil {
-			return errorf(ErrIO, "writing Parquet: %v", err)
+			failed.Store(true)
 		}
-		writers := make([]file.ColumnChunkWriter, len(cols))
-		for i := range cols {
-			if writers[i], err = rgw.Column(i); err != nil {
+		close(work)
+		wg.Wait()
+	}()
+	pending := make([]*pendingRowGroup, 0, ahead)
+	start := func(k int) error {
+		lo, hi := k*rgSize, min(n, (k+1)*rgSize)
+		rg := &pendingRowGroup{meta: fmb.AppendRowGroup(), rows: hi - lo}
+		for i, c := range cols {
+			colMeta := rg.meta.NextColumnChunk()
+			path := colMeta.Descr().Path()
+			pw, err := file.NewPageWriter(sink, props.CompressionFor(path), props.CompressionLevelFor(path), colMeta, int16(k), int16(i), props.Allocator(), true, nil, nil)
+			if err != nil {
+				return err
+			}
+			p := &deferredPager{PageWriter: pw}
+			rg.pagers = append(rg.pagers, p)
+			rg.writers = append(rg.writers, file.NewColumnChunkWriter(colMeta, p, props))
+			rg.done = append(rg.done, make(chan error, 1))
+			work <- writeUnit{cw: rg.writers[i], a: c.A, lo: lo, hi: hi, done: rg.done[i]}
+		}
+		if len(pending) > 0 {
+			WriteStats.RowGroupsAhead.Add(1)
+		}
+		pending = append(pending, rg)
+		return nil
+	}
+	next := 0
+	for k := range nrg {
+		for ; next < nrg && next <= k+ahead-1; next++ {
+			if err := start(next); err != nil {
 				return errorf(ErrIO, "writing Parquet: %v", err)
 			}
 		}
-		errs := make([]error, len(cols))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for w := 0; w < min(workers, len(cols)); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sc := &scratch[w]
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(cols) {
-						return
-					}
-					errs[i] = writeChunk(writers[i], cols[i].A, lo, hi, sc)
-				}
-			}()
+		rg := pending[0]
+		pending = pending[1:]
+		var total int64
+		for i := range cols {
+			if e := <-rg.done[i]; e != nil {
+				return errorf(ErrIO, "writing column %q: %v", cols[i].Name, e)
+			}
+			if e := rg.pagers[i].closeInOrder(); e != nil {
+				return errorf(ErrIO, "writing column %q: %v", cols[i].Name, e)
+			}
+			total += rg.writers[i].TotalBytesWritten()
 		}
-		wg.Wait()
+		rg.meta.SetNumRows(rg.rows)
+		if err := rg.meta.Finish(total, int16(k)); err != nil {
+			return errorf(ErrIO, "writing Parquet: %v", err)
+		}
 		if workers > 1 && len(cols) > 1 {
 			WriteStats.ParallelRowGroups.Add(1)
 		}
-		for i, e := range errs {
-			if e != nil {
-				return errorf(ErrIO, "writing column %q: %v", cols[i].Name, e)
-			}
-		}
-		if err := rgw.Close(); err != nil {
-			return errorf(ErrIO, "writing Parquet: %v", err)
-		}
-		if n == 0 {
-			break
-		}
 	}
-	closed = true
-	if err := fw.Close(); err != nil {
+	fmd, err := fmb.Finish()
+	if err != nil {
+		return errorf(ErrIO, "writing Parquet: %v", err)
+	}
+	m, err := fmd.WriteTo(sink, nil)
+	if err != nil {
+		return errorf(ErrIO, "writing Parquet: %v", err)
+	}
+	if err := binary.Write(sink, binary.LittleEndian, uint32(m)); err != nil {
+		return errorf(ErrIO, "writing Parquet: %v", err)
+	}
+	if _, err := sink.Write([]byte("PAR1")); err != nil {
 		return errorf(ErrIO, "writing Parquet: %v", err)
 	}
 	return nil
+}
+
+// finishChunk writes rows lo:hi of a into cw and closes it: every page is
+// encoded and compressed here, on the worker; only the deferred pager's
+// close is left.
+func finishChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {
+	if err = writeChunk(cw, a, lo, hi, sc); err != nil {
+		return err
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("%v", x)
+		}
+	}()
+	return cw.Close()
 }
 
 // writeScratch is one encoding goroutine's reusable buffers.
