@@ -2,8 +2,22 @@
 
     go build -o bin/arktos-server ./cmd/arktos-server
     .venv/bin/pip install duckdb            # benchmark only, not a test dependency
-    .venv/bin/python bench/io/run.py [--rows 5000000] [--reps 5] [--threads 1,2] [--out bench/io/results.md]
-        [--server bin/arktos-server] [--codecs zstd,snappy,none] [--layouts one,many] [--no-write]
+    .venv/bin/python bench/io/run.py [--rows 5000000] [--reps 9] [--write-reps 5] [--threads 1,2]
+        [--out bench/io/results.md] [--server bin/arktos-server] [--codecs zstd,snappy,none]
+        [--layouts one,many] [--no-write] [--tmpdir DIR] [--dry-run]
+
+The issue's size (estimated 23 min on 2 quiet cores; --dry-run prints the
+estimate, the disk and memory it needs, and exits):
+
+    .venv/bin/python bench/io/run.py --rows 50000000 --out bench/io/results-5e7.md
+
+Trials: --reps (default 9) for each read, --write-reps (default 5) for each
+write (p90 of 9 runs is the second slowest, of 5 the slowest; never fewer
+than 5). Progress lines on stderr say what runs, the time so far and an ETA
+(the estimate below, rescaled by how fast the finished steps went).
+Files go to a fresh directory under --tmpdir (default: the system's temp
+dir), which is removed at the end, also on an error or Ctrl-C; the run
+refuses to start when that disk or the memory is short of its estimate.
 
 Data (issue 7): four columns -- int64 keys (0..999), int64 ids (a
 permutation-free counter), float64, float64 with 1% nulls -- row groups of
@@ -29,6 +43,7 @@ DuckDB's counts and integer sums must match.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -49,6 +64,84 @@ import arktos as ak  # noqa: E402
 
 CODECS = ("zstd", "snappy", "none")
 COLS = ("keys", "ids", "x", "y")
+
+# Seconds per 10^6 rows of one run, for the estimate and the ETA: 2 quiet
+# cores, from bench/io/results.md at 5*10^6 rows and, for DuckDB, the issue's
+# figures at 5*10^7 (the larger of the two), rounded up.
+READ_COST = {  # (codec, threads) -> ak read, ak scan, pyarrow, duckdb
+    ("zstd", 1): (0.046, 0.006, 0.060, 0.066), ("zstd", 2): (0.032, 0.005, 0.035, 0.036),
+    ("snappy", 1): (0.025, 0.006, 0.046, 0.048), ("snappy", 2): (0.017, 0.005, 0.026, 0.028),
+    ("none", 1): (0.014, 0.006, 0.021, 0.027), ("none", 2): (0.010, 0.005, 0.014, 0.019),
+}
+WRITE_COST = {  # (codec, threads) -> ak, pyarrow, duckdb
+    ("zstd", 1): (0.16, 0.17, 0.38), ("zstd", 2): (0.15, 0.21, 0.25),
+    ("snappy", 1): (0.13, 0.13, 0.15), ("snappy", 2): (0.10, 0.16, 0.15),
+    ("none", 1): (0.09, 0.14, 0.14), ("none", 2): (0.07, 0.14, 0.11),
+}
+SETUP_COST = 0.09      # make the table, per 10^6 rows
+PQ_WRITE_COST = 0.17   # pyarrow writing one codec's files (one layout), per 10^6 rows
+CHECK_COST = 0.06      # one checked read (ak read + to_ndarray + compare), per 10^6 rows
+UPLOAD_COST = 0.04     # sending the table to a server for the writes, per 10^6 rows
+
+
+def plan(rows: int, codecs: list[str], layouts: list[str], threads: list[int], reps: int,
+         write_reps: int, write: bool) -> list[tuple[str, float]]:
+    """The run's steps, in order, with their estimated seconds."""
+    m = rows / 1e6
+    steps = [("make the table", SETUP_COST * m)]
+    steps += [(f"pyarrow writes the {c} files", PQ_WRITE_COST * m * len(layouts)) for c in codecs]
+    for c in codecs:
+        for lay in layouts:
+            for th in threads:
+                ak_r, scan, pa_r, db = READ_COST[(c, th)]
+                # checked read, then reps of: ak read, scan, pyarrow, duckdb (+1 duckdb check, +1 pyarrow warm-up)
+                t = CHECK_COST + reps * (ak_r + scan + pa_r + db) + db + pa_r / th
+                steps.append((f"read {c} {lay} {th} thread(s)", t * m))
+    if write:
+        for th in threads:
+            steps.append((f"upload for writes, {th} thread(s)", UPLOAD_COST * m))
+            for c in codecs:
+                ak_w, pa_w, db_w = WRITE_COST[(c, th)]
+                steps.append((f"write {c} {th} thread(s)", (write_reps * (ak_w + pa_w + db_w) + CHECK_COST) * m))
+    return steps
+
+
+def need_bytes(rows: int, codecs: list[str], layouts: list[str], write: bool) -> tuple[int, int]:
+    """Upper bounds of the disk (files at 32 bytes a row: no codec shrinks
+    them below that here by much) and the memory the run needs."""
+    # read files; per written codec the file and its temporary twin, and
+    # pyarrow's and DuckDB's outputs
+    files = len(codecs) * len(layouts) + (2 * len(codecs) + 2 if write else 0)
+    # memory: the table and its copies in this process (table, y without
+    # nulls, pyarrow's read result, one column as numpy), each server's
+    # arrays and kept buffers (2 x the data, 2 servers)
+    return rows * 32 * (files + 1), rows * 32 * 8
+
+
+class Progress:
+    """Prints each step with the time so far and an ETA rescaled by how fast
+    the finished steps went against their estimate."""
+
+    def __init__(self, steps: list[tuple[str, float]]) -> None:
+        self.steps, self.i, self.t0, self.done_est = steps, 0, time.perf_counter(), 0.0
+
+    def step(self, name: str) -> None:
+        while self.i < len(self.steps) and self.steps[self.i][0] != name:
+            self.i += 1  # a step that was skipped
+        elapsed = time.perf_counter() - self.t0
+        total = sum(e for _, e in self.steps)
+        left = total - self.done_est
+        scale = elapsed / self.done_est if self.done_est > 0 else 1.0
+        print(f"[{fmt_s(elapsed)} elapsed, step {self.i + 1}/{len(self.steps)}: {name}; "
+              f"ETA {fmt_s(left * scale)}]", file=sys.stderr, flush=True)
+        if self.i < len(self.steps):
+            self.done_est += self.steps[self.i][1]
+            self.i += 1
+
+
+def fmt_s(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
 def make_table(rows: int) -> pa.Table:
@@ -101,7 +194,14 @@ def main() -> None:
     global SERVER
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=5_000_000)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=9, help="runs of each read (>= 5)")
+    ap.add_argument("--write-reps", type=int, default=5, help="runs of each write (>= 5)")
+    ap.add_argument("--tmpdir", default=None, help="where the temporary data directory goes (default: the system's)")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan, its time estimate, disk and memory, and exit")
+    ap.add_argument("--raw", default=None, help="also write every run's seconds as JSON here")
+    ap.add_argument("--machine-note", default="shared with other engineers' builds and tests: noisy",
+                    help="what the results say about the machine")
+    ap.add_argument("--force", action="store_true", help="run even when disk or memory look short")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--out", default=str(REPO / "bench" / "io" / "results.md"))
     ap.add_argument("--server", default=str(REPO / "bin" / "arktos-server"), help="arktos-server binary to run")
@@ -113,15 +213,56 @@ def main() -> None:
     codecs = args.codecs.split(",")
     layouts = args.layouts.split(",")
     threads = [int(t) for t in args.threads.split(",")]
+    if args.reps < 5 or args.write_reps < 5:
+        ap.error("--reps and --write-reps must be at least 5 (p90 of fewer runs means little)")
+    rows = args.rows
+    steps = plan(rows, codecs, layouts, threads, args.reps, args.write_reps, not args.no_write)
+    est = sum(e for _, e in steps)
+    disk, mem = need_bytes(rows, codecs, layouts, not args.no_write)
+    tmproot = Path(args.tmpdir or tempfile.gettempdir())
+    free = shutil.disk_usage(tmproot).free
+    avail = mem_available()
+    print(f"plan: {rows:,} rows, {len(steps)} steps, reads x{args.reps}, writes x{args.write_reps}; "
+          f"estimate {fmt_s(est)} on 2 quiet cores (a busy machine takes longer)\n"
+          f"  files under {tmproot}: up to {disk / 1e9:.1f} GB, {free / 1e9:.1f} GB free; "
+          f"memory: up to {mem / 1e9:.1f} GB, {avail / 1e9:.1f} GB available", file=sys.stderr)
+    if args.dry_run:
+        for name, e in steps:
+            print(f"  {fmt_s(e):>8}  {name}", file=sys.stderr)
+        return
+    if (disk > free or mem > avail) and not args.force:
+        sys.exit("not enough disk or memory for this run (see above): free some, pick --tmpdir, "
+                 "fewer --rows/--codecs/--layouts, or --force")
     import duckdb
 
-    rows = args.rows
+    progress = Progress(steps)
+    progress.step("make the table")
     rg = min(1_000_000, max(1, rows // 5))
     nbytes = rows * 32
-    tmp = Path(tempfile.mkdtemp(prefix="arktos-bench-io-"))
+    tmp = Path(tempfile.mkdtemp(prefix="arktos-bench-io-", dir=tmproot))
     data = tmp / "data"
     data.mkdir()
+    try:
+        run(args, progress, duckdb, data, tmp, rows, rg, nbytes, codecs, layouts, threads)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"wrote {args.out}; total {fmt_s(time.perf_counter() - progress.t0)} (estimate {fmt_s(est)})")
+
+
+def mem_available() -> int:
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
+
+
+def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, tmp: Path, rows: int, rg: int,
+        nbytes: int, codecs: list[str], layouts: list[str], threads: list[int]) -> None:
     lines: list[str] = []
+    raw: dict[str, list[float]] = {}  # every run's seconds, for --raw
 
     def emit(s: str = "") -> None:
         print(s, flush=True)
@@ -129,12 +270,15 @@ def main() -> None:
 
     t = make_table(rows)
     for codec in codecs:
-        pq.write_table(t, data / f"one_{codec}.parquet", compression=codec, row_group_size=rg)
-        (data / f"many_{codec}").mkdir()
-        step = -(-rows // 16)
-        for k in range(16):
-            pq.write_table(t.slice(k * step, step), data / f"many_{codec}" / f"part{k:02d}.parquet",
-                           compression=codec, row_group_size=rg)
+        progress.step(f"pyarrow writes the {codec} files")
+        if "one" in layouts:
+            pq.write_table(t, data / f"one_{codec}.parquet", compression=codec, row_group_size=rg)
+        if "many" in layouts:
+            (data / f"many_{codec}").mkdir()
+            step = -(-rows // 16)
+            for k in range(16):
+                pq.write_table(t.slice(k * step, step), data / f"many_{codec}" / f"part{k:02d}.parquet",
+                               compression=codec, row_group_size=rg)
     want = {c: t[c].to_numpy(zero_copy_only=False) for c in COLS}
     servers = {w: start_server(data, w) for w in threads}
     conns = {w: ak.Connection(url, timeout=600) for w, (_, url) in servers.items()}
@@ -142,9 +286,10 @@ def main() -> None:
         emit("# Parquet I/O benchmark (bench/io/run.py)")
         emit()
         emit(f"- rows {rows:,}, 4 columns (int64 keys, int64 ids, float64, float64 with 1% nulls), "
-             f"row groups of {rg:,} rows; decoded data {nbytes / 1e9:.3f} GB; {args.reps} runs each, warm page cache")
+             f"row groups of {rg:,} rows; decoded data {nbytes / 1e9:.3f} GB; {args.reps} runs of each read, "
+             f"{args.write_reps} of each write, warm page cache")
         emit(f"- pyarrow {pa.__version__}, duckdb {duckdb.__version__}, arktos server from this tree; "
-             f"CPU: {os.cpu_count()} cores, **shared with two other engineers' builds and tests: noisy**")
+             f"CPU: {os.cpu_count()} cores, **{args.machine_note}**")
         emit("- ak: server-side seconds of the command; `decode` is the part spent decoding into the final arrays")
         emit()
         emit("## Read")
@@ -158,6 +303,7 @@ def main() -> None:
                 label = f"{codec}, {'1 file' if layout == 'one' else '16 files'}"
                 pq.read_table(full if layout == "one" else str(data / f"many_{codec}"))  # warm the cache
                 for th in threads:
+                    progress.step(f"read {codec} {layout} {th} thread(s)")
                     conn = conns[th]
                     # answers first: bit for bit against pyarrow
                     cols = ak.read_parquet(path, conn=conn)
@@ -190,8 +336,9 @@ def main() -> None:
                     assert r[5] == rows - t["y"].null_count, r
                     db_t = timed(lambda: (db.execute(q).fetchone(), None)[1], args.reps)
                     db.close()
-                    for name, xs in ((f"ak.read_parquet", ak_t), ("  ak decode only", dec), ("  ak scan (sum x4)", scan),
+                    for name, xs in (("ak.read_parquet", ak_t), ("  ak decode only", dec), ("  ak scan (sum x4)", scan),
                                      ("pyarrow.read_table", pa_t), ("duckdb", db_t)):
+                        raw[f"read {label} {th} {name.strip()}"] = xs
                         emit(f"| {label} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | "
                              f"{nbytes / pct(xs, .5) / 1e9:.2f} |")
         if not args.no_write:
@@ -202,27 +349,33 @@ def main() -> None:
             emit("|-------|--------:|--------|------:|------:|-----------:|")
             tw = t.set_column(3, "y", pa.array(t["y"].to_numpy(zero_copy_only=False)))  # no nulls: ak writes required columns
             for th in threads:
+                progress.step(f"upload for writes, {th} thread(s)")
                 conn = conns[th]
                 arrays = {c: conn.array(tw[c].to_numpy()) for c in COLS}
                 for codec in codecs:
+                    progress.step(f"write {codec} {th} thread(s)")
                     def ak_write() -> float:
                         return float(ak.to_parquet(arrays, f"w_{codec}.parquet", compression=codec, row_group_size=rg)["seconds"])
 
-                    ak_t = timed(ak_write, max(2, args.reps // 2))
+                    ak_t = timed(ak_write, args.write_reps)
                     back = pq.read_table(data / f"w_{codec}.parquet")
                     for c in COLS:
                         assert back[c].to_numpy().tobytes() == tw[c].to_numpy().tobytes(), (codec, c)
                     pa.set_cpu_count(th)
                     pa_t = timed(lambda: (pq.write_table(tw, tmp / "pw.parquet", compression=codec, row_group_size=rg), None)[1],
-                                 max(2, args.reps // 2))
+                                 args.write_reps)
                     db = duckdb.connect()
                     db.execute(f"PRAGMA threads={th}")
                     db.register("tw", tw)
                     dcodec = "uncompressed" if codec == "none" else codec
                     db_t = timed(lambda: (db.execute(f"COPY tw TO '{tmp / 'dw.parquet'}' (FORMAT parquet, COMPRESSION {dcodec}, "
-                                                     f"ROW_GROUP_SIZE {rg})"), None)[1], max(2, args.reps // 2))
+                                                     f"ROW_GROUP_SIZE {rg})"), None)[1], args.write_reps)
                     db.close()
+                    del back
+                    for f in (data / f"w_{codec}.parquet", tmp / "pw.parquet", tmp / "dw.parquet"):
+                        f.unlink(missing_ok=True)  # keep the disk to the estimate
                     for name, xs in (("ak.to_parquet", ak_t), ("pyarrow.write_table", pa_t), ("duckdb COPY", db_t)):
+                        raw[f"write {codec} {th} {name}"] = xs
                         emit(f"| {codec} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | {nbytes / pct(xs, .5) / 1e9:.2f} |")
                 conn.delete([a.name for a in arrays.values()])
         emit()
@@ -234,9 +387,9 @@ def main() -> None:
         for proc, _ in servers.values():
             proc.terminate()
             proc.wait()
-        shutil.rmtree(tmp, ignore_errors=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    if args.raw:
+        Path(args.raw).write_text(json.dumps(raw, indent=1) + "\n")
 
 
 if __name__ == "__main__":
