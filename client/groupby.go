@@ -120,3 +120,34 @@ func (g *GroupBy) Segments(ctx context.Context) (permutation, segments ArrayInfo
 func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, error) {
 	return g.c.opArray(ctx, "groupby_broadcast", map[string]any{"ids": g.IDs.Name, "values": perGroup})
 }
+
+// TopK stores the n largest (largest true) or smallest non-NaN values of
+// each group in long form: values, groups in order and each group's values
+// best first, and keys, the group's unique keys repeated once per value
+// (one array per key array).
+func (g *GroupBy) TopK(ctx context.Context, values string, n int, largest bool) (vals ArrayInfo, keys []ArrayInfo, err error) {
+	names := make([]string, len(g.Keys))
+	for i, k := range g.Keys {
+		names[i] = k.Name
+	}
+	res, err := g.c.call(ctx, "groupby_topk", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups,
+		"values": values, "n": n, "largest": largest, "keys": names})
+	if err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	vm, _ := res["values"].(map[string]any)
+	if vals, err = parseInfo(vm); err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	if keys, err = parseInfos(res["keys"]); err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	return vals, keys, nil
+}
+
+// Corr stores the Pearson correlation of the stored arrays x and y within
+// each group (NaN for fewer than two rows where both are numbers, or a
+// constant x or y).
+func (g *GroupBy) Corr(ctx context.Context, x, y string) (ArrayInfo, error) {
+	return g.c.opArray(ctx, "groupby_corr", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "x": x, "y": y})
+}

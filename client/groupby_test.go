@@ -203,3 +203,47 @@ func TestScratchRecycled(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupByTopKCorr: long-form top n per group with each value's keys,
+// and per-group correlation, through a real server; bad n is refused.
+func TestGroupByTopKCorr(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{2, 1, 2, 2, 1, 7})
+	v, _ := client.Upload(ctx, c, []float64{5, 3, math.NaN(), 9, 4, 1})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		largest bool
+		keys    []int64
+		vals    []float64
+	}{
+		{true, []int64{1, 1, 2, 2, 7}, []float64{4, 3, 9, 5, 1}},
+		{false, []int64{1, 1, 2, 2, 7}, []float64{3, 4, 5, 9, 1}},
+	} {
+		vals, keys, err := g.TopK(ctx, v.Name, 2, tc.largest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gv, _ := client.Download[float64](ctx, c, vals.Name)
+		gk, _ := client.Download[int64](ctx, c, keys[0].Name)
+		if !slices.Equal(gv, tc.vals) || !slices.Equal(gk, tc.keys) {
+			t.Errorf("largest=%v: keys %v values %v, want %v %v", tc.largest, gk, gv, tc.keys, tc.vals)
+		}
+	}
+	if _, _, err := g.TopK(ctx, v.Name, 0, true); err == nil {
+		t.Error("n=0 accepted")
+	}
+	y, _ := client.Upload(ctx, c, []float64{10, 6, 0, 18, 8, 2})
+	r, err := g.Corr(ctx, v.Name, y.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := client.Download[float64](ctx, c, r.Name)
+	if len(got) != 3 || got[0] != 1 || got[1] != 1 || !math.IsNaN(got[2]) {
+		t.Errorf("corr = %v, want [1 1 NaN]", got)
+	}
+}

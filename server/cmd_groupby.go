@@ -19,6 +19,8 @@ func init() {
 	register("groupby_agg", command{run: (*Server).cmdGroupAgg})
 	register("groupby_segments", command{run: (*Server).cmdGroupSegments})
 	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
+	register("groupby_topk", command{run: (*Server).cmdGroupTopK})
+	register("groupby_corr", command{run: (*Server).cmdGroupCorr})
 }
 
 // acquireAll acquires every named array; release gives them all back.
@@ -221,5 +223,99 @@ func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {
 	if err := ops.GroupBroadcast(env, ids, vals, out); err != nil {
 		return nil, opErr(err)
 	}
+	return one(o, out)
+}
+
+// cmdGroupTopK stores the n largest (or smallest) values of each group and,
+// beside them, each element's unique keys: "keys" names the grouping's
+// unique-key arrays, gathered here so the client needs no second request.
+func (s *Server) cmdGroupTopK(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	valsName := a.String("values")
+	k := sizeArg(a, "n")
+	largest := a.OptBool("largest", true)
+	keyNames := a.StringList("keys")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	vals, relv, err := s.store.acquire(valsName)
+	if err != nil {
+		return nil, err
+	}
+	defer relv()
+	keys, relk, err := s.acquireAll(keyNames)
+	if err != nil {
+		return nil, err
+	}
+	defer relk()
+	for i, kv := range keys {
+		if kv.Len() != ng {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "key array '%s' has %d elements but the group-by has %d groups; pass the grouping's unique keys", keyNames[i], kv.Len(), ng)
+		}
+	}
+	o, env := s.opEnv("groupby_topk")
+	defer o.done()
+	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	start := time.Now()
+	out, groups, err := ops.GroupTopK(env, ids, ng, k, largest, vals)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	defer env.Free(groups)
+	gathered := make([]*pdarray.Array, len(keys))
+	for i, kv := range keys {
+		if gathered[i], err = env.Alloc(kv.DType(), groups.Len()); err != nil {
+			return nil, err
+		}
+		ops.Take(env, kv, groups, gathered[i])
+	}
+	s.log.Debug("groupby_topk", "n", k, "largest", largest, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	res := map[string]any{}
+	if res["values"], err = o.keep(out); err != nil {
+		return nil, err
+	}
+	ks := make([]any, len(gathered))
+	for i, g := range gathered {
+		if ks[i], err = o.keep(g); err != nil {
+			return nil, err
+		}
+	}
+	res["keys"] = ks
+	return &response{result: res}, nil
+}
+
+// cmdGroupCorr stores the correlation of x and y within each group.
+func (s *Server) cmdGroupCorr(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	names := []string{a.String("x"), a.String("y")}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	xy, relxy, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer relxy()
+	o, env := s.opEnv("groupby_corr")
+	defer o.done()
+	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	start := time.Now()
+	out, err := ops.GroupCorr(env, ids, ng, xy[0], xy[1])
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby_corr", "rows", ids.Len(), "groups", ng, "took", time.Since(start))
 	return one(o, out)
 }

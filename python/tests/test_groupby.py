@@ -193,3 +193,57 @@ def test_agg_many_equals_each_alone(conn: ak.Connection, rng: np.random.Generato
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), op
     with pytest.raises(ValueError, match="unknown aggregation"):
         g.agg(v, ["sum", "bogus"])
+
+
+@pytest.mark.parametrize("kind", ["int-small", "float-nan", "multi"])
+def test_nlargest_nsmallest_match_pandas(conn: ak.Connection, rng: np.random.Generator,
+                                         kind: str) -> None:
+    """Long-form top n per group (db-benchmark q8) against pandas'
+    groupby(...).nlargest / nsmallest: keys repeated per value, groups in
+    key order, values best first, NaN values skipped."""
+    keys = _keys(rng, kind)
+    g = ak.GroupBy([conn.array(k) for k in keys] if len(keys) > 1 else conn.array(keys[0]))
+    for vname, v in _values(rng).items():
+        if vname == "bool":
+            continue
+        av = conn.array(v)
+        by = [f"k{i}" for i in range(len(keys))]
+        df = pd.DataFrame({b: k for b, k in zip(by, keys)})
+        df["v"] = v
+        df = df.dropna(subset=["v"])
+        for n, largest in ((1, True), (2, True), (3, False)):
+            got_keys, got = g.nlargest(av, n) if largest else g.nsmallest(av, n)
+            want = (df.sort_values(by + ["v"], ascending=[True] * len(by) + [not largest], kind="stable")
+                    .groupby(by, sort=True).head(n))
+            gk = got_keys if isinstance(got_keys, tuple) else (got_keys,)
+            for b, k in zip(by, gk):
+                np.testing.assert_array_equal(k.to_ndarray(), want[b].to_numpy().astype(k.dtype))
+            assert got.dtype == v.dtype
+            np.testing.assert_array_equal(got.to_ndarray(), want["v"].to_numpy(), err_msg=f"{kind}/{vname}/{n}")
+    with pytest.raises(ValueError, match="positive integer"):
+        g.nlargest(conn.array(np.zeros(N)), 0)
+
+
+def test_corr_matches_pandas(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Per-group correlation (db-benchmark q9) against pandas, pairwise
+    complete; NaN for one-row and constant groups."""
+    keys = _keys(rng, "multi")
+    x = rng.integers(1, 6, N)
+    y = np.round(x * 0.7 + rng.normal(0, 2, N), 3)
+    y[rng.random(N) < 0.05] = np.nan
+    g = ak.GroupBy([conn.array(k) for k in keys])
+    _, got = g.corr(conn.array(x), conn.array(y))
+    df = pd.DataFrame({f"k{i}": k for i, k in enumerate(keys)})
+    df["x"], df["y"] = x.astype(np.float64), y
+    want = df.groupby([f"k{i}" for i in range(len(keys))], sort=True).apply(
+        lambda d: d["x"].corr(d["y"]), include_groups=False)
+    np.testing.assert_allclose(got.to_ndarray(), want.to_numpy(), rtol=1e-9, atol=1e-12, equal_nan=True)
+    z = rng.integers(1, 16, N)  # two integer arrays: the one-pass integer path
+    _, got = g.corr(conn.array(x), conn.array(z))
+    df["z"] = z.astype(np.float64)
+    want = df.groupby([f"k{i}" for i in range(len(keys))], sort=True).apply(
+        lambda d: d["x"].corr(d["z"]), include_groups=False)
+    np.testing.assert_allclose(got.to_ndarray(), want.to_numpy(), rtol=1e-9, atol=1e-12, equal_nan=True)
+    small = ak.GroupBy(conn.array(np.array([0, 1, 1])))
+    _, c = small.corr(conn.array(np.array([1.0, 2.0, 2.0])), conn.array(np.array([3.0, 4.0, 5.0])))
+    assert np.isnan(c.to_ndarray()).all()

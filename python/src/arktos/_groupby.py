@@ -288,6 +288,56 @@ class GroupBy:
         """
         return self.aggregate(values, "median")
 
+    def _topk(self, values: Any, n: int, largest: bool) -> tuple[Any, pdarray]:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        v = self._values(values)
+        if v.size != self.ids.size:
+            raise ValueError(f"values have {v.size} elements but the GroupBy has {self.ids.size} rows")
+        keys = [self.unique_keys] if self._single else list(self.unique_keys)  # type: ignore[arg-type]
+        result, _ = self._conn._request("groupby_topk", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "values": v._live_name(),
+            "n": int(n), "largest": largest, "keys": [k._live_name() for k in keys]})
+        ks = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
+        return (ks[0] if self._single else tuple(ks)), self._conn._pdarray(result["values"], owned=True)
+
+    def nlargest(self, values: Any, n: int = 1) -> tuple[Any, pdarray]:
+        """The n largest non-NaN values of each group, in long form: the keys
+        repeated once per value, groups in key order, each group's values from
+        the largest down (fewer when a group has fewer values), as pandas'
+        ``groupby(...).nlargest(n)``.
+
+        >>> g.nlargest(vals, 2)
+        (array([1, 1, 2, 2, 3]), array([60., 30., 50., 20., 40.]))
+        """
+        return self._topk(values, n, True)
+
+    def nsmallest(self, values: Any, n: int = 1) -> tuple[Any, pdarray]:
+        """The n smallest non-NaN values of each group, from the smallest up
+        (long form, as nlargest).
+
+        >>> g.nsmallest(vals, 2)
+        (array([1, 1, 2, 2, 3]), array([10., 30., 20., 50., 40.]))
+        """
+        return self._topk(values, n, False)
+
+    def corr(self, x: Any, y: Any) -> tuple[Any, pdarray]:
+        """Pearson correlation of x and y within each group (float64), over
+        the rows where both are numbers; NaN for a group with fewer than two
+        such rows or a constant x or y.
+
+        >>> g.corr(vals, vals * vals)[1]
+        array([0.98223753, 1.        ,        nan])
+        """
+        xs, ys = self._values(x), self._values(y)
+        for a in (xs, ys):
+            if a.size != self.ids.size:
+                raise ValueError(f"values have {a.size} elements but the GroupBy has {self.ids.size} rows")
+        result, _ = self._conn._request("groupby_corr", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups,
+            "x": xs._live_name(), "y": ys._live_name()})
+        return self.unique_keys, self._conn._pdarray(result, owned=True)
+
     def broadcast(self, values: Any) -> pdarray:
         """One value per row: its group's element of values (one per group).
         Dropped rows get NaN (floats), 0 or False.
