@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -44,10 +46,24 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 	var streamErr error
 	if st != nil {
 		args["stream"] = st.id
-		// Straight from the caller's slice into the kernel: no copy.
+		fd := -1
+		if c.useShm(st, len(body)) {
+			// One copy into a segment the server adopts as the array's
+			// buffer; if no segment can be made the bytes stream instead.
+			if fd, err = makeSegment(body); err == nil {
+				args["shm"] = true
+				defer unix.Close(fd)
+			}
+		}
 		whileWaiting = func() {
 			st.deadline(ctx)
-			if _, streamErr = st.conn.Write(body); streamErr != nil {
+			if fd >= 0 {
+				streamErr = st.sendFD(fd)
+			} else {
+				// Straight from the caller's slice into the kernel: no copy.
+				_, streamErr = st.conn.Write(body)
+			}
+			if streamErr != nil {
 				c.closeStream() // the server closed it: its reply says why
 			}
 		}
@@ -80,6 +96,9 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 	}
 	m.Close()
 	if err := rep.Err(); err != nil {
+		if st != nil {
+			c.closeStream() // a refused upload's stream is closed by the server
+		}
 		return ArrayInfo{}, err
 	}
 	if streamErr != nil {
@@ -240,4 +259,104 @@ func result(info ArrayInfo, into []byte) (*pdarray.Array, error) {
 		return nil, fmt.Errorf("client: array '%s' holds %d elements, more than the %d the destination holds", info.Name, info.Size, len(into)/max(info.DType.Size(), 1))
 	}
 	return pdarray.Wrap(info.DType, into[:info.NBytes])
+}
+
+// View holds an array's elements read-only. When Shared, Data is mapped
+// straight onto the server's shared-memory segment of the array (no copy on
+// either side once the array is in one); otherwise it is a private copy.
+// Data never changes: a later write to the array on the server copies it
+// first, and deleting the array leaves the view valid. Close unmaps it; Data
+// must not be used afterwards (the garbage collector does not own the
+// mapping, so a View that is never closed keeps its memory until the
+// process ends).
+type View[T pdarray.Element] struct {
+	Data []T // read-only when Shared: a write faults
+	mem  []byte
+}
+
+// Shared reports whether Data maps the server's segment (zero copy).
+func (v *View[T]) Shared() bool { return v.mem != nil }
+
+// Close unmaps a shared view; it does nothing for a copy or a second time.
+func (v *View[T]) Close() error {
+	m := v.mem
+	v.mem, v.Data = nil, nil
+	if m == nil {
+		return nil
+	}
+	return unix.Munmap(m)
+}
+
+// DownloadView returns the array stored under name as a read-only view. With
+// the server on this host (a unix bulk stream) the view maps the server's
+// shared-memory segment: the first view of an array made by an operation
+// costs the server one copy into a segment, later ones and views of arrays
+// uploaded through shared memory cost none. Otherwise (a remote server,
+// WithSharedMemory(false), frames or compression) it falls back to an
+// ordinary download, and Shared is false.
+func DownloadView[T pdarray.Element](ctx context.Context, c *Client, name string) (*View[T], error) {
+	want := pdarray.DTypeOf[T]()
+	mem, info, ok, err := c.downloadShm(ctx, name, want)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		xs, err := Download[T](ctx, c, name)
+		if err != nil {
+			return nil, err
+		}
+		return &View[T]{Data: xs}, nil
+	}
+	if len(mem) == 0 {
+		return &View[T]{Data: []T{}}, nil
+	}
+	return &View[T]{Data: pdarray.BytesAs[T](mem[:info.NBytes]), mem: mem}, nil
+}
+
+// downloadShm downloads name as a mapping of the server's segment; ok is
+// false when shared memory does not apply here (nothing was asked).
+func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DType) (mem []byte, info ArrayInfo, ok bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.noShm || c.compression != "" || c.transport == TransportFrames {
+		return nil, info, false, nil
+	}
+	st, err := c.useStream(ctx, StreamThreshold)
+	if err != nil || st == nil || st.network != "unix" {
+		return nil, info, false, err
+	}
+	rep, m, err := c.callLocked(ctx, "download", map[string]any{"name": name, "stream": st.id, "shm": true}, nil, nil)
+	if err != nil {
+		c.closeStream() // abandoned: the descriptor may still come
+		return nil, info, false, err
+	}
+	m.Close()
+	if err := rep.Err(); err != nil {
+		return nil, info, false, err
+	}
+	if info, err = parseInfo(rep.Result); err != nil {
+		c.closeStream()
+		return nil, info, false, err
+	}
+	st.deadline(ctx)
+	fd, err := st.recvFD()
+	if err != nil {
+		c.closeStream()
+		return nil, info, false, fmt.Errorf("client: shared-memory view of '%s': %w", name, err)
+	}
+	defer unix.Close(fd) // the mapping keeps the segment
+	if info.DType != want {
+		return nil, info, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
+	}
+	if info.NBytes == 0 {
+		return nil, info, true, nil
+	}
+	if info.NBytes != info.Size*info.DType.Size() {
+		return nil, info, false, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
+	}
+	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, info, false, fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err)
+	}
+	return mem, info, true, nil
 }

@@ -35,7 +35,8 @@ func BenchmarkTransfer(b *testing.B) {
 	}{
 		{"frames", []client.Option{client.WithTransport(client.TransportFrames)}},
 		{"stream-tcp", []client.Option{client.WithTransport(client.TransportStream), client.WithStreamNetwork("tcp")}},
-		{"stream-unix", []client.Option{client.WithTransport(client.TransportStream), client.WithStreamNetwork("unix")}},
+		{"stream-unix", []client.Option{client.WithTransport(client.TransportStream), client.WithStreamNetwork("unix"), client.WithSharedMemory(false)}},
+		{"shm", nil},
 	} {
 		c := dial(b, srv.URL, tc.opts...)
 		b.Run("up/"+tc.name, func(b *testing.B) {
@@ -51,6 +52,18 @@ func BenchmarkTransfer(b *testing.B) {
 		info, err := client.Upload(ctx, c, xs)
 		if err != nil {
 			b.Fatal(err)
+		}
+		if tc.name == "shm" {
+			b.Run("view/"+tc.name, func(b *testing.B) {
+				b.SetBytes(int64(len(xs) * 8))
+				for b.Loop() {
+					v, err := client.DownloadView[int64](ctx, c, info.Name)
+					if err != nil || !v.Shared() {
+						b.Fatal("no shared view:", err)
+					}
+					v.Close()
+				}
+			})
 		}
 		dst := make([]int64, len(xs))
 		b.Run("down-into/"+tc.name, func(b *testing.B) {

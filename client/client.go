@@ -44,6 +44,7 @@ type Client struct {
 	transport     Transport
 	streamNetwork string
 	compression   string
+	noShm         bool        // WithSharedMemory(false)
 	stream        *bulkStream // nil until the first large transfer; guarded by mu
 }
 
@@ -77,6 +78,7 @@ type options struct {
 	transport     Transport
 	streamNetwork string
 	compression   string
+	noShm         bool
 }
 
 // Option configures Dial.
@@ -123,7 +125,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		sock.Close()
 		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
 	}
-	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression}
+	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm}
 	for {
 		err = c.loadConfig(ctx)
 		var te *transfer.Error

@@ -223,7 +223,7 @@ func TestCopyCounters(t *testing.T) {
 		copied, streamd int64
 	}{
 		{"frames", []client.Option{client.WithTransport(client.TransportFrames)}, "", n, 0},
-		{"auto-unix", nil, "unix", 0, n},
+		{"stream-unix", []client.Option{client.WithSharedMemory(false)}, "unix", 0, n},
 		{"stream-tcp", []client.Option{client.WithTransport(client.TransportStream), client.WithStreamNetwork("tcp")}, "tcp", 0, n},
 	}
 	for _, tc := range cases {
@@ -270,7 +270,7 @@ func TestCopyCounters(t *testing.T) {
 // lands in the deleted array's buffer (already faulted in), bit-exactly.
 func TestPoolReuse(t *testing.T) {
 	srv := testserver.Start(t)
-	c := dial(t, srv.URL)
+	c := dial(t, srv.URL, client.WithSharedMemory(false)) // the stream path: shm segments are never pooled
 	ctx := ctxT(t)
 	a := randomArray(pdarray.Int64, 1_000_000, 5)
 	info, err := client.UploadArray(ctx, c, a)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -162,4 +164,93 @@ func isLoopbackHost(host string) bool {
 func (st *bulkStream) deadline(ctx context.Context) {
 	dl, _ := ctx.Deadline()
 	st.conn.SetDeadline(dl)
+}
+
+// WithSharedMemory(false) keeps arrays off shared memory: uploads then
+// stream their bytes even when the server is on this host, and DownloadView
+// returns a private copy. The default (true) uploads arrays of
+// ShmThreshold bytes or more through a shared-memory segment whenever the
+// bulk stream is a unix socket (the server on this host); over TCP it is
+// never attempted.
+func WithSharedMemory(on bool) Option { return func(o *options) { o.noShm = !on } }
+
+// ShmThreshold is the array size from which uploads go through shared
+// memory over a unix stream.
+const ShmThreshold = StreamThreshold
+
+// useShm reports whether an upload of nbytes over st passes a segment.
+func (c *Client) useShm(st *bulkStream, nbytes int) bool {
+	return st != nil && st.network == "unix" && !c.noShm && nbytes >= ShmThreshold
+}
+
+// makeSegment copies body into a new sealed memfd and returns its
+// descriptor, which the caller closes once it is sent. The memfd is the
+// server's from then on: this side keeps no mapping of it (docs/protocol.md,
+// "Shared memory").
+func makeSegment(body []byte) (int, error) {
+	fd, err := unix.MemfdCreate("arktos-upload", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return -1, err
+	}
+	if err := fillSegment(fd, body); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func fillSegment(fd int, body []byte) error {
+	if err := unix.Ftruncate(fd, int64(len(body))); err != nil {
+		return err
+	}
+	// MAP_POPULATE faults the fresh pages in with one call, not one trap
+	// per page during the copy.
+	m, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return err
+	}
+	copy(m, body)
+	// Sealing against writes needs every writable mapping gone.
+	if err := unix.Munmap(m); err != nil {
+		return err
+	}
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL)
+	return err
+}
+
+// sendFD passes fd over the unix stream with one byte of payload.
+func (st *bulkStream) sendFD(fd int) error {
+	uc, ok := st.conn.(*net.UnixConn)
+	if !ok {
+		return fmt.Errorf("descriptors travel only over a unix stream")
+	}
+	_, _, err := uc.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
+	return err
+}
+
+// recvFD reads the one byte and one descriptor the server sends after a
+// download with shm=true.
+func (st *bulkStream) recvFD() (int, error) {
+	uc, ok := st.conn.(*net.UnixConn)
+	if !ok {
+		return -1, fmt.Errorf("descriptors travel only over a unix stream")
+	}
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := uc.ReadMsgUnix(b[:], oob)
+	if err != nil {
+		return -1, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("the server sent no descriptor")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("the server sent %d descriptors, want 1", len(fds))
+	}
+	return fds[0], nil
 }

@@ -253,7 +253,7 @@ func (s *Server) cmdBinop(r *request) (*response, error) {
 // inPlaceTarget returns the stored array name for an operation writing a
 // result of dtype rd and length n into it; numpy's same_kind rule applies.
 func (s *Server) inPlaceTarget(name string, n int, rd pdarray.DType, what string) (*pdarray.Array, error) {
-	out, err := s.store.get(name)
+	out, err := s.store.getForWrite(name)
 	if err != nil {
 		return nil, err
 	}

@@ -195,6 +195,9 @@ func (s *Server) returnReplySocket(p *zmq.Socket) {
 func (s *Server) complete(sock *zmq.Socket, j job) {
 	m, req, decodeErr, start := j.m, j.req, j.err, j.start
 	defer m.Close()
+	// Shared-memory segments dropped from the store meanwhile are unmapped
+	// only after this request (reply and after included) ends: see grace.
+	defer s.store.grace.exit(s.store.grace.enter())
 	resp, err := func() (resp *response, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -391,9 +394,12 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	size := a.Uint("size")
 	frameSize := 0
 	compression := transfer.CompressionNone
+	shm := false
 	if x == nil {
 		frameSize = s.frameSizeArg(a, true)
 		compression = s.compressionArg(a)
+	} else {
+		shm = a.OptBool("shm", false)
 	}
 	name := a.OptString("name", "")
 	if err := a.Done(); err != nil {
@@ -440,6 +446,15 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	if err := s.store.reserve(int64(nbytes), desc); err != nil {
 		return nil, err
 	}
+	if shm {
+		// The client's segment becomes the array's buffer: no copy.
+		arr, g, err := s.shmUpload(x, dt, nbytes)
+		if err != nil {
+			s.store.release(int64(nbytes))
+			return nil, err
+		}
+		return s.storeUpload(name, arr, g, nbytes)
+	}
 	// Every byte is overwritten below, so a pooled (dirty) buffer will do.
 	arr, err := s.store.allocMayBeDirty(dt, int(size))
 	if err != nil {
@@ -480,18 +495,33 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 		}
 		s.stats.BytesCopiedIn.Add(uint64(off))
 	}
-	if dt == pdarray.Bool {
-		if i := pdarray.ValidateBools(dst); i >= 0 {
-			s.store.release(int64(nbytes))
-			return nil, transfer.Errorf(transfer.InvalidData, "bool element %d is byte %d; bool elements must be 0 or 1", i, dst[i])
-		}
-	}
-	stored, err := s.store.put(name, arr)
-	if err != nil {
+	return s.storeUpload(name, arr, nil, nbytes)
+}
+
+// storeUpload checks an uploaded array's bools and stores it under name, its
+// nbytes already reserved; g is the segment backing it, or nil. On error
+// the reservation is released and g freed.
+func (s *Server) storeUpload(name string, arr *pdarray.Array, g *segment, nbytes int) (*response, error) {
+	fail := func(err error) (*response, error) {
 		s.store.release(int64(nbytes))
+		if g != nil {
+			g.free() // never stored: nobody else maps it
+		}
 		return nil, err
 	}
+	if arr.DType() == pdarray.Bool {
+		if i := pdarray.ValidateBools(arr.Bytes()); i >= 0 {
+			return fail(transfer.Errorf(transfer.InvalidData, "bool element %d is byte %d; bool elements must be 0 or 1", i, arr.Bytes()[i]))
+		}
+	}
+	stored, err := s.store.putSegment(name, arr, g)
+	if err != nil {
+		return fail(err)
+	}
 	s.stats.Uploads.Add(1)
+	if g != nil {
+		s.stats.ShmUploads.Add(1)
+	}
 	return &response{result: arrayResult(stored, arr)}, nil
 }
 
@@ -545,7 +575,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		result["stream"] = streamID
 		ok = true
 		if shm {
-			return s.shmDownload(x, body, result, release)
+			return s.shmDownload(x, name, arr, body, start == 0 && stop == n, result, release)
 		}
 		return &response{result: result, after: func() {
 			defer release()
@@ -658,6 +688,9 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"key_scans_skipped":       s.store.keyScansSkipped.Load(),
 		"scratch_recycled":        s.store.scratchRecycled.Load(),
 		"shm_views":               st.ShmViews.Load(),
+		"shm_uploads":             st.ShmUploads.Load(),
+		"shm_adopted":             st.ShmAdopted.Load(),
+		"shm_copies_on_write":     s.store.copiesOnWrite.Load(),
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 	}}, nil

@@ -76,6 +76,8 @@ type Stats struct {
 	BytesStreamIn  atomic.Uint64 // bytes read from a bulk stream straight into arrays
 	BytesStreamOut atomic.Uint64 // bytes written to a bulk stream straight from arrays
 	ShmViews       atomic.Uint64 // downloads answered with a shared-memory segment
+	ShmUploads     atomic.Uint64 // uploads whose segment became the array's buffer (no copy)
+	ShmAdopted     atomic.Uint64 // arrays copied into a segment by a view, which then backs them
 	// compressed bytes received and sent (zstd frames)
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64

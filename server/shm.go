@@ -1,48 +1,164 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-// Shared-memory views: a download with shm=true over a unix bulk stream
-// copies the array once into a fresh memfd segment and passes its
-// descriptor (SCM_RIGHTS) after the reply; the client maps it read-only and
-// uses the mapping as its array, with no copy on its side. The segment is
-// the client's from then on: the server closes its descriptor and mapping
-// at once, and the memory goes away when the client unmaps it.
+// Shared-memory transfers, for clients on the server's host (a unix bulk
+// stream, over which descriptors travel with SCM_RIGHTS):
 //
-// The bytes are not counted against --max-memory: they belong to the
-// client's mapping, as a downloaded copy in its own memory would.
+//   - Upload (upload with shm=true): the client fills a memfd, seals it and
+//     passes its descriptor; the server maps it and the mapping becomes the
+//     array's buffer. The server copies nothing.
+//   - View (download with shm=true): the server passes the descriptor of the
+//     array's segment and the client maps it read-only. An array that is not
+//     in a segment yet (made by an operation) is copied into one once, which
+//     then becomes its buffer, so later views copy nothing either.
+//
+// Ownership of a segment (the memfd's pages live while any descriptor or
+// mapping of it does):
+//
+//   - The server holds one descriptor and one mapping per segment-backed
+//     array (segment.fd, segment.mem). They are the store entry's: only the
+//     store frees them (segment.free: munmap, then close), when the array is
+//     deleted or its bytes are copied out for a write (copy-on-write), and
+//     only after every request that could still read the mapping has ended
+//     (store.grace). Segments never go to the buffer pool and never to the
+//     garbage collector: Go does not know about the mapping.
+//   - A client's view maps its own descriptor's file: it outlives the array
+//     on the server (delete) and never changes (the segment is sealed against
+//     writes, and the server copies the array out before writing into it).
+//   - Segments are sealed (F_SEAL_WRITE, F_SEAL_SHRINK, F_SEAL_GROW): nobody
+//     can change or truncate the bytes once the server holds them, so a
+//     client cannot make the server fault (SIGBUS) on a shrunk segment nor
+//     change a stored array behind its back. The server refuses a segment
+//     without those seals.
+//
+// A segment's bytes count against --max-memory as long as the array is
+// stored, like any array; a view that outlives the array is the client's
+// memory.
 
-// shmSegment makes a memfd holding a copy of body and returns its
-// descriptor, which the caller must close.
-func shmSegment(body []byte) (int, error) {
-	fd, err := unix.MemfdCreate("arktos-view", unix.MFD_CLOEXEC)
+// segment is a sealed memfd and the server's mapping of its first len(mem)
+// bytes, backing one stored array.
+type segment struct {
+	fd  int
+	mem []byte
+}
+
+// free unmaps and closes the segment. Only the store calls it, through its
+// grace period (see store.retire).
+func (g *segment) free() {
+	if len(g.mem) > 0 {
+		unix.Munmap(g.mem)
+	}
+	unix.Close(g.fd)
+}
+
+// requiredSeals are the seals a segment must carry before the server maps it.
+const requiredSeals = unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
+
+// minAdopt is the smallest array a view turns into a segment-backed one:
+// below it a one-off copy per view costs less than a descriptor and a
+// mapping kept for the array's lifetime.
+const minAdopt = 1 << 20
+
+// errNoMapping marks a refused mmap (out of mappings or address space), as
+// opposed to a bad segment.
+var errNoMapping = errors.New("mmap refused")
+
+// checkSegment checks that fd is a sealed memfd of at least nbytes bytes.
+func checkSegment(fd int, nbytes int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("fstat: %v", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("the descriptor is not a memfd (file mode %#o)", st.Mode)
+	}
+	seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
 	if err != nil {
-		return -1, fmt.Errorf("memfd_create: %w", err)
+		return fmt.Errorf("the descriptor is not a sealable memfd (F_GET_SEALS: %v); create it with memfd_create(MFD_ALLOW_SEALING)", err)
 	}
-	if len(body) == 0 {
-		return fd, nil
+	if seals&requiredSeals != requiredSeals {
+		return fmt.Errorf("the segment is not sealed (seals %#x); seal it with F_SEAL_WRITE|F_SEAL_SHRINK|F_SEAL_GROW once written and unmapped", seals)
 	}
-	if err := unix.Ftruncate(fd, int64(len(body))); err != nil {
+	if st.Size < int64(nbytes) {
+		return fmt.Errorf("the segment holds %d bytes but the upload declares %d", st.Size, nbytes)
+	}
+	return nil
+}
+
+// mapSegment maps the first nbytes of the checked segment fd (page aligned,
+// so 8-byte aligned for any dtype) and takes ownership of fd, except when
+// the mmap is refused (errNoMapping): fd is then still the caller's.
+// readOnly maps it read-only (tests: a write that bypasses copy-on-write
+// faults loudly); otherwise it is mapped read-write MAP_PRIVATE, so a stray
+// write dirties a private page of the server's instead of crashing it, and
+// never reaches the segment that clients map.
+func mapSegment(fd int, nbytes int, readOnly bool) (*segment, error) {
+	g := &segment{fd: fd}
+	if nbytes == 0 {
+		return g, nil
+	}
+	prot := unix.PROT_READ | unix.PROT_WRITE
+	if readOnly {
+		prot = unix.PROT_READ
+	}
+	var err error
+	g.mem, err = unix.Mmap(fd, 0, nbytes, prot, unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %d bytes: %v", errNoMapping, nbytes, err)
+	}
+	return g, nil
+}
+
+// newSegment makes a sealed memfd holding a copy of body and maps it like
+// mapSegment.
+func newSegment(body []byte, readOnly bool) (*segment, error) {
+	fd, err := unix.MemfdCreate("arktos-array", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	if len(body) > 0 {
+		if err := unix.Ftruncate(fd, int64(len(body))); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("ftruncate %d: %w", len(body), err)
+		}
+		// MAP_POPULATE faults the pages in with one call rather than one
+		// trap per page during the copy.
+		m, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("mmap %d: %w", len(body), err)
+		}
+		copy(m, body)
+		unix.Munmap(m) // F_SEAL_WRITE needs no writable shared mapping left
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, requiredSeals|unix.F_SEAL_SEAL); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("ftruncate %d: %w", len(body), err)
+		return nil, fmt.Errorf("seal: %w", err)
 	}
-	// MAP_POPULATE faults the pages in with one call rather than one trap
-	// per page during the copy.
-	m, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	g, err := mapSegment(fd, len(body), readOnly)
 	if err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("mmap %d: %w", len(body), err)
 	}
-	copy(m, body)
-	unix.Munmap(m)
-	return fd, nil
+	return g, err
+}
+
+// array wraps the segment's mapping as an array of dt.
+func (g *segment) array(dt pdarray.DType) (*pdarray.Array, error) {
+	if len(g.mem) == 0 {
+		return pdarray.Wrap(dt, []byte{})
+	}
+	return pdarray.Wrap(dt, g.mem)
 }
 
 // sendFD passes fd over a unix stream with one byte of payload.
@@ -51,34 +167,141 @@ func sendFD(c net.Conn, fd int) error {
 	if !ok {
 		return fmt.Errorf("descriptors travel only over a unix stream")
 	}
+	uc.SetWriteDeadline(time.Now().Add(streamIdle))
 	_, _, err := uc.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
 	return err
 }
 
-// shmDownload answers download with shm=true: checked before the reply, the
-// segment made and its descriptor sent after it.
-func (s *Server) shmDownload(x *stream, body []byte, result map[string]any, release func()) (*response, error) {
+// recvFD reads the one byte and one descriptor a client sends after an
+// upload with shm=true. Any extra descriptor is closed.
+func recvFD(c net.Conn) (int, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return -1, fmt.Errorf("descriptors travel only over a unix stream")
+	}
+	uc.SetReadDeadline(time.Now().Add(streamIdle))
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	n, oobn, _, _, err := uc.ReadMsgUnix(b[:], oob)
+	if err != nil {
+		return -1, fmt.Errorf("no descriptor arrived: %w", err)
+	}
+	var fds []int
+	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+		for _, m := range msgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	for _, fd := range fds[min(len(fds), 1):] {
+		unix.Close(fd)
+	}
+	if n != 1 || len(fds) == 0 {
+		if len(fds) > 0 {
+			unix.Close(fds[0])
+		}
+		return -1, fmt.Errorf("the stream carried %d byte(s) and %d descriptor(s) where one byte with one memfd descriptor was due", n, len(fds))
+	}
+	return fds[0], nil
+}
+
+// shmUpload receives the segment of an upload with shm=true over stream x
+// and returns the array mapped onto it and the segment; the bytes (nbytes)
+// are already reserved. When the server may not map it (out of mappings)
+// the bytes are read into an ordinary buffer instead: one copy, counted in
+// bytes_copied_in, and a nil segment.
+func (s *Server) shmUpload(x *stream, dt pdarray.DType, nbytes int) (*pdarray.Array, *segment, error) {
+	if _, ok := x.conn.(*net.UnixConn); !ok {
+		return nil, nil, transfer.Errorf(transfer.ArgumentValue, "shm needs a unix bulk stream (a client on the server's host); stream %d is TCP: upload over the stream without shm", x.id)
+	}
+	fd, err := recvFD(x.conn)
+	if err != nil {
+		return nil, nil, transfer.Errorf(transfer.PayloadLength, "upload with shm over stream %d: %v", x.id, err)
+	}
+	if err := checkSegment(fd, nbytes); err != nil {
+		unix.Close(fd)
+		return nil, nil, transfer.Errorf(transfer.InvalidData, "upload with shm over stream %d: %v", x.id, err)
+	}
+	g, err := mapSegment(fd, nbytes, s.store.poison)
+	if err == nil {
+		arr, err := g.array(dt)
+		if err != nil {
+			g.free()
+			return nil, nil, transfer.Errorf(transfer.Internal, "%v", err)
+		}
+		return arr, g, nil
+	}
+	defer unix.Close(fd)
+	s.log.Debug("shm upload read into a buffer", "err", err)
+	arr, err := s.store.allocMayBeDirty(dt, nbytes/dt.Size())
+	if err != nil {
+		return nil, nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+	}
+	dst := arr.Bytes()
+	for off := 0; off < len(dst); {
+		n, err := unix.Pread(fd, dst[off:], int64(off))
+		if err != nil || n == 0 {
+			return nil, nil, transfer.Errorf(transfer.PayloadLength, "upload with shm over stream %d: segment read stopped at %d of %d bytes: %v", x.id, off, len(dst), err)
+		}
+		off += n
+	}
+	s.stats.BytesCopiedIn.Add(uint64(len(dst)))
+	return arr, nil, nil
+}
+
+// shmDownload answers download with shm=true: checked before the reply,
+// the descriptor sent after it. whole says the range is the whole array
+// stored under name (arr, held through release): its segment is passed as
+// is, or made once and adopted as the array's buffer. A part of an array,
+// or a small one, travels as a one-off copy in a fresh segment.
+func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []byte, whole bool, result map[string]any, release func()) (*response, error) {
 	if _, ok := x.conn.(*net.UnixConn); !ok {
 		x.mu.Unlock()
 		release()
-		return nil, transfer.Errorf(transfer.ArgumentValue, "shm needs a unix bulk stream (a client on the server's host); stream %d is TCP", x.id)
+		return nil, transfer.Errorf(transfer.ArgumentValue, "shm needs a unix bulk stream (a client on the server's host); stream %d is TCP: download over the stream without shm", x.id)
 	}
-	fd, err := shmSegment(body)
-	if err != nil {
-		x.mu.Unlock()
-		release()
-		return nil, transfer.Errorf(transfer.OutOfMemory, "cannot make a shared-memory segment of %d bytes: %v", len(body), err)
+	var g *segment
+	owned := false // g is this request's alone: free it once sent
+	copied := 0
+	if whole {
+		g = s.store.segmentOf(name, arr)
 	}
-	release() // the segment holds its own copy
+	if g == nil && whole && len(body) >= minAdopt {
+		var err error
+		g, err = s.store.adopt(name, arr, func() (*segment, error) { return newSegment(body, s.store.poison) })
+		if err != nil {
+			s.log.Debug("array not adopted into a segment; a one-off copy is sent", "name", name, "err", err)
+			g = nil
+		} else {
+			copied = len(body)
+			s.stats.ShmAdopted.Add(1)
+		}
+	}
+	if g == nil {
+		var err error
+		g, err = newSegment(body, true)
+		if err != nil {
+			x.mu.Unlock()
+			release()
+			return nil, transfer.Errorf(transfer.OutOfMemory, "cannot make a shared-memory segment of %d bytes: %v; download without shm", len(body), err)
+		}
+		owned, copied = true, len(body)
+	}
 	result["shm"] = true
 	return &response{result: result, after: func() {
-		defer unix.Close(fd)
+		// The array is held (release) until its descriptor is sent: the
+		// store cannot free the segment while the request runs.
+		defer release()
+		if owned {
+			defer g.free()
+		}
 		// Counted before the client can see the segment, so that a stats
 		// request it sends next (answered at once) sees the view.
-		s.stats.BytesCopiedOut.Add(uint64(len(body)))
+		s.stats.BytesCopiedOut.Add(uint64(copied))
 		s.stats.ShmViews.Add(1)
-		if err := sendFD(x.conn, fd); err != nil {
-			s.stats.BytesCopiedOut.Add(-uint64(len(body)))
+		if err := sendFD(x.conn, g.fd); err != nil {
+			s.stats.BytesCopiedOut.Add(-uint64(copied))
 			s.stats.ShmViews.Add(^uint64(0))
 			s.log.Debug("shm descriptor not sent", "stream", x.id, "err", err)
 			s.dropStream(x)

@@ -38,6 +38,8 @@ type store struct {
 	nextName             uint64
 	pool                 bufPool
 	poison               bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
+	grace                grace
+	copiesOnWrite        atomic.Uint64 // segment-backed arrays copied out before a write (stats)
 }
 
 type entry struct {
@@ -52,6 +54,10 @@ type entry struct {
 	// the next groupby by it skips that scan; getForWrite clears it too.
 	keyStats *ops.KeyStats
 	writes   uint64 // times getForWrite handed a out: stats taken before are stale
+	// seg, when not nil, is the shared-memory segment whose mapping is a's
+	// buffer (shm.go): never pooled, freed through the grace period, and
+	// copied out before any write (getForWrite).
+	seg *segment
 }
 
 func newStore(limit int64) *store {
@@ -105,6 +111,13 @@ func (s *store) allocMayBeDirty(dt pdarray.DType, n int) (*pdarray.Array, error)
 // fresh name when name is "". On NAME_IN_USE the reservation stays with the
 // caller.
 func (s *store) put(name string, a *pdarray.Array) (string, error) {
+	return s.putSegment(name, a, nil)
+}
+
+// putSegment is put for an array whose buffer is the mapping of segment g
+// (nil: an ordinary buffer). The store owns g once this succeeds; on error
+// it stays the caller's.
+func (s *store) putSegment(name string, a *pdarray.Array, g *segment) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if name == "" {
@@ -118,7 +131,7 @@ func (s *store) put(name string, a *pdarray.Array) (string, error) {
 	} else if _, taken := s.arrays[name]; taken {
 		return "", errNameInUse(name)
 	}
-	s.arrays[name] = &entry{a: a}
+	s.arrays[name] = &entry{a: a, seg: g}
 	return name, nil
 }
 
@@ -163,14 +176,33 @@ func (s *store) get(name string) (*pdarray.Array, error) {
 	return e.a, nil
 }
 
-// getForWrite is get for a caller that writes into the array (setitem):
-// what was learned of its values (group-id check, key range) is dropped.
+// getForWrite is get for a caller that writes into the array (setitem, an
+// operation's out=): what was learned of its values (group-id check, key
+// range) is dropped. An array in a shared-memory segment is first copied
+// into an ordinary buffer that replaces it (copy on write): clients may map
+// the segment, and its bytes never change.
 func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.arrays[name]
 	if !ok {
 		return nil, s.unknown(name)
+	}
+	if e.seg != nil {
+		// Copied under the lock, so no other writer or view races the
+		// swap; it costs one memcpy of the array, once.
+		buf := s.pool.get(e.a.NBytes())
+		if buf == nil {
+			buf = pdarray.AlignedBytes(e.a.NBytes())
+		}
+		c, err := pdarray.Wrap(e.a.DType(), buf[:e.a.NBytes()])
+		if err != nil {
+			return nil, transfer.Errorf(transfer.Internal, "copy on write of '%s': %v", name, err)
+		}
+		copy(c.Bytes(), e.a.Bytes())
+		s.retire(e.seg)
+		e.a, e.seg = c, nil
+		s.copiesOnWrite.Add(1)
 	}
 	e.shared = true
 	e.groupIDs = 0
@@ -257,9 +289,15 @@ func (s *store) acquire(name string) (*pdarray.Array, func(), error) {
 	}, nil
 }
 
-// recycle pools a deleted entry's buffer when nobody can read it any more.
-// s.mu must be held.
+// recycle pools a deleted entry's buffer when nobody can read it any more;
+// a segment is freed once no request that might read it runs (retire),
+// whoever holds it. s.mu must be held.
 func (s *store) recycle(e *entry) {
+	if e.seg != nil {
+		s.retire(e.seg)
+		e.seg = nil
+		return
+	}
 	if e.shared || e.refs > 0 {
 		return
 	}
@@ -324,7 +362,7 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 		if e.refs == 0 {
 			s.recycle(e)
 		}
-		nudge = nudge || (e.a != nil && nb >= gcNudgeBytes)
+		nudge = nudge || (e.a != nil && e.seg == nil && nb >= gcNudgeBytes)
 	}
 	if nudge {
 		// A large buffer that could not be pooled goes back to the Go heap:
@@ -420,4 +458,142 @@ func (p *bufPool) evict(n int64) {
 		p.bytes -= c
 		n -= c
 	}
+}
+
+// segmentOf returns the segment backing the array stored under name when it
+// is still arr, else nil. The caller holds arr (acquire), so the segment
+// stays mapped and open until it releases it and its request ends.
+func (s *store) segmentOf(name string, arr *pdarray.Array) *segment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.arrays[name]; ok && e.a == arr {
+		return e.seg
+	}
+	return nil
+}
+
+// adopt moves the array stored under name (still arr, held by the caller)
+// into a segment that fill makes with its bytes, and returns the segment.
+// The segment's bytes are reserved while both buffers exist; the old buffer
+// is then the garbage collector's (readers of it may still run).
+func (s *store) adopt(name string, arr *pdarray.Array, fill func() (*segment, error)) (*segment, error) {
+	nb := int64(arr.NBytes())
+	if err := s.reserve(nb, fmt.Sprintf("a shared-memory copy of '%s'", name)); err != nil {
+		return nil, err
+	}
+	defer s.release(nb) // the reservation of one of the two buffers
+	g, err := fill()
+	if err != nil {
+		return nil, err
+	}
+	a, err := g.array(arr.DType())
+	if err != nil {
+		g.free()
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[name]
+	if !ok || e.a != arr || e.seg != nil {
+		// Deleted, written or adopted meanwhile: this segment serves this
+		// view only, and is freed once the request ends.
+		s.retire(g)
+		return g, nil
+	}
+	// arr is no entry's any more, so never pooled: its readers may still
+	// run, and the garbage collector frees it after them.
+	e.a, e.seg = a, g
+	return g, nil
+}
+
+// retire frees segment g once every request running now has ended: any of
+// them may still read its mapping (store.get hands arrays out with no
+// release). s.mu need not be held.
+func (s *store) retire(g *segment) {
+	s.grace.defer_(g.free)
+}
+
+// grace defers frees until the requests that might use the freed memory
+// have ended, in the manner of RCU: each request enters the current epoch
+// and exits it when done; a free waits for every request of its epoch or
+// an earlier one. A stored array reaches readers only through requests
+// (store.get, acquire), so one that left the table while no request older
+// than the free runs has no reader left.
+type grace struct {
+	mu      sync.Mutex
+	epoch   uint64
+	running map[uint64]int // epoch → requests in it still running
+	waiting []deferred     // in epoch order
+}
+
+type deferred struct {
+	epoch uint64
+	free  func()
+}
+
+// enter marks the start of a request and returns what exit needs.
+func (g *grace) enter() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running == nil {
+		g.running = map[uint64]int{}
+	}
+	g.running[g.epoch]++
+	return g.epoch
+}
+
+// exit marks the end of a request that entered epoch e, and runs the frees
+// no running request can still need.
+func (g *grace) exit(e uint64) {
+	g.mu.Lock()
+	if g.running[e]--; g.running[e] == 0 {
+		delete(g.running, e)
+	}
+	ready := g.readyLocked()
+	g.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}
+
+// defer_ runs free once every request running now has exited (at once
+// when none is).
+func (g *grace) defer_(free func()) {
+	g.mu.Lock()
+	g.waiting = append(g.waiting, deferred{g.epoch, free})
+	g.epoch++
+	ready := g.readyLocked()
+	g.mu.Unlock()
+	for _, f := range ready {
+		f()
+	}
+}
+
+// pending reports how many frees wait (tests).
+func (g *grace) pending() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiting)
+}
+
+// readyLocked takes the frees whose epoch is older than every running
+// request's. g.mu must be held.
+func (g *grace) readyLocked() []func() {
+	oldest := g.epoch
+	for e := range g.running {
+		oldest = min(oldest, e)
+	}
+	n := 0
+	for n < len(g.waiting) && g.waiting[n].epoch < oldest {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]func(), n)
+	for i := range out {
+		out[i] = g.waiting[i].free
+	}
+	g.waiting = append(g.waiting[:0], g.waiting[n:]...)
+	return out
 }

@@ -16,17 +16,20 @@ def stats(conn: ak.Connection) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(
-    "options, network, streamed",
+    "options, network, path",
     [
-        ({}, "unix", True),
-        ({"transport": "stream", "stream_network": "tcp"}, "tcp", True),
-        ({"transport": "frames"}, None, False),
+        ({}, "unix", "shm"),
+        ({"shm": False}, "unix", "stream"),
+        ({"transport": "stream", "stream_network": "tcp"}, "tcp", "stream"),
+        ({"transport": "frames"}, None, "frames"),
     ],
 )
 def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: str | None,
-                                streamed: bool, rng: np.random.Generator) -> None:
-    """The server's counters prove which path moved the bytes: over a stream
-    nothing is copied in user space; in frames exactly one copy each way."""
+                                path: str, rng: np.random.Generator) -> None:
+    """The server's counters prove which path moved the bytes: over shared
+    memory the upload's segment becomes the array (nothing copied or
+    streamed); over a stream nothing is copied in user space; in frames
+    exactly one copy each way. Downloads of a private copy stream."""
     conn = ak.Connection(server.url, **options)
     try:
         x = rng.standard_normal(STREAM_THRESHOLD // 8 * 3 + 5)
@@ -34,14 +37,17 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
         a = conn.array(x)
         back = a.to_ndarray()
         after = stats(conn)
-        assert back.tobytes() == x.tobytes()
+        assert back.tobytes() == x.tobytes() and back.flags.writeable
         d = {k: after[k] - before[k] for k in after}
-        if streamed:
+        if path == "shm":
+            assert (d["shm_uploads"], d["bytes_stream_in"], d["bytes_copied_in"]) == (1, 0, 0)
+            assert (d["bytes_stream_out"], d["bytes_copied_out"]) == (x.nbytes, 0)
+        elif path == "stream":
             assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (x.nbytes, x.nbytes)
-            assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (0, 0)
+            assert (d["bytes_copied_in"], d["bytes_copied_out"], d["shm_uploads"]) == (0, 0, 0)
         else:
             assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (x.nbytes, x.nbytes)
-            assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (0, 0)
+            assert (d["bytes_stream_in"], d["bytes_stream_out"], d["shm_uploads"]) == (0, 0, 0)
         assert conn.stream_network == network
         a.delete()
     finally:
@@ -126,13 +132,83 @@ def test_shm_view_is_read_only_and_bit_exact(conn: ak.Connection, rng: np.random
     assert conn.mem_info()["used"] == used + empty.nbytes
 
 
-def test_shm_view_needs_a_unix_stream(server: Any) -> None:
+def test_shm_upload_and_view_copy_nothing(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """An upload through shared memory and a view of it: the server copies
+    no byte either way, and the view is bit-exact."""
+    x = rng.integers(-2**63, 2**63 - 1, 1 << 19, dtype=np.int64)
+    used = conn.mem_info()["used"]
+    before = stats(conn)
+    a = conn.array(x)
+    v = a.to_ndarray(view=True)
+    after = stats(conn)
+    d = {k: after[k] - before[k] for k in after}
+    assert (d["shm_uploads"], d["shm_views"], d["shm_adopted"]) == (1, 1, 0)
+    assert d["bytes_copied_in"] == d["bytes_copied_out"] == d["bytes_stream_in"] == d["bytes_stream_out"] == 0
+    assert v.tobytes() == x.tobytes() and not v.flags.writeable
+    assert conn.mem_info()["used"] == used + x.nbytes
+
+
+def test_shm_view_survives_setitem_and_delete(conn: ak.Connection) -> None:
+    """The first view of an array made on the server copies it once into a
+    segment, the next copies nothing. A setitem then copies the array out
+    first (the views keep their bytes), and a delete leaves them valid."""
+    a = ak.arange(1 << 20, conn=conn)
+    before = stats(conn)
+    v1 = a.to_ndarray(copy=False)
+    v2 = a.to_ndarray(copy=False)
+    mid = stats(conn)
+    assert mid["shm_adopted"] - before["shm_adopted"] == 1
+    assert mid["bytes_copied_out"] - before["bytes_copied_out"] == a.nbytes
+    a[5] = -1
+    a += 1
+    after = stats(conn)
+    assert after["shm_copies_on_write"] - mid["shm_copies_on_write"] == 1
+    w = a.to_ndarray(copy=False)
+    assert w[5] == 0 and w[6] == 7
+    a.delete()
+    want = np.arange(1 << 20)
+    assert (v1 == want).all() and (v2 == want).all()
+
+
+def test_shm_never_over_tcp(server: Any) -> None:
+    """A client whose stream is TCP (a remote server) never uses shared
+    memory; a view falls back to a read-only copy, with no error."""
     conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
     try:
-        a = conn.array(np.arange(10))
-        with pytest.raises(ValueError, match="needs the server on this host"):
-            conn._download(a.name, view=True)
-        assert (a.to_ndarray() == np.arange(10)).all()
+        before = stats(conn)
+        a = conn.array(np.arange(1 << 18))
+        v = a.to_ndarray(copy=False)
+        after = stats(conn)
+        assert (v == np.arange(1 << 18)).all() and not v.flags.writeable
+        assert after["shm_uploads"] == before["shm_uploads"]
+        assert after["shm_views"] == before["shm_views"]
+        assert (a.to_ndarray() == np.arange(1 << 18)).all()
+    finally:
+        conn.close()
+
+
+def test_shm_falls_back_without_memfd(conn: ak.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no segment can be made the upload streams its bytes, with no error."""
+    monkeypatch.delattr("os.memfd_create")
+    before = stats(conn)
+    a = conn.array(np.arange(1 << 18))
+    after = stats(conn)
+    assert after["shm_uploads"] == before["shm_uploads"]
+    assert after["bytes_stream_in"] - before["bytes_stream_in"] == a.nbytes
+    assert (a.to_ndarray() == np.arange(1 << 18)).all()
+
+
+def test_refused_shm_upload_then_recovers(make_server: Callable[..., Any]) -> None:
+    srv = make_server("--max-memory", "4MiB")
+    conn = srv.connect()
+    try:
+        with pytest.raises(MemoryError, match="needs 8.0 MiB"):
+            conn.array(np.zeros(1 << 20))
+        x = np.arange(300_000)
+        a = conn.array(x)
+        assert conn._stream is not None and conn._stream.network == "unix"
+        assert (a.to_ndarray(copy=False) == x).all()
+        assert conn.mem_info()["used"] == x.nbytes
     finally:
         conn.close()
 

@@ -13,6 +13,7 @@ next request and on close.
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import itertools
 import math
@@ -49,6 +50,13 @@ CLOSE_TIMEOUT = 2.0
 #: Arrays of this many bytes or more travel over a bulk stream (transport
 #: "auto"): below it one ZeroMQ message is as fast.
 STREAM_THRESHOLD = 1 << 20
+#: Arrays of this many bytes or more are uploaded through a shared-memory
+#: segment when the bulk stream is a unix socket (the server on this host).
+SHM_THRESHOLD = STREAM_THRESHOLD
+#: Seals a segment must carry before the server maps it: nobody can change
+#: or truncate its bytes any more (docs/protocol.md, "Shared memory").
+_SEALS = (getattr(fcntl, "F_SEAL_SEAL", 0) | getattr(fcntl, "F_SEAL_SHRINK", 0)
+          | getattr(fcntl, "F_SEAL_GROW", 0) | getattr(fcntl, "F_SEAL_WRITE", 0))
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 TRANSPORTS = ("auto", "frames", "stream")
@@ -158,9 +166,18 @@ class _Stream:
         finally:
             bar.close()
 
+    def send_fd(self, fd: int) -> None:
+        """Pass a segment's descriptor (one byte of payload, SCM_RIGHTS)."""
+        socket.send_fds(self.sock, [b"S"], [fd])
+
     def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
-        """Receive a shared-memory segment's descriptor and map it read-only."""
+        """Receive a shared-memory segment's descriptor and map it read-only.
+
+        The pages are not touched here: the view is ready at once and its
+        pages are mapped in as they are first read."""
         _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+        for extra in fds[1:]:
+            os.close(extra)
         if len(fds) != 1:
             raise ConnectionError("the server sent no shared-memory descriptor")
         fd = fds[0]
@@ -168,8 +185,8 @@ class _Stream:
             nbytes = size * dtype.itemsize
             if nbytes == 0:
                 return np.empty(0, dtype)
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
+            # mmap checks the segment holds nbytes (a shorter one would fault).
+            segment = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
         finally:
             os.close(fd)
         # The array keeps the mapping alive; it is unmapped when the array goes.
@@ -190,6 +207,52 @@ class _Stream:
         finally:
             if bar is not None:
                 bar.close()
+
+
+def _make_segment(data: NDArray[Any]) -> int | None:
+    """Copy `data` into a new sealed memfd and return its descriptor (the
+    caller closes it once sent), or None where no segment can be made (not
+    Linux, no memfd, out of memory): the bytes then stream instead.
+
+    This side keeps no mapping: after the upload the segment is the server's,
+    which maps it as the array's buffer."""
+    if not hasattr(os, "memfd_create") or not _SEALS:
+        return None
+    try:
+        fd = os.memfd_create("arktos-upload", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except OSError:
+        return None
+    try:
+        os.ftruncate(fd, data.nbytes)
+        # MAP_POPULATE faults the fresh pages in with one call, not one trap
+        # per page during the copy.
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        with mmap.mmap(fd, data.nbytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE) as mm:
+            _copy_with_bar(mm, memoryview(data).cast("B"))  # the one copy
+        # Sealing against writes needs the writable mapping gone (closed above).
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+    except (OSError, ValueError):
+        os.close(fd)
+        return None
+    except BaseException:  # Ctrl-C: nothing was sent
+        os.close(fd)
+        raise
+    return fd
+
+
+def _copy_with_bar(dst: mmap.mmap, src: memoryview) -> None:
+    """dst[:] = src, showing an upload bar for a large copy."""
+    bar = transfer_bar(len(src), "arktos upload")
+    if bar is None:
+        dst[:] = src
+        return
+    try:
+        for lo in range(0, len(src), SEND_CHUNK):
+            chunk = src[lo:lo + SEND_CHUNK]
+            dst[lo:lo + len(chunk)] = chunk
+            bar.update(len(chunk))
+    finally:
+        bar.close()
 
 
 def _read_token_file(path: Path) -> str:
@@ -240,6 +303,12 @@ class Connection:
     remote links: it costs CPU and pays only on compressible data; needs the
     zstandard package) and always sends frames.
 
+    With the server on this host (a unix stream), arrays of 1 MiB or more are
+    uploaded through a shared-memory segment that becomes the server's array
+    (the server copies nothing), and ``to_ndarray(copy=False)`` maps the
+    array's segment read-only (no copy on either side). ``shm=False`` turns
+    both off; with a remote server they are never attempted.
+
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
     >>> conn.close()
@@ -247,7 +316,8 @@ class Connection:
 
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float | None = None, transport: str = "auto",
-                 stream_network: str | None = None, compression: str | None = None) -> None:
+                 stream_network: str | None = None, compression: str | None = None,
+                 shm: bool = True) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if compression not in COMPRESSIONS:
@@ -259,6 +329,7 @@ class Connection:
         self.url, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
         self.timeout = timeout
         self.transport = transport
+        self.shm = bool(shm)
         self.stream_network = stream_network
         self._stream: _Stream | None = None
         given = _given_token(token, url_token)
@@ -421,14 +492,22 @@ class Connection:
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
+        out = self._download_any(name, start, stop, view=view)
+        if view:
+            out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
+        return out
+
+    def _download_any(self, name: str, start: int | None = None,
+                      stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
         """Download elements [start, stop) of array `name` into a new ndarray.
 
         A whole-array download goes over the bulk stream when one is open
         (the kernel writes straight into the new array); otherwise in frames,
         after which a stream is opened if the array was large. With `view`
-        the server copies the array into a shared-memory segment and the
-        result is a read-only array mapped onto it: no copy on this side
-        (needs the server on this host).
+        the result is read-only: with the server on this host it maps the
+        array's shared-memory segment (no copy here; none on the server
+        either once the array is in a segment), else it is a downloaded copy
+        marked read-only.
         """
         args: dict[str, Any] = {"name": name}
         if start is not None:
@@ -440,11 +519,7 @@ class Connection:
             self._flush_deletes(None)
             whole = start is None and stop is None
             stream = None
-            if view:
-                stream = self._open_stream()
-                if stream.network != "unix":
-                    raise ValueError(f"a zero-copy view needs the server on this host (a unix bulk stream); "
-                                     f"{self.url} gave a {stream.network} stream: use to_ndarray() instead")
+            if view and (stream := self._shm_stream()) is not None:
                 args["shm"] = True
             elif self._zstd is not None:
                 args["compression"] = "zstd"
@@ -526,6 +601,14 @@ class Connection:
         self._stream = _Stream(int(result["stream"]), sock, network)
         return self._stream
 
+    def _shm_stream(self) -> _Stream | None:
+        """The unix stream shared memory travels on, or None where it does
+        not apply (shm=False, frames or compression, a remote server)."""
+        if not self.shm or self._zstd is not None or self.transport == "frames":
+            return None
+        stream = self._try_open_stream()
+        return stream if stream is not None and stream.network == "unix" else None
+
     def _try_open_stream(self) -> _Stream | None:
         """Open a stream if the server offers one; None (frames work) if not."""
         try:
@@ -599,22 +682,44 @@ class Connection:
                 return self._pdarray(result, owned=True)
             del args["frame_size"]
             args["stream"] = stream.id
-            failure: list[OSError] = []
+            fd = None
+            if self.shm and stream.network == "unix" and data.nbytes >= SHM_THRESHOLD:
+                fd = _make_segment(data)  # None: no segment here, the bytes stream
+            if fd is not None:
+                args["shm"] = True
+            try:
+                return self._upload_stream(stream, data, fd, args)
+            finally:
+                if fd is not None:
+                    os.close(fd)
 
-            def send() -> None:
-                try:
+    def _upload_stream(self, stream: _Stream, data: NDArray[Any], fd: int | None,
+                       args: dict[str, Any]) -> pdarray:
+        """Upload over `stream`: the segment `fd` when not None, else the
+        bytes. Callers hold _lock."""
+        failure: list[OSError] = []
+
+        def send() -> None:
+            try:
+                if fd is not None:
+                    stream.send_fd(fd)
+                else:
                     stream.send(data)  # straight from the array into the kernel
-                except OSError as err:  # the server closed it; its reply says why
-                    failure.append(err)
-                    self._drop_stream()
-                except BaseException:  # Ctrl-C: the server sees the stream end and frees
-                    self._drop_stream()
-                    raise
+            except OSError as err:  # the server closed it; its reply says why
+                failure.append(err)
+                self._drop_stream()
+            except BaseException:  # Ctrl-C: the server sees the stream end and frees
+                self._drop_stream()
+                raise
 
+        try:
             result, _ = self._roundtrip("upload", args, (), None, send)
-            if failure:
-                raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
-            return self._pdarray(result, owned=True)
+        except ArktosError:
+            self._drop_stream()  # the server closes a refused upload's stream
+            raise
+        if failure:
+            raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
+        return self._pdarray(result, owned=True)
 
     def attach(self, name: str) -> pdarray:
         """Return a pdarray for the existing server array `name`.

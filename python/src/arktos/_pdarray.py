@@ -105,20 +105,25 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
                                     "upload it again with ak.array()")
         return self.name
 
-    def to_ndarray(self, copy: bool = True) -> NDArray[Any]:
+    def to_ndarray(self, copy: bool = True, *, view: bool = False) -> NDArray[Any]:
         """Download the whole array into a new numpy array (bit-identical).
 
-        With ``copy=False`` (the server on this host) the result is a
-        read-only array mapped onto a shared-memory segment that the server
-        filled: no copy on this side. It is a snapshot, unmapped when the
-        array is garbage collected.
+        With ``copy=False`` (or ``view=True``) the result is read-only. With
+        the server on this host it maps the array's shared-memory segment:
+        no copy on this side, and none on the server when the array was
+        uploaded through shared memory or viewed before (the first view of
+        an array made on the server copies it once into a segment). It is a
+        snapshot: later writes to the array on the server copy it first, and
+        deleting the array leaves the view valid; it is unmapped when the
+        numpy array is garbage collected. With a remote server (or
+        ``shm=False``) it is a downloaded copy, marked read-only.
 
         >>> ak.array([1.5, np.nan]).to_ndarray()
         array([1.5, nan])
         >>> v = a.to_ndarray(copy=False); v.flags.writeable
         False
         """
-        return self._conn._download(self._live_name(), view=not copy)
+        return self._conn._download(self._live_name(), view=view or not copy)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """Support ``np.asarray(a)``: download the array.

@@ -1,0 +1,294 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// statsDelta returns a function giving how much counter k grew since now.
+func statsDelta(t *testing.T, ctx context.Context, c *client.Client) func(k string) int64 {
+	t.Helper()
+	before, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(k string) int64 {
+		t.Helper()
+		after, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return after[k] - before[k]
+	}
+}
+
+// TestShmUploadAndView: with the server on this host an upload goes through
+// a shared-memory segment that becomes the array (the server copies
+// nothing), and a view of it maps that same segment (nothing copied again).
+// Both are bit-exact.
+func TestShmUploadAndView(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	a := randomArray(pdarray.Float64, 3_000_001, 5)
+	d := statsDelta(t, ctx, c)
+	info, err := client.UploadArray(ctx, c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d("shm_uploads") != 1 || d("bytes_copied_in") != 0 || d("bytes_stream_in") != 0 {
+		t.Fatalf("upload: shm_uploads %d, copied in %d, streamed in %d; want 1, 0, 0", d("shm_uploads"), d("bytes_copied_in"), d("bytes_stream_in"))
+	}
+	if mem, _ := c.MemUsed(ctx); mem.Used != int64(a.NBytes()) {
+		t.Errorf("a segment-backed array counts %d bytes, want %d", mem.Used, a.NBytes())
+	}
+	v, err := client.DownloadView[float64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if !v.Shared() || !bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()) {
+		t.Fatalf("view: shared %v, bit-exact %v", v.Shared(), bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()))
+	}
+	if d("shm_views") != 1 || d("bytes_copied_out") != 0 || d("shm_adopted") != 0 {
+		t.Fatalf("view: shm_views %d, copied out %d, adopted %d; want 1, 0, 0", d("shm_views"), d("bytes_copied_out"), d("shm_adopted"))
+	}
+	// The ordinary download stays a private, writable copy over the stream.
+	back, err := client.DownloadArray(ctx, c, info.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
+		t.Fatal("download of a segment-backed array:", err)
+	}
+	// An operation reads the segment like any array.
+	sum, _, err := c.Reduce(ctx, "sum", info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for _, x := range pdarray.View[float64](a) {
+		want += x
+	}
+	if got, _ := sum.(float64); got-want > 1e-6*max(1, want) || want-got > 1e-6*max(1, want) {
+		t.Errorf("sum over the segment %v, want about %v", sum, want)
+	}
+}
+
+// TestShmViewSurvivesWriteAndDelete: a write into an array that a client
+// views copies the array first (the view keeps the old bytes), and deleting
+// the array leaves the view valid. The first view of an array made on the
+// server copies it once into a segment; the next view copies nothing.
+func TestShmViewSurvivesWriteAndDelete(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	info, err := c.Arange(ctx, 0, 1<<20, 1) // 8 MiB of int64, made by an operation
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := statsDelta(t, ctx, c)
+	v1, err := client.DownloadView[int64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v1.Close()
+	if d("shm_adopted") != 1 || d("bytes_copied_out") != int64(info.NBytes) {
+		t.Fatalf("first view: adopted %d, copied out %d; want 1, %d", d("shm_adopted"), d("bytes_copied_out"), info.NBytes)
+	}
+	v2, err := client.DownloadView[int64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v2.Close()
+	if d("shm_adopted") != 1 || d("bytes_copied_out") != int64(info.NBytes) || d("shm_views") != 2 {
+		t.Fatalf("second view: adopted %d, copied out %d, views %d; want 1, %d, 2", d("shm_adopted"), d("bytes_copied_out"), d("shm_views"), info.NBytes)
+	}
+	if _, err := c.Op(ctx, "setitem", map[string]any{"a": info.Name, "index": 5, "value_scalar": -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BinopInPlace(ctx, "+", client.Arr(info.Name), client.Py(1), info.Name); err != nil {
+		t.Fatal(err)
+	}
+	if d("shm_copies_on_write") != 1 {
+		t.Errorf("copies on write %d, want 1 (the second write finds an ordinary buffer)", d("shm_copies_on_write"))
+	}
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	// The views map the segment themselves: the server unmapping its own
+	// mapping (delete, copy on write) leaves them intact.
+	for i, x := range v1.Data {
+		if x != int64(i) || v2.Data[i] != int64(i) {
+			t.Fatalf("view element %d is %d / %d after setitem and delete, want %d", i, x, v2.Data[i], i)
+		}
+	}
+	if mem, _ := c.MemUsed(ctx); mem.Used != 0 {
+		t.Errorf("server holds %d bytes after the delete, want 0", mem.Used)
+	}
+}
+
+// TestShmViewAfterWrite: a view taken after a write sees the written bytes.
+func TestShmViewAfterWrite(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	info, err := client.Upload(ctx, c, make([]int32, 1<<19))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Op(ctx, "setitem", map[string]any{"a": info.Name, "index": 7, "value_scalar": 42}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.DownloadView[int32](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if !v.Shared() || v.Data[7] != 42 || v.Data[6] != 0 {
+		t.Fatalf("view after setitem: shared %v, [6:8] = %v", v.Shared(), v.Data[6:8])
+	}
+}
+
+// TestShmNeverOverTCP: a client whose stream is TCP (a remote server) never
+// uses shared memory; its uploads stream and its views are private copies.
+// WithSharedMemory(false) does the same on a unix stream.
+func TestShmNeverOverTCP(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	for _, opts := range [][]client.Option{
+		{client.WithStreamNetwork("tcp")},
+		{client.WithSharedMemory(false)},
+		{client.WithTransport(client.TransportFrames)},
+	} {
+		c := dial(t, srv.URL, opts...)
+		a := randomArray(pdarray.Int64, 1<<18, 3)
+		d := statsDelta(t, ctx, c)
+		info, err := client.UploadArray(ctx, c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := client.DownloadView[int64](ctx, c, info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Shared() || !bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()) {
+			t.Fatalf("%d: view shared %v, bit-exact %v", len(opts), v.Shared(), bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()))
+		}
+		v.Close()
+		if d("shm_uploads") != 0 || d("shm_views") != 0 {
+			t.Fatalf("shm used: %d uploads, %d views", d("shm_uploads"), d("shm_views"))
+		}
+	}
+}
+
+// rawShmUpload sends an upload with shm=true over a unix stream by hand,
+// passing fd (or no descriptor when fd < 0), and returns the reply's error.
+func rawShmUpload(t *testing.T, ctx context.Context, c *client.Client, size int, fd int) error {
+	t.Helper()
+	res, om, err := c.Call(ctx, "open_stream", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	om.Close()
+	ticket, _ := res.Result["ticket"].([]byte)
+	conn, err := net.Dial("unix", res.Result["unix"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write(append([]byte(transfer.StreamMagic), ticket...))
+	conn.Read(make([]byte, 1))
+	id := res.Result["stream"]
+	go func() {
+		uc := conn.(*net.UnixConn)
+		if fd >= 0 {
+			uc.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
+		} else {
+			uc.CloseWrite()
+		}
+	}()
+	rep, m, err := c.Call(ctx, "upload", map[string]any{"dtype": "int64", "size": size, "stream": id, "shm": true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	return rep.Err()
+}
+
+func memfd(t *testing.T, n int, seals int) int {
+	t.Helper()
+	fd, err := unix.MemfdCreate("test", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Ftruncate(fd, int64(n)); err != nil {
+		t.Fatal(err)
+	}
+	if seals != 0 {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fd
+}
+
+// TestShmBadSegments: a descriptor that is missing, not a memfd, unsealed
+// or shorter than declared fails the upload with a clear error; the server
+// keeps serving and keeps what it stored.
+func TestShmBadSegments(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	keep, err := client.Upload(ctx, c, []int64{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := unix.F_SEAL_WRITE | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	for _, tc := range []struct {
+		name   string
+		fd     int
+		code   transfer.Code
+		substr string
+	}{
+		{"no descriptor", -1, transfer.PayloadLength, "no descriptor arrived"},
+		{"a pipe", int(pr.Fd()), transfer.InvalidData, "not a memfd"},
+		{"unsealed", memfd(t, 1<<20, 0), transfer.InvalidData, "not sealed"},
+		{"shorter than declared", memfd(t, 4096, sealed), transfer.InvalidData, "holds 4096 bytes but the upload declares 1048576"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantCode(t, rawShmUpload(t, ctx, c, 1<<17, tc.fd), tc.code, tc.substr)
+		})
+	}
+	got, err := client.Download[int64](ctx, c, keep.Name)
+	if err != nil || len(got) != 3 || got[2] != 3 {
+		t.Fatalf("stored array after bad segments: %v, %v", got, err)
+	}
+	if mem, _ := c.MemUsed(ctx); mem.Used != 24 || mem.Arrays != 1 {
+		t.Fatalf("server holds %d bytes in %d arrays, want 24 in 1", mem.Used, mem.Arrays)
+	}
+	// A good segment still works after all that.
+	a := randomArray(pdarray.Int64, 1<<18, 8)
+	info, err := client.UploadArray(ctx, c, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := client.DownloadArray(ctx, c, info.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
+		t.Fatal("round trip after bad segments:", err)
+	}
+}
