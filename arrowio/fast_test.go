@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -600,5 +601,34 @@ func TestPipelinedWriteSameBytes(t *testing.T) {
 	empty := []Column{{"e", pdarray.FromSlice([]int64{})}}
 	if got, want := write(writeRowGroups, empty, ParquetWriteOptions{Workers: 2}), write(writeRowGroupsArrowGo, empty, ParquetWriteOptions{Workers: 2}); !bytes.Equal(got, want) {
 		t.Fatalf("empty column: pipelined file differs from arrow-go's")
+	}
+}
+
+// TestScratchKeptAcrossGC: workers' chunk and page buffers survive garbage
+// collections between reads (a sync.Pool would drop them and the next read
+// would allocate them again), and oversized buffers are not kept.
+func TestScratchKeptAcrossGC(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteParquet(&buf, allDTypeColumns(30000), ParquetWriteOptions{Compression: "zstd", RowGroupSize: 10000}); err != nil {
+		t.Fatal(err)
+	}
+	src := func() []ParquetSource { return []ParquetSource{{Name: "mem", R: bytes.NewReader(buf.Bytes())}} }
+	if _, _, _, _, err := readAll(t, src(), nil, NullPolicy{}, 2); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	before := Stats.ScratchReused.Load()
+	if _, _, _, _, err := readAll(t, src(), nil, NullPolicy{}, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := Stats.ScratchReused.Load() - before; got < 1 {
+		t.Errorf("after two GCs no worker reused its buffers (ScratchReused +%d)", got)
+	}
+	sc := &scratch{}
+	sc.fast.chunk, sc.fast.page = make([]byte, 10), make([]byte, 100)
+	sc.trim(50)
+	if sc.fast.chunk == nil || sc.fast.page != nil {
+		t.Errorf("trim(50) kept %d and %d bytes, want the 10-byte buffer only", cap(sc.fast.chunk), cap(sc.fast.page))
 	}
 }

@@ -74,6 +74,9 @@ type ReadStats struct {
 	// Zstd pages decoded by libzstd and by klauspost's Go decoder, and
 	// pages written with libzstd.
 	NativeZstdPages, GoZstdPages, NativeZstdEncodes atomic.Uint64
+	// ScratchReused counts workers that started a read with buffers kept
+	// from an earlier one (getScratch).
+	ScratchReused atomic.Uint64
 }
 
 // Stats are the process-wide read counters.
@@ -432,10 +435,10 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := scratchPool.Get().(*scratch)
+			sc := getScratch()
 			defer func() {
 				sc.fast.release()
-				scratchPool.Put(sc)
+				putScratch(sc)
 			}()
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
@@ -465,9 +468,59 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	return rep, nil
 }
 
-// scratchPool keeps workers' buffers from one read to the next (they
-// hold Go memory only: fast.release hands C contexts back first).
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+// scratchFree keeps workers' buffers from one read to the next (Go memory
+// only: fast.release hands C contexts back first). Not a sync.Pool: every
+// garbage collection would empty it, and the next read would allocate
+// (zero, and fault in) its chunk and page buffers again: +16% CPU per
+// read measured on bench/io's zstd files after a GC. At most
+// maxKeptScratch are kept, without buffers over maxKeptScratchBuf.
+var (
+	scratchMu   sync.Mutex
+	scratchFree []*scratch
+)
+
+const (
+	maxKeptScratch    = 64
+	maxKeptScratchBuf = 64 << 20
+)
+
+func getScratch() *scratch {
+	scratchMu.Lock()
+	defer scratchMu.Unlock()
+	if n := len(scratchFree); n > 0 {
+		sc := scratchFree[n-1]
+		scratchFree = scratchFree[:n-1]
+		Stats.ScratchReused.Add(1)
+		return sc
+	}
+	return new(scratch)
+}
+
+func putScratch(sc *scratch) {
+	sc.trim(maxKeptScratchBuf)
+	scratchMu.Lock()
+	defer scratchMu.Unlock()
+	if len(scratchFree) < maxKeptScratch {
+		scratchFree = append(scratchFree, sc)
+	}
+}
+
+// trim drops the buffers larger than limit bytes (a huge row group's chunk
+// is not kept for ever).
+func (sc *scratch) trim(limit int) {
+	if cap(sc.def)*2 > limit {
+		sc.def = nil
+	}
+	if cap(sc.i32)*4 > limit {
+		sc.i32 = nil
+	}
+	f := &sc.fast
+	for _, b := range []*[]byte{&f.chunk, &f.page, &f.peek, &f.body, &f.dict, &f.lvl, &f.wide} {
+		if cap(*b) > limit {
+			*b = nil
+		}
+	}
+}
 
 // scratch is one worker's reusable buffers.
 type scratch struct {

@@ -75,6 +75,12 @@ func TestParquetCommands(t *testing.T) {
 	if got := opStored[int64](t, s, arrays[1].(map[string]any)); !slices.Equal(got, []int64{5, -1, 7, 1 << 40}) {
 		t.Errorf("k = %v", got)
 	}
+	// The read reports the process's CPU time and page faults over it.
+	for _, k := range []string{"seconds", "decode_seconds", "cpu_seconds", "page_faults"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("read_parquet's result has no %q: %v", k, res)
+		}
+	}
 	used, _, _, _ := s.store.usage()
 	// A failing read keeps nothing reserved.
 	_, err = opRun(t, s, "read_parquet", map[string]any{"path": "out/t.parquet", "columns": []any{"nope"}})
