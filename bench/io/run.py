@@ -28,7 +28,10 @@ directory (warm page cache: each file is read once before timing).
 Measured per codec x layout x threads (p50/p90 of --reps runs, GB/s of
 decoded data = rows x 32 bytes):
   ak.read_parquet  server-side time of the read command (reported by the
-                   server), and within it the decode into the final buffers
+                   server), and within it the decode into the final buffers;
+                   "ak CPU s" is the server process's CPU time over the read
+                   (all threads: about threads x wall when they are busy),
+                   which a busy machine disturbs less than wall time
   ak scan          ak.sum over the four decoded columns (a plain memory pass)
   pyarrow          pyarrow.parquet.read_table(path, use_threads=True) with
                    pa.set_cpu_count(threads)
@@ -315,11 +318,13 @@ def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, t
                     conn.delete([a.name for a in cols.values()])
                     del cols, sums
                     dec: list[float] = []
+                    cpu: list[float] = []
 
                     def ak_read() -> float:
                         res, _ = conn._request("read_parquet", {"paths": [path], "nulls": "auto"})
                         conn.delete([e["name"] for e in res["arrays"]])
                         dec.append(float(res["decode_seconds"]))
+                        cpu.append(float(res["cpu_seconds"]))
                         return float(res["seconds"])
 
                     ak_t = timed(ak_read, args.reps)
@@ -336,7 +341,8 @@ def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, t
                     assert r[5] == rows - t["y"].null_count, r
                     db_t = timed(lambda: (db.execute(q).fetchone(), None)[1], args.reps)
                     db.close()
-                    for name, xs in (("ak.read_parquet", ak_t), ("  ak decode only", dec), ("  ak scan (sum x4)", scan),
+                    for name, xs in (("ak.read_parquet", ak_t), ("  ak decode only", dec), ("  ak CPU s (server)", cpu),
+                                     ("  ak scan (sum x4)", scan),
                                      ("pyarrow.read_table", pa_t), ("duckdb", db_t)):
                         raw[f"read {label} {th} {name.strip()}"] = xs
                         emit(f"| {label} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | "
