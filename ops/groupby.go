@@ -489,6 +489,11 @@ func slotsOf[S any](env Env, n int) ([]S, func(), error) {
 // check it is taken).
 var denseLonePasses atomic.Uint64
 
+// denseInt64Passes counts groupDense calls on the fused pass for two or
+// three int64 keys (markInt64Keys; measured 170-220 -> 160-190 ms for the
+// taxi grouping by three keys of 7.7 M rows on a loaded machine).
+var denseInt64Passes atomic.Uint64
+
 func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, func(), int, error) {
 	n := len(ids)
 	nw := numWorkers(env.workers(), n)
@@ -505,8 +510,19 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 	if lone {
 		denseLonePasses.Add(1)
 	}
+	wide64 := len(specs) >= 2 && len(specs) <= 3
+	for _, sp := range specs {
+		wide64 = wide64 && sp.a.DType() == dI64
+	}
+	if wide64 {
+		denseInt64Passes.Add(1)
+	}
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		o := bm[w*words : (w+1)*words]
+		if wide64 {
+			outside[w] = markInt64Keys(specs, lo, hi, ids, o)
+			return
+		}
 		if lone {
 			sink := denseSink{ids: ids, occ: o, total: uint64(total)}
 			packIntKey(&specs[0], true, lo, hi, nil, &sink)

@@ -191,3 +191,48 @@ func markT[T Integer](d *denseSink, x []T, mn uint64) {
 		}
 	}
 }
+
+// markInt64Keys is denseSink's fused pass for two or three int64 keys (the
+// usual multi-key case: zones, hours): each row's packed key is computed
+// from the three arrays in registers and goes straight into ids and the
+// occupancy bitmap occ. It reports whether a key fell outside its range.
+func markInt64Keys(specs []keySpec, lo, hi int, ids []int32, occ []uint64) bool {
+	out := ids[lo:hi]
+	a := pdarray.View[int64](specs[0].a)[lo:hi]
+	b := pdarray.View[int64](specs[1].a)[lo:hi]
+	a, b = a[:len(out)], b[:len(out)]
+	m0, m1, s0, s1 := specs[0].min, specs[1].min, specs[0].stride, specs[1].stride
+	n0, n1 := specs[0].span, specs[1].span
+	bad := false
+	if len(specs) == 2 {
+		for i := range out {
+			r0, r1 := sortKeyInt(a[i])-m0, sortKeyInt(b[i])-m1
+			if r0 >= n0 || r1 >= n1 {
+				bad = true
+				r0, r1 = 0, 0
+			}
+			k := r0*s0 + r1
+			out[i] = int32(k)
+			if w := occ[k>>6]; w&(1<<(k&63)) == 0 {
+				occ[k>>6] = w | 1<<(k&63)
+			}
+		}
+		return bad
+	}
+	c := pdarray.View[int64](specs[2].a)[lo:hi]
+	c = c[:len(out)]
+	m2, n2 := specs[2].min, specs[2].span
+	for i := range out {
+		r0, r1, r2 := sortKeyInt(a[i])-m0, sortKeyInt(b[i])-m1, sortKeyInt(c[i])-m2
+		if r0 >= n0 || r1 >= n1 || r2 >= n2 {
+			bad = true
+			r0, r1, r2 = 0, 0, 0
+		}
+		k := r0*s0 + r1*s1 + r2
+		out[i] = int32(k)
+		if w := occ[k>>6]; w&(1<<(k&63)) == 0 {
+			occ[k>>6] = w | 1<<(k&63)
+		}
+	}
+	return bad
+}

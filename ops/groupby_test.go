@@ -841,6 +841,27 @@ func TestGroupDenseLonePath(t *testing.T) {
 			}
 		}
 	}
+	// Two and three int64 keys: the fused multi-key pass.
+	for _, keys := range [][]*pdarray.Array{
+		{gbInts[int64](r, 50_000, -5, 40), gbInts[int64](r, 50_000, 1000, 30)},
+		{gbInts[int64](r, 50_000, 1, 265), gbInts[int64](r, 50_000, 1, 265), gbInts[int64](r, 50_000, 0, 24)},
+	} {
+		for _, w := range []int{1, 2, 8} {
+			before := denseInt64Passes.Load()
+			checkGrouping(t, PlainEnv(w), keys, true, StrategyDense, StrategyDense, &refGrouping{})
+			if denseInt64Passes.Load() == before {
+				t.Fatalf("%d int64 keys, w=%d: fused multi-key pass not taken", len(keys), w)
+			}
+			stale := make([]*KeyStats, len(keys))
+			for k := range stale {
+				stale[k] = &KeyStats{Lo: sortKeyInt(int64(1000)), Hi: sortKeyInt(int64(1001))}
+			}
+			var oe *Error
+			if _, err := GroupByWith(PlainEnv(w), keys, true, StrategyDense, stale); !errors.As(err, &oe) || oe.Kind != ErrValue {
+				t.Fatalf("%d int64 keys, w=%d: stale stats gave %v", len(keys), w, err)
+			}
+		}
+	}
 }
 
 // TestExactIntSums: means and float sums of small integers come from
