@@ -70,6 +70,11 @@ func (g *GroupBy) AggregateMany(ctx context.Context, ops []string, values string
 	if values != "" {
 		args["values"] = values
 	}
+	return g.aggArrays(ctx, args, len(ops))
+}
+
+// aggArrays sends groupby_agg with several ops and reads the n arrays back.
+func (g *GroupBy) aggArrays(ctx context.Context, args map[string]any, n int) ([]ArrayInfo, error) {
 	res, err := g.c.call(ctx, "groupby_agg", args)
 	if err != nil {
 		return nil, err
@@ -78,10 +83,22 @@ func (g *GroupBy) AggregateMany(ctx context.Context, ops []string, values string
 	if err != nil {
 		return nil, err
 	}
-	if len(infos) != len(ops) {
-		return nil, fmt.Errorf("client: groupby_agg answered %d arrays for %d aggregations", len(infos), len(ops))
+	if len(infos) != n {
+		return nil, fmt.Errorf("client: groupby_agg answered %d arrays for %d aggregations", len(infos), n)
 	}
 	return infos, nil
+}
+
+// AggregateColumns stores aggregation ops[i] of the stored array
+// columns[i] ("" for "size"), in the order of ops, in one request: ops on
+// one array share its passes over the rows and distinct arrays run side by
+// side on the server's workers.
+func (g *GroupBy) AggregateColumns(ctx context.Context, ops, columns []string, ddof float64) ([]ArrayInfo, error) {
+	if len(ops) != len(columns) {
+		return nil, fmt.Errorf("client: AggregateColumns needs one column per op, got %d columns for %d ops", len(columns), len(ops))
+	}
+	return g.aggArrays(ctx, map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups,
+		"ops": ops, "columns": columns, "ddof": ddof}, len(ops))
 }
 
 // Sum stores the per-group sums of values.

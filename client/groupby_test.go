@@ -247,3 +247,41 @@ func TestGroupByTopKCorr(t *testing.T) {
 		t.Errorf("corr = %v, want [1 1 NaN]", got)
 	}
 }
+
+// TestGroupByAggregateColumns: one request over several arrays, each
+// result equal to its own Aggregate; mismatched lists are refused.
+func TestGroupByAggregateColumns(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{2, 1, 2, 2, 1, 7})
+	f, _ := client.Upload(ctx, c, []float64{0.5, 3, math.NaN(), 9.25, 4, 1})
+	i, _ := client.Upload(ctx, c, []int32{5, 6, 7, 8, 9, 10})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []string{"sum", "mean", "size", "max"}
+	cols := []string{f.Name, i.Name, "", f.Name}
+	got, err := g.AggregateColumns(ctx, ops, cols, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range ops {
+		one, err := g.Aggregate(ctx, ops[j], cols[j], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := client.DownloadArray(ctx, c, one.Name)
+		b, _ := client.DownloadArray(ctx, c, got[j].Name)
+		if a == nil || b == nil || a.DType() != b.DType() || !slices.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s of %q differs from its own Aggregate", ops[j], cols[j])
+		}
+	}
+	if _, err := g.AggregateColumns(ctx, []string{"sum"}, cols, 0); err == nil {
+		t.Error("mismatched ops and columns accepted")
+	}
+	if _, err := g.AggregateColumns(ctx, []string{"sum"}, []string{""}, 0); err == nil {
+		t.Error("sum with no column accepted")
+	}
+}

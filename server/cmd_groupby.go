@@ -97,6 +97,18 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	}}, nil
 }
 
+// groupOp opens an op env for a command over a grouping's ids (checked
+// against ngroups); done gives both back.
+func (s *Server) groupOp(idsName string, ngroups int, format string, args ...any) (*opEnv, ops.Env, *pdarray.Array, func(), error) {
+	o, env := s.opEnv(format, args...)
+	ids, rel, err := s.groupIDsArg(env, idsName, ngroups)
+	if err != nil {
+		o.done()
+		return nil, ops.Env{}, nil, nil, err
+	}
+	return o, env, ids, func() { rel(); o.done() }, nil
+}
+
 // groupIDsArg acquires the ids array and checks it against ngroups.
 func (s *Server) groupIDsArg(env ops.Env, name string, ngroups int) (*pdarray.Array, func(), error) {
 	ids, rel, valid, err := s.store.acquireGroupIDs(name, ngroups)
@@ -129,17 +141,28 @@ func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 		opList = a.StringList("ops")
 	}
 	valsName := a.OptString("values", "")
+	var colNames []string
+	if a.Has("columns") {
+		colNames = a.StringList("columns")
+	}
 	ddof := a.OptFloat("ddof", 0)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("groupby_agg %v", opList)
-	defer o.done()
-	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	if colNames != nil {
+		if single || len(colNames) != len(opList) {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "columns needs ops of the same length (op i of columns[i]); got %d columns for %d ops", len(colNames), len(opList))
+		}
+		if valsName != "" {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "give values (one array for every op) or columns (one per op), not both")
+		}
+		return s.groupAggColumns(idsName, ng, opList, colNames, ddof)
+	}
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_agg %v", opList)
 	if err != nil {
 		return nil, err
 	}
-	defer rel()
+	defer done()
 	var vals *pdarray.Array
 	if valsName != "" {
 		v, relv, err := s.store.acquire(valsName)
@@ -167,6 +190,68 @@ func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 	return &response{result: map[string]any{"arrays": res}}, nil
 }
 
+// groupAggColumns answers groupby_agg with columns: op i of array
+// columns[i] ("" for size). Ops on one array share its passes; distinct
+// arrays run side by side (ops.GroupAggColumns).
+func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []string, ddof float64) (*response, error) {
+	var cols []ops.AggColumn
+	var names []string
+	where := make([][2]int, len(opList)) // op i -> (column, index in its ops)
+	index := map[string]int{}
+	var sizes []int
+	for i, name := range colNames {
+		if name == "" {
+			if opList[i] != "size" {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "aggregation '%s' (op %d) needs a column; only size takes none", opList[i], i)
+			}
+			sizes = append(sizes, i)
+			continue
+		}
+		c, ok := index[name]
+		if !ok {
+			c = len(cols)
+			index[name] = c
+			cols = append(cols, ops.AggColumn{})
+			names = append(names, name)
+		}
+		where[i] = [2]int{c, len(cols[c].Ops)}
+		cols[c].Ops = append(cols[c].Ops, opList[i])
+	}
+	if len(cols) == 0 {
+		cols = append(cols, ops.AggColumn{})
+	}
+	for _, i := range sizes { // free with the first column's pass
+		where[i] = [2]int{0, len(cols[0].Ops)}
+		cols[0].Ops = append(cols[0].Ops, "size")
+	}
+	arrs, release, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	for c, arr := range arrs {
+		cols[c].Values = arr
+	}
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_agg %v of %d arrays", opList, len(names))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	start := time.Now()
+	outs, err := ops.GroupAggColumns(env, ids, ng, cols, ddof)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby_agg", "ops", opList, "columns", len(names), "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	res := make([]any, len(opList))
+	for i, w := range where {
+		if res[i], err = o.keep(outs[w[0]][w[1]]); err != nil {
+			return nil, err
+		}
+	}
+	return &response{result: map[string]any{"arrays": res}}, nil
+}
+
 func (s *Server) cmdGroupSegments(r *request) (*response, error) {
 	a := r.args
 	idsName := a.String("ids")
@@ -175,13 +260,11 @@ func (s *Server) cmdGroupSegments(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("groupby_segments")
-	defer o.done()
-	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_segments")
 	if err != nil {
 		return nil, err
 	}
-	defer rel()
+	defer done()
 	perm, segs, err := ops.GroupSegments(env, ids, ng, kept)
 	if err != nil {
 		return nil, opErr(err)
@@ -209,13 +292,11 @@ func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {
 		return nil, err
 	}
 	defer relv()
-	o, env := s.opEnv("groupby_broadcast")
-	defer o.done()
-	ids, rel, err := s.groupIDsArg(env, idsName, vals.Len())
+	o, env, ids, done, err := s.groupOp(idsName, vals.Len(), "groupby_broadcast")
 	if err != nil {
 		return nil, err
 	}
-	defer rel()
+	defer done()
 	out, err := env.Alloc(vals.DType(), ids.Len())
 	if err != nil {
 		return nil, err
@@ -255,13 +336,11 @@ func (s *Server) cmdGroupTopK(r *request) (*response, error) {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "key array '%s' has %d elements but the group-by has %d groups; pass the grouping's unique keys", keyNames[i], kv.Len(), ng)
 		}
 	}
-	o, env := s.opEnv("groupby_topk")
-	defer o.done()
-	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_topk")
 	if err != nil {
 		return nil, err
 	}
-	defer rel()
+	defer done()
 	start := time.Now()
 	out, groups, err := ops.GroupTopK(env, ids, ng, k, largest, vals)
 	if err != nil {
@@ -304,13 +383,11 @@ func (s *Server) cmdGroupCorr(r *request) (*response, error) {
 		return nil, err
 	}
 	defer relxy()
-	o, env := s.opEnv("groupby_corr")
-	defer o.done()
-	ids, rel, err := s.groupIDsArg(env, idsName, ng)
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_corr")
 	if err != nil {
 		return nil, err
 	}
-	defer rel()
+	defer done()
 	start := time.Now()
 	out, err := ops.GroupCorr(env, ids, ng, xy[0], xy[1])
 	if err != nil {

@@ -24,8 +24,9 @@ Data sets and queries (issue 5):
   g.nlargest(v3, 2); q9 (squared correlation of v1, v2 per id2, id4) is
   g.corr(v1, v2) squared on the server.
 
-Arktos time: the client's wall time of ak.GroupBy(keys) plus one g.agg(...)
-request per value column (the grouping is recomputed every trial), data
+Arktos time: the client's wall time of ak.GroupBy(keys) plus one named
+g.agg(out=(column, op), ...) request for all the query's aggregations (the
+grouping is recomputed every trial), data
 already on the server. Peers: the same query, data already in their memory,
 result sorted by the keys. Every peer's answer is checked against ours
 before any time counts (keys, counts and integer sums exactly, float results
@@ -146,16 +147,8 @@ def arktos_query(cols: dict[str, ak.pdarray], spec: Query) -> tuple[Any, dict[st
     if spec["expr"] == "r2":
         _, r = g.corr(cols["v1"], cols["v2"])
         return keys, {"r2": r * r}, g.strategy
-    per_col: dict[str, list[tuple[str, str]]] = {}
-    for out, col, op in spec["aggs"]:
-        if col == "*":
-            col, op = spec["aggs"][0][1] if spec["aggs"][0][1] != "*" else spec["by"][0], "size"
-        per_col.setdefault(col, []).append((out, op))
-    res: dict[str, Any] = {}
-    for col, outs in per_col.items():
-        _, r = g.agg(cols[col], [op for _, op in outs], ddof=1)
-        for out, op in outs:
-            res[out] = r[op]
+    named = {out: ((None, "size") if col == "*" else (cols[col], op)) for out, col, op in spec["aggs"]}
+    _, res = g.agg(ddof=1, **named)
     if spec["expr"] == "range":
         res = {"range": res["mx"] - res["mn"]}
     return keys, res, g.strategy

@@ -247,3 +247,28 @@ def test_corr_matches_pandas(conn: ak.Connection, rng: np.random.Generator) -> N
     small = ak.GroupBy(conn.array(np.array([0, 1, 1])))
     _, c = small.corr(conn.array(np.array([1.0, 2.0, 2.0])), conn.array(np.array([3.0, 4.0, 5.0])))
     assert np.isnan(c.to_ndarray()).all()
+
+
+def test_named_agg_over_several_arrays(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """g.agg(out=(values, op), ...) in one request gives each result bit for
+    bit as g.aggregate does; bad specs name what was wrong."""
+    keys = [conn.array(k) for k in _keys(rng, "multi")]
+    vals = {name: conn.array(v) for name, v in _values(rng).items()}
+    g = ak.GroupBy(keys)
+    _, got = g.agg(s=(vals["float64"], "sum"), m=(vals["int64"], "mean"), sd=(vals["float64"], "std"),
+                   n=(None, "size"), b=(vals["bool"], "any"), ddof=1)
+    assert list(got) == ["s", "m", "sd", "n", "b"]
+    for out, (v, op) in {"s": (vals["float64"], "sum"), "m": (vals["int64"], "mean"),
+                         "sd": (vals["float64"], "std"), "n": (None, "size"),
+                         "b": (vals["bool"], "any")}.items():
+        _, one = g.aggregate(v, op, ddof=1)
+        a, b = one.to_ndarray(), got[out].to_ndarray()
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), out
+    with pytest.raises(ValueError, match="only 'size'"):
+        g.agg(x=(None, "sum"))
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        g.agg(x=(vals["int64"], "bogus"))
+    with pytest.raises(TypeError, match="must be"):
+        g.agg(x=vals["int64"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        g.agg(vals["int64"], ["sum"], x=(vals["int64"], "sum"))

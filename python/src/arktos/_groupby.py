@@ -128,15 +128,29 @@ class GroupBy:
         result, _ = self._conn._request("groupby_agg", args)
         return self.unique_keys, self._conn._pdarray(result, owned=True)
 
-    def agg(self, values: Any, operators: Sequence[str], ddof: float = 0
-            ) -> tuple[Any, dict[str, pdarray]]:
-        """(unique_keys, {operator: result}) for several aggregations of the
-        same values in one request; those that share a pass over the rows
-        (size, count, sum, mean, var, std) get one pass between them.
+    def agg(self, values: Any = None, operators: Sequence[str] | str | None = None, ddof: float = 0,
+            **named: tuple[Any, str]) -> tuple[Any, dict[str, pdarray]]:
+        """Several aggregations in one request.
+
+        ``g.agg(values, ["sum", "size", "mean"])`` gives (unique_keys,
+        {operator: result}) for one values array; those that share a pass
+        over the rows (size, count, sum, mean, var, std) get one pass
+        between them. Named aggregations over several arrays, as pandas'
+        ``agg(out=(column, op))``, give (unique_keys, {out: result}):
+        ``g.agg(s=(v1, "sum"), m=(v3, "mean"), n=(None, "size"))``; the
+        server runs the distinct arrays side by side on its workers.
 
         >>> k, r = g.agg(vals, ["sum", "size", "mean"]); r["mean"]
         array([33.33333333, 35.        , 40.        ])
+        >>> k, r = g.agg(total=(vals, "sum"), n=(None, "size")); r["n"]
+        array([3, 2, 1])
         """
+        if named:
+            if values is not None or operators is not None:
+                raise TypeError("give either values and operators, or named aggregations out=(values, op)")
+            return self._agg_named(named, ddof)
+        if values is None or operators is None:
+            raise TypeError("agg needs values and operators, or named aggregations out=(values, op)")
         ops = [operators] if isinstance(operators, str) else list(operators)
         bad = [op for op in ops if op not in AGGREGATIONS]
         if bad or not ops:
@@ -151,6 +165,34 @@ class GroupBy:
             "values": keep._live_name(), "ddof": float(ddof)})
         arrays = [self._conn._pdarray(info, owned=True) for info in result["arrays"]]
         return self.unique_keys, dict(zip(ops, arrays))
+
+    def _agg_named(self, named: dict[str, tuple[Any, str]], ddof: float) -> tuple[Any, dict[str, pdarray]]:
+        ops: list[str] = []
+        cols: list[str] = []
+        keep: list[pdarray] = []  # alive until the reply
+        for out, spec in named.items():
+            if not isinstance(spec, tuple) or len(spec) != 2 or not isinstance(spec[1], str):
+                raise TypeError(f"named aggregation {out}= must be (values, op), e.g. (v, 'sum'); got {spec!r}")
+            values, op = spec
+            if op not in AGGREGATIONS:
+                raise ValueError(f"unknown aggregation {op!r} for {out}=; use one of {', '.join(AGGREGATIONS)}")
+            if values is None:
+                if op != "size":
+                    raise ValueError(f"{out}=(None, {op!r}): only 'size' takes no values")
+                cols.append("")
+            else:
+                v = self._values(values)
+                if v.size != self.ids.size:
+                    raise ValueError(f"{out}=: values have {v.size} elements but the GroupBy has "
+                                     f"{self.ids.size} rows")
+                keep.append(v)
+                cols.append(v._live_name())
+            ops.append(op)
+        result, _ = self._conn._request("groupby_agg", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "ops": ops, "columns": cols,
+            "ddof": float(ddof)})
+        arrays = [self._conn._pdarray(info, owned=True) for info in result["arrays"]]
+        return self.unique_keys, dict(zip(named, arrays))
 
     def size(self) -> tuple[Any, pdarray]:
         """Rows per group (int64).
