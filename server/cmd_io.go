@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/arktos-dev/arktos/arrowio"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -546,7 +548,7 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 			root.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 4<<20)
+	bw := bufio.NewWriterSize(newWritebackFile(f), 4<<20)
 	cw := &countingWriter{w: bw}
 	if err := write(cw); err != nil {
 		return 0, err
@@ -704,12 +706,54 @@ func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
 	return len(arrays), total, nil
 }
 
+// writebackChunk is how many bytes writebackFile lets pile up before it
+// asks the kernel to start writing them out.
+const writebackChunk = 8 << 20
+
+// writebacksStarted counts sync_file_range calls (tests).
+var writebacksStarted atomic.Uint64
+
+// writebackFile writes to f and, after every writebackChunk bytes, starts
+// the kernel writing them to disk (sync_file_range WRITE: it does not
+// wait), so the fsync that ends a file write waits for the last few MiB
+// instead of the whole file (it was ~10% of a Parquet write: 48 ms of
+// 450 ms for bench/io's 5e6-row file). Advisory: its errors are ignored,
+// the fsync reports any.
+type writebackFile struct {
+	f            *os.File
+	fd           int
+	off, started int64
+}
+
+func newWritebackFile(f *os.File) *writebackFile {
+	return &writebackFile{f: f, fd: int(f.Fd())}
+}
+
+func (w *writebackFile) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		part := p[done:min(len(p), done+writebackChunk-int(w.off-w.started))]
+		n, err := w.f.Write(part)
+		done += n
+		w.off += int64(n)
+		if err != nil {
+			return done, err
+		}
+		if w.off-w.started >= writebackChunk {
+			unix.SyncFileRange(w.fd, w.started, w.off-w.started, unix.SYNC_FILE_RANGE_WRITE)
+			writebacksStarted.Add(1)
+			w.started = w.off
+		}
+	}
+	return done, nil
+}
+
 func writeSynced(root *os.Root, name string, b []byte) error {
 	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
+	if _, err := newWritebackFile(f).Write(b); err != nil {
 		f.Close()
 		return err
 	}

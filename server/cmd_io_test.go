@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,5 +198,34 @@ func TestCheckpointOption(t *testing.T) {
 	s3.cfg.Checkpoint = s.cfg.Checkpoint
 	if err := s3.restoreCheckpoint(); err == nil || !strings.Contains(err.Error(), "move it away") {
 		t.Errorf("damaged checkpoint: %v", err)
+	}
+}
+
+// TestWritebackFile: written files have their writeback started every
+// writebackChunk bytes (so the final fsync waits for the tail only), and
+// the bytes arrive whole, whatever the sizes of the writes.
+func TestWritebackFile(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := make([]byte, 2*writebackChunk+12345)
+	for i := range want {
+		want[i] = byte(i * 31)
+	}
+	before := writebacksStarted.Load()
+	w := newWritebackFile(f)
+	for _, part := range [][]byte{want[:5<<20], want[5<<20 : 5<<20+1], want[5<<20+1:]} {
+		if n, err := w.Write(part); err != nil || n != len(part) {
+			t.Fatalf("Write(%d bytes) = %d, %v", len(part), n, err)
+		}
+	}
+	if got := writebacksStarted.Load() - before; got != 2 {
+		t.Errorf("writeback started %d times for %d bytes, want 2", got, len(want))
+	}
+	got, err := os.ReadFile(f.Name())
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("file holds %d bytes (err %v), want the %d written", len(got), err, len(want))
 	}
 }
