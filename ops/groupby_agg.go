@@ -533,13 +533,20 @@ func groupFloatSums[T Number](env Env, gid []int32, ng int, x []T, prod bool) ([
 	}
 	x = x[:len(gid)]
 	if !prod && ng*int(unsafe.Sizeof(sumSlot{})) > bandedMinBytes {
-		buf, freeBuf, err := slotsOf[bandPair](env, bandBlock(len(gid), ng))
+		// Scatter buffers are written before they are read: not cleared.
+		vbuf, freeV, err := scratchOf[float64](env, bandBlock(len(gid), ng))
 		if err != nil {
 			free()
 			return nil, nil, err
 		}
-		defer freeBuf()
-		floatSumsBanded(env, gid, x, s, buf)
+		defer freeV()
+		lbuf, freeL, err := scratchOf[uint16](env, len(vbuf))
+		if err != nil {
+			free()
+			return nil, nil, err
+		}
+		defer freeL()
+		floatSumsBanded(env, gid, x, s, vbuf, lbuf)
 		return s, free, nil
 	}
 	if !prod && !isFloatT[T]() && rowSplit(env, len(gid), ng) > 1 {
@@ -674,27 +681,24 @@ func bandBlock(n, ng int) int {
 	return max(min(n, 8*ng), min(n, 1<<18), 1)
 }
 
-// bandPair is one scattered row: its value and its group.
-type bandPair struct {
-	v float64
-	g int32
-	_ int32
-}
-
 // bandedPasses counts floatSumsBanded calls (tests check the path is taken).
 var bandedPasses atomic.Uint64
 
-// floatSumsBanded adds every row into s (len(s) groups), band by band; buf
-// holds one block of rows. Per block, the workers count and then scatter
-// their own contiguous part of it into band-major, worker-minor places (so
-// a band holds worker 0's rows, then worker 1's: row order), then take
-// whole bands to sum. Every row is read once, whatever the worker count.
-func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, buf []bandPair) {
+// floatSumsBanded adds every row into s (len(s) groups), band by band;
+// vbuf and lbuf hold one block of scattered rows: the value, and the group
+// less its band (its low 16 bits: 10 bytes a row where a (value, group)
+// pair took 16 with its padding). Per block, the workers count and then
+// scatter their own contiguous part of it into band-major, worker-minor
+// places (so a band holds worker 0's rows, then worker 1's: row order),
+// then take whole bands to sum. Every row is read once, whatever the worker
+// count.
+func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, vbuf []float64, lbuf []uint16) {
 	bandedPasses.Add(1)
 	nb := (len(s) + bandGroups - 1) >> bandShift
 	isF := isFloatT[T]()
-	for lo := 0; lo < len(gid); lo += len(buf) {
-		hi := min(len(gid), lo+len(buf))
+	lbuf = lbuf[:len(vbuf)]
+	for lo := 0; lo < len(gid); lo += len(vbuf) {
+		hi := min(len(gid), lo+len(vbuf))
 		ids, xs := gid[lo:hi], x[lo:hi]
 		xs = xs[:len(ids)]
 		nw := numWorkers(env.workers(), len(ids))
@@ -723,7 +727,7 @@ func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, buf []b
 			for i, g := range is {
 				band := min(uint32(g)>>bandShift, uint32(nb))
 				p := pos[band]
-				buf[p] = bandPair{v: float64(vs[i]), g: g}
+				vbuf[p], lbuf[p] = float64(vs[i]), uint16(g)
 				pos[band] = p + 1
 			}
 		})
@@ -734,21 +738,23 @@ func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, buf []b
 				if b >= nb {
 					return
 				}
-				rows := buf[start[b]:start[b+1]]
+				vs, ls := vbuf[start[b]:start[b+1]], lbuf[start[b]:start[b+1]]
+				ls = ls[:len(vs)]
+				st := s[b<<bandShift : min(len(s), (b+1)<<bandShift)]
 				if !isF {
-					for _, r := range rows {
-						p := &s[r.g]
-						p.s += r.v
+					for i, v := range vs {
+						p := &st[ls[i]]
+						p.s += v
 						p.n++
 						p.rows++
 					}
 					continue
 				}
-				for _, r := range rows {
-					p := &s[r.g]
+				for i, v := range vs {
+					p := &st[ls[i]]
 					p.rows++
-					if r.v == r.v {
-						p.s += r.v
+					if v == v {
+						p.s += v
 						p.n++
 					}
 				}
