@@ -632,3 +632,77 @@ func TestScratchKeptAcrossGC(t *testing.T) {
 		t.Errorf("trim(50) kept %d and %d bytes, want the 10-byte buffer only", cap(sc.fast.chunk), cap(sc.fast.page))
 	}
 }
+
+// writeBools writes n BOOLEAN values (runs and noise, so RLE has both
+// kinds of runs) with arrow-go's writer: optional with a null every
+// nullEvery rows (0: none) or required, in the given page version and
+// value encoding (PLAIN or RLE).
+func writeBools(t *testing.T, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool, enc parquet.Encoding) []byte {
+	t.Helper()
+	rep := parquet.Repetitions.Optional
+	if required {
+		rep = parquet.Repetitions.Required
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{schema.NewBooleanNode("b", rep, -1)}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithDataPageVersion(v), parquet.WithDictionaryDefault(false),
+		parquet.WithEncoding(enc), parquet.WithDataPageSize(700), parquet.WithBatchSize(300), parquet.WithMaxRowGroupLength(int64(n/3+1)))
+	fw := file.NewParquetWriter(&buf, root, file.WithWriterProps(props))
+	rng := rand.New(rand.NewPCG(5, uint64(n)))
+	rows := n/3 + 1
+	for lo := 0; lo < n; lo += rows {
+		hi := min(n, lo+rows)
+		var vals []bool
+		var def []int16
+		for i := lo; i < hi; i++ {
+			null := nullEvery > 0 && (i%nullEvery == 0 || rng.IntN(nullEvery) == 0)
+			if !required {
+				def = append(def, map[bool]int16{true: 0, false: 1}[null])
+			}
+			if !null {
+				vals = append(vals, i%1000 < 500 || rng.IntN(3) == 0)
+			}
+		}
+		rgw := fw.AppendRowGroup()
+		cw, _ := rgw.NextColumn()
+		if _, err := cw.(*file.BooleanColumnChunkWriter).WriteBatch(vals, def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := rgw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestBoolDirect: BOOLEAN columns (PLAIN bits and RLE, data pages v1 and
+// v2, every codec, required, optional with and without nulls, every null
+// policy) go through the direct reader, with no fallback, and read the
+// same values, masks and null counts as arrow-go's reader.
+func TestBoolDirect(t *testing.T) {
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd} {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			for _, enc := range []parquet.Encoding{parquet.Encodings.Plain, parquet.Encodings.RLE} {
+				for _, nullEvery := range []int{-1, 0, 7, 1000} {
+					name := fmt.Sprintf("%s/v%d/%s/nulls%d", codec, v, enc, nullEvery)
+					data := writeBools(t, 10000, max(0, nullEvery), codec, v, nullEvery < 0, enc)
+					src := func() []ParquetSource { return []ParquetSource{{Name: name, R: bytes.NewReader(data)}} }
+					b0, f0, fb0 := Stats.BoolPages.Load(), Stats.FastChunks.Load(), Stats.FallbackChunks.Load()
+					for _, pol := range []NullPolicy{{Mode: "mask"}, {Mode: "fill", Fill: true}} {
+						readBoth(t, name+"/"+pol.mode(), src, nil, pol, 2)
+					}
+					if Stats.BoolPages.Load() == b0 || Stats.FastChunks.Load()-f0 != 6 || Stats.FallbackChunks.Load() != fb0 {
+						t.Errorf("%s: %d bool pages, %d of 6 chunks direct, %d fell back", name,
+							Stats.BoolPages.Load()-b0, Stats.FastChunks.Load()-f0, Stats.FallbackChunks.Load()-fb0)
+					}
+				}
+			}
+		}
+	}
+}

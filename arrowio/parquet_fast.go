@@ -18,8 +18,9 @@ import (
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
-// The direct page reader: for flat INT32/INT64/FLOAT/DOUBLE columns (every
-// dtype but bool; 8/16-bit integers are narrowed from INT32) it reads a
+// The direct page reader: for flat BOOLEAN/INT32/INT64/FLOAT/DOUBLE columns
+// (every dtype; 8/16-bit integers and bools are decoded as 32-bit words and
+// narrowed) it reads a
 // column chunk's pages itself instead of going through arrow-go's column
 // reader:
 //
@@ -35,7 +36,7 @@ import (
 //   - PLAIN values are copied; dictionary indices (RLE/bit-packed) are
 //     gathered from the chunk's dictionary; nulls are spread in place.
 //
-// Anything else (other encodings, bool columns, encrypted or
+// Anything else (other encodings, encrypted or
 // PARQUET-816 files, or any surprise while decoding, such as corrupt data)
 // falls back to arrow-go's reader, which rewrites the whole unit and
 // reports errors in its own words.
@@ -102,7 +103,7 @@ func (p *ParquetPlan) fastEligible(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	}
 	switch pc.DType {
 	case pdarray.Int64, pdarray.Uint64, pdarray.Float64, pdarray.Int32, pdarray.Uint32, pdarray.Float32,
-		pdarray.Int8, pdarray.Int16, pdarray.Uint8, pdarray.Uint16:
+		pdarray.Int8, pdarray.Int16, pdarray.Uint8, pdarray.Uint16, pdarray.Bool:
 	default:
 		return false
 	}
@@ -130,7 +131,7 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		}
 	}()
 	size := pc.DType.Size()
-	narrow := size < 4 // 8/16-bit integers, stored as INT32: decoded into sc.wide, then narrowed
+	narrow := size < 4 // 8/16-bit integers (stored as INT32) and bools: decoded into sc.wide as 32-bit words, then narrowed
 	out := dst
 	if narrow {
 		size = 4
@@ -139,7 +140,7 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	}
 	u := fastUnit{
 		p: p, pc: pc, sc: sc, r: p.srcs[f], codec: cc.Compression(), size: size,
-		dst: out, mask: mask, rows: rows, maxDef: maxDef,
+		dst: out, mask: mask, rows: rows, maxDef: maxDef, bits: pc.DType == pdarray.Bool,
 	}
 	u.fill = fillBits(pc.DType, p.policy)
 	start := cc.DataPageOffset()
@@ -179,7 +180,7 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		switch pc.DType {
 		case pdarray.Int8:
 			narrowInto(pdarray.BytesAs[int8](dst), wide)
-		case pdarray.Uint8:
+		case pdarray.Uint8, pdarray.Bool: // bools were decoded as 0 or 1
 			narrowInto(pdarray.BytesAs[uint8](dst), wide)
 		case pdarray.Int16:
 			narrowInto(pdarray.BytesAs[int16](dst), wide)
@@ -190,6 +191,34 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	}
 	return u.nulls, nil
 }
+
+// decodeBools decodes len(d) BOOLEAN values as 0 or 1: PLAIN values are
+// bits, least significant first; RLE values are a 4-byte length and an
+// RLE/bit-packed hybrid of bit width 1.
+func decodeBools(vals []byte, plain bool, d []uint32) error {
+	if plain {
+		if len(vals)*8 < len(d) {
+			return errHybrid
+		}
+		for i := range d {
+			d[i] = uint32(vals[i>>3]>>(i&7)) & 1
+		}
+		return nil
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	if len(vals) < 4 {
+		return errHybrid
+	}
+	l := int(binary.LittleEndian.Uint32(vals))
+	if l < 0 || l > len(vals)-4 {
+		return errHybrid
+	}
+	return hybridGather(vals[4:4+l], 1, boolDict[:], d)
+}
+
+var boolDict = [2]uint32{0, 1}
 
 // narrowInto converts INT32 values to the 8/16-bit dtype (the writer
 // stored them from that dtype; fill values were checked to fit).
@@ -223,6 +252,10 @@ func fillBits(d pdarray.DType, pol NullPolicy) uint64 {
 		return uint64(fillAs[uint8](pol))
 	case pdarray.Uint16:
 		return uint64(fillAs[uint16](pol))
+	case pdarray.Bool:
+		if fillAs[bool](pol) {
+			return 1
+		}
 	}
 	return 0
 }
@@ -241,6 +274,7 @@ type fastUnit struct {
 	maxDef int16
 	fill   uint64
 	nulls  int64
+	bits   bool // BOOLEAN: values are bits (PLAIN) or an RLE hybrid of width 1, decoded as 32-bit 0/1
 
 	noShift         bool   // a page did not fit shifted (see shifted)
 	start, pos, end int64  // the chunk's start, the next page header, the chunk's end
@@ -477,9 +511,15 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 	out := u.dst[row*sz : (row+nv)*sz]
 	compressed := u.codec != compress.Codecs.Uncompressed
 	plain := h.encoding == encPlain
-	if !plain && h.encoding != encRLEDict && h.encoding != encPlainDict {
+	if u.bits {
+		if !plain && h.encoding != encRLE {
+			return errNotFast
+		}
+	} else if !plain && h.encoding != encRLEDict && h.encoding != encPlainDict {
 		return errNotFast
 	}
+	// Values that are bits never go straight into the destination.
+	direct32 := plain && !u.bits
 	// Locate the levels and the values section.
 	var levels []byte   // definition levels (RLE), nil when maxDef == 0
 	var vals []byte     // the values section, decoded
@@ -519,7 +559,7 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 				return err
 			}
 			un := int(h.uncompressed)
-			if u.maxDef == 0 && plain && un == len(out) && u.roomAfter(out) {
+			if u.maxDef == 0 && direct32 && un == len(out) && u.roomAfter(out) {
 				// Straight into the destination: the spare bytes past out
 				// belong to this unit's later rows, written after.
 				if err := u.decompress(out, raw); err != nil {
@@ -527,7 +567,7 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 				}
 				Stats.DirectPages.Add(1)
 				direct = true
-			} else if ok, err := u.shifted(out, row, nv, un, plain, raw); err != nil {
+			} else if ok, err := u.shifted(out, row, nv, un, direct32, raw); err != nil {
 				return err
 			} else if ok {
 				Stats.ShiftedPages.Add(1)
@@ -583,7 +623,7 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 			if err != nil {
 				return err
 			}
-			if u.maxDef == 0 && plain && un == len(out) && u.roomAfter(out) {
+			if u.maxDef == 0 && direct32 && un == len(out) && u.roomAfter(out) {
 				if err := u.decompress(out, raw); err != nil {
 					return err
 				}
@@ -614,6 +654,18 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 	dense := out[:defined*sz]
 	switch {
 	case direct:
+	case u.bits:
+		if inFile {
+			var err error
+			if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
+				return err
+			}
+		}
+		d := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dense))), defined)
+		if err := decodeBools(vals, plain, d); err != nil {
+			return fmt.Errorf("%w: %v", errNotFast, err)
+		}
+		Stats.BoolPages.Add(1)
 	case plain && inFile:
 		// Uncompressed PLAIN: read the values straight into the destination.
 		if valsLen < len(dense) {

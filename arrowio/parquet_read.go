@@ -77,6 +77,8 @@ type ReadStats struct {
 	// ScratchReused counts workers that started a read with buffers kept
 	// from an earlier one (getScratch).
 	ScratchReused atomic.Uint64
+	// BoolPages are BOOLEAN data pages decoded by the direct reader.
+	BoolPages atomic.Uint64
 }
 
 // Stats are the process-wide read counters.

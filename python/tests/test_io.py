@@ -98,6 +98,26 @@ def test_nulls(io_conn: ak.Connection, data_dir: Path, rng: np.random.Generator)
         ak.read_parquet("n.parquet", nulls="fill", fill_value=0.5, conn=io_conn)
 
 
+@pytest.mark.parametrize("page_version,encoding", [("1.0", "PLAIN"), ("2.0", "PLAIN"), ("2.0", "RLE")])
+def test_bool_pages(io_conn: ak.Connection, data_dir: Path, rng: np.random.Generator,
+                    page_version: str, encoding: str) -> None:
+    """Bool columns (read by the direct page reader) in every page kind
+    pyarrow writes, with nulls: values, masks and fills as pyarrow's."""
+    n = 30_000
+    b = (np.arange(n) % 1000 < 500) | (rng.random(n) < 0.3)
+    nulls = rng.random(n) < 0.01
+    t = pa.table({"b": pa.array(b, mask=nulls), "r": pa.array(b)},
+                 schema=pa.schema([pa.field("b", pa.bool_()), pa.field("r", pa.bool_(), nullable=False)]))
+    pq.write_table(t, data_dir / "b.parquet", data_page_version=page_version, use_dictionary=False,
+                   column_encoding={"b": encoding, "r": encoding}, row_group_size=7000, data_page_size=1000)
+    got = ak.read_parquet("b.parquet", nulls="mask", conn=io_conn)
+    assert np.array_equal(got["b_mask"].to_ndarray(), nulls)
+    assert np.array_equal(got["b"].to_ndarray(), np.where(nulls, False, b))
+    assert np.array_equal(got["r"].to_ndarray(), b)
+    got = ak.read_parquet("b.parquet", nulls="fill", fill_value=True, conn=io_conn)
+    assert np.array_equal(got["b"].to_ndarray(), np.where(nulls, True, b))
+
+
 def test_unsupported_columns(io_conn: ak.Connection, data_dir: Path) -> None:
     t = pa.table({"x": [1, 2], "s": ["a", "b"], "l": [[1], [2]]})
     pq.write_table(t, data_dir / "u.parquet")
