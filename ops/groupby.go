@@ -823,7 +823,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	sk, sp := keys, prov[:ng]
 	if ng > 1 {
 		base, nbits := keyRange(env, keys)
-		sk, sp = radixSort(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
+		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
 	}
 	rank := make([]int32, ng)
 	for pos, p := range sp {

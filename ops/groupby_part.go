@@ -176,7 +176,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	sk, sp := keys, prov[:ng]
 	if ng > 1 {
 		lo, nbits := keyRange(env, keys)
-		sk, sp = radixSort(env, keys, kTmp, prov[:ng], prov[ng:], lo, nbits)
+		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], lo, nbits)
 	}
 	rank, fr, err := scratchOf[int32](env, ng)
 	if err != nil {
