@@ -349,7 +349,7 @@ def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, t
                                      ("pyarrow.read_table", pa_t), ("duckdb", db_t)):
                         raw[f"read {label} {th} {name.strip()}"] = xs
                         emit(f"| {label} | {th} | {name} | {pct(xs, .5):.3f} | {pct(xs, .9):.3f} | "
-                             f"{nbytes / pct(xs, .5) / 1e9:.2f} |")
+                             + ("– |" if "CPU" in name else f"{nbytes / pct(xs, .5) / 1e9:.2f} |"))
         if not args.no_write:
             emit()
             emit("## Write (one file)")
