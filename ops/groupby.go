@@ -631,10 +631,13 @@ func newHashTable(env Env, capPow uint) (*hashTable, error) {
 
 func (t *hashTable) alloc(env Env, capPow uint) error {
 	size := 1 << capPow
-	sl, fs, err := slotsOf[hashSlot](env, size)
+	a, err := env.Alloc(dU64, size*int(unsafe.Sizeof(hashSlot{}))/8)
 	if err != nil {
 		return err
 	}
+	fs := func() { env.free(a) }
+	// Every slot is written here: no clear first (slotsOf's).
+	sl := unsafe.Slice((*hashSlot)(unsafe.Pointer(unsafe.SliceData(a.Bytes()))), size)
 	for i := range sl {
 		sl[i].k = dropKey
 	}
