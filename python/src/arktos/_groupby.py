@@ -336,7 +336,8 @@ class GroupBy:
         v = self._values(values)
         if v.size != self.ids.size:
             raise ValueError(f"values have {v.size} elements but the GroupBy has {self.ids.size} rows")
-        keys = [self.unique_keys] if self._single else list(self.unique_keys)  # type: ignore[arg-type]
+        uk = self.unique_keys
+        keys: list[pdarray] = list(uk) if isinstance(uk, tuple) else [uk]
         result, _ = self._conn._request("groupby_topk", {
             "ids": self.ids._live_name(), "ngroups": self.ngroups, "values": v._live_name(),
             "n": int(n), "largest": largest, "keys": [k._live_name() for k in keys]})
