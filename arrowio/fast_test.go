@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -704,5 +706,38 @@ func TestBoolDirect(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// failAfter is a writer that fails once n bytes have gone through it.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestPipelinedWriteError: a file that cannot be written ends the write
+// with an error naming the cause, whichever row group it happens in, and
+// no worker is left behind.
+func TestPipelinedWriteError(t *testing.T) {
+	cols := allDTypeColumns(20000)
+	g0 := runtime.NumGoroutine()
+	for _, n := range []int{0, 3, 5000, 60000, 200000} {
+		err := WriteParquet(&failAfter{n: n}, cols, ParquetWriteOptions{Compression: "snappy", RowGroupSize: 2000, Workers: 3})
+		if err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("failing after %d bytes: err = %v", n, err)
+		}
+	}
+	for i := 0; runtime.NumGoroutine() > g0 && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > g0 {
+		t.Errorf("%d goroutines left after failed writes (%d before)", g, g0)
 	}
 }
