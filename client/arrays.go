@@ -41,29 +41,31 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 	if err != nil {
 		return ArrayInfo{}, err
 	}
+	leased := false
+	if c.useShm(st, len(body)) {
+		// One copy into a segment the server lends and then keeps as the
+		// array's buffer; if this side cannot map it, the bytes stream.
+		if leased, err = c.fillLease(ctx, st, body); err != nil {
+			return ArrayInfo{}, err
+		}
+		if !leased {
+			if st, err = c.useStream(ctx, len(body)); err != nil {
+				return ArrayInfo{}, err
+			}
+		}
+	}
 	var frames [][]byte
 	var whileWaiting func()
 	var streamErr error
-	if st != nil {
+	if leased {
 		args["stream"] = st.id
-		fd := -1
-		if c.useShm(st, len(body)) {
-			// One copy into a segment the server adopts as the array's
-			// buffer; if no segment can be made the bytes stream instead.
-			if fd, err = makeSegment(body); err == nil {
-				args["shm"] = true
-				defer unix.Close(fd)
-			}
-		}
+		args["lease"] = true
+	} else if st != nil {
+		args["stream"] = st.id
+		// Straight from the caller's slice into the kernel: no copy.
 		whileWaiting = func() {
 			st.deadline(ctx)
-			if fd >= 0 {
-				streamErr = st.sendFD(fd)
-			} else {
-				// Straight from the caller's slice into the kernel: no copy.
-				_, streamErr = st.conn.Write(body)
-			}
-			if streamErr != nil {
+			if _, streamErr = st.conn.Write(body); streamErr != nil {
 				c.closeStream() // the server closed it: its reply says why
 			}
 		}

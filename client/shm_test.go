@@ -189,9 +189,8 @@ func TestShmNeverOverTCP(t *testing.T) {
 	}
 }
 
-// rawShmUpload sends an upload with shm=true over a unix stream by hand,
-// passing fd (or no descriptor when fd < 0), and returns the reply's error.
-func rawShmUpload(t *testing.T, ctx context.Context, c *client.Client, size int, fd int) error {
+// rawStream opens a unix bulk stream by hand and returns its id and socket.
+func rawStream(t *testing.T, ctx context.Context, c *client.Client) (any, *net.UnixConn) {
 	t.Helper()
 	res, om, err := c.Call(ctx, "open_stream", nil, nil)
 	if err != nil {
@@ -203,24 +202,36 @@ func rawShmUpload(t *testing.T, ctx context.Context, c *client.Client, size int,
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	conn.Write(append([]byte(transfer.StreamMagic), ticket...))
 	conn.Read(make([]byte, 1))
-	id := res.Result["stream"]
-	go func() {
-		uc := conn.(*net.UnixConn)
-		if fd >= 0 {
-			uc.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
-		} else {
-			uc.CloseWrite()
-		}
-	}()
-	rep, m, err := c.Call(ctx, "upload", map[string]any{"dtype": "int64", "size": size, "stream": id, "shm": true}, nil)
+	return res.Result["stream"], conn.(*net.UnixConn)
+}
+
+// rawCall sends one request and returns its reply's error.
+func rawCall(t *testing.T, ctx context.Context, c *client.Client, cmd string, args map[string]any) error {
+	t.Helper()
+	rep, m, err := c.Call(ctx, cmd, args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Close()
 	return rep.Err()
+}
+
+// rawShmUpload sends an upload with shm=true over a unix stream by hand,
+// passing fd (or no descriptor when fd < 0), and returns the reply's error.
+func rawShmUpload(t *testing.T, ctx context.Context, c *client.Client, size int, fd int) error {
+	t.Helper()
+	id, conn := rawStream(t, ctx, c)
+	go func() {
+		if fd >= 0 {
+			conn.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
+		} else {
+			conn.CloseWrite()
+		}
+	}()
+	return rawCall(t, ctx, c, "upload", map[string]any{"dtype": "int64", "size": size, "stream": id, "shm": true})
 }
 
 func memfd(t *testing.T, n int, seals int) int {
@@ -291,4 +302,96 @@ func TestShmBadSegments(t *testing.T) {
 	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
 		t.Fatal("round trip after bad segments:", err)
 	}
+}
+
+// TestShmLeasedSegmentsReused: a deleted array's leased segment is lent
+// again for the next upload of about its size (its pages are in memory
+// already), unless a client was given a view of it: that view keeps its
+// bytes while the next upload fills another segment.
+func TestShmLeasedSegmentsReused(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	upload := func(seed uint64) (*pdarray.Array, client.ArrayInfo) {
+		t.Helper()
+		a := randomArray(pdarray.Int64, 1<<19, seed)
+		info, err := client.UploadArray(ctx, c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, info
+	}
+	_, first := upload(1)
+	if err := c.Delete(ctx, first.Name); err != nil {
+		t.Fatal(err)
+	}
+	d := statsDelta(t, ctx, c)
+	a, info := upload(2)
+	if d("pool_hits") != 1 || d("shm_uploads") != 1 {
+		t.Fatalf("second upload: pool hits %d, shm uploads %d; want 1, 1", d("pool_hits"), d("shm_uploads"))
+	}
+	v, err := client.DownloadView[int64](ctx, c, info.Name)
+	if err != nil || !v.Shared() {
+		t.Fatal("view:", err)
+	}
+	defer v.Close()
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	d = statsDelta(t, ctx, c)
+	b, binfo := upload(3)
+	if d("pool_hits") != 0 {
+		t.Fatalf("an exported segment was lent again (%d pool hits)", d("pool_hits"))
+	}
+	if !bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()) {
+		t.Fatal("a view changed after its array was deleted and another uploaded")
+	}
+	back, err := client.DownloadArray(ctx, c, binfo.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), b.Bytes()) {
+		t.Fatal("third upload is not bit-exact:", err)
+	}
+}
+
+// TestShmLeaseEnds: a lent segment's bytes are reserved until its upload;
+// a lease that is not used ends with its stream (close_stream), and an
+// upload that does not match its lease is refused and ends it.
+func TestShmLeaseEnds(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	used := func() int64 {
+		t.Helper()
+		mem, err := c.MemUsed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mem.Used
+	}
+	id, _ := rawStream(t, ctx, c)
+	wantCode(t, rawCall(t, ctx, c, "upload", map[string]any{"dtype": "int64", "size": 4, "stream": id, "lease": true}),
+		transfer.ArgumentValue, "needs a segment leased on stream")
+	id, _ = rawStream(t, ctx, c)
+	if err := rawCall(t, ctx, c, "shm_lease", map[string]any{"stream": id, "nbytes": 4 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if got := used(); got != 4<<20 {
+		t.Fatalf("a lease reserves %d bytes, want %d", got, 4<<20)
+	}
+	if err := rawCall(t, ctx, c, "close_stream", map[string]any{"stream": id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := used(); got != 0 {
+		t.Fatalf("%d bytes still reserved after the lease's stream closed", got)
+	}
+	id, _ = rawStream(t, ctx, c)
+	if err := rawCall(t, ctx, c, "shm_lease", map[string]any{"stream": id, "nbytes": 4 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, rawCall(t, ctx, c, "upload", map[string]any{"dtype": "int64", "size": 1, "stream": id, "lease": true}),
+		transfer.ArgumentValue, "holds 4194304 bytes but the upload declares 8")
+	if got := used(); got != 0 {
+		t.Fatalf("%d bytes still reserved after a refused lease upload", got)
+	}
+	id, _ = rawStream(t, ctx, c)
+	wantCode(t, rawCall(t, ctx, c, "shm_lease", map[string]any{"stream": id, "nbytes": 0}), transfer.ArgumentValue, "nbytes must be")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
@@ -183,49 +184,60 @@ func (c *Client) useShm(st *bulkStream, nbytes int) bool {
 	return st != nil && st.network == "unix" && !c.noShm && nbytes >= ShmThreshold
 }
 
-// makeSegment copies body into a new sealed memfd and returns its
-// descriptor, which the caller closes once it is sent. The memfd is the
-// server's from then on: this side keeps no mapping of it (docs/protocol.md,
-// "Shared memory").
-func makeSegment(body []byte) (int, error) {
-	fd, err := unix.MemfdCreate("arktos-upload", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+// fillLease asks the server to lend a shared-memory segment of len(body)
+// bytes on st (shm_lease), maps it, copies body in and unmaps it: the next
+// upload with lease=true stores it with no copy on the server. A pooled
+// segment's pages are already in memory, so this costs one copy and no page
+// allocation. It returns false, with the stream closed, when this side
+// cannot map the segment; an error is the server's refusal. c.mu must be
+// held.
+func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bool, error) {
+	rep, m, err := c.callLocked(ctx, "shm_lease", map[string]any{"stream": st.id, "nbytes": len(body)}, nil, nil)
 	if err != nil {
-		return -1, err
+		c.closeStream() // abandoned: the descriptor may still come
+		return false, err
 	}
-	if err := fillSegment(fd, body); err != nil {
-		unix.Close(fd)
-		return -1, err
+	m.Close()
+	if err := rep.Err(); err != nil {
+		return false, err
 	}
-	return fd, nil
+	st.deadline(ctx)
+	fd, err := st.recvFD()
+	if err != nil {
+		c.endLease(ctx, st)
+		return false, nil
+	}
+	defer unix.Close(fd)
+	// MAP_POPULATE maps every page with one call (a pooled segment's pages
+	// exist already; a new one's are allocated here).
+	mem, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		c.endLease(ctx, st)
+		return false, nil
+	}
+	// In blocks on every core: one thread's copy into fresh 4 KiB shared
+	// pages runs well below memcpy speed.
+	const block = 4 << 20
+	transfer.ParallelFrames((len(body)+block-1)/block, runtime.GOMAXPROCS(0), func(i int) error {
+		copy(mem[i*block:], body[i*block:min((i+1)*block, len(body))])
+		return nil
+	})
+	// Unmapped before the upload: this side keeps nothing of the segment.
+	if err := unix.Munmap(mem); err != nil {
+		c.endLease(ctx, st)
+		return false, nil
+	}
+	return true, nil
 }
 
-func fillSegment(fd int, body []byte) error {
-	if err := unix.Ftruncate(fd, int64(len(body))); err != nil {
-		return err
+// endLease closes st on both sides, which ends its lease and frees the
+// segment's reserved bytes at once (the server would otherwise wait a
+// minute for the upload). Best effort. c.mu must be held.
+func (c *Client) endLease(ctx context.Context, st *bulkStream) {
+	if _, m, err := c.callLocked(ctx, "close_stream", map[string]any{"stream": st.id}, nil, nil); err == nil {
+		m.Close()
 	}
-	// MAP_POPULATE faults the fresh pages in with one call, not one trap
-	// per page during the copy.
-	m, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-	if err != nil {
-		return err
-	}
-	copy(m, body)
-	// Sealing against writes needs every writable mapping gone.
-	if err := unix.Munmap(m); err != nil {
-		return err
-	}
-	_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL)
-	return err
-}
-
-// sendFD passes fd over the unix stream with one byte of payload.
-func (st *bulkStream) sendFD(fd int) error {
-	uc, ok := st.conn.(*net.UnixConn)
-	if !ok {
-		return fmt.Errorf("descriptors travel only over a unix stream")
-	}
-	_, _, err := uc.WriteMsgUnix([]byte{'S'}, unix.UnixRights(fd), nil)
-	return err
+	c.closeStream()
 }
 
 // recvFD reads the one byte and one descriptor the server sends after a

@@ -394,12 +394,13 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	size := a.Uint("size")
 	frameSize := 0
 	compression := transfer.CompressionNone
-	shm := false
+	shm, leased := false, false
 	if x == nil {
 		frameSize = s.frameSizeArg(a, true)
 		compression = s.compressionArg(a)
 	} else {
 		shm = a.OptBool("shm", false)
+		leased = a.OptBool("lease", false)
 	}
 	name := a.OptString("name", "")
 	if err := a.Done(); err != nil {
@@ -438,6 +439,11 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 		if err := transfer.CheckFrames(sizes, nbytes, frameSize, fmt.Sprintf("%d %s elements", size, dt)); err != nil {
 			return nil, err
 		}
+	}
+	if leased {
+		// The segment lent by shm_lease, filled by the client, becomes
+		// the array's buffer: no copy, and its bytes are reserved already.
+		return s.leaseUpload(x, dt, nbytes, name)
 	}
 	desc := fmt.Sprintf("upload of %d %s elements", size, dt)
 	if name != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -13,44 +14,59 @@ import (
 )
 
 // Shared-memory transfers, for clients on the server's host (a unix bulk
-// stream, over which descriptors travel with SCM_RIGHTS):
+// stream, over which descriptors travel with SCM_RIGHTS; docs/protocol.md,
+// "Shared memory"):
 //
-//   - Upload (upload with shm=true): the client fills a memfd, seals it and
-//     passes its descriptor; the server maps it and the mapping becomes the
-//     array's buffer. The server copies nothing.
+//   - Upload with a lent segment (what the clients do): shm_lease lends a
+//     memfd (a pooled one, whose pages are in memory already, or a new one),
+//     the client copies the elements in, and upload with lease=true makes
+//     the server's mapping of it the array's buffer. The server copies
+//     nothing.
+//   - Upload with the client's own sealed memfd (shm=true): the same, the
+//     descriptor coming with the upload.
 //   - View (download with shm=true): the server passes the descriptor of the
-//     array's segment and the client maps it read-only. An array that is not
-//     in a segment yet (made by an operation) is copied into one once, which
-//     then becomes its buffer, so later views copy nothing either.
+//     array's segment (read-only) and the client maps it. An array that is
+//     not in a segment yet (made by an operation) is copied into one once,
+//     which then becomes its buffer, so later views copy nothing either.
 //
-// Ownership of a segment (the memfd's pages live while any descriptor or
-// mapping of it does):
+// Ownership of a segment (its pages live while any descriptor or mapping of
+// it does):
 //
 //   - The server holds one descriptor and one mapping per segment-backed
 //     array (segment.fd, segment.mem). They are the store entry's: only the
-//     store frees them (segment.free: munmap, then close), when the array is
-//     deleted or its bytes are copied out for a write (copy-on-write), and
-//     only after every request that could still read the mapping has ended
-//     (store.grace). Segments never go to the buffer pool and never to the
-//     garbage collector: Go does not know about the mapping.
+//     store lets go of them, when the array is deleted or its bytes are
+//     copied out for a write (copy on write), and only after every request
+//     that could still read the mapping has ended (store.grace). Then a lent
+//     segment never exported goes to the segment pool, still mapped, for the
+//     next lease; any other is unmapped and closed (segment.free). Segments
+//     never go to the buffer pool nor to the garbage collector: Go does not
+//     know about the mapping.
+//   - A lent segment, before its upload, is the stream's (stream.lease): the
+//     lease ends, and the segment is freed (the client may still map it, so
+//     it is not lent again), when the stream closes, the client hangs up, or
+//     leaseTTL passes.
 //   - A client's view maps its own descriptor's file: it outlives the array
-//     on the server (delete) and never changes (the segment is sealed against
-//     writes, and the server copies the array out before writing into it).
-//   - Segments are sealed (F_SEAL_WRITE, F_SEAL_SHRINK, F_SEAL_GROW): nobody
-//     can change or truncate the bytes once the server holds them, so a
-//     client cannot make the server fault (SIGBUS) on a shrunk segment nor
-//     change a stored array behind its back. The server refuses a segment
-//     without those seals.
+//     on the server (delete), and never changes: a write copies the array out
+//     first, and a segment a view maps is never lent again.
+//   - Every segment is sealed against shrinking and growing, so the server
+//     never faults (SIGBUS) on a truncated one; a client's own segment and
+//     the server's view copies are sealed against writes too, and a lent
+//     segment's views get a read-only descriptor.
 //
-// A segment's bytes count against --max-memory as long as the array is
-// stored, like any array; a view that outlives the array is the client's
-// memory.
+// A segment's bytes count against --max-memory as long as its array is
+// stored (or its lease lasts), like any array; pooled segments count as
+// pooled bytes; a view that outlives its array is the client's memory.
 
 // segment is a sealed memfd and the server's mapping of its first len(mem)
 // bytes, backing one stored array.
 type segment struct {
 	fd  int
-	mem []byte
+	mem []byte // the server's mapping: all of the segment for a leased one
+	// leased: made by shm_lease, unsealed against writes, so it can be lent
+	// again once its array is gone, unless exported: a client was given a
+	// view of it, and the next borrower would write into that view.
+	// exported is guarded by store.mu.
+	leased, exported bool
 }
 
 // free unmaps and closes the segment. Only the store calls it, through its
@@ -153,12 +169,175 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 	return g, err
 }
 
-// array wraps the segment's mapping as an array of dt.
-func (g *segment) array(dt pdarray.DType) (*pdarray.Array, error) {
-	if len(g.mem) == 0 {
+// array wraps the first nbytes of the segment's mapping as an array of dt.
+func (g *segment) array(dt pdarray.DType, nbytes int) (*pdarray.Array, error) {
+	if nbytes == 0 {
 		return pdarray.Wrap(dt, []byte{})
 	}
-	return pdarray.Wrap(dt, g.mem)
+	return pdarray.Wrap(dt, g.mem[:nbytes])
+}
+
+// newLeaseSegment makes a segment of n bytes for a client to fill (leased):
+// sealed against shrinking and growing only, so that the server can never
+// fault on it, and lent again after its array is deleted. The server maps
+// all of it at once.
+func newLeaseSegment(n int, readOnly bool) (*segment, error) {
+	fd, err := unix.MemfdCreate("arktos-lease", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	if err := unix.Ftruncate(fd, int64(n)); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("ftruncate %d: %w", n, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("seal: %w", err)
+	}
+	g, err := mapSegment(fd, n, readOnly)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	g.leased = true
+	return g, nil
+}
+
+// leaseTTL is how long a lent segment waits for its upload.
+const leaseTTL = streamIdle
+
+// lease is a segment lent on a stream for the client's next upload; its
+// bytes are reserved. Guarded by the stream's mutex.
+type lease struct {
+	g      *segment
+	nbytes int
+}
+
+func init() {
+	register("shm_lease", command{run: (*Server).cmdShmLease})
+}
+
+// cmdShmLease lends a segment of nbytes bytes on a unix stream: the reply,
+// then its read-write descriptor on the stream. The client fills it and
+// uploads with lease=true; a pooled segment's pages are already in memory,
+// so filling it costs a copy and no page allocation. One lease per stream:
+// asking again, or closing the stream, ends the earlier one.
+func (s *Server) cmdShmLease(r *request) (*response, error) {
+	id := r.args.Uint("stream")
+	n := r.args.Uint("nbytes")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	if n == 0 || n > 1<<62 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "nbytes must be between 1 and 2^62, got %d", n)
+	}
+	x, err := s.takeStream(id, r.peer)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := x.conn.(*net.UnixConn); !ok {
+		x.mu.Unlock()
+		return nil, transfer.Errorf(transfer.ArgumentValue, "shm_lease needs a unix bulk stream (a client on the server's host); stream %d is TCP: upload over the stream instead", x.id)
+	}
+	s.endLease(x)
+	if err := s.store.reserve(int64(n), fmt.Sprintf("a shared-memory segment of %s for an upload", transfer.FormatBytes(int64(n)))); err != nil {
+		x.mu.Unlock()
+		return nil, err
+	}
+	g, err := s.store.lendSegment(int(n), s.store.poison)
+	if err != nil {
+		s.store.release(int64(n))
+		x.mu.Unlock()
+		return nil, transfer.Errorf(transfer.OutOfMemory, "cannot make a shared-memory segment of %d bytes: %v; upload without shm", n, err)
+	}
+	l := &lease{g: g, nbytes: int(n)}
+	x.lease = l
+	go s.watchLease(x, l)
+	return &response{result: map[string]any{"nbytes": n}, after: func() {
+		if err := sendFD(x.conn, g.fd); err != nil {
+			s.log.Debug("lease descriptor not sent", "stream", x.id, "err", err)
+			s.dropStream(x) // ends the lease
+			return
+		}
+		x.mu.Unlock()
+	}}, nil
+}
+
+// watchLease ends lease l if its client never uploads: when the stream's
+// peer hangs up (the client died or dropped the stream), or after leaseTTL.
+// It polls the socket for a hang-up without reading from it.
+func (s *Server) watchLease(x *stream, l *lease) {
+	var rc syscall.RawConn
+	if sc, ok := x.conn.(syscall.Conn); ok {
+		rc, _ = sc.SyscallConn()
+	}
+	for deadline := time.Now().Add(leaseTTL); ; {
+		hup := false
+		if rc == nil {
+			time.Sleep(100 * time.Millisecond)
+		} else {
+			rc.Control(func(fd uintptr) {
+				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+				if n, _ := unix.Poll(fds, 100); n > 0 {
+					hup = fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+				}
+			})
+		}
+		x.mu.Lock()
+		if x.lease != l {
+			x.mu.Unlock() // uploaded, or ended
+			return
+		}
+		if hup {
+			s.log.Debug("shm lease's stream closed by the client", "stream", x.id)
+			s.dropStream(x) // ends the lease, unlocks
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Debug("unused shm lease ended", "stream", x.id, "nbytes", l.nbytes)
+			s.endLease(x)
+			x.mu.Unlock()
+			return
+		}
+		x.mu.Unlock()
+	}
+}
+
+// endLease ends stream x's unused lease, if any: its reservation goes, and
+// its segment is freed (the client may still map it, so it is not lent
+// again). x.mu must be held.
+func (s *Server) endLease(x *stream) {
+	if l := x.lease; l != nil {
+		x.lease = nil
+		s.store.release(int64(l.nbytes))
+		l.g.free()
+	}
+}
+
+// leaseUpload stores the segment leased on stream x, which the client has
+// filled, as an array of nbytes bytes of dt: no copy.
+func (s *Server) leaseUpload(x *stream, dt pdarray.DType, nbytes int, name string) (*response, error) {
+	l := x.lease
+	if l == nil {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "an upload with lease=true needs a segment leased on stream %d first (shm_lease)", x.id)
+	}
+	if l.nbytes != nbytes {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "the segment leased on stream %d holds %d bytes but the upload declares %d", x.id, l.nbytes, nbytes)
+	}
+	x.lease = nil // its reservation and segment go to the array
+	arr, err := l.g.array(dt, nbytes)
+	if err != nil {
+		s.store.release(int64(nbytes))
+		l.g.free()
+		return nil, transfer.Errorf(transfer.Internal, "%v", err)
+	}
+	return s.storeUpload(name, arr, l.g, nbytes)
+}
+
+// readOnlyFD opens the file of fd again, read-only, for a view of a leased
+// segment: its descriptor can write, a view's must not be able to.
+func readOnlyFD(fd int) (int, error) {
+	return unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }
 
 // sendFD passes fd over a unix stream with one byte of payload.
@@ -225,7 +404,7 @@ func (s *Server) shmUpload(x *stream, dt pdarray.DType, nbytes int) (*pdarray.Ar
 	}
 	g, err := mapSegment(fd, nbytes, s.store.poison)
 	if err == nil {
-		arr, err := g.array(dt)
+		arr, err := g.array(dt, nbytes)
 		if err != nil {
 			g.free()
 			return nil, nil, transfer.Errorf(transfer.Internal, "%v", err)
@@ -264,8 +443,18 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 	var g *segment
 	owned := false // g is this request's alone: free it once sent
 	copied := 0
+	fd := -1 // the descriptor to send: g's, or a read-only one to close
 	if whole {
-		g = s.store.segmentOf(name, arr)
+		if g = s.store.segmentOf(name, arr); g != nil && g.leased {
+			// A leased segment's own descriptor can write: send a
+			// read-only one, and never lend the segment again.
+			s.store.markExported(g)
+			var err error
+			if fd, err = readOnlyFD(g.fd); err != nil {
+				s.log.Debug("no read-only descriptor; a one-off copy is sent", "name", name, "err", err)
+				g = nil
+			}
+		}
 	}
 	if g == nil && whole && len(body) >= minAdopt {
 		var err error
@@ -288,6 +477,10 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 		}
 		owned, copied = true, len(body)
 	}
+	send := g.fd
+	if fd >= 0 {
+		send = fd
+	}
 	result["shm"] = true
 	return &response{result: result, after: func() {
 		// The array is held (release) until its descriptor is sent: the
@@ -296,11 +489,14 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 		if owned {
 			defer g.free()
 		}
+		if fd >= 0 {
+			defer unix.Close(fd)
+		}
 		// Counted before the client can see the segment, so that a stats
 		// request it sends next (answered at once) sees the view.
 		s.stats.BytesCopiedOut.Add(uint64(copied))
 		s.stats.ShmViews.Add(1)
-		if err := sendFD(x.conn, g.fd); err != nil {
+		if err := sendFD(x.conn, send); err != nil {
 			s.stats.BytesCopiedOut.Add(-uint64(copied))
 			s.stats.ShmViews.Add(^uint64(0))
 			s.log.Debug("shm descriptor not sent", "stream", x.id, "err", err)

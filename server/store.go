@@ -39,6 +39,7 @@ type store struct {
 	pool                 bufPool
 	poison               bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
 	grace                grace
+	segs                 segPool       // freed leased segments, for the next shm upload
 	copiesOnWrite        atomic.Uint64 // segment-backed arrays copied out before a write (stats)
 }
 
@@ -70,10 +71,13 @@ func newStore(limit int64) *store {
 func (s *store) reserve(n int64, what string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if free := s.limit - s.used - s.pool.bytes; n > free {
+	if free := s.limit - s.used - s.pooled(); n > free {
 		s.pool.evict(n - free)
 	}
-	if n > s.limit-s.used-s.pool.bytes {
+	if free := s.limit - s.used - s.pooled(); n > free {
+		s.segs.evict(n - free)
+	}
+	if n > s.limit-s.used-s.pooled() {
 		free := s.limit - s.used
 		return transfer.Errorf(transfer.OutOfMemory,
 			"%s needs %s (%d bytes) but the server's limit of %s leaves %s (%d bytes) free, with %s held by %d arrays; raise --max-memory or delete arrays",
@@ -310,7 +314,7 @@ func (s *store) recycle(e *entry) {
 // under the limit (poisoned first in debug mode: a reader that kept it
 // breaks loudly), and reports whether it did. s.mu must be held.
 func (s *store) poolBuffer(b []byte) bool {
-	if len(b) < minPooled || s.used+s.pool.bytes+int64(cap(b)) > s.limit {
+	if len(b) < minPooled || s.used+s.pooled()+int64(cap(b)) > s.limit {
 		return false
 	}
 	if s.poison {
@@ -397,13 +401,13 @@ func (s *store) list() []arrayInfo {
 func (s *store) poolHits() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pool.hits
+	return s.pool.hits + s.segs.hits
 }
 
 func (s *store) usage() (used, limit, pooled int64, count int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.used, s.limit, s.pool.bytes, len(s.arrays)
+	return s.used, s.limit, s.pooled(), len(s.arrays)
 }
 
 // minPooled is the smallest buffer worth pooling: below it the Go allocator
@@ -486,7 +490,7 @@ func (s *store) adopt(name string, arr *pdarray.Array, fill func() (*segment, er
 	if err != nil {
 		return nil, err
 	}
-	a, err := g.array(arr.DType())
+	a, err := g.array(arr.DType(), arr.NBytes())
 	if err != nil {
 		g.free()
 		return nil, err
@@ -508,9 +512,93 @@ func (s *store) adopt(name string, arr *pdarray.Array, fill func() (*segment, er
 
 // retire frees segment g once every request running now has ended: any of
 // them may still read its mapping (store.get hands arrays out with no
-// release). s.mu need not be held.
+// release). A leased segment that no client maps goes back to the segment
+// pool instead. s.mu need not be held.
 func (s *store) retire(g *segment) {
-	s.grace.defer_(g.free)
+	s.grace.defer_(func() { s.recycleSegment(g) })
+}
+
+// recycleSegment pools g when it can be lent again (leased, never
+// exported, room under the limit), else frees it. Nobody reads g any more.
+func (s *store) recycleSegment(g *segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !g.leased || g.exported || s.used+s.pooled()+int64(len(g.mem)) > s.limit {
+		g.free()
+		return
+	}
+	s.segs.put(g, s.pool.max)
+}
+
+// pooled is the bytes both pools hold. s.mu must be held.
+func (s *store) pooled() int64 { return s.pool.bytes + s.segs.bytes }
+
+// lendSegment returns a segment of at least n bytes to lend for an upload:
+// a pooled one (pages already in memory) or a new one. The n bytes must be
+// reserved.
+func (s *store) lendSegment(n int, readOnly bool) (*segment, error) {
+	s.mu.Lock()
+	g := s.segs.get(n)
+	s.mu.Unlock()
+	if g != nil {
+		return g, nil
+	}
+	return newLeaseSegment(n, readOnly)
+}
+
+// markExported records that a client maps g (a view): it never goes back
+// to the pool, whose next borrower would write into the client's view.
+func (s *store) markExported(g *segment) {
+	s.mu.Lock()
+	g.exported = true
+	s.mu.Unlock()
+}
+
+// segPool holds leased segments whose arrays are gone, newest last; it is
+// guarded by store.mu.
+type segPool struct {
+	free  []*segment
+	bytes int64
+	hits  uint64
+}
+
+// get returns a pooled segment of at least n bytes and at most n + n/8 +
+// 1 MiB, or nil.
+func (p *segPool) get(n int) *segment {
+	best := -1
+	for i, g := range p.free {
+		if c := len(g.mem); c >= n && c <= n+n/8+minPooled && (best < 0 || c < len(p.free[best].mem)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	g := p.free[best]
+	p.free = append(p.free[:best], p.free[best+1:]...)
+	p.bytes -= int64(len(g.mem))
+	p.hits++
+	return g
+}
+
+func (p *segPool) put(g *segment, max int64) {
+	p.free = append(p.free, g)
+	p.bytes += int64(len(g.mem))
+	if p.bytes > max {
+		p.evict(p.bytes - max)
+	}
+}
+
+// evict frees the oldest segments until at least n bytes are gone.
+func (p *segPool) evict(n int64) {
+	for n > 0 && len(p.free) > 0 {
+		g := p.free[0]
+		p.free[0] = nil
+		p.free = p.free[1:]
+		p.bytes -= int64(len(g.mem))
+		n -= int64(len(g.mem))
+		g.free()
+	}
 }
 
 // grace defers frees until the requests that might use the freed memory
@@ -556,16 +644,21 @@ func (g *grace) exit(e uint64) {
 	}
 }
 
-// defer_ runs free once every request running now has exited (at once
-// when none is).
+// defer_ runs free once every request running now has exited: from the
+// exit of the last of them, or, when none runs, on a goroutine of its own
+// (the caller may hold store.mu, which frees take).
 func (g *grace) defer_(free func()) {
 	g.mu.Lock()
 	g.waiting = append(g.waiting, deferred{g.epoch, free})
 	g.epoch++
 	ready := g.readyLocked()
 	g.mu.Unlock()
-	for _, f := range ready {
-		f()
+	if len(ready) > 0 {
+		go func() {
+			for _, f := range ready {
+				f()
+			}
+		}()
 	}
 }
 

@@ -42,6 +42,7 @@ type stream struct {
 	owner []byte // routing id of the client that asked for its ticket
 	conn  net.Conn
 	mu    sync.Mutex // one transfer at a time
+	lease *lease     // a segment lent for the next upload (shm.go); guarded by mu
 }
 
 type streams struct {
@@ -226,8 +227,9 @@ func (s *Server) takeStream(id uint64, peer []byte) (*stream, error) {
 	return x, nil
 }
 
-// dropStream closes a locked stream and forgets it.
+// dropStream closes a locked stream and forgets it, ending its lease.
 func (s *Server) dropStream(x *stream) {
+	s.endLease(x)
 	x.conn.Close()
 	s.streams.mu.Lock()
 	delete(s.streams.open, x.id)

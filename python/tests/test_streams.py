@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable
 
 import numpy as np
@@ -187,15 +188,41 @@ def test_shm_never_over_tcp(server: Any) -> None:
         conn.close()
 
 
-def test_shm_falls_back_without_memfd(conn: ak.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where no segment can be made the upload streams its bytes, with no error."""
-    monkeypatch.delattr("os.memfd_create")
+def test_shm_falls_back_when_the_segment_cannot_be_mapped(conn: ak.Connection,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where this side cannot map the leased segment the upload streams its
+    bytes instead, with no error, and the server holds nothing more."""
+    connection = importlib.import_module("arktos._connection")  # ak._connection is a function
+
+    def refuse(fd: int, nbytes: int) -> Any:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(connection, "_map_lease", refuse)
+    used = conn.mem_info()["used"]
     before = stats(conn)
     a = conn.array(np.arange(1 << 18))
     after = stats(conn)
     assert after["shm_uploads"] == before["shm_uploads"]
     assert after["bytes_stream_in"] - before["bytes_stream_in"] == a.nbytes
     assert (a.to_ndarray() == np.arange(1 << 18)).all()
+    assert conn.mem_info()["used"] == used + a.nbytes
+
+
+def test_leased_segments_are_reused(conn: ak.Connection) -> None:
+    """A deleted array's segment is lent again to the next upload of its size
+    (pages already in memory), unless a view of it was given out."""
+    x = np.arange(1 << 19)
+    conn.array(x).delete()
+    before = stats(conn)
+    a = conn.array(x[::-1].copy())
+    mid = stats(conn)
+    assert (mid["pool_hits"] - before["pool_hits"], mid["shm_uploads"] - before["shm_uploads"]) == (1, 1)
+    v = a.to_ndarray(copy=False)
+    a.delete()
+    b = conn.array(x)
+    after = stats(conn)
+    assert after["pool_hits"] == mid["pool_hits"]  # the viewed segment is not lent again
+    assert (v == x[::-1]).all() and (b.to_ndarray() == x).all()
 
 
 def test_refused_shm_upload_then_recovers(make_server: Callable[..., Any]) -> None:

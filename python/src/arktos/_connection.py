@@ -13,7 +13,6 @@ next request and on close.
 
 from __future__ import annotations
 
-import fcntl
 import ipaddress
 import itertools
 import math
@@ -53,10 +52,6 @@ STREAM_THRESHOLD = 1 << 20
 #: Arrays of this many bytes or more are uploaded through a shared-memory
 #: segment when the bulk stream is a unix socket (the server on this host).
 SHM_THRESHOLD = STREAM_THRESHOLD
-#: Seals a segment must carry before the server maps it: nobody can change
-#: or truncate its bytes any more (docs/protocol.md, "Shared memory").
-_SEALS = (getattr(fcntl, "F_SEAL_SEAL", 0) | getattr(fcntl, "F_SEAL_SHRINK", 0)
-          | getattr(fcntl, "F_SEAL_GROW", 0) | getattr(fcntl, "F_SEAL_WRITE", 0))
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 TRANSPORTS = ("auto", "frames", "stream")
@@ -166,21 +161,21 @@ class _Stream:
         finally:
             bar.close()
 
-    def send_fd(self, fd: int) -> None:
-        """Pass a segment's descriptor (one byte of payload, SCM_RIGHTS)."""
-        socket.send_fds(self.sock, [b"S"], [fd])
+    def recv_fd(self) -> int:
+        """Receive the one descriptor the server sends after a reply."""
+        _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+        for extra in fds[1:]:
+            os.close(extra)
+        if len(fds) != 1:
+            raise ConnectionError("the server sent no shared-memory descriptor")
+        return fds[0]
 
     def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
         """Receive a shared-memory segment's descriptor and map it read-only.
 
         The pages are not touched here: the view is ready at once and its
         pages are mapped in as they are first read."""
-        _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
-        for extra in fds[1:]:
-            os.close(extra)
-        if len(fds) != 1:
-            raise ConnectionError("the server sent no shared-memory descriptor")
-        fd = fds[0]
+        fd = self.recv_fd()
         try:
             nbytes = size * dtype.itemsize
             if nbytes == 0:
@@ -209,35 +204,11 @@ class _Stream:
                 bar.close()
 
 
-def _make_segment(data: NDArray[Any]) -> int | None:
-    """Copy `data` into a new sealed memfd and return its descriptor (the
-    caller closes it once sent), or None where no segment can be made (not
-    Linux, no memfd, out of memory): the bytes then stream instead.
-
-    This side keeps no mapping: after the upload the segment is the server's,
-    which maps it as the array's buffer."""
-    if not hasattr(os, "memfd_create") or not _SEALS:
-        return None
-    try:
-        fd = os.memfd_create("arktos-upload", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    except OSError:
-        return None
-    try:
-        os.ftruncate(fd, data.nbytes)
-        # MAP_POPULATE faults the fresh pages in with one call, not one trap
-        # per page during the copy.
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        with mmap.mmap(fd, data.nbytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE) as mm:
-            _copy_with_bar(mm, memoryview(data).cast("B"))  # the one copy
-        # Sealing against writes needs the writable mapping gone (closed above).
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-    except (OSError, ValueError):
-        os.close(fd)
-        return None
-    except BaseException:  # Ctrl-C: nothing was sent
-        os.close(fd)
-        raise
-    return fd
+def _map_lease(fd: int, nbytes: int) -> mmap.mmap:
+    """Map a leased segment read-write. MAP_POPULATE maps every page with one
+    call (a pooled segment's pages exist already; a new one's are made here)."""
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 
 
 def _copy_with_bar(dst: mmap.mmap, src: memoryview) -> None:
@@ -673,38 +644,79 @@ class Connection:
                 frames: Sequence[Any] = self._zstd.compress(split_frames(data, frame_size))
                 result, _ = self._roundtrip("upload", args, frames, None)
                 return self._pdarray(result, owned=True)
-            if self.transport == "stream":
-                stream = self._open_stream()
-            elif self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD:
-                stream = self._try_open_stream()
+            open_stream = self._open_stream if self.transport == "stream" else self._try_open_stream
+            if self.transport == "stream" or (self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD):
+                stream = open_stream()
+            leased = False
+            if (stream is not None and self.shm and stream.network == "unix"
+                    and data.nbytes >= SHM_THRESHOLD):
+                leased = self._fill_lease(stream, data)
+                if not leased:  # this side could not map the segment: the bytes travel
+                    stream = open_stream()
             if stream is None:
                 result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None)
                 return self._pdarray(result, owned=True)
             del args["frame_size"]
             args["stream"] = stream.id
-            fd = None
-            if self.shm and stream.network == "unix" and data.nbytes >= SHM_THRESHOLD:
-                fd = _make_segment(data)  # None: no segment here, the bytes stream
-            if fd is not None:
-                args["shm"] = True
-            try:
-                return self._upload_stream(stream, data, fd, args)
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            if leased:
+                args["lease"] = True
+            return self._upload_stream(stream, data, args, leased=leased)
 
-    def _upload_stream(self, stream: _Stream, data: NDArray[Any], fd: int | None,
-                       args: dict[str, Any]) -> pdarray:
-        """Upload over `stream`: the segment `fd` when not None, else the
-        bytes. Callers hold _lock."""
+    def _fill_lease(self, stream: _Stream, data: NDArray[Any]) -> bool:
+        """Borrow a shared-memory segment of data.nbytes from the server
+        (shm_lease) and copy `data` into it; the upload with lease=true then
+        stores it with no copy on the server. A pooled segment's pages are
+        in memory already, so this is one copy and no page allocation.
+        Returns False, with the stream dropped (which ends the lease), when
+        this side cannot map the segment; raises the server's refusal.
+        Callers hold _lock."""
+        try:
+            self._roundtrip("shm_lease", {"stream": stream.id, "nbytes": data.nbytes}, (), None)
+        except ArktosError:
+            raise  # nothing was sent on the stream
+        except BaseException:
+            self._drop_stream()  # abandoned: the descriptor may still come
+            raise
+        try:
+            fd = stream.recv_fd()
+        except (OSError, ConnectionError):
+            self._end_lease(stream)
+            return False
+        try:
+            with _map_lease(fd, data.nbytes) as mm:
+                _copy_with_bar(mm, memoryview(data).cast("B"))  # the one copy
+        except (OSError, ValueError):
+            self._end_lease(stream)
+            return False
+        except BaseException:  # Ctrl-C
+            self._end_lease(stream)
+            raise
+        finally:
+            os.close(fd)
+        return True
+
+    def _end_lease(self, stream: _Stream) -> None:
+        """Close the stream on both sides, which ends its lease and frees the
+        segment's reserved bytes at once (the server would otherwise wait a
+        minute for the upload). Best effort. Callers hold _lock."""
+        try:
+            self._roundtrip("close_stream", {"stream": stream.id}, (), CLOSE_TIMEOUT)
+        except (ArktosError, TimeoutError, zmq.ZMQError):
+            pass
+        finally:
+            self._drop_stream()
+
+    def _upload_stream(self, stream: _Stream, data: NDArray[Any], args: dict[str, Any], *,
+                       leased: bool) -> pdarray:
+        """Upload over `stream`: the segment leased on it when `leased`
+        (nothing more to send), else the bytes. Callers hold _lock."""
         failure: list[OSError] = []
 
         def send() -> None:
+            if leased:
+                return
             try:
-                if fd is not None:
-                    stream.send_fd(fd)
-                else:
-                    stream.send(data)  # straight from the array into the kernel
+                stream.send(data)  # straight from the array into the kernel
             except OSError as err:  # the server closed it; its reply says why
                 failure.append(err)
                 self._drop_stream()
