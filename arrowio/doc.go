@@ -32,12 +32,12 @@
 // Writing Parquet (WriteParquet) uses arrow-go's low-level column writers
 // (no arrow arrays either): required columns, a chosen codec and row-group
 // size. (row group x column) units are encoded and compressed on the
-// workers, up to 2 row groups per worker ahead of the one being written
-// out, each chunk's page writer closed (offsets, bytes to the file) in file
-// order by writeRowGroups: the same bytes as arrow-go's file writer, with
-// no worker waiting at a row group's end; small-range integer
-// columns get their dictionary from a dense table (writeDenseDict), zstd
-// pages are compressed by libzstd when it loads.
+// workers, with enough row groups queued behind the one being written out
+// for two units per worker; writeRowGroups closes each chunk's page writer
+// (offsets, bytes to the file) in file order: the same bytes as arrow-go's
+// file writer, with no worker waiting at a row group's end. Small-range
+// integer columns get their dictionary from a dense table
+// (writeDenseDict); zstd pages are compressed by libzstd when it loads.
 //
 // Arrow IPC files (WriteArrowIPC, ReadArrowIPC): the writer wraps the arrays'
 // own buffers as Arrow buffers without copying (bool is bit-packed); the

@@ -223,9 +223,13 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 // writer to check that both write the same bytes.
 var writeRowGroupsFn = writeRowGroups
 
-// rowGroupsAhead is how many row groups past the one being closed may be
-// encoding at once, per worker (bounds the compressed chunks held).
-const rowGroupsAhead = 2
+// rowGroupsAhead is how many row groups may be queued or encoding at once:
+// enough for two units per worker past the row group being closed, and at
+// least 3. It bounds the encoded chunks held in memory (each unit holds its
+// chunk's pages until it is written out).
+func rowGroupsAhead(workers, cols int) int {
+	return max(2, (2*workers+cols-1)/cols) + 1
+}
 
 // deferredPager is a buffered page writer whose Close (which stamps the
 // chunk's file offsets into its metadata and copies its pages to the
@@ -288,8 +292,8 @@ type writeUnit struct {
 // writeRowGroups writes the file as arrow-go's buffered row-group writer
 // would (the same bytes: TestPipelinedWriteSameBytes), but encodes
 // (row group x column) units on workers goroutines across row groups:
-// the row groups after the one being closed (rowGroupsAhead per worker)
-// are already encoding, so no worker waits at a row group's end for the
+// the row groups after the one being closed (rowGroupsAhead) are already
+// encoding, so no worker waits at a row group's end for the
 // slowest column. Closing (offsets, copying pages to w) is done here, in
 // file order.
 func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterProperties, cols []Column, n, rgSize, workers int) (err error) {
@@ -305,7 +309,7 @@ func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterPr
 	sc := schema.NewSchema(root)
 	fmb := metadata.NewFileMetadataBuilder(sc, props, nil)
 	nrg := max(1, (n+rgSize-1)/rgSize)
-	ahead := rowGroupsAhead * workers
+	ahead := rowGroupsAhead(workers, len(cols))
 	work := make(chan writeUnit, ahead*len(cols))
 	var failed atomic.Bool
 	var wg sync.WaitGroup
