@@ -18,7 +18,7 @@ write (p90 of 9 runs is the second slowest, of 5 the slowest; never fewer
 than 5). Progress lines on stderr say what runs, the time so far and an ETA
 (the estimate below, rescaled by how fast the finished steps went).
 Files go to a fresh directory under --tmpdir (default: the system's temp
-dir), which is removed at the end, also on an error or Ctrl-C; the run
+dir), which is removed at the end, also on an error, Ctrl-C or SIGTERM; the run
 refuses to start when that disk or the memory is short of its estimate.
 
 Data (issue 7): four columns -- int64 keys (0..999), int64 ids (a
@@ -51,6 +51,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -241,6 +242,8 @@ def main() -> None:
                  "fewer --rows/--codecs/--layouts, or --force")
     import duckdb
 
+    # SIGTERM (a killed job) cleans up like Ctrl-C: servers stopped, files removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     progress = Progress(steps)
     progress.step("make the table")
     rg = min(1_000_000, max(1, rows // 5))
