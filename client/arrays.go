@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -272,21 +273,32 @@ func result(info ArrayInfo, into []byte) (*pdarray.Array, error) {
 // mapping, so a View that is never closed keeps its memory until the
 // process ends).
 type View[T pdarray.Element] struct {
-	Data []T // read-only when Shared: a write faults
-	mem  []byte
+	Data    []T // read-only when Shared: a write faults
+	mem     []byte
+	c       *Client
+	segment uint64 // the server's name for a lent segment, released by Close
 }
 
 // Shared reports whether Data maps the server's segment (zero copy).
 func (v *View[T]) Shared() bool { return v.mem != nil }
 
-// Close unmaps a shared view; it does nothing for a copy or a second time.
+// Close unmaps a shared view, and tells the server (shm_release), so that
+// the segment can be lent again once its array is deleted; it does nothing
+// for a copy or a second time.
 func (v *View[T]) Close() error {
 	m := v.mem
 	v.mem, v.Data = nil, nil
 	if m == nil {
 		return nil
 	}
-	return unix.Munmap(m)
+	err := unix.Munmap(m)
+	if v.segment != 0 && err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err = v.c.call(ctx, "shm_release", map[string]any{"segments": []any{v.segment}})
+		v.segment = 0
+	}
+	return err
 }
 
 // DownloadView returns the array stored under name as a read-only view. With
@@ -298,7 +310,7 @@ func (v *View[T]) Close() error {
 // ordinary download, and Shared is false.
 func DownloadView[T pdarray.Element](ctx context.Context, c *Client, name string) (*View[T], error) {
 	want := pdarray.DTypeOf[T]()
-	mem, info, ok, err := c.downloadShm(ctx, name, want)
+	mem, info, segment, ok, err := c.downloadShm(ctx, name, want)
 	if err != nil {
 		return nil, err
 	}
@@ -312,53 +324,53 @@ func DownloadView[T pdarray.Element](ctx context.Context, c *Client, name string
 	if len(mem) == 0 {
 		return &View[T]{Data: []T{}}, nil
 	}
-	return &View[T]{Data: pdarray.BytesAs[T](mem[:info.NBytes]), mem: mem}, nil
+	return &View[T]{Data: pdarray.BytesAs[T](mem[:info.NBytes]), mem: mem, c: c, segment: segment}, nil
 }
 
 // downloadShm downloads name as a mapping of the server's segment; ok is
 // false when shared memory does not apply here (nothing was asked).
-func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DType) (mem []byte, info ArrayInfo, ok bool, err error) {
+func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DType) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.noShm || c.compression != "" || c.transport == TransportFrames {
-		return nil, info, false, nil
+		return nil, info, 0, false, nil
 	}
 	st, err := c.useStream(ctx, StreamThreshold)
 	if err != nil || st == nil || st.network != "unix" {
-		return nil, info, false, err
+		return nil, info, 0, false, err
 	}
 	rep, m, err := c.callLocked(ctx, "download", map[string]any{"name": name, "stream": st.id, "shm": true}, nil, nil)
 	if err != nil {
 		c.closeStream() // abandoned: the descriptor may still come
-		return nil, info, false, err
+		return nil, info, 0, false, err
 	}
 	m.Close()
 	if err := rep.Err(); err != nil {
-		return nil, info, false, err
+		return nil, info, 0, false, err
 	}
 	if info, err = parseInfo(rep.Result); err != nil {
 		c.closeStream()
-		return nil, info, false, err
+		return nil, info, 0, false, err
 	}
 	st.deadline(ctx)
 	fd, err := st.recvFD()
 	if err != nil {
 		c.closeStream()
-		return nil, info, false, fmt.Errorf("client: shared-memory view of '%s': %w", name, err)
+		return nil, info, 0, false, fmt.Errorf("client: shared-memory view of '%s': %w", name, err)
 	}
 	defer unix.Close(fd) // the mapping keeps the segment
 	if info.DType != want {
-		return nil, info, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
+		return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
 	}
 	if info.NBytes == 0 {
-		return nil, info, true, nil
+		return nil, info, 0, true, nil
 	}
 	if info.NBytes != info.Size*info.DType.Size() {
-		return nil, info, false, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
+		return nil, info, 0, false, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
 	}
 	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return nil, info, false, fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err)
+		return nil, info, 0, false, fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err)
 	}
-	return mem, info, true, nil
+	return mem, info, uint64(asInt(rep.Result["segment"])), true, nil
 }

@@ -292,22 +292,29 @@ func TestShmBadSegments(t *testing.T) {
 	if mem, _ := c.MemUsed(ctx); mem.Used != 24 || mem.Arrays != 1 {
 		t.Fatalf("server holds %d bytes in %d arrays, want 24 in 1", mem.Used, mem.Arrays)
 	}
-	// A good segment still works after all that.
-	a := randomArray(pdarray.Int64, 1<<18, 8)
+	// A good upload still works after all that.
+	mustRoundTrip(t, ctx, c, randomArray(pdarray.Int64, 1<<18, 8))
+}
+
+// mustRoundTrip uploads a and checks that a download gives it back
+// bit-exactly.
+func mustRoundTrip(t *testing.T, ctx context.Context, c *client.Client, a *pdarray.Array) {
+	t.Helper()
 	info, err := client.UploadArray(ctx, c, a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	back, err := client.DownloadArray(ctx, c, info.Name)
 	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
-		t.Fatal("round trip after bad segments:", err)
+		t.Fatal("round trip is not bit-exact:", err)
 	}
 }
 
 // TestShmLeasedSegmentsReused: a deleted array's leased segment is lent
 // again for the next upload of about its size (its pages are in memory
-// already), unless a client was given a view of it: that view keeps its
-// bytes while the next upload fills another segment.
+// already), unless a client still maps a view of it: that view keeps its
+// bytes while the next upload fills another segment. A closed view no
+// longer holds the segment back.
 func TestShmLeasedSegmentsReused(t *testing.T) {
 	srv := testserver.Start(t)
 	ctx := ctxT(t)
@@ -339,16 +346,29 @@ func TestShmLeasedSegmentsReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = statsDelta(t, ctx, c)
-	b, binfo := upload(3)
+	mustRoundTrip(t, ctx, c, randomArray(pdarray.Int64, 1<<19, 3))
 	if d("pool_hits") != 0 {
-		t.Fatalf("an exported segment was lent again (%d pool hits)", d("pool_hits"))
+		t.Fatalf("a segment a view maps was lent again (%d pool hits)", d("pool_hits"))
 	}
 	if !bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()) {
 		t.Fatal("a view changed after its array was deleted and another uploaded")
 	}
-	back, err := client.DownloadArray(ctx, c, binfo.Name)
-	if err != nil || !bytes.Equal(back.Bytes(), b.Bytes()) {
-		t.Fatal("third upload is not bit-exact:", err)
+	// A view closed (released) before the delete lets the segment be lent again.
+	_, info = upload(4)
+	w, err := client.DownloadView[int64](ctx, c, info.Name)
+	if err != nil || !w.Shared() {
+		t.Fatal("view:", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	d = statsDelta(t, ctx, c)
+	upload(5)
+	if d("pool_hits") != 1 {
+		t.Fatalf("a released segment was not lent again (%d pool hits)", d("pool_hits"))
 	}
 }
 

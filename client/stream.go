@@ -210,7 +210,7 @@ func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bo
 	defer unix.Close(fd)
 	// MAP_POPULATE maps every page with one call (a pooled segment's pages
 	// exist already; a new one's are allocated here).
-	mem, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	mem, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|mapPopulate)
 	if err != nil {
 		c.endLease(ctx, st)
 		return false, nil

@@ -128,8 +128,9 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	small := opPut(t, s, make([]int64, inlineSmallBytes/8))
 	big := opPut(t, s, make([]int64, inlineSmallBytes/8+1))
 	args := map[string]map[string]any{
-		"info":   {"name": "nope"},
-		"delete": {"names": []any{"nope"}, "missing_ok": true},
+		"info":        {"name": "nope"},
+		"delete":      {"names": []any{"nope"}, "missing_ok": true},
+		"shm_release": {"segments": []any{uint64(99)}},
 	}
 	for i, name := range inline {
 		id := uint64(10 + i)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -37,8 +38,9 @@ import (
 //     store lets go of them, when the array is deleted or its bytes are
 //     copied out for a write (copy on write), and only after every request
 //     that could still read the mapping has ended (store.grace). Then a lent
-//     segment never exported goes to the segment pool, still mapped, for the
-//     next lease; any other is unmapped and closed (segment.free). Segments
+//     segment with no view left unreleased goes to the segment pool, still
+//     mapped, for the next lease; any other is unmapped and closed
+//     (segment.free). Segments
 //     never go to the buffer pool nor to the garbage collector: Go does not
 //     know about the mapping.
 //   - A lent segment, before its upload, is the stream's (stream.lease): the
@@ -47,7 +49,9 @@ import (
 //     leaseTTL passes.
 //   - A client's view maps its own descriptor's file: it outlives the array
 //     on the server (delete), and never changes: a write copies the array out
-//     first, and a segment a view maps is never lent again.
+//     first, and a segment is lent again only once every view of it was
+//     released (shm_release; a client that says so while still mapping it
+//     sees the next upload's bytes, its own doing).
 //   - Every segment is sealed against shrinking and growing, so the server
 //     never faults (SIGBUS) on a truncated one; a client's own segment and
 //     the server's view copies are sealed against writes too, and a lent
@@ -63,10 +67,14 @@ type segment struct {
 	fd  int
 	mem []byte // the server's mapping: all of the segment for a leased one
 	// leased: made by shm_lease, unsealed against writes, so it can be lent
-	// again once its array is gone, unless exported: a client was given a
-	// view of it, and the next borrower would write into that view.
-	// exported is guarded by store.mu.
-	leased, exported bool
+	// again once its array is gone, unless a client still maps a view of it
+	// (the next borrower would write into that view): views counts the
+	// views handed out and not yet released (shm_release), and a segment
+	// recycled while it is above zero is freed, never lent again. views is
+	// guarded by store.mu.
+	leased bool
+	views  int
+	id     uint64 // names a leased segment in view replies and shm_release
 }
 
 // free unmaps and closes the segment. Only the store calls it, through its
@@ -200,8 +208,11 @@ func newLeaseSegment(n int, readOnly bool) (*segment, error) {
 		return nil, err
 	}
 	g.leased = true
+	g.id = segmentIDs.Add(1)
 	return g, nil
 }
+
+var segmentIDs atomic.Uint64
 
 // leaseTTL is how long a lent segment waits for its upload.
 const leaseTTL = streamIdle
@@ -215,6 +226,19 @@ type lease struct {
 
 func init() {
 	register("shm_lease", command{run: (*Server).cmdShmLease})
+	register("shm_release", command{inline: true, run: (*Server).cmdShmRelease})
+}
+
+// cmdShmRelease: the client no longer maps the views of the named segments
+// (one name per view), so a segment whose views are all released can be lent
+// again once its array is gone. Unknown names are skipped: the segment may
+// be gone already.
+func (s *Server) cmdShmRelease(r *request) (*response, error) {
+	ids := r.args.UintList("segments")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{"released": s.store.releaseViews(ids)}}, nil
 }
 
 // cmdShmLease lends a segment of nbytes bytes on a unix stream: the reply,
@@ -447,12 +471,15 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 	if whole {
 		if g = s.store.segmentOf(name, arr); g != nil && g.leased {
 			// A leased segment's own descriptor can write: send a
-			// read-only one, and never lend the segment again.
-			s.store.markExported(g)
+			// read-only one, and lend the segment again only once the
+			// client releases the view.
 			var err error
 			if fd, err = readOnlyFD(g.fd); err != nil {
 				s.log.Debug("no read-only descriptor; a one-off copy is sent", "name", name, "err", err)
 				g = nil
+			} else {
+				s.store.addView(g)
+				result["segment"] = g.id
 			}
 		}
 	}

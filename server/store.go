@@ -39,8 +39,9 @@ type store struct {
 	pool                 bufPool
 	poison               bool // fill pooled buffers with 0xAB (tests): a reader that kept one breaks loudly
 	grace                grace
-	segs                 segPool       // freed leased segments, for the next shm upload
-	copiesOnWrite        atomic.Uint64 // segment-backed arrays copied out before a write (stats)
+	segs                 segPool             // freed leased segments, for the next shm upload
+	viewed               map[uint64]*segment // leased segments with views not released, by id
+	copiesOnWrite        atomic.Uint64       // segment-backed arrays copied out before a write (stats)
 }
 
 type entry struct {
@@ -523,7 +524,8 @@ func (s *store) retire(g *segment) {
 func (s *store) recycleSegment(g *segment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !g.leased || g.exported || s.used+s.pooled()+int64(len(g.mem)) > s.limit {
+	if !g.leased || g.views > 0 || s.used+s.pooled()+int64(len(g.mem)) > s.limit {
+		delete(s.viewed, g.id)
 		g.free()
 		return
 	}
@@ -546,12 +548,34 @@ func (s *store) lendSegment(n int, readOnly bool) (*segment, error) {
 	return newLeaseSegment(n, readOnly)
 }
 
-// markExported records that a client maps g (a view): it never goes back
-// to the pool, whose next borrower would write into the client's view.
-func (s *store) markExported(g *segment) {
+// addView records that a client maps the leased segment g (a view): until
+// it releases the view (releaseViews), g never goes back to the pool, whose
+// next borrower would write into that view.
+func (s *store) addView(g *segment) {
 	s.mu.Lock()
-	g.exported = true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if s.viewed == nil {
+		s.viewed = map[uint64]*segment{}
+	}
+	g.views++
+	s.viewed[g.id] = g
+}
+
+// releaseViews drops one view of each named segment and reports how many
+// it knew.
+func (s *store) releaseViews(ids []uint64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if g, ok := s.viewed[id]; ok {
+			n++
+			if g.views--; g.views == 0 {
+				delete(s.viewed, id)
+			}
+		}
+	}
+	return n
 }
 
 // segPool holds leased segments whose arrays are gone, newest last; it is

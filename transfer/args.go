@@ -97,23 +97,34 @@ func (a *Args) OptBool(key string, def bool) bool {
 
 // StringList returns a required list-of-strings argument.
 func (a *Args) StringList(key string) []string {
+	return list(a, key, "a list of strings", "a string", func(e any) (string, bool) { s, ok := e.(string); return s, ok })
+}
+
+// UintList returns a required list of non-negative integers.
+func (a *Args) UintList(key string) []uint64 {
+	return list(a, key, "a list of non-negative integers", "a non-negative integer", AsUint)
+}
+
+// list returns required list argument key, each element converted by conv;
+// want and elemWant name what the list and an element must be.
+func list[T any](a *Args, key, want, elemWant string, conv func(any) (T, bool)) []T {
 	v, ok := a.get(key, true)
 	if !ok {
 		return nil
 	}
-	list, isList := v.([]any)
+	elems, isList := v.([]any)
 	if !isList {
-		a.typeErr(key, "a list of strings", v)
+		a.typeErr(key, want, v)
 		return nil
 	}
-	out := make([]string, len(list))
-	for i, e := range list {
-		s, isStr := e.(string)
-		if !isStr {
-			a.typeErr(fmt.Sprintf("%s[%d]", key, i), "a string", e)
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		x, ok := conv(e)
+		if !ok {
+			a.typeErr(fmt.Sprintf("%s[%d]", key, i), elemWant, e)
 			return nil
 		}
-		out[i] = s
+		out[i] = x
 	}
 	return out
 }

@@ -99,7 +99,10 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"Warm = {meta['trials']} trials after one cold and one warm-up trial; GiB/s at the p50 and the p90 "
         "(slow tail) of the time. Raw = framed stream between the same two processes' languages into a reused, "
         "pre-faulted buffer (the ceiling). Arktos download = into a new array, as `to_ndarray()` returns it. "
-        "Faults: minor page faults per transfer (p50); copied: bytes the server copied in user space.",
+        "Faults: minor page faults per transfer (p50); copied: bytes the server copied in user space. "
+        "shm = shared memory (the default on one host): up fills a segment the server lends and keeps as the "
+        "array; down-view maps the array's own segment read-only and is timed until it is mapped (its pages "
+        "are mapped in as they are first read, not timed); stream-unix rows run with shared memory off.",
         "",
     ]
     for f in meta.get("failures", []):
@@ -107,7 +110,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines += latency_lines(meta)
     lines.append("")
     header = ("| lang | dtype | size | dir | method | transport | p50 GiB/s | p90 GiB/s | cold GiB/s | "
-              "× raw tcp (p50/p90) | × flight (p50) | client faults | server faults | server copied |")
+              "× raw tcp (p50/p90) | × flight (p50) | × memcpy (p50) | client faults | server faults | server copied |")
     lines += [header, "|" + "---|" * header.count("|")[:-1] if False else header.replace("|", "|")]
     lines[-1] = "|" + "|".join("---" for _ in range(header.count("|") - 1)) + "|"
     for r in rows:
@@ -116,10 +119,12 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         fl = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="flight", dir=base_dir)
         vs_raw = f"{r['p50_gibs'] / raw['p50_gibs']:.2f} / {r['p90_gibs'] / raw['p50_gibs']:.2f}" if raw and r["method"] == "arktos" else ""
         vs_fl = f"{r['p50_gibs'] / fl['p50_gibs']:.1f}" if fl and r["method"] == "arktos" else ""
+        mc = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="memcpy", dir="up")
+        vs_mc = f"{r['p50_gibs'] / mc['p50_gibs']:.2f}" if mc and r["method"] == "arktos" else ""
         cold = f"{r['cold_gibs']:.2f}" if r["cold_gibs"] else ""
         size = f"{r['bytes'] // MiB} MiB" if r["bytes"] < 1024 * MiB else f"{r['bytes'] // (1024 * MiB)} GiB"
         lines.append(f"| {r['lang']} | {r['dtype']} | {size} | {r['dir']} | {r['method']} | {r['transport']} | "
-                     f"{r['p50_gibs']:.2f} | {r['p90_gibs']:.2f} | {cold} | {vs_raw} | {vs_fl} | "
+                     f"{r['p50_gibs']:.2f} | {r['p90_gibs']:.2f} | {cold} | {vs_raw} | {vs_fl} | {vs_mc} | "
                      f"{r['client_minflt_p50']:.0f} | {r['server_minflt_p50']:.0f} | {r['server_copied_p50']:.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -177,7 +182,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--dtypes", default="int64,float64")
     ap.add_argument("--langs", default="go,python")
-    ap.add_argument("--transports", default="frames,stream-tcp,stream-unix,zstd,zstd-compressible",
+    ap.add_argument("--transports", default="frames,stream-tcp,stream-unix,shm,zstd,zstd-compressible",
                     help="Arktos transports; zstd = compressed frames of the random array, "
                          "zstd-compressible = of an array of small repeating integers (Go side only)")
     ap.add_argument("--out", default=str(HERE / "out"))

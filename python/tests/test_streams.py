@@ -210,7 +210,7 @@ def test_shm_falls_back_when_the_segment_cannot_be_mapped(conn: ak.Connection,
 
 def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     """A deleted array's segment is lent again to the next upload of its size
-    (pages already in memory), unless a view of it was given out."""
+    (pages already in memory), unless a view of it is still mapped."""
     x = np.arange(1 << 19)
     conn.array(x).delete()
     before = stats(conn)
@@ -223,6 +223,12 @@ def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     after = stats(conn)
     assert after["pool_hits"] == mid["pool_hits"]  # the viewed segment is not lent again
     assert (v == x[::-1]).all() and (b.to_ndarray() == x).all()
+    w = b.to_ndarray(copy=False)
+    del w  # unmapped: the server is told before the next request
+    b.delete()
+    before = stats(conn)
+    conn.array(x)
+    assert stats(conn)["pool_hits"] - before["pool_hits"] == 1
 
 
 def test_refused_shm_upload_then_recovers(make_server: Callable[..., Any]) -> None:

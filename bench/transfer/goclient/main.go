@@ -64,7 +64,7 @@ var (
 
 func main() {
 	url := flag.String("arktos", "tcp://127.0.0.1:5555", "arktos-server URL")
-	transports := flag.String("transports", "frames,stream-tcp,stream-unix", "Arktos transports to time: frames, stream-tcp, stream-unix, auto")
+	transports := flag.String("transports", "frames,stream-tcp,stream-unix,shm", "Arktos transports to time: frames, stream-tcp, stream-unix, shm, auto")
 	latency := flag.Int("latency", 0, "if > 0, time this many get_config round trips (and raw ZeroMQ echoes, with --zmq-echo) and print their p50/p90 instead")
 	zmqEcho := flag.String("zmq-echo", "", "benchserver's ZeroMQ echo URL, the latency floor")
 	flag.IntVar(&arktosPID, "arktos-pid", 0, "arktos-server pid, for its page faults")
@@ -89,7 +89,12 @@ func main() {
 		case "frames":
 			opts = append(opts, client.WithTransport(client.TransportFrames))
 		case "stream-tcp", "stream-unix":
-			opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(transport, "stream-")))
+			opts = append(opts, client.WithTransport(client.TransportStream), client.WithStreamNetwork(strings.TrimPrefix(transport, "stream-")),
+				client.WithSharedMemory(false))
+		case "shm":
+			// The default on this host: uploads through a lent shared-memory
+			// segment, DownloadView maps the array's segment.
+			opts = append(opts, client.WithStreamNetwork("unix"))
 		case "zstd", "zstd-compressible":
 			opts = append(opts, client.WithCompression("zstd"))
 		}
@@ -130,20 +135,21 @@ func main() {
 		name, transport string
 		up, down        func() (time.Duration, int64) // duration, server bytes copied
 		into            func() (time.Duration, int64) // download into a reused buffer
+		view            func() (time.Duration, int64) // read-only shared-memory view (shm)
 	}
 	var ms []method
 	for _, m := range strings.Split(methodsArg, ",") {
 		switch m {
 		case "memcpy":
 			f := func() (time.Duration, int64) { t := time.Now(); copy(dstBytes, srcBytes); return time.Since(t), 0 }
-			ms = append(ms, method{"memcpy", "memory", f, nil, nil})
+			ms = append(ms, method{"memcpy", "memory", f, nil, nil, nil})
 		case "raw-tcp", "raw-unix":
 			network, addr := "tcp", *tcpAddr
 			if m == "raw-unix" {
 				network, addr = "unix", *unixPath
 			}
 			up, down := rawMethods(network, addr, srcBytes, dstBytes)
-			ms = append(ms, method{"raw", network, up, down, nil})
+			ms = append(ms, method{"raw", network, up, down, nil, nil})
 		case "arktos":
 			// Compressible data (small repeating integers, as codes and
 			// counts are) shows where zstd pays; src itself is random.
@@ -159,12 +165,15 @@ func main() {
 					}
 					data = compressible
 				}
-				up, down, into := arktosMethods(ctx, dial(tr), data, dst)
-				ms = append(ms, method{"arktos", tr, up, down, into})
+				up, down, into, view := arktosMethods(ctx, dial(tr), data, dst)
+				if tr != "shm" {
+					view = nil
+				}
+				ms = append(ms, method{"arktos", tr, up, down, into, view})
 			}
 		case "flight":
 			up, down := flightMethods(ctx, *flightAddr, src)
-			ms = append(ms, method{"flight", "grpc-tcp", up, down, nil})
+			ms = append(ms, method{"flight", "grpc-tcp", up, down, nil, nil})
 		default:
 			log.Fatalf("unknown method %q", m)
 		}
@@ -178,8 +187,8 @@ func main() {
 			phase = "warmup"
 		}
 		for _, m := range ms {
-			for _, dir := range []string{"up", "down", "down-into"} {
-				f := map[string]func() (time.Duration, int64){"up": m.up, "down": m.down, "down-into": m.into}[dir]
+			for _, dir := range []string{"up", "down", "down-view", "down-into"} {
+				f := map[string]func() (time.Duration, int64){"up": m.up, "down": m.down, "down-view": m.view, "down-into": m.into}[dir]
 				if f == nil {
 					continue
 				}
@@ -264,7 +273,7 @@ func copiedOnServer(ctx context.Context) int64 {
 // arktosMethods times one client's upload, download and download into dst;
 // the array is deleted after the last of the three, so the server holds one
 // array at a time.
-func arktosMethods(ctx context.Context, c *client.Client, src, dst []int64) (up, down, into func() (time.Duration, int64)) {
+func arktosMethods(ctx context.Context, c *client.Client, src, dst []int64) (up, down, into, view func() (time.Duration, int64)) {
 	name := ""
 	upload := func() (time.Duration, int64) {
 		c0 := copiedOnServer(ctx)
@@ -321,7 +330,34 @@ func arktosMethods(ctx context.Context, c *client.Client, src, dst []int64) (up,
 		c.Delete(ctx, name)
 		return d, copied
 	}
-	return upload, download, downloadInto
+	// The view is ready once mapped: its pages are mapped in as they are
+	// first read, which this row does not time.
+	downloadView := func() (time.Duration, int64) {
+		c0 := copiedOnServer(ctx)
+		t := time.Now()
+		var n int
+		var shared bool
+		var err error
+		if dtypeName == "float64" {
+			var v *client.View[float64]
+			if v, err = client.DownloadView[float64](ctx, c, name); err == nil {
+				n, shared = len(v.Data), v.Shared()
+				defer v.Close()
+			}
+		} else {
+			var v *client.View[int64]
+			if v, err = client.DownloadView[int64](ctx, c, name); err == nil {
+				n, shared = len(v.Data), v.Shared()
+				defer v.Close()
+			}
+		}
+		d := time.Since(t)
+		if err != nil || n != len(src) || !shared {
+			log.Fatalf("download view: %v (%d elements, shared %v)", err, n, shared)
+		}
+		return d, copiedOnServer(ctx) - c0
+	}
+	return upload, download, downloadInto, downloadView
 }
 
 func flightMethods(ctx context.Context, addr string, src []int64) (up, down func() (time.Duration, int64)) {

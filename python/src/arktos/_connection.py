@@ -24,6 +24,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -211,19 +212,45 @@ def _map_lease(fd: int, nbytes: int) -> mmap.mmap:
     return mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 
 
+#: Copies into a lent segment at least this large run on several threads
+#: (numpy releases the GIL while it copies): one thread's copy into fresh
+#: 4 KiB shared pages runs well below memcpy speed.
+_PARALLEL_COPY = 16 << 20
+_copy_pool: ThreadPoolExecutor | None = None
+
+
 def _copy_with_bar(dst: mmap.mmap, src: memoryview) -> None:
-    """dst[:] = src, showing an upload bar for a large copy."""
+    """dst[:len(src)] = src, on several threads for a large copy, showing an
+    upload bar for a large copy."""
+    global _copy_pool
+    out = np.frombuffer(dst, np.uint8, count=len(src))
+    inp = np.frombuffer(src, np.uint8)
     bar = transfer_bar(len(src), "arktos upload")
-    if bar is None:
-        dst[:] = src
-        return
+    workers = min(os.cpu_count() or 1, 8)
     try:
-        for lo in range(0, len(src), SEND_CHUNK):
-            chunk = src[lo:lo + SEND_CHUNK]
-            dst[lo:lo + len(chunk)] = chunk
-            bar.update(len(chunk))
+        if len(src) < _PARALLEL_COPY or workers < 2:
+            for lo in range(0, len(src), SEND_CHUNK):
+                np.copyto(out[lo:lo + SEND_CHUNK], inp[lo:lo + SEND_CHUNK])
+                if bar is not None:
+                    bar.update(min(SEND_CHUNK, len(src) - lo))
+            return
+        if _copy_pool is None:
+            _copy_pool = ThreadPoolExecutor(workers, thread_name_prefix="arktos-copy")
+        block = max(SEND_CHUNK, -(-len(src) // workers))
+        futures = [_copy_pool.submit(np.copyto, out[lo:lo + block], inp[lo:lo + block])
+                   for lo in range(0, len(src), block)]
+        try:
+            for lo, future in zip(range(0, len(src), block), futures):
+                future.result()
+                if bar is not None:
+                    bar.update(min(block, len(src) - lo))
+        except BaseException:  # Ctrl-C: no thread may hold the mapping once it closes
+            wait(futures)
+            raise
     finally:
-        bar.close()
+        del out  # nor this frame (a traceback keeps it): the mapping closes next
+        if bar is not None:
+            bar.close()
 
 
 def _read_token_file(path: Path) -> str:
@@ -308,6 +335,9 @@ class Connection:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending_deletes: deque[str] = deque()
+        # Segments of shared-memory views that were unmapped (their numpy
+        # arrays collected), told to the server before the next request.
+        self._pending_releases: deque[int] = deque()
         # Requests given up on (Ctrl-C, timeout) before their reply: id → (cmd,
         # args). Arrays their late replies created are freed (see _late_reply).
         self._abandoned: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -368,7 +398,7 @@ class Connection:
         """Send one request (after pending deletes) and return (result, payload frames)."""
         with self._lock:
             self._check_open()
-            if self._pending_deletes:
+            if self._pending_deletes or self._pending_releases:
                 self._flush_deletes(timeout)
             return self._roundtrip(cmd, args or {}, payload, timeout)
 
@@ -378,6 +408,17 @@ class Connection:
                                   "connect again with ak.connect()")
 
     def _flush_deletes(self, timeout: float | None) -> None:
+        """Send the pending deletes, and first the pending view releases (so
+        that a deleted array's segment can be lent again)."""
+        segments: list[int] = []
+        while self._pending_releases:
+            segments.append(self._pending_releases.popleft())
+        if segments:
+            try:
+                self._roundtrip("shm_release", {"segments": segments}, (), timeout)
+            except BaseException:
+                self._pending_releases.extendleft(reversed(segments))
+                raise
         names: list[str] = []
         while self._pending_deletes:
             names.append(self._pending_deletes.popleft())
@@ -509,10 +550,15 @@ class Connection:
             dtype, size = from_wire(result["dtype"]), int(result["size"])
             if result.get("shm"):
                 try:
-                    return stream.recv_view(dtype, size)  # type: ignore[union-attr]
+                    out = stream.recv_view(dtype, size)  # type: ignore[union-attr]
                 except BaseException:
                     self._drop_stream()
                     raise
+                if "segment" in result and out.base is not None:
+                    # Once unmapped (the array collected), the server may lend
+                    # the segment again after its array is deleted.
+                    weakref.finalize(out.base, self._pending_releases.append, int(result["segment"]))
+                return out
             if "stream" in result:
                 out = np.empty(size, dtype)
                 try:
