@@ -321,7 +321,7 @@ func TestShmLeasedSegmentsReused(t *testing.T) {
 	c := dial(t, srv.URL)
 	upload := func(seed uint64) (*pdarray.Array, client.ArrayInfo) {
 		t.Helper()
-		a := randomArray(pdarray.Int64, 1<<19, seed)
+		a := randomArray(pdarray.Int64, client.ShmThreshold/8, seed)
 		info, err := client.UploadArray(ctx, c, a)
 		if err != nil {
 			t.Fatal(err)
@@ -346,7 +346,7 @@ func TestShmLeasedSegmentsReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = statsDelta(t, ctx, c)
-	mustRoundTrip(t, ctx, c, randomArray(pdarray.Int64, 1<<19, 3))
+	mustRoundTrip(t, ctx, c, randomArray(pdarray.Int64, client.ShmThreshold/8, 3))
 	if d("pool_hits") != 0 {
 		t.Fatalf("a segment a view maps was lent again (%d pool hits)", d("pool_hits"))
 	}

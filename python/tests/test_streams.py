@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import STREAM_THRESHOLD
+from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD
 
 
 def stats(conn: ak.Connection) -> dict[str, int]:
@@ -33,7 +33,7 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
     exactly one copy each way. Downloads of a private copy stream."""
     conn = ak.Connection(server.url, **options)
     try:
-        x = rng.standard_normal(STREAM_THRESHOLD // 8 * 3 + 5)
+        x = rng.standard_normal(SHM_THRESHOLD // 8 + 5)
         before = stats(conn)
         a = conn.array(x)
         back = a.to_ndarray()
@@ -136,7 +136,7 @@ def test_shm_view_is_read_only_and_bit_exact(conn: ak.Connection, rng: np.random
 def test_shm_upload_and_view_copy_nothing(conn: ak.Connection, rng: np.random.Generator) -> None:
     """An upload through shared memory and a view of it: the server copies
     no byte either way, and the view is bit-exact."""
-    x = rng.integers(-2**63, 2**63 - 1, 1 << 19, dtype=np.int64)
+    x = rng.integers(-2**63, 2**63 - 1, SHM_THRESHOLD // 8, dtype=np.int64)
     used = conn.mem_info()["used"]
     before = stats(conn)
     a = conn.array(x)
@@ -200,18 +200,19 @@ def test_shm_falls_back_when_the_segment_cannot_be_mapped(conn: ak.Connection,
     monkeypatch.setattr(connection, "_map_lease", refuse)
     used = conn.mem_info()["used"]
     before = stats(conn)
-    a = conn.array(np.arange(1 << 18))
+    x = np.arange(SHM_THRESHOLD // 8)
+    a = conn.array(x)
     after = stats(conn)
     assert after["shm_uploads"] == before["shm_uploads"]
     assert after["bytes_stream_in"] - before["bytes_stream_in"] == a.nbytes
-    assert (a.to_ndarray() == np.arange(1 << 18)).all()
+    assert (a.to_ndarray() == x).all()
     assert conn.mem_info()["used"] == used + a.nbytes
 
 
 def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     """A deleted array's segment is lent again to the next upload of its size
     (pages already in memory), unless a view of it is still mapped."""
-    x = np.arange(1 << 19)
+    x = np.arange(SHM_THRESHOLD // 8)
     conn.array(x).delete()
     before = stats(conn)
     a = conn.array(x[::-1].copy())
