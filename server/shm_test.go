@@ -144,3 +144,37 @@ func TestAdoptRace(t *testing.T) {
 		t.Fatalf("used %d, want %d", used, a.NBytes())
 	}
 }
+
+// TestCopyOnWriteRace: writers racing on one segment-backed array all get
+// the one copy that the store keeps.
+func TestCopyOnWriteRace(t *testing.T) {
+	s := newStore(1 << 30)
+	body := bytes.Repeat([]byte{5}, 8<<20)
+	segmentArray(t, s, "a", body)
+	got := make([]*pdarray.Array, 4)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			req := s.grace.enter()
+			defer s.grace.exit(req)
+			a, err := s.getForWrite("a")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = a
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	kept, _ := s.get("a")
+	for i, a := range got {
+		if a != kept || !bytes.Equal(a.Bytes(), body) {
+			t.Fatalf("writer %d got another array than the one stored", i)
+		}
+	}
+	if n := s.copiesOnWrite.Load(); n != 1 {
+		t.Fatalf("%d copies on write kept, want 1", n)
+	}
+}

@@ -193,21 +193,32 @@ func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 	if !ok {
 		return nil, s.unknown(name)
 	}
-	if e.seg != nil {
-		// Copied under the lock, so no other writer or view races the
-		// swap; it costs one memcpy of the array, once.
-		buf := s.pool.get(e.a.NBytes())
+	for e.seg != nil {
+		// Copied without the lock, so that other requests (inline ones
+		// above all) do not wait for it: the segment stays mapped until
+		// this request ends (grace), whatever happens to the entry.
+		src, g := e.a, e.seg
+		buf := s.pool.get(src.NBytes())
+		s.mu.Unlock()
 		if buf == nil {
-			buf = pdarray.AlignedBytes(e.a.NBytes())
+			buf = pdarray.AlignedBytes(src.NBytes())
 		}
-		c, err := pdarray.Wrap(e.a.DType(), buf[:e.a.NBytes()])
+		c, err := pdarray.Wrap(src.DType(), buf[:src.NBytes()])
+		if err == nil {
+			copy(c.Bytes(), src.Bytes())
+		}
+		s.mu.Lock()
 		if err != nil {
 			return nil, transfer.Errorf(transfer.Internal, "copy on write of '%s': %v", name, err)
 		}
-		copy(c.Bytes(), e.a.Bytes())
-		s.retire(e.seg)
-		e.a, e.seg = c, nil
-		s.copiesOnWrite.Add(1)
+		if s.arrays[name] != e {
+			return nil, s.unknown(name) // deleted (or replaced) meanwhile
+		}
+		if e.seg == g {
+			s.retire(g)
+			e.a, e.seg = c, nil
+			s.copiesOnWrite.Add(1)
+		} // else another writer copied it first: use theirs
 	}
 	e.shared = true
 	e.groupIDs = 0
