@@ -324,8 +324,15 @@ func DownloadView[T pdarray.Element](ctx context.Context, c *Client, name string
 	if len(mem) == 0 {
 		return &View[T]{Data: []T{}}, nil
 	}
+	if segment == copiedNotMapped {
+		return &View[T]{Data: pdarray.BytesAs[T](mem)}, nil
+	}
 	return &View[T]{Data: pdarray.BytesAs[T](mem[:info.NBytes]), mem: mem, c: c, segment: segment}, nil
 }
+
+// copiedNotMapped is downloadShm's segment when the server sent the bytes
+// over the stream (it could make no segment): mem is then an ordinary copy.
+const copiedNotMapped = ^uint64(0)
 
 // downloadShm downloads name as a mapping of the server's segment; ok is
 // false when shared memory does not apply here (nothing was asked).
@@ -353,6 +360,21 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 		return nil, info, 0, false, err
 	}
 	st.deadline(ctx)
+	if shm, _ := rep.Result["shm"].(bool); !shm {
+		// The server could make no segment: the bytes came over the stream.
+		a, err := result(info, nil)
+		if err == nil {
+			_, err = io.ReadFull(st.conn, a.Bytes())
+		}
+		if err != nil {
+			c.closeStream()
+			return nil, info, 0, false, fmt.Errorf("client: download stream: %w", err)
+		}
+		if info.DType != want {
+			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
+		}
+		return a.Bytes(), info, copiedNotMapped, true, nil
+	}
 	fd, err := st.recvFD()
 	if err != nil {
 		c.closeStream()

@@ -415,3 +415,34 @@ func TestShmLeaseEnds(t *testing.T) {
 	id, _ = rawStream(t, ctx, c)
 	wantCode(t, rawCall(t, ctx, c, "shm_lease", map[string]any{"stream": id, "nbytes": 0}), transfer.ArgumentValue, "nbytes must be")
 }
+
+// TestShmServerWithoutMemfd: a server that can make no shared-memory
+// segment (out of descriptors or memory) lends none and answers views over
+// the stream: uploads stream, views are private copies, and nothing fails.
+func TestShmServerWithoutMemfd(t *testing.T) {
+	t.Setenv("ARKTOS_DEBUG_NO_MEMFD", "1")
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	a := randomArray(pdarray.Int64, client.ShmThreshold/8, 4)
+	d := statsDelta(t, ctx, c)
+	mustRoundTrip(t, ctx, c, a)
+	info, err := c.Arange(ctx, 0, 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.DownloadView[int64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Shared() || len(v.Data) != 1<<20 || v.Data[12345] != 12345 {
+		t.Fatalf("view without memfd: shared %v, %d elements", v.Shared(), len(v.Data))
+	}
+	v.Close()
+	if d("shm_uploads") != 0 || d("shm_views") != 0 || d("bytes_stream_in") != int64(a.NBytes()) {
+		t.Fatalf("shm uploads %d, views %d, streamed in %d", d("shm_uploads"), d("shm_views"), d("bytes_stream_in"))
+	}
+	if mem, _ := c.MemUsed(ctx); mem.Used != int64(a.NBytes()+info.NBytes) {
+		t.Fatalf("server holds %d bytes, want %d", mem.Used, a.NBytes()+info.NBytes)
+	}
+}

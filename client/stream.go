@@ -190,9 +190,9 @@ func (c *Client) useShm(st *bulkStream, nbytes int) bool {
 // bytes on st (shm_lease), maps it, copies body in and unmaps it: the next
 // upload with lease=true stores it with no copy on the server. A pooled
 // segment's pages are already in memory, so this costs one copy and no page
-// allocation. It returns false, with the stream closed, when this side
-// cannot map the segment; an error is the server's refusal. c.mu must be
-// held.
+// allocation. It returns false when the server could make no segment, or
+// (with the stream closed) when this side cannot map it; an error is the
+// server's refusal. c.mu must be held.
 func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bool, error) {
 	rep, m, err := c.callLocked(ctx, "shm_lease", map[string]any{"stream": st.id, "nbytes": len(body)}, nil, nil)
 	if err != nil {
@@ -202,6 +202,9 @@ func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bo
 	m.Close()
 	if err := rep.Err(); err != nil {
 		return false, err
+	}
+	if leased, _ := rep.Result["leased"].(bool); !leased {
+		return false, nil // the server could make no segment: the bytes stream
 	}
 	st.deadline(ctx)
 	fd, err := st.recvFD()

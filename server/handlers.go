@@ -581,7 +581,10 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		result["stream"] = streamID
 		ok = true
 		if shm {
-			return s.shmDownload(x, name, arr, body, start == 0 && stop == n, result, release)
+			// nil: no segment could be made; the bytes stream instead.
+			if resp, err := s.shmDownload(x, name, arr, body, start == 0 && stop == n, result, release); resp != nil || err != nil {
+				return resp, err
+			}
 		}
 		return &response{result: result, after: func() {
 			defer release()

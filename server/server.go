@@ -98,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{})}
 	s.store.poison = os.Getenv("ARKTOS_DEBUG_POISON") == "1"
+	if os.Getenv("ARKTOS_DEBUG_NO_MEMFD") == "1" {
+		memfdDisabled.Store(true)
+	}
 	if err := s.setupToken(); err != nil {
 		return nil, err
 	}

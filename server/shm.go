@@ -144,10 +144,21 @@ func mapSegment(fd int, nbytes int, readOnly bool) (*segment, error) {
 	return g, nil
 }
 
+// memfdDisabled makes every memfd_create fail (ARKTOS_DEBUG_NO_MEMFD=1, for
+// tests of the fallbacks: a server out of descriptors or memory).
+var memfdDisabled atomic.Bool
+
+func memfdCreate(name string) (int, error) {
+	if memfdDisabled.Load() {
+		return -1, errors.New("memfd_create: disabled by ARKTOS_DEBUG_NO_MEMFD")
+	}
+	return unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+}
+
 // newSegment makes a sealed memfd holding a copy of body and maps it like
 // mapSegment.
 func newSegment(body []byte, readOnly bool) (*segment, error) {
-	fd, err := unix.MemfdCreate("arktos-array", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	fd, err := memfdCreate("arktos-array")
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
@@ -190,7 +201,7 @@ func (g *segment) array(dt pdarray.DType, nbytes int) (*pdarray.Array, error) {
 // fault on it, and lent again after its array is deleted. The server maps
 // all of it at once.
 func newLeaseSegment(n int, readOnly bool) (*segment, error) {
-	fd, err := unix.MemfdCreate("arktos-lease", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	fd, err := memfdCreate("arktos-lease")
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
@@ -241,8 +252,9 @@ func (s *Server) cmdShmRelease(r *request) (*response, error) {
 	return &response{result: map[string]any{"released": s.store.releaseViews(ids)}}, nil
 }
 
-// cmdShmLease lends a segment of nbytes bytes on a unix stream: the reply,
-// then its read-write descriptor on the stream. The client fills it and
+// cmdShmLease lends a segment of nbytes bytes on a unix stream: the reply
+// (leased: true), then its read-write descriptor on the stream; or, when no
+// segment can be made, leased: false and nothing more. The client fills it and
 // uploads with lease=true; a pooled segment's pages are already in memory,
 // so filling it costs a copy and no page allocation. One lease per stream:
 // asking again, or closing the stream, ends the earlier one.
@@ -270,14 +282,17 @@ func (s *Server) cmdShmLease(r *request) (*response, error) {
 	}
 	g, err := s.store.lendSegment(int(n), s.store.poison)
 	if err != nil {
+		// No segment (out of descriptors, mappings or memory): nothing is
+		// lent, and the client streams the bytes instead.
+		s.log.Debug("no shared-memory segment to lend", "nbytes", n, "err", err)
 		s.store.release(int64(n))
 		x.mu.Unlock()
-		return nil, transfer.Errorf(transfer.OutOfMemory, "cannot make a shared-memory segment of %d bytes: %v; upload without shm", n, err)
+		return &response{result: map[string]any{"nbytes": n, "leased": false}}, nil
 	}
 	l := &lease{g: g, nbytes: int(n)}
 	x.lease = l
 	go s.watchLease(x, l)
-	return &response{result: map[string]any{"nbytes": n}, after: func() {
+	return &response{result: map[string]any{"nbytes": n, "leased": true}, after: func() {
 		if err := sendFD(x.conn, g.fd); err != nil {
 			s.log.Debug("lease descriptor not sent", "stream", x.id, "err", err)
 			s.dropStream(x) // ends the lease
@@ -454,7 +469,9 @@ func (s *Server) shmUpload(x *stream, dt pdarray.DType, nbytes int) (*pdarray.Ar
 }
 
 // shmDownload answers download with shm=true: checked before the reply,
-// the descriptor sent after it. whole says the range is the whole array
+// the descriptor sent after it. It returns nil and no error, with x still
+// locked and the array held, when no segment can be made: the caller then
+// streams the bytes, and the reply, without shm, says so. whole says the range is the whole array
 // stored under name (arr, held through release): its segment is passed as
 // is, or made once and adopted as the array's buffer. A part of an array,
 // or a small one, travels as a one-off copy in a fresh segment.
@@ -496,11 +513,11 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 	}
 	if g == nil {
 		var err error
-		g, err = newSegment(body, true)
-		if err != nil {
-			x.mu.Unlock()
-			release()
-			return nil, transfer.Errorf(transfer.OutOfMemory, "cannot make a shared-memory segment of %d bytes: %v; download without shm", len(body), err)
+		if g, err = newSegment(body, true); err != nil {
+			// No segment (out of descriptors, mappings or memory): the
+			// reply says no shm and the bytes travel over the stream.
+			s.log.Debug("no shared-memory segment for a view; the bytes stream", "name", name, "err", err)
+			return nil, nil
 		}
 		owned, copied = true, len(body)
 	}

@@ -57,7 +57,8 @@ class Server:
         self.process.wait(timeout=10)
 
 
-def start_server(home: Path, *flags: str, token: str | None = None) -> Server:
+def start_server(home: Path, *flags: str, token: str | None = None,
+                 env_extra: dict[str, str] | None = None) -> Server:
     """Start arktos-server on a free loopback port; return once get_config answers."""
     if not SERVER_BIN.exists():
         pytest.skip(f"{SERVER_BIN} not found: build it with `go build -o bin/arktos-server "
@@ -66,6 +67,7 @@ def start_server(home: Path, *flags: str, token: str | None = None) -> Server:
     env = {key: value for key, value in os.environ.items() if not key.startswith("ARKTOS_")}
     env["HOME"] = str(home)
     env["ARKTOS_DEBUG_POISON"] = "1"  # pooled buffers poisoned: a reader that kept one breaks loudly
+    env.update(env_extra or {})
     command = [str(SERVER_BIN), "--addr", url, "--log-level", "warn", *flags]
     if token is not None:
         command += ["--token", token]
@@ -111,8 +113,8 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Start extra servers with special flags; all are killed after the test."""
     started: list[Server] = []
 
-    def make(*flags: str, token: str | None = None) -> Server:
-        srv = start_server(tmp_path, *flags, token=token)
+    def make(*flags: str, token: str | None = None, env: dict[str, str] | None = None) -> Server:
+        srv = start_server(tmp_path, *flags, token=token, env_extra=env)
         started.append(srv)
         return srv
 

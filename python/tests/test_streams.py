@@ -270,3 +270,22 @@ def test_zstd_round_trip(server: Any, data: str, rng: np.random.Generator) -> No
 def test_compression_is_checked() -> None:
     with pytest.raises(ValueError, match="compression must be None or 'zstd'"):
         ak.Connection("tcp://127.0.0.1:1", compression="lz4")
+
+
+def test_server_without_memfd_falls_back(make_server: Callable[..., Any]) -> None:
+    """A server that can make no shared-memory segment (out of descriptors or
+    memory) lends none and answers views over the stream: uploads stream,
+    views are read-only copies, and nothing fails."""
+    srv = make_server(env={"ARKTOS_DEBUG_NO_MEMFD": "1"})
+    conn = srv.connect()
+    try:
+        x = np.arange(SHM_THRESHOLD // 8)
+        before = stats(conn)
+        a = conn.array(x)
+        v = (a + 0).to_ndarray(copy=False)
+        after = stats(conn)
+        assert (v == x).all() and not v.flags.writeable
+        assert after["shm_uploads"] == before["shm_uploads"] and after["shm_views"] == before["shm_views"]
+        assert after["bytes_stream_in"] - before["bytes_stream_in"] == x.nbytes
+    finally:
+        conn.close()

@@ -700,7 +700,7 @@ class Connection:
             if (stream is not None and self.shm and stream.network == "unix"
                     and data.nbytes >= SHM_THRESHOLD):
                 leased = self._fill_lease(stream, data)
-                if not leased:  # this side could not map the segment: the bytes travel
+                if not leased:  # no segment here or there: the bytes travel
                     stream = open_stream()
             if stream is None:
                 result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None)
@@ -716,16 +716,19 @@ class Connection:
         (shm_lease) and copy `data` into it; the upload with lease=true then
         stores it with no copy on the server. A pooled segment's pages are
         in memory already, so this is one copy and no page allocation.
-        Returns False, with the stream dropped (which ends the lease), when
-        this side cannot map the segment; raises the server's refusal.
+        Returns False when the server could make no segment, or (with the
+        stream closed, which ends the lease) when this side cannot map it;
+        raises the server's refusal.
         Callers hold _lock."""
         try:
-            self._roundtrip("shm_lease", {"stream": stream.id, "nbytes": data.nbytes}, (), None)
+            result, _ = self._roundtrip("shm_lease", {"stream": stream.id, "nbytes": data.nbytes}, (), None)
         except ArktosError:
             raise  # nothing was sent on the stream
         except BaseException:
             self._drop_stream()  # abandoned: the descriptor may still come
             raise
+        if not result.get("leased"):
+            return False  # the server could make no segment: the bytes stream
         try:
             fd = stream.recv_fd()
         except (OSError, ConnectionError):
