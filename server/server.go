@@ -15,6 +15,9 @@
 // into the array's final aligned buffer (counted in Stats.BytesCopiedIn); a
 // download is sent from the array's own buffer, copied once into libzmq's
 // message (Stats.BytesCopiedOut). No per-element decode happens anywhere.
+// Over a bulk stream nothing is copied in user space; over shared memory
+// (shm.go) an upload's segment becomes the array and a view passes the
+// array's own segment, so neither copies at all.
 package server
 
 import (

@@ -61,8 +61,9 @@ import (
 // stored (or its lease lasts), like any array; pooled segments count as
 // pooled bytes; a view that outlives its array is the client's memory.
 
-// segment is a sealed memfd and the server's mapping of its first len(mem)
-// bytes, backing one stored array.
+// segment is a memfd (sealed as the ownership notes above say) and the
+// server's mapping of its first len(mem) bytes, backing one stored array,
+// lent for an upload, or pooled.
 type segment struct {
 	fd  int
 	mem []byte // the server's mapping: all of the segment for a leased one
