@@ -559,6 +559,21 @@ func (s *store) lendSegment(n int, readOnly bool) (*segment, error) {
 	return newLeaseSegment(n, readOnly)
 }
 
+// lendFilled is lendSegment holding a copy of body: a pooled segment's
+// pages are in memory already, so this costs one copy and no page
+// allocation. The bytes must be reserved.
+func (s *store) lendFilled(body []byte) (*segment, error) {
+	g, err := s.lendSegment(len(body), s.poison)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillShared(g.fd, body); err != nil {
+		g.free()
+		return nil, err
+	}
+	return g, nil
+}
+
 // addView records that a client maps the leased segment g (a view): until
 // it releases the view (releaseViews), g never goes back to the pool, whose
 // next borrower would write into that view.
