@@ -61,6 +61,12 @@ func GroupAgg(env Env, ids *pdarray.Array, ngroups int, op string, vals *pdarray
 // that keeps a row count, a value count and a row-order float sum per
 // group (var and std add a second pass for the squared deviations).
 func GroupAggMany(env Env, ids *pdarray.Array, ngroups int, ops []string, vals *pdarray.Array, ddof float64) ([]*pdarray.Array, error) {
+	return groupAggMany(env, ids, ngroups, ops, vals, ddof, nil)
+}
+
+// groupAggMany is GroupAggMany given, in pre when not nil, the shared sums
+// pass of vals already made (groupFloatSumsCols).
+func groupAggMany(env Env, ids *pdarray.Array, ngroups int, ops []string, vals *pdarray.Array, ddof float64, pre []sumSlot) ([]*pdarray.Array, error) {
 	if ids.DType() != pdarray.Int32 {
 		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
 	}
@@ -94,29 +100,29 @@ func GroupAggMany(env Env, ids *pdarray.Array, ngroups int, ops []string, vals *
 	gid := pdarray.View[int32](ids)
 	var err error
 	if vals == nil {
-		err = groupAggManyT(env, gid, ngroups, ops, []int64(nil), outs, ddof)
+		err = groupAggManyT(env, gid, ngroups, ops, []int64(nil), outs, ddof, pre)
 	} else {
 		switch vd {
 		case dI8:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int8](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int8](vals), outs, ddof, pre)
 		case dI16:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int16](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int16](vals), outs, ddof, pre)
 		case dI32:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int32](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int32](vals), outs, ddof, pre)
 		case dI64:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int64](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[int64](vals), outs, ddof, pre)
 		case dU8, dBool:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.BytesAs[uint8](vals.Bytes())[:vals.Len()], outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.BytesAs[uint8](vals.Bytes())[:vals.Len()], outs, ddof, pre)
 		case dU16:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint16](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint16](vals), outs, ddof, pre)
 		case dU32:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint32](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint32](vals), outs, ddof, pre)
 		case dU64:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint64](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[uint64](vals), outs, ddof, pre)
 		case dF32:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float32](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float32](vals), outs, ddof, pre)
 		case dF64:
-			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float64](vals), outs, ddof)
+			err = groupAggManyT(env, gid, ngroups, ops, pdarray.View[float64](vals), outs, ddof, pre)
 		default:
 			err = errorf(ErrType, "cannot aggregate a %v array", vd)
 		}
@@ -146,8 +152,13 @@ func GroupAggColumns(env Env, ids *pdarray.Array, ngroups int, cols []AggColumn,
 	errs := make([]error, len(cols))
 	w := env.workers()
 	if len(cols) <= 1 || w <= 1 {
+		pre, free, err := groupFloatSumsCols(env, ids, ngroups, cols)
+		if err != nil {
+			return nil, err
+		}
+		defer free()
 		for i, c := range cols {
-			if outs[i], errs[i] = GroupAggMany(env, ids, ngroups, c.Ops, c.Values, ddof); errs[i] != nil {
+			if outs[i], errs[i] = groupAggMany(env, ids, ngroups, c.Ops, c.Values, ddof, pre[i]); errs[i] != nil {
 				break
 			}
 		}
@@ -179,6 +190,79 @@ func GroupAggColumns(env Env, ids *pdarray.Array, ngroups int, cols []AggColumn,
 	return outs, nil
 }
 
+// fusedColsPasses counts groupFloatSumsCols passes (tests check the path).
+var fusedColsPasses atomic.Uint64
+
+// groupFloatSumsCols is, on one worker, the shared sums pass of every
+// column that needs one (mean, var, std; sum of floats), made together: one
+// read of the ids for all of them, each column's values converted to
+// float64 a chunk at a time, and each column's sums still added in row
+// order (bit-identical to groupFloatSums). pre[i] is nil for a column that
+// needs no sums, and for all of them when fewer than two need sums or the
+// states outgrow the cache (then each column runs its own pass).
+func groupFloatSumsCols(env Env, ids *pdarray.Array, ng int, cols []AggColumn) (pre [][]sumSlot, free func(), err error) {
+	pre = make([][]sumSlot, len(cols))
+	var frees []func()
+	free = func() {
+		for _, f := range frees {
+			f()
+		}
+	}
+	var need []int
+	for i, c := range cols {
+		if c.Values == nil || c.Values.Len() != ids.Len() || ids.DType() != pdarray.Int32 || Kind(c.Values.DType()) == 0 {
+			continue // GroupAggMany reports what is wrong
+		}
+		for _, op := range c.Ops {
+			if op == "mean" || op == "var" || op == "std" || op == "sum" && Kind(c.Values.DType()) == 'f' {
+				need = append(need, i)
+				break
+			}
+		}
+	}
+	if len(need) < 2 || ng*int(unsafe.Sizeof(sumSlot{})) > bandedMinBytes || ids.Len() > math.MaxInt32 {
+		return pre, free, nil
+	}
+	for _, i := range need {
+		s, f, err := slotsOf[sumSlot](env, ng)
+		if err != nil {
+			free()
+			return nil, nil, err
+		}
+		frees = append(frees, f)
+		pre[i] = s
+	}
+	fusedColsPasses.Add(1)
+	gid := pdarray.View[int32](ids)
+	bufs := make([][]float64, len(need))
+	for j := range bufs {
+		bufs[j] = make([]float64, chunk)
+	}
+	xs := make([][]float64, len(need))
+	for c := 0; c < len(gid); c += chunk {
+		e := min(len(gid), c+chunk)
+		for j, i := range need {
+			xs[j] = f64Chunk(cols[i].Values, c, e, bufs[j])
+		}
+		g := gid[c:e]
+		for j, i := range need {
+			s, x := pre[i], xs[j][:len(g)]
+			for r, id := range g {
+				if uint32(id) >= uint32(ng) {
+					continue
+				}
+				p := &s[id]
+				p.rows++
+				if v := x[r]; v == v {
+					p.s += v
+					p.n++
+				}
+			}
+		}
+	}
+	return pre, free, nil
+}
+
 // usesSums reports whether op over values of type T is read from the shared
 // sums pass (groupFloatSums) when that pass runs.
 func usesSums[T Number](op string, shared bool) bool {
@@ -193,13 +277,13 @@ func usesSums[T Number](op string, shared bool) bool {
 	return false
 }
 
-func groupAggManyT[T Number](env Env, gid []int32, ng int, ops []string, x []T, outs []*pdarray.Array, ddof float64) error {
+func groupAggManyT[T Number](env Env, gid []int32, ng int, ops []string, x []T, outs []*pdarray.Array, ddof float64, pre []sumSlot) error {
 	shared := false
 	for _, op := range ops {
 		shared = shared || x != nil && usesSums[T](op, false)
 	}
-	var s []sumSlot
-	if shared {
+	s := pre
+	if shared && s == nil {
 		var free func()
 		var err error
 		if s, free, err = groupFloatSums(env, gid, ng, x, false); err != nil {

@@ -931,9 +931,13 @@ func TestGroupAggColumns(t *testing.T) {
 		{Ops: []string{"size"}},
 	}
 	for _, w := range []int{1, 2, 8} {
+		before := fusedColsPasses.Load()
 		got, err := GroupAggColumns(PlainEnv(w), idArr, ng, cols, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if took := fusedColsPasses.Load() != before; took != (w == 1) {
+			t.Fatalf("w=%d: one sums pass for all columns taken %v", w, took)
 		}
 		for c, col := range cols {
 			want, err := GroupAggMany(PlainEnv(1), idArr, ng, col.Ops, col.Values, 0)
