@@ -919,13 +919,19 @@ func TestGroupAggColumns(t *testing.T) {
 	const n, ng = 40_000, 90
 	ids := make([]int32, n)
 	f := make([]float64, n)
+	f32 := make([]float32, n)
 	for i := range ids {
 		ids[i] = int32(r.IntN(ng+1)) - 1
 		f[i] = r.NormFloat64() * 1e6
+		f32[i] = float32(r.NormFloat64())
+		if r.IntN(25) == 0 {
+			f[i], f32[i] = math.NaN(), float32(math.NaN())
+		}
 	}
 	idArr := pdarray.FromSlice(ids)
 	cols := []AggColumn{
-		{Values: pdarray.FromSlice(f), Ops: []string{"sum", "mean", "size"}},
+		{Values: pdarray.FromSlice(f), Ops: []string{"sum", "mean", "size", "count"}},
+		{Values: pdarray.FromSlice(f32), Ops: []string{"count", "mean"}},
 		{Values: gbInts[int64](r, n, -50, 100), Ops: []string{"mean", "max"}},
 		{Values: gbInts[int8](r, n, 0, 5), Ops: []string{"sum"}},
 		{Ops: []string{"size"}},
