@@ -242,7 +242,7 @@ func groupFloatSumsCols(env Env, ids *pdarray.Array, ng int, cols []AggColumn) (
 	for c := 0; c < len(gid); c += chunk {
 		e := min(len(gid), c+chunk)
 		for j, i := range need {
-			xs[j] = f64Chunk(cols[i].Values, c, e, bufs[j])
+			xs[j] = chunkAs(cols[i].Values, c, e, bufs[j])
 		}
 		g := gid[c:e]
 		for j, i := range need {

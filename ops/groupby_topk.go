@@ -177,7 +177,7 @@ func GroupCorr(env Env, ids *pdarray.Array, ng int, x, y *pdarray.Array) (*pdarr
 			bx, by := make([]float64, chunk), make([]float64, chunk)
 			for c := 0; c < n; c += chunk {
 				e := min(n, c+chunk)
-				xs, ys := f64Chunk(x, c, e, bx), f64Chunk(y, c, e, by)
+				xs, ys := chunkAs(x, c, e, bx), chunkAs(y, c, e, by)
 				for i, g := range gid[c:e] {
 					if uint32(g-glo) >= span {
 						continue
@@ -223,14 +223,16 @@ func GroupCorr(env Env, ids *pdarray.Array, ng int, x, y *pdarray.Array) (*pdarr
 	return out, nil
 }
 
-// f64Chunk returns a[lo:hi] as float64: a view when a is float64, else
-// converted into buf.
-func f64Chunk(a *pdarray.Array, lo, hi int, buf []float64) []float64 {
-	if a.DType() == dF64 {
-		return pdarray.View[float64](a)[lo:hi]
+// chunkAs returns a[lo:hi] as T: a view when a holds T, else converted
+// into buf (uint64 above MaxInt64 wraps negative as int64, which the
+// magnitude check of groupCorrInts then refuses).
+func chunkAs[T int64 | float64](a *pdarray.Array, lo, hi int, buf []T) []T {
+	d := pdarray.DTypeOf[T]()
+	if a.DType() == d {
+		return pdarray.View[T](a)[lo:hi]
 	}
 	sz := a.DType().Size()
-	castBytes(dF64, pdarray.AsBytes(buf[:hi-lo]), a.DType(), a.Bytes()[lo*sz:hi*sz])
+	castBytes(d, pdarray.AsBytes(buf[:hi-lo]), a.DType(), a.Bytes()[lo*sz:hi*sz])
 	return buf[:hi-lo]
 }
 
@@ -263,7 +265,7 @@ func groupCorrInts(env Env, gid []int32, ng int, x, y *pdarray.Array) (out *pdar
 		var mx, my uint64
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
-			xs, ys := i64Chunk(x, c, e, bx), i64Chunk(y, c, e, by)
+			xs, ys := chunkAs(x, c, e, bx), chunkAs(y, c, e, by)
 			ids := gid[c:e]
 			xs, ys = xs[:len(ids)], ys[:len(ids)]
 			for i, g := range ids {
@@ -336,16 +338,4 @@ func absU(v int64) uint64 {
 		return -uint64(v)
 	}
 	return uint64(v)
-}
-
-// i64Chunk returns a[lo:hi] as int64: a view when a is int64, else
-// converted into buf (uint64 above MaxInt64 wraps negative, which the
-// magnitude check of groupCorrInts then refuses).
-func i64Chunk(a *pdarray.Array, lo, hi int, buf []int64) []int64 {
-	if a.DType() == dI64 {
-		return pdarray.View[int64](a)[lo:hi]
-	}
-	sz := a.DType().Size()
-	castBytes(dI64, pdarray.AsBytes(buf[:hi-lo]), a.DType(), a.Bytes()[lo*sz:hi*sz])
-	return buf[:hi-lo]
 }

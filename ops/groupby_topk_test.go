@@ -81,7 +81,7 @@ func TestGroupTopK(t *testing.T) {
 // elemF64 is element i of a as float64 (exact for the test's values).
 func elemF64(a *pdarray.Array, i int) float64 {
 	buf := make([]float64, 1)
-	return f64Chunk(a, i, i+1, buf)[0]
+	return chunkAs(a, i, i+1, buf)[0]
 }
 
 // TestGroupCorr: bit-identical to a row-order two-pass loop at every worker

@@ -111,10 +111,7 @@ func radixSort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbi
 			hist[w] = [nb]int{}
 		}
 		parallel(env.workers(), n, 1, func(w, lo, hi int) {
-			h := &hist[w]
-			for _, k := range keys[lo:hi] {
-				h[((k-base)>>shift)&(nb-1)]++
-			}
+			countDigits(keys[lo:hi], base, shift, &hist[w])
 		})
 		// Offsets digit-major, worker-minor: stable.
 		sum, skip := 0, false
@@ -141,19 +138,33 @@ func radixSort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbi
 				}
 				return
 			}
-			ks, is := keys[lo:hi], idx[lo:hi]
-			for i, k := range ks {
-				d := ((k - base) >> shift) & (nb - 1)
-				p := h[d]
-				kTmp[p] = k
-				iTmp[p] = is[i]
-				h[d] = p + 1
-			}
+			scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, h)
 		})
 		keys, kTmp = kTmp, keys
 		idx, iTmp = iTmp, idx
 	}
 	return keys, idx
+}
+
+// countDigits adds to h the count of each key's digit at shift.
+func countDigits(keys []uint64, base uint64, shift uint, h *[1 << radixBits]int) {
+	for _, k := range keys {
+		h[((k-base)>>shift)&(1<<radixBits-1)]++
+	}
+}
+
+// scatterPairs moves each key and its idx to the next place of its digit
+// at shift (h holds the places, advanced as they are used): one stable
+// radix pass.
+func scatterPairs(keys []uint64, idx []int64, kTmp []uint64, iTmp []int64, base uint64, shift uint, h *[1 << radixBits]int) {
+	idx = idx[:len(keys)]
+	for i, k := range keys {
+		d := ((k - base) >> shift) & (1<<radixBits - 1)
+		p := h[d]
+		kTmp[p] = k
+		iTmp[p] = idx[i]
+		h[d] = p + 1
+	}
 }
 
 // msdMin is the smallest key count radixSortMSD splits by its top digit:
@@ -183,10 +194,7 @@ func radixSortMSD(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, 
 	nw := numWorkers(env.workers(), n)
 	hist := make([][nb]int, nw)
 	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		h := &hist[w]
-		for _, k := range keys[lo:hi] {
-			h[((k-base)>>shift)&(nb-1)]++
-		}
+		countDigits(keys[lo:hi], base, shift, &hist[w])
 	})
 	var bucket [nb + 1]int
 	sum := 0
@@ -200,16 +208,7 @@ func radixSortMSD(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, 
 	}
 	bucket[nb] = n
 	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		h := &hist[w]
-		ks, is := keys[lo:hi], idx[lo:hi]
-		is = is[:len(ks)]
-		for i, k := range ks {
-			d := ((k - base) >> shift) & (nb - 1)
-			p := h[d]
-			kTmp[p] = k
-			iTmp[p] = is[i]
-			h[d] = p + 1
-		}
+		scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, &hist[w])
 	})
 	// Buckets sorted in place in kTmp/iTmp, keys/idx their scratch.
 	var next atomic.Int32
@@ -241,9 +240,7 @@ func lsdLocal(keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbits uint, h
 	n := len(keys)
 	for shift := uint(0); shift < nbits; shift += radixBits {
 		*h = [nb]int{}
-		for _, k := range keys {
-			h[((k-base)>>shift)&(nb-1)]++
-		}
+		countDigits(keys, base, shift, h)
 		sum := 0
 		skip := false
 		for d := range h {
@@ -255,14 +252,7 @@ func lsdLocal(keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbits uint, h
 		if skip {
 			continue
 		}
-		is := idx[:n]
-		for j, k := range keys {
-			d := ((k - base) >> shift) & (nb - 1)
-			p := h[d]
-			kTmp[p] = k
-			iTmp[p] = is[j]
-			h[d] = p + 1
-		}
+		scatterPairs(keys, idx, kTmp, iTmp, base, shift, h)
 		keys, kTmp = kTmp, keys
 		idx, iTmp = iTmp, idx
 	}
