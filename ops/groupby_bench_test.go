@@ -183,3 +183,68 @@ func BenchmarkDenseGroupBy(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkG1Q4 is db-benchmark G1 q4 in process: group 10^7 rows by id4
+// (int64 in 1..100), then the means of v1, v2 (int64) and v3 (float64) in
+// one GroupAggColumns, as the server runs it; "agg" times the aggregation
+// alone over a grouping made once.
+func BenchmarkG1Q4(b *testing.B) {
+	const n = 10_000_000
+	env1 := PlainEnv(runtime.NumCPU())
+	id4, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, id4, 1, 101, 1)
+	v1, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, v1, 1, 6, 2)
+	v2, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, v2, 1, 16, 3)
+	v3, _ := pdarray.Alloc(dF64, n)
+	Uniform(env1, v3, 0, 100, 4)
+	cols := []AggColumn{{Values: v1, Ops: []string{"mean"}}, {Values: v2, Ops: []string{"mean"}}, {Values: v3, Ops: []string{"mean"}}}
+	for _, w := range []int{1, 2} {
+		env := poolEnv(w)
+		b.Run(fmt.Sprintf("query/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 32)
+			for b.Loop() {
+				g, err := GroupBy(env, []*pdarray.Array{id4}, true, "auto")
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.Free(env)
+				for _, o := range outs {
+					for _, a := range o {
+						env.Free(a)
+					}
+				}
+			}
+		})
+		g, _ := GroupBy(env, []*pdarray.Array{id4}, true, "auto")
+		b.Run(fmt.Sprintf("agg/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 28)
+			for b.Loop() {
+				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, o := range outs {
+					for _, a := range o {
+						env.Free(a)
+					}
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("scan/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 32)
+			for b.Loop() {
+				for _, a := range []*pdarray.Array{id4, v1, v2, v3} {
+					if _, _, err := Reduce(env, "sum", a, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

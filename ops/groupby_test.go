@@ -935,15 +935,25 @@ func TestGroupAggColumns(t *testing.T) {
 		{Values: gbInts[int64](r, n, -50, 100), Ops: []string{"mean", "max"}},
 		{Values: gbInts[int8](r, n, 0, 5), Ops: []string{"sum"}},
 		{Ops: []string{"size"}},
+		// More columns than one loop takes: a bin's int64 and other columns
+		// run in loops of up to three, NaN counts kept per column.
+		{Values: pdarray.FromSlice(slices.Concat(f[n/2:], f[:n/2])), Ops: []string{"var", "count"}},
+		{Values: gbInts[int64](r, n, -1e6, 1e6), Ops: []string{"std", "size"}},
+		{Values: gbInts[int32](r, n, -9, 9), Ops: []string{"mean"}},
+		{Values: pdarray.FromSlice(slices.Concat(f[:n/4], f[n/4:])), Ops: []string{"sum", "mean"}},
+		{Values: pdarray.FromSlice(slices.Concat(f32[n/2:], f32[:n/2])), Ops: []string{"sum"}},
 	}
-	for _, w := range []int{1, 2, 8} {
-		before := fusedColsPasses.Load()
+	for _, w := range []int{1, 2, 3, 8} {
+		before, beforeInt := fusedColsPasses.Load(), intSharedPasses.Load()
 		got, err := GroupAggColumns(PlainEnv(w), idArr, ng, cols, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if took := fusedColsPasses.Load() != before; took != (w == 1) {
+		if took := fusedColsPasses.Load() != before; !took {
 			t.Fatalf("w=%d: one sums pass for all columns taken %v", w, took)
+		}
+		if took := intSharedPasses.Load() != beforeInt; took != (w > 1) {
+			t.Fatalf("w=%d: exact int64 sums by blocks of rows taken %v", w, took)
 		}
 		for c, col := range cols {
 			want, err := GroupAggMany(PlainEnv(1), idArr, ng, col.Ops, col.Values, 0)
@@ -954,6 +964,30 @@ func TestGroupAggColumns(t *testing.T) {
 				if !sameBits(got[c][i], want[i]) {
 					t.Fatalf("w=%d column %d %s differs from GroupAggMany", w, c, col.Ops[i])
 				}
+			}
+		}
+	}
+	// int64 values past 2^53/rows: the exact sums are refused and every
+	// column is still the row-order float loop's, bit for bit.
+	big := make([]int64, n)
+	for i := range big {
+		big[i] = r.Int64() >> 2
+	}
+	cols = []AggColumn{{Values: pdarray.FromSlice(big), Ops: []string{"mean"}}, {Values: cols[2].Values, Ops: []string{"mean"}},
+		{Values: pdarray.FromSlice(f), Ops: []string{"mean"}}}
+	for _, w := range []int{2, 8} {
+		beforeInt := intSharedPasses.Load()
+		got, err := GroupAggColumns(PlainEnv(w), idArr, ng, cols, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if intSharedPasses.Load() != beforeInt {
+			t.Fatalf("w=%d: exact int64 sums taken for values near 2^61", w)
+		}
+		for c, col := range cols {
+			want, _ := GroupAggMany(PlainEnv(1), idArr, ng, col.Ops, col.Values, 0)
+			if !sameBits(got[c][0], want[0]) {
+				t.Fatalf("w=%d big column %d differs from GroupAggMany", w, c)
 			}
 		}
 	}

@@ -32,9 +32,14 @@ result sorted by the keys. Every peer's answer is checked against ours
 before any time counts (keys, counts and integer sums exactly, float results
 to 1e-9 relative). "scan" is the floor: one ak.sum request per column the
 query reads. For each thread count T an arktos-server runs with --workers T;
-DuckDB gets SET threads=T, Polars POLARS_MAX_THREADS=T (in a subprocess),
-pandas is single-threaded (T=1 only). A fixed numpy kernel is timed before
-and after the whole run to show whether the machine stayed steady.
+DuckDB gets SET threads=T, Polars POLARS_MAX_THREADS=T, pandas is
+single-threaded (T=1 only); each peer is a subprocess of its own that loads
+the data once and then runs queries on command. After a warm-up run of each
+engine (which gives the answers), the trials run in rounds — scan, Arktos,
+DuckDB, Polars, pandas, then again — so that the machine's drifts in speed
+(large on this shared VM) fall on every engine alike. A fixed numpy kernel
+is timed before and after the whole run to show whether the machine stayed
+steady.
 """
 
 from __future__ import annotations
@@ -157,7 +162,7 @@ def arktos_query(cols: dict[str, ak.pdarray], spec: Query) -> tuple[Any, dict[st
 PEER_CODE = r"""
 import json, sys, time
 import numpy as np
-peer, threads, path, trials, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), json.loads(sys.argv[5])
+peer, threads, path, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
 d = np.load(path)
 cols = {k: d[k] for k in d.files}
 SQL = {"sum": "sum({c})", "count": "count(*)", "mean": "avg({c})", "median": "median({c})",
@@ -169,6 +174,8 @@ if peer == "duckdb":
     con.execute("SET enable_progress_bar=false")
     con.register("src", pa.table(cols))
     con.execute("CREATE TABLE t AS SELECT * FROM src")
+    con.unregister("src")
+    del d, cols  # the table holds its own copy
     def run(spec):
         k = ", ".join(spec["by"])
         if spec["expr"] == "top2":
@@ -225,16 +232,48 @@ else:
         if spec["expr"] == "range":
             r["range"] = r["mx"] - r["mn"]
         return {x: r[x].to_numpy() for x in r.columns}
-out = {}
-for name, spec in specs.items():
-    r = run(spec)
-    np.savez(path + f".{peer}.{name.replace(' ', '_')}.npz", **r)
-    ts = []
-    for _ in range(trials):
-        t0 = time.perf_counter(); run(spec); ts.append(time.perf_counter() - t0)
-    out[name] = ts
-print(json.dumps(out))
+# Commands on stdin, one a line: "check NAME" runs the query once and saves
+# its answer; "time NAME" runs it once more and prints the seconds.
+print("ready", flush=True)
+for line in sys.stdin:
+    cmd, name = line.rstrip("\n").split(" ", 1)
+    if cmd == "check":
+        np.savez(path + f".{peer}.{name.replace(' ', '_')}.npz", **run(specs[name]))
+        print("ok", flush=True)
+    else:
+        t0 = time.perf_counter(); run(specs[name]); print(time.perf_counter() - t0, flush=True)
 """
+
+
+class Peer:
+    """A peer engine in a subprocess of its own, the data loaded once, run
+    one query at a time on command (so its trials interleave with ours)."""
+
+    def __init__(self, peer: str, threads: int, data_path: str, queries: dict[str, Query]) -> None:
+        env = dict(os.environ, POLARS_MAX_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+        self.name = peer
+        self.proc = subprocess.Popen([sys.executable, "-c", PEER_CODE, peer, str(threads), data_path,
+                                      json.dumps(queries)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env)
+        self._read()  # "ready": the data is loaded
+
+    def _read(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name} exited ({self.proc.wait()})")
+        return line.strip()
+
+    def ask(self, cmd: str, name: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{cmd} {name}\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
 
 
 def check(ours: dict[str, Any], path: str, peer: str, name: str, spec: Query) -> str:
@@ -281,59 +320,63 @@ def run_set(set_name: str, queries: dict[str, Query], threads_list: list[int], a
                 d = np.load(data_path)
                 cols = {k: conn.array(d[k]) for k in d.files}
             n = next(iter(cols.values())).size
-            for name, spec in queries.items():
-                used = list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"]
-                                          + spec["extra"]))
-                scan = []
-                for _ in range(args.trials):
-                    t0 = time.perf_counter()
-                    for c in used:
-                        ak.sum(cols[c])
-                    scan.append(time.perf_counter() - t0)
-                ts: list[float] = []
-                ours: dict[str, Any] = {}
-                strategy = ""
-                for i in range(args.trials + 1):
-                    t0 = time.perf_counter()
-                    keys, res, strategy = arktos_query(cols, spec)
-                    dt = time.perf_counter() - t0
-                    if i == 0:
-                        ours = {"keys": [k.to_ndarray() for k in keys],
-                                "res": {o: r.to_ndarray() for o, r in res.items()}}
-                    else:
-                        ts.append(dt)
-                    del keys, res
-                p50, p90 = stats(ts)
-                s50, s90 = stats(scan)
-                base = {"set": set_name, "threads": threads, "query": name, "rows": n,
-                        "groups": len(ours["keys"][0]), "scan": s50}
-                rows.append({**base, "engine": f"arktos ({strategy})", "p50": p50, "p90": p90,
-                             "check": "ours", "ours": ours})
-                rows.append({**base, "engine": "scan floor", "p50": s50, "p90": s90, "check": ""})
+            peers: list[Peer] = []
+            for peer in args.peers.split(","):
+                if peer and not (peer == "pandas" and threads > 1):
+                    try:
+                        peers.append(Peer(peer, threads, data_path, queries))
+                    except RuntimeError as e:
+                        print(f"{peer} failed: {e}", file=sys.stderr)
+            try:
+                for name, spec in queries.items():
+                    run_query(name, spec, cols, peers, threads, n, set_name, data_path, args, rows)
+            finally:
+                for p in peers:
+                    p.close()
             conn.close()
         finally:
             proc.kill()
             proc.wait()
-        for peer in args.peers.split(","):
-            if peer == "pandas" and threads > 1:
-                continue
-            env = dict(os.environ, POLARS_MAX_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-            trials = args.trials if peer != "pandas" else max(3, args.trials // 2)
-            res = subprocess.run([sys.executable, "-c", PEER_CODE, peer, str(threads), data_path,
-                                  str(trials), json.dumps(queries)],
-                                 capture_output=True, text=True, env=env)
-            if res.returncode != 0:
-                print(f"{peer} failed: {res.stderr[-2000:]}", file=sys.stderr)
-                continue
-            times = json.loads([ln for ln in res.stdout.splitlines() if ln.startswith("{")][-1])
-            for name, pts in times.items():
-                ours_row = next(r for r in rows if r["threads"] == threads and r["query"] == name
-                                and "ours" in r)
-                p50, p90 = stats(pts)
-                rows.append({"set": set_name, "threads": threads, "query": name, "rows": n,
-                             "groups": ours_row["groups"], "engine": peer, "p50": p50, "p90": p90,
-                             "check": check(ours_row["ours"], data_path, peer, name, queries[name]),
-                             "scan": ours_row["scan"]})
+
+
+def run_query(name: str, spec: Query, cols: dict[str, Any], peers: list["Peer"], threads: int, n: int,
+              set_name: str, data_path: str, args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    """One query: a warm-up run of each engine that also gives its answer,
+    then the trials in rounds (scan, ours, each peer in turn), so that a
+    change in the machine's speed falls on every engine alike."""
+    used = list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"] + spec["extra"]))
+    keys, res, strategy = arktos_query(cols, spec)
+    ours = {"keys": [k.to_ndarray() for k in keys], "res": {o: r.to_ndarray() for o, r in res.items()}}
+    del keys, res
+    for p in peers:
+        p.ask("check", name)
+    scan: list[float] = []
+    ts: list[float] = []
+    pts: dict[str, list[float]] = {p.name: [] for p in peers}
+    for i in range(args.trials):
+        t0 = time.perf_counter()
+        for c in used:
+            ak.sum(cols[c])
+        scan.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        keys, res, strategy = arktos_query(cols, spec)
+        ts.append(time.perf_counter() - t0)
+        del keys, res
+        for p in peers:
+            if p.name == "pandas" and i >= max(3, args.trials // 2):
+                continue  # slow: fewer trials
+            pts[p.name].append(float(p.ask("time", name)))
+    p50, p90 = stats(ts)
+    s50, s90 = stats(scan)
+    base = {"set": set_name, "threads": threads, "query": name, "rows": n,
+            "groups": len(ours["keys"][0]), "scan": s50}
+    rows.append({**base, "engine": f"arktos ({strategy})", "p50": p50, "p90": p90, "check": "ours",
+                 "ours": ours})
+    rows.append({**base, "engine": "scan floor", "p50": s50, "p90": s90, "check": ""})
+    for p in peers:
+        q50, q90 = stats(pts[p.name])
+        rows.append({**base, "engine": p.name, "p50": q50, "p90": q90,
+                     "check": check(ours, data_path, p.name, name, spec)})
 
 
 def main() -> None:
