@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
+from ._bufpool import set_download_pool
 from ._connection import DEFAULT_URL, Connection
 from ._dtypes import DTYPES
 from ._errors import *  # noqa: F401,F403 -- the exception classes
@@ -59,6 +60,7 @@ __all__ = [
     "list_arrays",
     "mem_info",
     "pdarray",
+    "set_download_pool",
     "shutdown",
     *_error_names,
     *_ops_names,

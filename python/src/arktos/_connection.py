@@ -33,6 +33,7 @@ import numpy as np
 import zmq
 from numpy.typing import ArrayLike, NDArray
 
+from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArktosError, AuthFailedError
 from ._pdarray import pdarray
@@ -563,7 +564,7 @@ class Connection:
                     weakref.finalize(out.base, self._pending_releases.append, int(result["segment"]))
                 return out
             if "stream" in result:
-                out = np.empty(size, dtype)
+                out = POOL.empty(size, dtype)
                 try:
                     stream.recv_into(out)  # type: ignore[union-attr]
                 except BaseException:
@@ -571,10 +572,11 @@ class Connection:
                     raise
                 return out
             if result.get("compression") == "zstd" and self._zstd is not None:
-                out = np.empty(size, dtype)
+                out = POOL.empty(size, dtype)
                 self._zstd.decompress_into([frame.buffer for frame in frames], out, int(result["frame_size"]))
                 return out
-            out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]))
+            out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]),
+                              POOL.empty(size, dtype))
             if self.transport == "auto" and whole and out.nbytes >= STREAM_THRESHOLD:
                 self._try_open_stream()
             return out

@@ -158,8 +158,10 @@ def split_frames(data: np.ndarray, frame_size: int) -> list[np.ndarray]:
             for start in range(0, raw.size, frame_size)]
 
 
-def join_frames(frames: Sequence[Buffer], dtype: np.dtype, size: int, frame_size: int) -> np.ndarray:
-    """Assemble received payload frames into a new array of `size` elements.
+def join_frames(frames: Sequence[Buffer], dtype: np.dtype, size: int, frame_size: int,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """Assemble received payload frames into a new array of `size` elements
+    (`out`, when given: an uninitialised array of that size and dtype).
 
     Makes exactly one copy: each frame is viewed with np.frombuffer and copied
     into its slice of an array allocated with np.empty. Raises RuntimeError
@@ -169,7 +171,8 @@ def join_frames(frames: Sequence[Buffer], dtype: np.dtype, size: int, frame_size
     >>> join_frames([b"\\x01\\x00", b"\\x02\\x00"], np.dtype("<i2"), 2, 2)
     array([1, 2], dtype=int16)
     """
-    out = np.empty(size, dtype)
+    if out is None:
+        out = np.empty(size, dtype)
     nbytes = out.nbytes
     expected = n_frames(nbytes, frame_size)
     if len(frames) != expected:
