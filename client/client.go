@@ -46,6 +46,13 @@ type Client struct {
 	compression   string
 	noShm         bool        // WithSharedMemory(false)
 	stream        *bulkStream // nil until the first large transfer; guarded by mu
+	noLane        bool        // WithLane(false)
+	lane          *reqLane    // nil until the first small request (lane.go); guarded by mu
+	laneFailed    bool        // the server offers no lane: do not ask again
+	ready         bool        // Dial's get_config went through (no lane before)
+	// Requests given up on, and arrays their late replies made (late.go).
+	abandoned      map[uint64]abandonedReq
+	pendingDeletes []string
 }
 
 // ServerConfig is what get_config reports.
@@ -79,6 +86,7 @@ type options struct {
 	streamNetwork string
 	compression   string
 	noShm         bool
+	noLane        bool
 }
 
 // Option configures Dial.
@@ -125,7 +133,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		sock.Close()
 		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
 	}
-	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm}
+	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane}
 	for {
 		err = c.loadConfig(ctx)
 		var te *transfer.Error
@@ -179,7 +187,15 @@ func (c *Client) loadConfig(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.config = ServerConfig{
+	if c.config, err = parseConfig(res); err != nil {
+		return fmt.Errorf("client: server at %s: %w", c.url, err)
+	}
+	c.ready = true // the lane may be opened now that a request went through
+	return nil
+}
+
+func parseConfig(res map[string]any) (ServerConfig, error) {
+	cfg := ServerConfig{
 		ProtocolVersion: int(asInt(res["protocol_version"])),
 		ServerVersion:   asString(res["server_version"]),
 		MaxFrameSize:    int(asInt(res["max_frame_size"])),
@@ -189,13 +205,13 @@ func (c *Client) loadConfig(ctx context.Context) error {
 	}
 	if l, ok := res["dtypes"].([]any); ok {
 		for _, d := range l {
-			c.config.DTypes = append(c.config.DTypes, asString(d))
+			cfg.DTypes = append(cfg.DTypes, asString(d))
 		}
 	}
-	if c.config.MaxFrameSize <= 0 {
-		return fmt.Errorf("client: server at %s reported max_frame_size %d", c.url, c.config.MaxFrameSize)
+	if cfg.MaxFrameSize <= 0 {
+		return cfg, fmt.Errorf("reported max_frame_size %d", cfg.MaxFrameSize)
 	}
-	return nil
+	return cfg, nil
 }
 
 // Config returns the server configuration read at Dial.
@@ -212,6 +228,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closeStream()
+	c.closeLane()
 	err := c.sock.Close()
 	c.sock = nil
 	return err
@@ -232,6 +249,9 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	if c.sock == nil {
 		return nil, nil, errors.New("client: connection is closed")
 	}
+	if cmd != "delete" {
+		c.flushDeletes()
+	}
 	c.nextID++
 	id := c.nextID
 	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Token: c.token, Cmd: cmd, Args: args})
@@ -247,6 +267,7 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	for {
 		m, err := c.recv(ctx, cmd)
 		if err != nil {
+			c.abandon(id, cmd, args) // its reply comes later: see late.go
 			return nil, nil, err
 		}
 		if m.Len() == 0 {
@@ -259,7 +280,8 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 			return nil, nil, fmt.Errorf("client: reply to %s: %w", cmd, err)
 		}
 		if rep.ID != id {
-			m.Close() // a late reply to an abandoned request
+			c.lateReply(rep) // a late reply to an abandoned request
+			m.Close()
 			continue
 		}
 		return rep, m, nil
@@ -334,8 +356,28 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 	}
 }
 
-// call runs a command that has no payload either way and returns its result.
+// call runs a command that has no payload either way and returns its
+// result, over the request lane when there is one (lane.go).
 func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
+	c.mu.Lock()
+	if l := c.laneFor(ctx, cmd); l != nil && c.sock != nil {
+		defer c.mu.Unlock()
+		c.flushDeletes()
+		c.nextID++
+		hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
+		if err != nil {
+			return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
+		}
+		rep, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := rep.Err(); err != nil {
+			return nil, err
+		}
+		return rep.Result, nil
+	}
+	c.mu.Unlock()
 	rep, m, err := c.Call(ctx, cmd, args, nil)
 	if err != nil {
 		return nil, err
@@ -345,6 +387,16 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 		return nil, err
 	}
 	return rep.Result, nil
+}
+
+// GetConfig asks the server for its configuration again (Config returns
+// what Dial learnt).
+func (c *Client) GetConfig(ctx context.Context) (ServerConfig, error) {
+	res, err := c.call(ctx, "get_config", nil)
+	if err != nil {
+		return ServerConfig{}, err
+	}
+	return parseConfig(res)
 }
 
 // Info describes the array stored under name.

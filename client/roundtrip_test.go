@@ -258,8 +258,8 @@ func TestCopyCounters(t *testing.T) {
 			if got := c.StreamNetwork(); got != tc.network {
 				t.Errorf("stream network %q, want %q", got, tc.network)
 			}
-			if after["frames_held"] != 1 { // the stats request itself
-				t.Errorf("server holds %d received messages, want 1", after["frames_held"])
+			if after["frames_held"] > 1 { // the stats request itself, unless it came over the lane
+				t.Errorf("server holds %d received messages, want at most 1", after["frames_held"])
 			}
 			c.Delete(ctx, info.Name)
 		})

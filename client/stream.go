@@ -90,6 +90,13 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 // openStream asks for a ticket and connects: over the unix socket when the
 // server is on this host, else over TCP to the control host.
 func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
+	return c.dialStream(ctx, transfer.StreamMagic)
+}
+
+// dialStream asks for a ticket (open_stream), connects (unix on this host,
+// else tcp) and hands the server magic + ticket: a bulk stream
+// (transfer.StreamMagic) or a request lane (transfer.LaneMagic).
+func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, error) {
 	rep, m, err := c.callLocked(ctx, "open_stream", nil, nil, nil)
 	if err != nil {
 		return nil, err
@@ -123,7 +130,7 @@ func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
-	hello := append([]byte(transfer.StreamMagic), ticket...)
+	hello := append([]byte(magic), ticket...)
 	ack := make([]byte, 1)
 	if _, err := conn.Write(hello); err == nil {
 		_, err = io.ReadFull(conn, ack)

@@ -702,6 +702,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"shm_copies_on_write":     s.store.copiesOnWrite.Load(),
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
+		"lane_requests":           st.LaneRequests.Load(),
 	}}, nil
 }
 

@@ -84,6 +84,7 @@ type Stats struct {
 	// compressed bytes received and sent (zstd frames)
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64
+	LaneRequests                          atomic.Uint64 // requests answered over a request lane (lane.go)
 	Downloads                             atomic.Uint64
 }
 

@@ -49,6 +49,9 @@ type streams struct {
 	mu      sync.Mutex
 	tickets map[string]ticket
 	open    map[uint64]*stream
+	lanes   map[net.Conn]struct{} // request lanes (lane.go)
+	laneWG  sync.WaitGroup        // their goroutines
+	closed  bool                  // closeStreams ran: no new lane
 	nextID  uint64
 	tcp     net.Listener
 	unix    net.Listener
@@ -65,7 +68,7 @@ type ticket struct {
 // host (port from cfg.StreamPort, 0 for any), and a unix socket when the
 // server is local.
 func (s *Server) listenStreams() error {
-	s.streams = &streams{tickets: map[string]ticket{}, open: map[uint64]*stream{}}
+	s.streams = &streams{tickets: map[string]ticket{}, open: map[uint64]*stream{}, lanes: map[net.Conn]struct{}{}}
 	if s.cfg.StreamPort < 0 {
 		return nil
 	}
@@ -112,10 +115,15 @@ func (s *Server) closeStreams() {
 		os.RemoveAll(st.unixDir)
 	}
 	st.mu.Lock()
+	st.closed = true
 	for _, x := range st.open {
 		x.conn.Close()
 	}
+	for c := range st.lanes {
+		c.Close() // a lane's request in progress still finishes
+	}
 	st.mu.Unlock()
+	st.laneWG.Wait()
 }
 
 func (s *Server) acceptStreams(l net.Listener) {
@@ -135,7 +143,9 @@ func (s *Server) acceptStreams(l net.Listener) {
 func (s *Server) handshake(c net.Conn) {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	buf := make([]byte, len(transfer.StreamMagic)+transfer.TicketSize)
-	if _, err := io.ReadFull(c, buf); err != nil || string(buf[:len(transfer.StreamMagic)]) != transfer.StreamMagic {
+	_, err := io.ReadFull(c, buf)
+	magic := string(buf[:len(transfer.StreamMagic)])
+	if err != nil || magic != transfer.StreamMagic && magic != transfer.LaneMagic {
 		s.log.Debug("stream handshake refused", "remote", c.RemoteAddr(), "err", err)
 		c.Close()
 		return
@@ -164,6 +174,23 @@ func (s *Server) handshake(c net.Conn) {
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if magic == transfer.LaneMagic {
+		if st.closed {
+			st.mu.Unlock()
+			c.Close()
+			return
+		}
+		st.lanes[c] = struct{}{}
+		st.laneWG.Add(1) // under mu, before closeStreams can wait (it sets closed under mu)
+		st.mu.Unlock()
+		c.SetDeadline(time.Time{})
+		if _, err := c.Write([]byte{1}); err != nil {
+			s.endLane(c)
+			return
+		}
+		go s.serveLane(c, found.owner)
+		return
 	}
 	st.open[found.id] = &stream{id: found.id, owner: found.owner, conn: c}
 	st.mu.Unlock()

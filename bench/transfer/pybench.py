@@ -202,16 +202,20 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
 
 def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any]]:
     """p50/p90 of n small requests of each kind from Python, in microseconds:
-    get_config (answered by the server's I/O goroutine), ``a.sum()`` of a
-    1000-element array (run by a worker) and a raw ZeroMQ echo of the same
-    header (pyzmq, poll then receive: the floor), interleaved one by one in a
-    rotating order."""
+    get_config and ``a.sum()`` of a 1000-element array, over the request
+    lane (the default) and over ZeroMQ (``lane=False``), and a raw ZeroMQ
+    echo of the same header (pyzmq, poll then receive: the ZeroMQ floor),
+    interleaved one by one in a rotating order."""
     import zmq
 
     conn = ak.Connection(url)
+    zconn = ak.Connection(url, lane=False)
     a = conn.array(np.zeros(1000, np.int64))
-    kinds: list[tuple[str, Any]] = [("get_config", lambda: conn._request("get_config")),
-                                    ("reduce sum (1000 int64)", a.sum)]
+    za = zconn.attach(a.name)
+    kinds: list[tuple[str, Any]] = [("get_config (lane)", lambda: conn._request("get_config")),
+                                    ("reduce sum (1000 int64, lane)", a.sum),
+                                    ("get_config (zmq)", lambda: zconn._request("get_config"))]
+    kinds.append(("reduce sum (1000 int64, zmq)", za.sum))
     echo = None
     if echo_url:
         echo = zmq.Context.instance().socket(zmq.DEALER)
@@ -234,6 +238,7 @@ def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any
             times[k].append((time.perf_counter() - t) * 1e6)
     a.delete()
     conn.close()
+    zconn.close()
     if echo is not None:
         echo.close(0)
     out = []

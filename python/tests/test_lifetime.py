@@ -3,6 +3,7 @@ requests (Ctrl-C, timeouts) leave the connection usable."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import signal
 import subprocess
@@ -10,10 +11,13 @@ import sys
 import threading
 import time
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 import arktos as ak
+from arktos._connection import _Lane
 
 
 def names_on(conn: ak.Connection) -> set[str]:
@@ -113,22 +117,54 @@ def test_interrupted_request_leaves_connection_working(conn: ak.Connection, monk
     assert first.to_ndarray()[-1] == 999_999
 
 
-def test_interrupted_flush_keeps_names_pending(conn: ak.Connection, monkeypatch) -> None:
-    a = conn.array([1])
-    name = a.name
-    del a
-    gc.collect()
-
+@contextlib.contextmanager
+def interrupted_waits(conn: ak.Connection, monkeypatch, via: str) -> Iterator[None]:
+    """Every wait for a reply raises KeyboardInterrupt (as Ctrl-C would),
+    on the ZeroMQ socket (the lane off) or on the request lane."""
     class InterruptedPoller:
         def poll(self, timeout=None):
             raise KeyboardInterrupt
 
     real_poller = conn._poller
-    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
-    with pytest.raises(KeyboardInterrupt):
-        conn.list_arrays()
-    assert list(conn._pending_deletes) == [name]
-    monkeypatch.setattr(conn, "_poller", real_poller)
+    if via == "zmq":
+        conn.lane = False
+        conn._drop_lane()
+        monkeypatch.setattr(conn, "_poller", InterruptedPoller())
+        try:
+            yield
+        finally:
+            monkeypatch.setattr(conn, "_poller", real_poller)
+        return
+    if conn._lane is None:
+        conn.list_arrays()  # opens the lane
+    assert conn._lane is not None
+    monkeypatch.setattr(conn, "_poller", InterruptedPoller())  # requests the lane cannot take
+    real = _Lane.readable
+
+    def readable(self: _Lane, wait: float | None) -> bool:
+        if wait == 0:  # the look for a late reply, not a wait
+            return real(self, wait)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_Lane, "readable", readable)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(_Lane, "readable", real)
+        monkeypatch.setattr(conn, "_poller", real_poller)
+
+
+@pytest.mark.parametrize("via", ["zmq", "lane"])
+def test_interrupted_flush_keeps_names_pending(conn: ak.Connection, monkeypatch, via: str) -> None:
+    conn.list_arrays()  # the lane (when on) is open before the delete is due
+    a = conn.array([1])
+    name = a.name
+    del a
+    gc.collect()
+    with interrupted_waits(conn, monkeypatch, via):
+        with pytest.raises(KeyboardInterrupt):
+            conn.list_arrays()
+        assert list(conn._pending_deletes) == [name]
     assert name not in names_on(conn)
 
 
@@ -180,23 +216,19 @@ def test_real_ctrl_c_while_waiting(make_server) -> None:
         child.wait()
 
 
-def test_interrupted_operation_frees_its_result(conn: ak.Connection, monkeypatch) -> None:
+@pytest.mark.parametrize("via", ["zmq", "lane"])
+def test_interrupted_operation_frees_its_result(conn: ak.Connection, monkeypatch, via: str) -> None:
     """Ctrl-C while an operation runs: the array its late reply names is
-    freed; an abandoned in-place operation frees nothing."""
+    freed; an abandoned in-place operation frees nothing. (On the lane the
+    second request goes to ZeroMQ while the lane still owes the first's
+    reply.)"""
     a = conn.array(np.arange(1000, dtype=np.int64))
     held_before = {e["name"] for e in conn.list_arrays()}
-
-    class InterruptedPoller:
-        def poll(self, timeout=None):
-            raise KeyboardInterrupt
-
-    real_poller = conn._poller
-    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
-    with pytest.raises(KeyboardInterrupt):
-        a + 1  # creates an array on the server; its reply comes too late
-    with pytest.raises(KeyboardInterrupt):
-        a += 1  # in place: names `a`, which must survive
-    monkeypatch.setattr(conn, "_poller", real_poller)
+    with interrupted_waits(conn, monkeypatch, via):
+        with pytest.raises(KeyboardInterrupt):
+            a + 1  # creates an array on the server; its reply comes too late
+        with pytest.raises(KeyboardInterrupt):
+            a += 1  # in place: names `a`, which must survive
     # Each request reads the late replies that came before its own and
     # flushes the deletes they added; replies may come in any order (list is
     # answered at once, the operations by workers), so look a few times.

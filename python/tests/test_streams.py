@@ -10,6 +10,7 @@ import pytest
 
 import arktos as ak
 from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD
+from arktos._protocol import decode_header
 
 
 def stats(conn: ak.Connection) -> dict[str, int]:
@@ -287,5 +288,61 @@ def test_server_without_memfd_falls_back(make_server: Callable[..., Any]) -> Non
         assert (v == x).all() and not v.flags.writeable
         assert after["shm_uploads"] == before["shm_uploads"] and after["shm_views"] == before["shm_views"]
         assert after["bytes_stream_in"] - before["bytes_stream_in"] == x.nbytes
+    finally:
+        conn.close()
+
+
+def test_small_requests_take_the_lane(server: Any) -> None:
+    """Requests without payload go over the request lane (counted by the
+    server) once the connection is up; lane=False keeps them on ZeroMQ."""
+    for lane, want in [(True, 20), (False, 0)]:
+        conn = ak.Connection(server.url, lane=lane)
+        try:
+            a = conn.array(np.arange(1000, dtype=np.int64))
+            before = stats(conn)
+            for _ in range(10):
+                assert conn.get_config()["protocol_version"] == 1
+                assert a.sum() == 499500
+            after = stats(conn)
+            # The first stats request opened the lane when it is on.
+            assert after["lane_requests"] - before["lane_requests"] == want + (1 if lane else 0)
+            assert (conn._lane is not None) == lane
+            with pytest.raises(KeyError, match="no_such"):
+                conn.info("no_such")  # errors come back over the lane as over ZeroMQ
+        finally:
+            conn.close()
+
+
+def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None:
+    """A lane answers a command it does not take with a clear error, and a
+    message that breaks the framing with an error and a closed lane; the
+    server goes on serving."""
+    from arktos._connection import LANE_MAGIC, _Lane
+    from arktos._protocol import encode_request
+
+    sock, _, _ = conn._stream_socket(LANE_MAGIC)
+    sock.settimeout(10)
+    lane = _Lane(sock, "raw")
+    try:
+        lane.send(encode_request(7, conn._token, "download", {"name": "x"}))
+        reply = decode_header(lane.recv()[0])
+        assert reply["id"] == 7 and reply["error"] == "UNKNOWN_COMMAND"
+        assert "not taken over a request lane" in reply["message"]
+        sock.sendall(b"\x00\x00\x00\x00")  # a message of no frames
+        reply = decode_header(lane.recv()[0])
+        assert reply["error"] == "MALFORMED_REQUEST" and "frames" in reply["message"]
+        with pytest.raises(ConnectionError):
+            lane.recv()
+    finally:
+        lane.close()
+    assert conn.get_config()["protocol_version"] == 1
+
+
+def test_no_lane_without_streams(make_server: Callable[..., Any]) -> None:
+    srv = make_server("--stream-port", "-1")
+    conn = srv.connect()
+    try:
+        assert conn.array(np.arange(5)).sum() == 10
+        assert conn._lane is None and conn._lane_failed
     finally:
         conn.close()

@@ -97,6 +97,8 @@ func main() {
 			opts = append(opts, client.WithStreamNetwork("unix"))
 		case "zstd", "zstd-compressible":
 			opts = append(opts, client.WithCompression("zstd"))
+		case "no-lane":
+			opts = append(opts, client.WithLane(false))
 		}
 		c, err := client.Dial(ctx, *url, opts...)
 		if err != nil {
@@ -106,7 +108,7 @@ func main() {
 	}
 	arktosCli = dial("auto")
 	if *latency > 0 {
-		timeLatency(ctx, *latency, *zmqEcho)
+		timeLatency(ctx, *latency, *zmqEcho, dial("no-lane"))
 		return
 	}
 	n := nbytes / 8
@@ -438,33 +440,37 @@ func flightMethods(ctx context.Context, addr string, src []int64) (up, down func
 	return up, down
 }
 
-// timeLatency times n small requests of each kind -- get_config (answered
-// by the server's I/O goroutine), a sum over a 1000-element array (run by a
-// worker) and, when echoURL is set, a raw ZeroMQ echo of the same header
-// (the floor) -- interleaved one by one in a rotating order, and prints one
-// JSON line each with their p50 and p90 in microseconds.
-func timeLatency(ctx context.Context, n int, echoURL string) {
+// timeLatency times n small requests of each kind -- get_config and a sum
+// over a 1000-element array, over the request lane (the default) and over
+// ZeroMQ (zc: WithLane(false); the server answers both inline) and, when
+// echoURL is set, a raw ZeroMQ echo of the same header (the ZeroMQ floor)
+// -- interleaved one by one in a rotating order, and prints one JSON line
+// each with their p50 and p90 in microseconds.
+func timeLatency(ctx context.Context, n int, echoURL string, zc *client.Client) {
 	info, err := client.Upload(ctx, arktosCli, make([]int64, 1000))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer arktosCli.Delete(ctx, info.Name)
-	kinds := []struct {
+	type kind struct {
 		name string
 		do   func()
-	}{
-		{"get_config", func() {
-			_, m, err := arktosCli.Call(ctx, "get_config", nil, nil)
-			if err != nil {
+	}
+	var kinds []kind
+	for _, via := range []struct {
+		name string
+		c    *client.Client
+	}{{"lane", arktosCli}, {"zmq", zc}} {
+		c := via.c
+		kinds = append(kinds, kind{"get_config (" + via.name + ")", func() {
+			if _, err := c.GetConfig(ctx); err != nil {
 				log.Fatal(err)
 			}
-			m.Close()
-		}},
-		{"reduce sum (1000 int64)", func() {
-			if _, _, err := arktosCli.Reduce(ctx, "sum", info.Name); err != nil {
+		}}, kind{"reduce sum (1000 int64, " + via.name + ")", func() {
+			if _, _, err := c.Reduce(ctx, "sum", info.Name); err != nil {
 				log.Fatal(err)
 			}
-		}},
+		}})
 	}
 	if echoURL != "" {
 		echo, _ := zmq.NewSocket(zmq.DEALER)
@@ -474,10 +480,7 @@ func timeLatency(ctx context.Context, n int, echoURL string) {
 		poller := zmq.NewPoller()
 		poller.Add(echo, zmq.POLLIN)
 		hdr := []byte("\x85\xa1v\x01\xa2id\x01\xa5token\xa0\xa3cmd\xaaget_config\xa4args\x80")
-		kinds = append(kinds, struct {
-			name string
-			do   func()
-		}{"raw zmq echo", func() {
+		kinds = append(kinds, kind{"raw zmq echo", func() {
 			echo.SendBytes(hdr, 0)
 			poller.Poll(time.Second)
 			echo.RecvBytes(0)

@@ -18,7 +18,9 @@ import itertools
 import math
 import mmap
 import os
+import select
 import socket
+import struct
 import threading
 import time
 import weakref
@@ -59,6 +61,11 @@ STREAM_THRESHOLD = 1 << 20
 SHM_THRESHOLD = 16 << 20
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
+# A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
+LANE_MAGIC = b"ARKTOS-LANE-1\n\x00\x00"
+# Commands that stay on the ZeroMQ socket (bulk bytes, descriptors, streams).
+_NOT_ON_LANE = frozenset({"upload", "download", "open_stream", "close_stream", "shm_lease",
+                          "shm_release", "shutdown"})
 TRANSPORTS = ("auto", "frames", "stream")
 #: A request's first wait for its reply (ms): most replies come well within it.
 _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
@@ -141,6 +148,67 @@ def _is_loopback(endpoint: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+class _LaneFrame:
+    """A payload frame read from a lane, shaped like a zmq.Frame (.buffer)."""
+
+    __slots__ = ("buffer",)
+
+    def __init__(self, data: bytes) -> None:
+        self.buffer = memoryview(data)
+
+
+class _Lane:
+    """A request lane: a plain socket (opened like a bulk stream, with
+    LANE_MAGIC) that carries whole requests and replies, one at a time, so a
+    small request's round trip skips libzmq's I/O threads on both sides.
+    Messages are the frame count then each frame's length (uint32,
+    little-endian) and bytes; frame 0 is the msgpack header."""
+
+    def __init__(self, sock: socket.socket, network: str) -> None:
+        self.sock = sock
+        self.network = network
+        self.rfile = sock.makefile("rb", buffering=1 << 16)
+        # The id of a request given up on (Ctrl-C, timeout) whose reply is
+        # still to come on this lane: until it is read, requests go to ZeroMQ.
+        self.owed: int | None = None
+
+    def send(self, header: bytes) -> None:
+        self.sock.sendall(struct.pack("<II", 1, len(header)) + header)
+
+    def recv(self) -> list[bytes]:
+        """One whole message (blocking); ConnectionError if the lane ends."""
+        head = self.rfile.read(4)
+        if len(head) != 4:
+            raise ConnectionError("the request lane was closed by the server")
+        (n,) = struct.unpack("<I", head)
+        frames = []
+        for _ in range(n):
+            size_b = self.rfile.read(4)
+            if len(size_b) != 4:
+                raise ConnectionError("the request lane was closed inside a reply")
+            (size,) = struct.unpack("<I", size_b)
+            data = self.rfile.read(size)
+            if len(data) != size:
+                raise ConnectionError("the request lane was closed inside a reply")
+            frames.append(data)
+        if not frames:
+            raise ConnectionError("the server sent an empty message on the request lane")
+        return frames
+
+    def readable(self, wait: float | None) -> bool:
+        """Whether a reply has started to arrive, waiting at most `wait` s
+        (None: forever). Each reply is read whole, so nothing is left in
+        rfile's buffer between replies and the socket tells the truth."""
+        r, _, _ = select.select([self.sock], [], [], wait)
+        return bool(r)
+
+    def close(self) -> None:
+        try:
+            self.rfile.close()
+        finally:
+            self.sock.close()
 
 
 class _Stream:
@@ -311,6 +379,12 @@ class Connection:
     array's segment read-only (no copy on either side). ``shm=False`` turns
     both off; with a remote server they are never attempted.
 
+    Requests without payload (everything but uploads, downloads and stream
+    management) travel over a request lane once the connection is up: a
+    plain socket beside the ZeroMQ one, opened like a bulk stream, whose
+    round trip skips libzmq's I/O threads. ``lane=False`` keeps every
+    request on ZeroMQ; a server that offers no streams gets ZeroMQ anyway.
+
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
     >>> conn.close()
@@ -319,7 +393,7 @@ class Connection:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float | None = None, transport: str = "auto",
                  stream_network: str | None = None, compression: str | None = None,
-                 shm: bool = True) -> None:
+                 shm: bool = True, lane: bool = True) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if compression not in COMPRESSIONS:
@@ -334,6 +408,9 @@ class Connection:
         self.shm = bool(shm)
         self.stream_network = stream_network
         self._stream: _Stream | None = None
+        self.lane = bool(lane)
+        self._lane: _Lane | None = None
+        self._lane_failed = False  # the server offers no lane: do not ask again
         given = _given_token(token, url_token)
         self._token = given or ""
         self._ids = itertools.count(1)
@@ -441,6 +518,15 @@ class Connection:
             timeout = self.timeout
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
+        if not len(payload) and while_waiting is None and cmd not in _NOT_ON_LANE:
+            lane = self._usable_lane()
+            if lane is not None:
+                try:
+                    lane.send(header)
+                except OSError:  # the server closed it (restarted?): ZeroMQ takes this one
+                    self._drop_lane()
+                else:
+                    return self._lane_roundtrip(lane, req_id, cmd, args, timeout)
         if len(payload):
             self._socket.send_multipart([header, *payload], copy=False)
         else:
@@ -492,6 +578,91 @@ class Connection:
         finally:
             if waiting is not None:
                 waiting.close()
+
+    # -- request lanes (docs/protocol.md, "Request lanes"); callers hold _lock --
+
+    def _usable_lane(self) -> _Lane | None:
+        """The lane to send a small request on, opened on first use; None
+        when there is none (lane=False, not offered, or still owed the reply
+        of a request given up on)."""
+        if not self.lane or self._lane_failed or "config" not in self.__dict__:
+            return None  # no lane before the handshake's get_config is answered
+        lane = self._lane
+        if lane is None:
+            try:
+                sock, network, _ = self._stream_socket(LANE_MAGIC)
+            except (ArktosError, ConnectionError, OSError):
+                self._lane_failed = True
+                return None
+            sock.settimeout(None)  # replies are awaited with select
+            lane = self._lane = _Lane(sock, network)
+        if lane.owed is not None:
+            if not lane.readable(0):
+                return None
+            try:
+                reply = decode_header(lane.recv()[0])
+            except (ConnectionError, OSError, ValueError):
+                self._drop_lane()
+                return None
+            lane.owed = None
+            self._late_reply(reply)
+        return lane
+
+    def _lane_roundtrip(self, lane: _Lane, req_id: int, cmd: str, args: dict[str, Any],
+                        timeout: float | None) -> tuple[dict[str, Any], list[Any]]:
+        """_roundtrip's wait for the reply to a request sent on the lane: the
+        same timeout, progress and abandoning."""
+        deadline = None
+        waiting: Waiting | None = None
+        first = _FIRST_WAIT_MS / 1000
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            first = min(first, timeout)
+        wait: float | None = first
+        broken = False  # True while a reply is read: cut short, the lane is lost
+        try:
+            while True:
+                if not lane.readable(wait):
+                    now = time.monotonic()
+                    if deadline is not None and now >= deadline:
+                        raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
+                                           f"{timeout:g} s; {_SERVER_HINT}")
+                    if waiting is None:
+                        waiting = Waiting(cmd, start=now - first)
+                    waiting.tick()
+                    ms = waiting.poll_ms(None if deadline is None else
+                                         math.ceil(max(0.0, deadline - now) * 1000))
+                    wait = None if ms is None else ms / 1000
+                    continue
+                broken = True
+                frames = lane.recv()
+                broken = False
+                reply = decode_header(frames[0])
+                if reply.get("id") not in (req_id, 0):
+                    broken = True
+                    raise ConnectionError(f"request lane out of step: reply {reply.get('id')} to request {req_id}")
+                rest = [_LaneFrame(f) for f in frames[1:]]
+                if reply.get("status") == 0 and reply.get("v") == PROTOCOL_VERSION:
+                    result = reply.get("result")
+                    return (result if isinstance(result, dict) else {}), rest
+                return parse_reply(reply).result, rest
+        except BaseException:
+            if broken:
+                self._drop_lane()  # its position in the byte stream is lost
+            else:
+                lane.owed = req_id  # read (and its arrays freed) before the lane is used again
+                self._abandoned[req_id] = (cmd, args)
+                while len(self._abandoned) > 1000:
+                    self._abandoned.pop(next(iter(self._abandoned)))
+            raise
+        finally:
+            if waiting is not None:
+                waiting.close()
+
+    def _drop_lane(self) -> None:
+        if self._lane is not None:
+            self._lane.close()
+            self._lane = None
 
     def _late_reply(self, reply: dict[str, Any]) -> None:
         """Free what an abandoned request created, so that Ctrl-C during a long
@@ -587,6 +758,15 @@ class Connection:
         """Return the open stream, opening one (open_stream + handshake) if needed."""
         if self._stream is not None:
             return self._stream
+        sock, network, stream_id = self._stream_socket(STREAM_MAGIC)
+        sock.settimeout(self.timeout)
+        self._stream = _Stream(stream_id, sock, network)
+        return self._stream
+
+    def _stream_socket(self, magic: bytes) -> tuple[socket.socket, str, int]:
+        """Ask for a ticket (open_stream), connect (unix on this host, else
+        tcp) and hand the server magic + ticket: a bulk stream or a lane.
+        Returns the socket, its network and the stream id."""
         result, _ = self._roundtrip("open_stream", {}, (), None)
         ticket, port, unix = bytes(result["ticket"]), int(result["port"]), str(result["unix"])
         host = self.url.partition("://")[2].rpartition(":")[0].strip("[]")
@@ -613,15 +793,13 @@ class Connection:
                                   "use transport='frames'")
         try:
             sock.settimeout(CONNECT_TIMEOUT)
-            sock.sendall(STREAM_MAGIC + ticket)
+            sock.sendall(magic + ticket)
             if sock.recv(1) != b"\x01":
                 raise ConnectionError(f"the server refused the bulk stream handshake at {self.url}")
-            sock.settimeout(self.timeout)
         except BaseException:
             sock.close()
             raise
-        self._stream = _Stream(int(result["stream"]), sock, network)
-        return self._stream
+        return sock, network, int(result["stream"])
 
     def _shm_stream(self) -> _Stream | None:
         """The unix stream shared memory travels on, or None where it does
@@ -882,6 +1060,7 @@ class Connection:
                 pass  # the server is gone or refuses: nothing left to free
             finally:
                 self._drop_stream()
+                self._drop_lane()
                 self._close_socket()
 
     disconnect = close

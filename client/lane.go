@@ -1,0 +1,130 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// A request lane (docs/protocol.md, "Request lanes"; transfer/lane.go): a
+// plain socket beside the ZeroMQ one, opened like a bulk stream, that
+// carries whole requests and replies. Requests with no payload either way
+// (the typed methods' c.call) take it once the connection is up: their
+// round trip then skips libzmq's I/O threads on both sides.
+type reqLane struct {
+	s *bulkStream
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+// WithLane(false) keeps every request on the ZeroMQ socket.
+func WithLane(on bool) Option { return func(o *options) { o.noLane = !on } }
+
+// laneFor returns the lane to send a small request on, opening it on first
+// use; nil when there is none (WithLane(false), or the server offers no
+// streams). c.mu must be held.
+func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
+	if c.noLane || c.laneFailed || !c.ready || !transfer.LaneCommand(cmd) || c.owesLate() {
+		return nil // (late replies are owed on ZeroMQ: read them there first)
+	}
+	if c.lane == nil {
+		s, err := c.dialStream(ctx, transfer.LaneMagic)
+		if err != nil {
+			c.laneFailed = true
+			return nil
+		}
+		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(s.conn, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
+	}
+	return c.lane
+}
+
+// closeLane forgets the lane (after an error, or on Close). c.mu must be held.
+func (c *Client) closeLane() {
+	if c.lane != nil {
+		c.lane.s.conn.Close()
+		c.lane = nil
+	}
+}
+
+// laneCall sends one request on the lane and reads its reply. A request cut
+// short (ctx done, the server gone) closes the lane: a late reply has no
+// place on it; the next request opens another.
+func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte, cmd string, args map[string]any) (*transfer.Reply, error) {
+	conn := l.s.conn
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	} else {
+		conn.SetDeadline(time.Time{})
+	}
+	var mu sync.Mutex
+	handedOff := false // to drainLane, which sets its own deadline
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !handedOff {
+			conn.SetDeadline(time.Now())
+		}
+	})
+	defer stop()
+	fail := func(err error) (*transfer.Reply, error) {
+		c.closeLane()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+	}
+	if err := transfer.WriteLane(l.w, hdr); err != nil {
+		return fail(err)
+	}
+	if _, err := l.r.Peek(1); err != nil {
+		if ctx.Err() == nil {
+			return fail(err)
+		}
+		// Given up on before any byte of the reply came: the request may
+		// still make arrays. This lane is left to a goroutine that reads
+		// the late reply (freeing what it made); the next request opens
+		// another lane.
+		mu.Lock()
+		handedOff = true
+		mu.Unlock()
+		c.lane = nil
+		c.abandon(id, cmd, args)
+		a := c.abandoned[id]
+		a.onLane = true
+		c.abandoned[id] = a
+		go c.drainLane(l, id)
+		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
+	}
+	frames, err := transfer.ReadLane(l.r)
+	if err != nil {
+		return fail(err)
+	}
+	rep, err := transfer.DecodeReply(frames[0])
+	if err != nil {
+		c.closeLane()
+		return nil, fmt.Errorf("client: reply to %s: %w", cmd, err)
+	}
+	return rep, nil
+}
+
+// drainLane reads the late reply to request id on lane l (given up on),
+// queues the deletion of the arrays it made, and closes l.
+func (c *Client) drainLane(l *reqLane, id uint64) {
+	defer l.s.conn.Close()
+	l.s.conn.SetDeadline(time.Now().Add(10 * time.Minute))
+	frames, err := transfer.ReadLane(l.r)
+	if err != nil {
+		return
+	}
+	rep, err := transfer.DecodeReply(frames[0])
+	if err != nil || rep.ID != id {
+		return
+	}
+	c.mu.Lock()
+	c.lateReply(rep)
+	c.mu.Unlock()
+}

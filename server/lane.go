@@ -1,0 +1,118 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// Request lanes (transfer/lane.go, docs/protocol.md "Request lanes"): a
+// connection opened with an open_stream ticket and transfer.LaneMagic
+// carries whole requests. Its goroutine reads one, runs it through
+// dispatch as the ZeroMQ path does (the same checks: version, token,
+// command, shutting down), and writes the reply: no hand-off between
+// goroutines or threads on the server's side, so a small request's round
+// trip is the socket's plus the work. Requests on one lane run one at a
+// time, in order; a lane's request is not queued for the workers, as a
+// client has one request in flight at a time anyway.
+
+// serveLane answers requests on c until the peer closes it, it breaks the
+// framing, or the server shuts down (closeStreams closes c).
+func (s *Server) serveLane(c net.Conn, owner []byte) {
+	defer s.endLane(c)
+	r, w := bufio.NewReaderSize(c, 64<<10), bufio.NewWriterSize(c, 64<<10)
+	for {
+		frames, err := transfer.ReadLane(r)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("request lane closed", "remote", c.RemoteAddr(), "err", err)
+				// A framing error is answered (id 0) before the lane is closed.
+				var te *transfer.Error
+				if errors.As(err, &te) {
+					s.stats.Errors.Add(1)
+					s.writeLaneReply(w, &transfer.Reply{V: transfer.Version, Status: 1, Code: te.Code, Error: te.Code.String(), Message: te.Message}, nil)
+				}
+			}
+			return
+		}
+		if !s.laneRequest(w, frames, owner) {
+			return
+		}
+	}
+}
+
+func (s *Server) endLane(c net.Conn) {
+	c.Close()
+	st := s.streams
+	st.mu.Lock()
+	delete(st.lanes, c)
+	st.mu.Unlock()
+	st.laneWG.Done()
+}
+
+// laneRequest runs one request read from a lane and writes its reply; false
+// when the reply could not be written (the lane is then closed).
+func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) bool {
+	start := time.Now()
+	defer s.store.grace.exit(s.store.grace.enter())
+	req, err := transfer.DecodeRequest(frames[0])
+	var resp *response
+	if err == nil && !transfer.LaneCommand(req.Cmd) {
+		err = transfer.Errorf(transfer.UnknownCommand, "command '%s' is not taken over a request lane; send it on the ZeroMQ socket", req.Cmd)
+	}
+	if err == nil {
+		resp, err = func() (resp *response, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
+					resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
+				}
+			}()
+			return s.dispatch(req, frames[1:], owner)
+		}()
+	}
+	reply := &transfer.Reply{V: transfer.Version}
+	cmd := ""
+	if req != nil {
+		reply.ID, cmd = req.ID, req.Cmd
+	}
+	var out [][]byte
+	if err != nil {
+		s.stats.Errors.Add(1)
+		te, ok := err.(*transfer.Error)
+		if !ok {
+			te = transfer.Errorf(transfer.Internal, "%v", err)
+		}
+		reply.Status, reply.Code, reply.Error, reply.Message = 1, te.Code, te.Code.String(), te.Message
+	} else {
+		reply.Result, out = resp.result, resp.frames
+	}
+	s.stats.Requests.Add(1)
+	s.stats.LaneRequests.Add(1)
+	ok := s.writeLaneReply(w, reply, out)
+	if err == nil && resp.after != nil {
+		resp.after()
+	}
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("request", "cmd", cmd, "id", reply.ID, "lane", true, "frames_in", len(frames)-1, "frames_out", len(out), "took", time.Since(start))
+	}
+	return ok
+}
+
+func (s *Server) writeLaneReply(w *bufio.Writer, reply *transfer.Reply, frames [][]byte) bool {
+	hdr, err := transfer.EncodeReply(reply)
+	if err != nil {
+		s.log.Error("encode reply", "err", err)
+		hdr, _ = transfer.EncodeReply(&transfer.Reply{V: transfer.Version, ID: reply.ID, Status: 1, Code: transfer.Internal,
+			Error: transfer.Internal.String(), Message: "internal error: cannot encode the reply: " + err.Error()})
+		frames = nil
+	}
+	return transfer.WriteLane(w, append([][]byte{hdr}, frames...)...) == nil
+}
