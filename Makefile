@@ -39,6 +39,7 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 30s ./transfer/
 	go test -run '^$$' -fuzz FuzzHeaderCodec -fuzztime 30s ./transfer/
 	go test -run '^$$' -fuzz FuzzDecompressFrame -fuzztime 30s ./transfer/
+	go test -run '^$$' -fuzz FuzzReadLane -fuzztime 30s ./transfer/
 	go test -run '^$$' -fuzz FuzzDirectReader -fuzztime 30s ./arrowio/
 
 clean:
