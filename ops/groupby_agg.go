@@ -157,14 +157,25 @@ func GroupAggColumns(env Env, ids *pdarray.Array, ngroups int, cols []AggColumn,
 		return nil, err
 	}
 	defer free()
-	if len(cols) <= 1 || w <= 1 {
+	// Arrays side by side when several need a pass of their own; a "size"
+	// (no array), or an array whose sums the shared pass made, is cheap and
+	// takes no worker share (taxi's sum, size and mean of one array got one
+	// worker of two for its banded sums when "size" counted as a column).
+	heavy := 0
+	for i, c := range cols {
+		if c.Values != nil && pre[i] == nil {
+			heavy++
+		}
+	}
+	if heavy <= 1 || w <= 1 {
 		for i, c := range cols {
 			if outs[i], errs[i] = groupAggMany(env, ids, ngroups, c.Ops, c.Values, ddof, pre[i]); errs[i] != nil {
 				break
 			}
 		}
 	} else {
-		per := max(1, w/len(cols))
+		sideBySide.Add(1)
+		per := max(1, w/heavy)
 		sub := env
 		sub.Workers = per
 		slots := make(chan struct{}, max(1, w/per))
@@ -190,6 +201,10 @@ func GroupAggColumns(env Env, ids *pdarray.Array, ngroups int, cols []AggColumn,
 	}
 	return outs, nil
 }
+
+// sideBySide counts GroupAggColumns calls that split the workers between
+// arrays (tests check a lone array keeps them all).
+var sideBySide atomic.Uint64
 
 // fusedColsPasses counts groupFloatSumsCols passes (tests check the path).
 var fusedColsPasses atomic.Uint64

@@ -991,6 +991,14 @@ func TestGroupAggColumns(t *testing.T) {
 			}
 		}
 	}
+	// One array and a size: the array keeps every worker (no split).
+	before := sideBySide.Load()
+	if _, err := GroupAggColumns(PlainEnv(2), idArr, ng, []AggColumn{{Values: pdarray.FromSlice(f), Ops: []string{"sum", "mean"}}, {Ops: []string{"size"}}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if sideBySide.Load() != before {
+		t.Fatal("one array and a size split the workers")
+	}
 	bad := []AggColumn{{Values: pdarray.FromSlice(f), Ops: []string{"sum"}}, {Values: pdarray.FromSlice(f), Ops: []string{"bogus"}}}
 	if _, err := GroupAggColumns(PlainEnv(2), idArr, ng, bad, 0); err == nil {
 		t.Fatal("an unknown op in one column was accepted")
