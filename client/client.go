@@ -359,6 +359,9 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 // call runs a command that has no payload either way and returns its
 // result, over the request lane when there is one (lane.go).
 func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
+	if err := ctx.Err(); err != nil { // as on ZeroMQ: a done context sends nothing over the lane
+		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, err)
+	}
 	c.mu.Lock()
 	if l := c.laneFor(ctx, cmd); l != nil && c.sock != nil {
 		defer c.mu.Unlock()

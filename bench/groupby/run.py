@@ -395,14 +395,15 @@ def main() -> None:
     threads_list = [int(t) for t in args.threads.split(",")]
     ref_before = reference_kernel()
     load_before = os.getloadavg()[0]
-    tmp = tempfile.mkdtemp(prefix="akgb")
     rows: list[dict[str, Any]] = []
     sets = {"taxi": TAXI, "highcard": HIGHCARD, "g1": G1}
     only = set(filter(None, args.queries.split(",")))
-    for s in args.sets.split(","):
-        queries = {k: v for k, v in sets[s].items() if not only or k in only}
-        if queries:
-            run_set(s, queries, threads_list, args, tmp, server_bin, rows)
+    # The data sets and the peers' answers (GBs at 77 M rows) go when the run ends.
+    with tempfile.TemporaryDirectory(prefix="akgb") as tmp:
+        for s in args.sets.split(","):
+            queries = {k: v for k, v in sets[s].items() if not only or k in only}
+            if queries:
+                run_set(s, queries, threads_list, args, tmp, server_bin, rows)
     ref_after = reference_kernel()
     print(f"machine: {os.cpu_count()} cores; load average before {load_before:.2f}, "
           f"after {os.getloadavg()[0]:.2f}")

@@ -35,6 +35,15 @@ func Binary(t testing.TB) string {
 		}
 		_, here, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(here), "..", "..")
+		// Each test process builds its own binary (40 MB): remove those
+		// earlier runs left behind, once they are an hour old.
+		if old, _ := filepath.Glob(filepath.Join(os.TempDir(), "arktos-bin-*")); len(old) > 0 {
+			for _, d := range old {
+				if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
+					os.RemoveAll(d)
+				}
+			}
+		}
 		dir, err := os.MkdirTemp("", "arktos-bin-")
 		if err != nil {
 			buildErr = err
