@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD
+from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD, shm_copies_out
 from arktos._protocol import decode_header
 
 
@@ -30,26 +30,29 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
                                 path: str, rng: np.random.Generator) -> None:
     """The server's counters prove which path moved the bytes: over shared
     memory the upload's segment becomes the array (nothing copied or
-    streamed); over a stream nothing is copied in user space; in frames
-    exactly one copy each way. Downloads of a private copy stream."""
+    streamed) and a private download maps that segment and copies it out
+    (nothing streamed); over a stream nothing is copied in user space; in
+    frames exactly one copy each way."""
     conn = ak.Connection(server.url, **options)
     try:
         x = rng.standard_normal(SHM_THRESHOLD // 8 + 5)
         before = stats(conn)
         a = conn.array(x)
+        copies = len(shm_copies_out)
         back = a.to_ndarray()
         after = stats(conn)
         assert back.tobytes() == x.tobytes() and back.flags.writeable
         d = {k: after[k] - before[k] for k in after}
         if path == "shm":
             assert (d["shm_uploads"], d["bytes_stream_in"], d["bytes_copied_in"]) == (1, 0, 0)
-            assert (d["bytes_stream_out"], d["bytes_copied_out"]) == (x.nbytes, 0)
+            assert (d["bytes_stream_out"], d["bytes_copied_out"], d["shm_views"]) == (0, 0, 1)
         elif path == "stream":
             assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (x.nbytes, x.nbytes)
             assert (d["bytes_copied_in"], d["bytes_copied_out"], d["shm_uploads"]) == (0, 0, 0)
         else:
             assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (x.nbytes, x.nbytes)
             assert (d["bytes_stream_in"], d["bytes_stream_out"], d["shm_uploads"]) == (0, 0, 0)
+        assert len(shm_copies_out) == copies + (path == "shm")
         assert conn.stream_network == network
         a.delete()
     finally:
@@ -257,6 +260,7 @@ def test_zstd_round_trip(server: Any, data: str, rng: np.random.Generator) -> No
         x = np.arange(3_000_001) % 100 if data == "compressible" else rng.standard_normal(500_000)
         before = stats(conn)
         a = conn.array(x)
+        copies = len(shm_copies_out)
         back = a.to_ndarray()
         after = stats(conn)
         assert back.tobytes() == x.tobytes() and back.dtype == x.dtype

@@ -59,6 +59,8 @@ STREAM_THRESHOLD = 1 << 20
 #: save (measured: 1 MiB 0.67 against 1.25 GiB/s over the stream, 8 MiB
 #: even, 64 MiB 4.5 against 3.5).
 SHM_THRESHOLD = 16 << 20
+# One entry per private download copied out of a mapped segment (tests check the path).
+shm_copies_out: list[int] = []
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 # A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
@@ -243,18 +245,22 @@ class _Stream:
             raise ConnectionError("the server sent no shared-memory descriptor")
         return fds[0]
 
-    def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
+    def recv_view(self, dtype: np.dtype[Any], size: int, populate: bool = False) -> NDArray[Any]:
         """Receive a shared-memory segment's descriptor and map it read-only.
 
         The pages are not touched here: the view is ready at once and its
-        pages are mapped in as they are first read."""
+        pages are mapped in as they are first read (with `populate`, all at
+        once by the kernel: for a view about to be copied whole)."""
         fd = self.recv_fd()
         try:
             nbytes = size * dtype.itemsize
             if nbytes == 0:
                 return np.empty(0, dtype)
+            flags = mmap.MAP_SHARED
+            if populate:
+                flags |= getattr(mmap, "MAP_POPULATE", 0)
             # mmap checks the segment holds nbytes (a shorter one would fault).
-            segment = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+            segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
         finally:
             os.close(fd)
         # The array keeps the mapping alive; it is unmapped when the array goes.
@@ -291,13 +297,13 @@ _PARALLEL_COPY = 16 << 20
 _copy_pool: ThreadPoolExecutor | None = None
 
 
-def _copy_with_bar(dst: mmap.mmap, src: memoryview) -> None:
-    """dst[:len(src)] = src, on several threads for a large copy, showing an
-    upload bar for a large copy."""
+def _copy_with_bar(dst: Any, src: memoryview, label: str = "arktos upload") -> None:
+    """dst[:len(src)] = src (dst: a writable buffer), on several threads for a
+    large copy, showing a bar named `label` for a large copy."""
     global _copy_pool
     out = np.frombuffer(dst, np.uint8, count=len(src))
     inp = np.frombuffer(src, np.uint8)
-    bar = transfer_bar(len(src), "arktos upload")
+    bar = transfer_bar(len(src), label)
     workers = min(os.cpu_count() or 1, 8)
     try:
         if len(src) < _PARALLEL_COPY or workers < 2:
@@ -678,14 +684,14 @@ class Connection:
         self._pending_deletes.extend(_array_names(reply.get("result")))
 
     def _download(self, name: str, start: int | None = None,
-                  stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
-        out = self._download_any(name, start, stop, view=view)
+                  stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
+        out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
         if view:
             out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
         return out
 
     def _download_any(self, name: str, start: int | None = None,
-                      stop: int | None = None, *, view: bool = False) -> NDArray[Any]:
+                      stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
         """Download elements [start, stop) of array `name` into a new ndarray.
 
         A whole-array download goes over the bulk stream when one is open
@@ -694,7 +700,10 @@ class Connection:
         the result is read-only: with the server on this host it maps the
         array's shared-memory segment (no copy here; none on the server
         either once the array is in a segment), else it is a downloaded copy
-        marked read-only.
+        marked read-only. A private (writable) download of the whole array,
+        of `nbytes` (the caller's pdarray size) of SHM_THRESHOLD or more, on
+        this host maps the segment too and copies it into a pooled buffer:
+        a memcpy, where the unix stream ran at 0.35-0.42x memcpy.
         """
         args: dict[str, Any] = {"name": name}
         if start is not None:
@@ -706,7 +715,8 @@ class Connection:
             self._flush_deletes(None)
             whole = start is None and stop is None
             stream = None
-            if view and (stream := self._shm_stream()) is not None:
+            copy_out = not view and whole and nbytes >= SHM_THRESHOLD
+            if (view or copy_out) and (stream := self._shm_stream()) is not None:
                 args["shm"] = True
             elif self._zstd is not None:
                 args["compression"] = "zstd"
@@ -725,7 +735,7 @@ class Connection:
             dtype, size = from_wire(result["dtype"]), int(result["size"])
             if result.get("shm"):
                 try:
-                    out = stream.recv_view(dtype, size)  # type: ignore[union-attr]
+                    out = stream.recv_view(dtype, size, populate=not view)  # type: ignore[union-attr]
                 except BaseException:
                     self._drop_stream()
                     raise
@@ -733,6 +743,11 @@ class Connection:
                     # Once unmapped (the array collected), the server may lend
                     # the segment again after its array is deleted.
                     weakref.finalize(out.base, self._pending_releases.append, int(result["segment"]))
+                if not view:  # a private copy: the view goes (unmapped) at once
+                    private = POOL.empty(size, dtype)
+                    _copy_with_bar(memoryview(private).cast("B"), memoryview(out).cast("B"), "arktos download")
+                    shm_copies_out.append(1)
+                    return private
                 return out
             if "stream" in result:
                 out = POOL.empty(size, dtype)

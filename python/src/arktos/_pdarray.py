@@ -123,7 +123,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         >>> v = a.to_ndarray(copy=False); v.flags.writeable
         False
         """
-        return self._conn._download(self._live_name(), view=view or not copy)
+        return self._conn._download(self._live_name(), view=view or not copy, nbytes=self.nbytes)
 
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """Support ``np.asarray(a)``: download the array.
