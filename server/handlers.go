@@ -198,48 +198,26 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 	// Shared-memory segments dropped from the store meanwhile are unmapped
 	// only after this request (reply and after included) ends: see grace.
 	defer s.store.grace.exit(s.store.grace.enter())
-	resp, err := func() (resp *response, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
-				resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
-			}
-		}()
-		if decodeErr != nil {
-			return nil, decodeErr
-		}
+	var resp *response
+	err := decodeErr
+	if err == nil {
 		payload := make([][]byte, m.Len()-2)
 		for i := range payload {
 			payload[i] = m.Frame(i + 2)
 		}
-		return s.dispatch(req, payload, j.identity)
-	}()
-	var id uint64
+		resp, err = s.runRecovered(req, payload, j.identity)
+	}
+	reply, frames := s.replyTo(req, resp, err)
 	cmd := ""
 	if req != nil {
-		id, cmd = req.ID, req.Cmd
+		cmd = req.Cmd
 	}
-	reply := &transfer.Reply{V: transfer.Version, ID: id}
-	var frames [][]byte
-	if err != nil {
-		s.stats.Errors.Add(1)
-		te, ok := err.(*transfer.Error)
-		if !ok {
-			te = transfer.Errorf(transfer.Internal, "%v", err)
-		}
-		reply.Status, reply.Code, reply.Error, reply.Message = 1, te.Code, te.Code.String(), te.Message
-		s.log.Debug("request failed", "cmd", cmd, "id", id, "code", te.Code.String(), "msg", te.Message)
-	} else {
-		reply.Result = resp.result
-		frames = resp.frames
-	}
-	s.stats.Requests.Add(1)
 	s.send(sock, j.identity, reply, frames)
 	if err == nil && resp.after != nil {
 		resp.after() // e.g. a download's bytes, after the header that announces them
 	}
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
-		s.log.Debug("request", "cmd", cmd, "id", id, "frames_in", m.Len()-2, "frames_out", len(frames), "took", time.Since(start))
+		s.log.Debug("request", "cmd", cmd, "id", reply.ID, "frames_in", m.Len()-2, "frames_out", len(frames), "took", time.Since(start))
 	}
 	if cmd == "shutdown" && err == nil {
 		s.Stop()
@@ -258,13 +236,7 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 		defer s.returnReplySocket(push)
 		sock = push
 	}
-	hdr, err := transfer.EncodeReply(reply)
-	if err != nil {
-		s.log.Error("encode reply", "err", err)
-		hdr, _ = transfer.EncodeReply(&transfer.Reply{V: transfer.Version, ID: reply.ID, Status: 1, Code: transfer.Internal,
-			Error: transfer.Internal.String(), Message: fmt.Sprintf("internal error: cannot encode the reply: %v", err)})
-		frames = nil
-	}
+	hdr, frames := s.encodeReply(reply, frames)
 	// Counted before the reply leaves: the client's next request may be
 	// stats, answered inline, possibly before this goroutine runs again.
 	var out uint64
@@ -285,6 +257,55 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 			return
 		}
 	}
+}
+
+// runRecovered dispatches req, turning a panic in its handler into an
+// INTERNAL error (the ZeroMQ path and request lanes alike).
+func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []byte) (resp *response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
+		}
+	}()
+	return s.dispatch(req, payload, peer)
+}
+
+// replyTo builds the reply to req (nil: its header could not be read) from
+// what its handler returned, and counts it (before it is sent: the client's
+// next request may be stats).
+func (s *Server) replyTo(req *transfer.Request, resp *response, err error) (*transfer.Reply, [][]byte) {
+	reply := &transfer.Reply{V: transfer.Version}
+	cmd := ""
+	if req != nil {
+		reply.ID, cmd = req.ID, req.Cmd
+	}
+	s.stats.Requests.Add(1)
+	if err == nil {
+		reply.Result = resp.result
+		return reply, resp.frames
+	}
+	s.stats.Errors.Add(1)
+	te, ok := err.(*transfer.Error)
+	if !ok {
+		te = transfer.Errorf(transfer.Internal, "%v", err)
+	}
+	reply.Status, reply.Code, reply.Error, reply.Message = 1, te.Code, te.Code.String(), te.Message
+	s.log.Debug("request failed", "cmd", cmd, "id", reply.ID, "code", te.Code.String(), "msg", te.Message)
+	return reply, nil
+}
+
+// encodeReply encodes reply's header; one that cannot be encoded becomes an
+// INTERNAL error with no frames.
+func (s *Server) encodeReply(reply *transfer.Reply, frames [][]byte) ([]byte, [][]byte) {
+	hdr, err := transfer.EncodeReply(reply)
+	if err != nil {
+		s.log.Error("encode reply", "err", err)
+		hdr, _ = transfer.EncodeReply(&transfer.Reply{V: transfer.Version, ID: reply.ID, Status: 1, Code: transfer.Internal,
+			Error: transfer.Internal.String(), Message: fmt.Sprintf("internal error: cannot encode the reply: %v", err)})
+		frames = nil
+	}
+	return hdr, frames
 }
 
 func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte) (*response, error) {

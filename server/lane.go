@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime/debug"
 	"time"
 
 	"github.com/arktos-dev/arktos/transfer"
@@ -68,33 +67,13 @@ func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) boo
 		err = transfer.Errorf(transfer.UnknownCommand, "command '%s' is not taken over a request lane; send it on the ZeroMQ socket", req.Cmd)
 	}
 	if err == nil {
-		resp, err = func() (resp *response, err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
-					resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
-				}
-			}()
-			return s.dispatch(req, frames[1:], owner)
-		}()
+		resp, err = s.runRecovered(req, frames[1:], owner)
 	}
-	reply := &transfer.Reply{V: transfer.Version}
+	reply, out := s.replyTo(req, resp, err)
 	cmd := ""
 	if req != nil {
-		reply.ID, cmd = req.ID, req.Cmd
+		cmd = req.Cmd
 	}
-	var out [][]byte
-	if err != nil {
-		s.stats.Errors.Add(1)
-		te, ok := err.(*transfer.Error)
-		if !ok {
-			te = transfer.Errorf(transfer.Internal, "%v", err)
-		}
-		reply.Status, reply.Code, reply.Error, reply.Message = 1, te.Code, te.Code.String(), te.Message
-	} else {
-		reply.Result, out = resp.result, resp.frames
-	}
-	s.stats.Requests.Add(1)
 	s.stats.LaneRequests.Add(1)
 	ok := s.writeLaneReply(w, reply, out)
 	if err == nil && resp.after != nil {
@@ -107,12 +86,6 @@ func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) boo
 }
 
 func (s *Server) writeLaneReply(w *bufio.Writer, reply *transfer.Reply, frames [][]byte) bool {
-	hdr, err := transfer.EncodeReply(reply)
-	if err != nil {
-		s.log.Error("encode reply", "err", err)
-		hdr, _ = transfer.EncodeReply(&transfer.Reply{V: transfer.Version, ID: reply.ID, Status: 1, Code: transfer.Internal,
-			Error: transfer.Internal.String(), Message: "internal error: cannot encode the reply: " + err.Error()})
-		frames = nil
-	}
+	hdr, frames := s.encodeReply(reply, frames)
 	return transfer.WriteLane(w, append([][]byte{hdr}, frames...)...) == nil
 }
