@@ -330,24 +330,26 @@ func groupFloatSumsCols(env Env, ids *pdarray.Array, ng int, cols []AggColumn) (
 			}
 		}
 	}
-	span := func(lo, hi, b, nb int) []int { // bin b of nb over need[lo:hi]
-		js := make([]int, 0, hi-lo)
-		for j := lo + b*(hi-lo)/nb; j < lo+(b+1)*(hi-lo)/nb; j++ {
-			js = append(js, j)
-		}
-		return js
-	}
 	if w == 1 || nI == 0 {
 		// One bin per worker, a contiguous share of need each (int64
 		// columns together, so they share loops).
 		nb := min(w, len(need))
-		parallelN(nb, func(b int) { sumBin(b, span(0, len(need), b, nb)) })
+		parallelN(nb, func(b int) { sumBin(b, binOf(0, len(need), b, nb)) })
 		return pre, free, nil
 	}
-	if !intColSums(env, gid, ng, cols, need[:nI], need[nI:], sumBin, pre) {
-		sumBin(0, span(0, nI, 0, 1)) // a value too large for exact sums
+	if !intColSums(env, gid, ng, cols, need[:nI], len(need)-nI, sumBin, pre) {
+		sumBin(0, binOf(0, nI, 0, 1)) // a value too large for exact sums
 	}
 	return pre, free, nil
+}
+
+// binOf is bin b of nb contiguous bins over the indexes [lo, hi).
+func binOf(lo, hi, b, nb int) []int {
+	js := make([]int, 0, hi-lo)
+	for j := lo + b*(hi-lo)/nb; j < lo+(b+1)*(hi-lo)/nb; j++ {
+		js = append(js, j)
+	}
+	return js
 }
 
 // intSharedPasses counts intColSums calls that gave the sums (tests check
@@ -355,8 +357,9 @@ func groupFloatSumsCols(env Env, ids *pdarray.Array, ng int, cols []AggColumn) (
 var intSharedPasses atomic.Uint64
 
 // intColSums is groupFloatSumsCols on several workers with int64 columns
-// (ints; the others, flts, must each be summed on one worker in row order):
-// the workers first take one bin of flts each (sumBin), then blocks of rows
+// (ints, need's first; the nF others, need[len(ints):], must each be summed
+// on one worker in row order): the workers first take one bin of those each
+// (sumBin), then blocks of rows
 // of every int64 column, summed exactly in int64 into per-worker sums
 // merged at the end. As exactIntSums, these equal the row-order float64
 // sums when no value exceeds 2^53/rows in magnitude (checked on the way,
@@ -364,18 +367,12 @@ var intSharedPasses atomic.Uint64
 // written only flts' sums. G1 q4 (the means of two int64 arrays and one
 // float64 array over 100 groups) then keeps both workers busy, where one
 // bin each left the float bin's worker idle half the time.
-func intColSums(env Env, gid []int32, ng int, cols []AggColumn, ints, flts []int, sumBin func(b int, js []int), pre [][]sumSlot) bool {
+func intColSums(env Env, gid []int32, ng int, cols []AggColumn, ints []int, nF int, sumBin func(b int, js []int), pre [][]sumSlot) bool {
 	const block = 1 << 15 // rows a task: its ids stay in L2 for each loop
 	w := env.workers()
 	nI := len(ints)
-	nf := min(w, len(flts))
-	fbin := func(t int) { // float bin t of nf
-		js := make([]int, 0, len(flts))
-		for j := nI + t*len(flts)/nf; j < nI+(t+1)*len(flts)/nf; j++ {
-			js = append(js, j)
-		}
-		sumBin(1+t, js) // bin 0 is the fallback's
-	}
+	nf := min(w, nF)
+	fbin := func(t int) { sumBin(1+t, binOf(nI, nI+nF, t, nf)) } // bin 0 is the fallback's
 	parts, freeP, err := slotsOf[int64](env, w*nI*ng)
 	if err == nil {
 		defer freeP()
