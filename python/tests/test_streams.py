@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD, shm_copies_out
+from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD, path_counts
 from arktos._protocol import decode_header
 
 
@@ -38,7 +38,7 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
         x = rng.standard_normal(SHM_THRESHOLD // 8 + 5)
         before = stats(conn)
         a = conn.array(x)
-        copies = len(shm_copies_out)
+        copies = path_counts["shm_copies_out"]
         back = a.to_ndarray()
         after = stats(conn)
         assert back.tobytes() == x.tobytes() and back.flags.writeable
@@ -52,7 +52,7 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
         else:
             assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (x.nbytes, x.nbytes)
             assert (d["bytes_stream_in"], d["bytes_stream_out"], d["shm_uploads"]) == (0, 0, 0)
-        assert len(shm_copies_out) == copies + (path == "shm")
+        assert path_counts["shm_copies_out"] == copies + (path == "shm")
         assert conn.stream_network == network
         a.delete()
     finally:
@@ -260,7 +260,6 @@ def test_zstd_round_trip(server: Any, data: str, rng: np.random.Generator) -> No
         x = np.arange(3_000_001) % 100 if data == "compressible" else rng.standard_normal(500_000)
         before = stats(conn)
         a = conn.array(x)
-        copies = len(shm_copies_out)
         back = a.to_ndarray()
         after = stats(conn)
         assert back.tobytes() == x.tobytes() and back.dtype == x.dtype
