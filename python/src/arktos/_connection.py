@@ -127,7 +127,8 @@ _CREATING = frozenset({
     "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
     "where", "scan", "slice", "take", "compress", "getitem", "sort", "argsort", "coargsort",
     "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
-    "groupby_segments", "groupby_broadcast", "read_parquet", "read_arrow", "load_all",
+    "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "read_parquet",
+    "read_arrow", "load_all",
 })
 
 
