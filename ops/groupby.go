@@ -607,6 +607,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 // int32 ids; an empty slot holds dropKey. Its arrays come from env.
 type hashTable struct {
 	slots []hashSlot // key and id side by side: one cache miss per probe
+	mem   []hashSlot // the slots' allocation (slots is a prefix)
 	order []uint64   // keys by id
 	mask  uint64
 	shift uint
@@ -636,14 +637,33 @@ func (t *hashTable) alloc(env Env, capPow uint) error {
 		return err
 	}
 	fs := func() { env.free(a) }
-	// Every slot is written here: no clear first (slotsOf's).
-	sl := unsafe.Slice((*hashSlot)(unsafe.Pointer(unsafe.SliceData(a.Bytes()))), size)
+	t.mem = unsafe.Slice((*hashSlot)(unsafe.Pointer(unsafe.SliceData(a.Bytes()))), size)
+	t.use(capPow)
+	t.free = append(t.free, fs)
+	return nil
+}
+
+// use makes the first 2^capPow slots of t.mem the (empty) table. Every slot
+// is written here: no clear first (slotsOf's).
+func (t *hashTable) use(capPow uint) {
+	size := 1 << capPow
+	sl := t.mem[:size]
 	for i := range sl {
 		sl[i].k = dropKey
 	}
 	t.slots, t.mask, t.shift = sl, uint64(size-1), 64-capPow
-	t.free = append(t.free, fs)
-	return nil
+}
+
+// reset empties t with 2^capPow slots, in its memory when that is large
+// enough.
+func (t *hashTable) reset(env Env, capPow uint) error {
+	t.order = t.order[:0]
+	if len(t.mem) >= 1<<capPow {
+		t.use(capPow)
+		return nil
+	}
+	t.release()
+	return t.alloc(env, capPow)
 }
 
 func (t *hashTable) release() {
@@ -652,8 +672,6 @@ func (t *hashTable) release() {
 	}
 	t.free = nil
 }
-
-func hashKey(k uint64, shift uint) uint64 { return (k * 0x9E3779B97F4A7C15) >> shift }
 
 // hash is k's home slot.
 func (t *hashTable) hash(k uint64) uint64 { return ((k * 0x9E3779B97F4A7C15) << t.pre) >> t.shift }
@@ -732,27 +750,9 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			packChunk(specs, c, e, p, buf)
-			out := ids[c:e]
-			for i, k := range p[:e-c] {
-				if k == dropKey {
-					out[i] = -1
-					continue
-				}
-				// inlined lookup of the common case
-				h := hashKey(k, t.shift)
-				for t.slots[h].k != k && t.slots[h].k != dropKey {
-					h = (h + 1) & t.mask
-				}
-				if sl := t.slots[h]; sl.k == k {
-					out[i] = sl.v
-					continue
-				}
-				id, err := t.insert(env, k)
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				out[i] = id
+			if err := tableIDs(env, t, p[:e-c], ids[c:e], hashGrow); err != nil {
+				errs[w] = err
+				return
 			}
 			if len(t.order) > limit {
 				gaveUp[w] = true

@@ -3,14 +3,23 @@ package ops
 // Radix-partitioned hash grouping, for many groups. One big hash table
 // misses the caches and (worse, in a VM) the TLB on nearly every row: about
 // 70 ns a row measured here with a 64 MiB table for 10^6 keys. So the rows'
-// packed keys are first scattered into partP partitions by the top bits of
-// their hash (a stable counting sort: each partition keeps worker 0's rows,
-// then worker 1's, in row order), each partition is grouped with a table of
-// its own that stays in L2, the distinct keys of all partitions are
-// radix-sorted to rank them, and a last pass reads each row's id back from
-// its partition's stream in row order.
+// packed keys are first scattered into partP partitions (a stable counting
+// sort: each partition keeps worker 0's rows, then worker 1's, in row
+// order), each partition is grouped with a table of its own that stays in
+// L2, the distinct keys are ranked, and a last pass reads each row's id back
+// from its partition's stream in row order.
+//
+// Partitions are ranges of the packed keys (their top bits) when a sample
+// of rows shows the ranges even: then each partition's distinct keys are
+// sorted on their own, in cache, and the partitions' ranks follow one
+// another. Otherwise (skewed or clustered keys) partitions are by the top
+// bits of a hash, and the distinct keys of all partitions are radix-sorted
+// together to rank them.
 
-import "sync/atomic"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 const (
 	partBits = 6 // 64 partitions: few enough write streams for the scatter
@@ -19,18 +28,119 @@ const (
 	// hashBigTable is the most keys one worker's table takes on the plain
 	// hash path before the grouping switches to partitions.
 	hashBigTable = 1 << 16
+	// hashGrow: the plain hash path's tables grow past 1/2^hashGrow full.
+	hashGrow = 1
+	// partSamples rows are sampled to decide between range and hash
+	// partitions.
+	partSamples = 4096
 )
 
-// partitionedRuns counts groupPartitioned calls (tests check the path).
-var partitionedRuns atomic.Uint64
+// partitionedRuns counts groupPartitioned calls, rangedRuns those that
+// partitioned by key ranges (tests check the paths).
+var partitionedRuns, rangedRuns atomic.Uint64
 
-func partOf(k uint64) uint8 { return uint8((k * 0x9E3779B97F4A7C15) >> (64 - partBits)) }
+const hashMul = 0x9E3779B97F4A7C15
+
+func partOf(k uint64) uint8 { return uint8((k * hashMul) >> (64 - partBits)) }
+
+// partFunc is a row's partition, the high word of (k*mul)·scale: one loop
+// serves both kinds (for hashes mul is hashMul and scale partP, so the
+// partition is the hash's top bits; for ranges mul is 1 and scale
+// 2^64·partP/total, so the partition is k's place in [0, total) scaled to
+// [0, partP)).
+type partFunc struct {
+	mul, scale uint64
+}
+
+func (f partFunc) of(k uint64) uint8 {
+	hi, _ := bits.Mul64(k*f.mul, f.scale)
+	return uint8(hi)
+}
+
+// rangeParts returns the range partitioning of packed keys below total when
+// a sample of rows spreads over it evenly enough: no partition with more
+// than twice its share of the sampled rows.
+func rangeParts(specs []keySpec, n int, total uint64) (partFunc, bool) {
+	if total <= 4*partP || n < partSamples {
+		return partFunc{}, false
+	}
+	scale, _ := bits.Div64(partP, 0, total) // partP < total: no overflow
+	f := partFunc{mul: 1, scale: scale}
+	var cnt [partP]int
+	p, buf := make([]uint64, 1), make([]uint64, 1)
+	got := 0
+	for i := range partSamples {
+		r := int(uint64(i) * uint64(n) / partSamples)
+		packChunk(specs, r, r+1, p, buf)
+		if p[0] == dropKey {
+			continue
+		}
+		cnt[f.of(p[0])]++
+		got++
+	}
+	most := 0
+	for _, c := range cnt {
+		most = max(most, c)
+	}
+	return f, got >= partSamples/2 && most*partP <= 2*got
+}
+
+// tableIDs numbers keys through t (first seen, first numbered), writing
+// each key's id to out (-1 for dropKey); t.order may be keys[:0] (distinct
+// keys written over keys already read). The table grows past 1/2^grow
+// full: short probe runs mispredict less. The loop keeps the table's fields
+// in locals (a call in the loop would make the compiler reload them).
+//
+//go:noinline
+func tableIDs(env Env, t *hashTable, keys []uint64, out []int32, grow uint) error {
+	slots, mask, pre, shift := t.slots, t.mask, t.pre&63, t.shift&63
+	order := t.order
+	out = out[:len(keys)]
+	grow &= 63
+	for i, k := range keys {
+		if k == dropKey {
+			out[i] = -1
+			continue
+		}
+		h := ((k * hashMul) << pre) >> shift
+		for {
+			s := &slots[h]
+			if s.k == k {
+				out[i] = s.v
+				break
+			}
+			if s.k == dropKey {
+				id := int32(len(order))
+				s.k, s.v = k, id
+				order = append(order, k)
+				out[i] = id
+				if uint64(len(order))<<grow > mask {
+					t.order = order
+					if err := t.grow(env); err != nil {
+						return err
+					}
+					slots, mask, shift = t.slots, t.mask, t.shift&63
+				}
+				break
+			}
+			h = (h + 1) & mask
+		}
+	}
+	t.order = order
+	return nil
+}
 
 // groupPartitioned groups by partitions; it returns the distinct packed keys
 // in ascending order and the number of rows kept.
 func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), int, error) {
 	partitionedRuns.Add(1)
 	n := len(ids)
+	pf, ranged := rangeParts(specs, n, specs[0].span*specs[0].stride)
+	if ranged {
+		rangedRuns.Add(1)
+	} else {
+		pf = partFunc{mul: hashMul, scale: partP}
+	}
 	nw := numWorkers(env.workers(), n)
 	var frees []func()
 	defer func() {
@@ -57,7 +167,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 					q[i] = noPart
 					continue
 				}
-				pq := partOf(k)
+				pq := pf.of(k)
 				q[i] = pq
 				c[pq]++
 			}
@@ -92,7 +202,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 				if k == dropKey {
 					continue
 				}
-				q := partOf(k)
+				q := pf.of(k)
 				pk[ps[q]] = k
 				ps[q]++
 			}
@@ -107,45 +217,62 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	frees = append(frees, fpid)
 	partUniq := make([][]uint64, partP)
 	errs := make([]error, partP)
-	forPartitions(env, func(q int) {
+	// One table per worker, emptied for each of its partitions: allocating
+	// and growing a table per partition cost page faults (tables under the
+	// server's pooled size come fresh) and rehashes. It starts at the size
+	// the worker's last partition would have needed for this one's rows.
+	nt := min(env.workers(), partP)
+	tables := make([]*hashTable, nt)
+	defer func() {
+		for _, t := range tables {
+			if t != nil {
+				t.release()
+			}
+		}
+	}()
+	lastRows, lastKeys := make([]int, nt), make([]int, nt)
+	forPartitions(env, func(w, q int) {
 		keys := pk[start[q]:start[q+1]]
 		out := pid[start[q]:start[q+1]]
-		t, err := newHashTable(env, 10)
-		if err != nil {
+		capPow := uint(10)
+		if lastRows[w] > 0 {
+			est := len(keys) * lastKeys[w] / lastRows[w]
+			capPow = max(capPow, uint(bits.Len(uint(5*est)))) // a quarter full, and some room
+		}
+		t := tables[w]
+		if t == nil {
+			var err error
+			if t, err = newHashTable(env, capPow); err != nil {
+				errs[q] = err
+				return
+			}
+			tables[w] = t
+			if !ranged {
+				t.pre = partBits // the top bits are the partition's: index by the next ones
+			}
+		} else if err := t.reset(env, capPow); err != nil {
 			errs[q] = err
 			return
 		}
-		defer t.release()
-		t.pre = partBits // the top bits are the partition's: index by the next ones
 		// The distinct keys go over the partition's own keys, in place: the
 		// j-th distinct key is written after key j has been read, and no
 		// partition has more distinct keys than rows (so no unaccounted
 		// memory grows here).
 		t.order = keys[:0]
-		for i, k := range keys {
-			h := t.hash(k)
-			for t.slots[h].k != k && t.slots[h].k != dropKey {
-				h = (h + 1) & t.mask
-			}
-			if sl := t.slots[h]; sl.k == k {
-				out[i] = sl.v
-				continue
-			}
-			id, err := t.insert(env, k)
-			if err != nil {
-				errs[q] = err
-				return
-			}
-			out[i] = id
+		if err := tableIDs(env, t, keys, out, 2); err != nil {
+			errs[q] = err
+			return
 		}
 		partUniq[q] = t.order
+		lastRows[w], lastKeys[w] = len(keys), len(t.order)
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	// Rank every distinct key: radix sort carrying (partition base + local id).
+	// Rank every distinct key: sorted per range partition, or all together
+	// (radix sort carrying partition base + local id).
 	base := make([]int, partP+1)
 	for q := 0; q < partP; q++ {
 		base[q+1] = base[q] + len(partUniq[q])
@@ -167,38 +294,63 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fp)
-	for q := 0; q < partP; q++ {
-		copy(keys[base[q]:], partUniq[q])
-	}
-	for i := range ng {
-		prov[i] = int64(i)
-	}
-	sk, sp := keys, prov[:ng]
-	if ng > 1 {
-		lo, nbits := keyRange(env, keys)
-		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], lo, nbits)
-	}
 	rank, fr, err := scratchOf[int32](env, ng)
 	if err != nil {
 		fk()
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fr)
-	for r, p := range sp {
-		rank[p] = int32(r)
-	}
-	if ng > 0 && &sk[0] != &keys[0] {
-		copy(keys, sk)
-	}
-	// Local ids become ranks, partition by partition (each partition's
-	// ranks are one contiguous stretch of rank).
-	forPartitions(env, func(q int) {
-		r := rank[base[q]:base[q+1]]
-		out := pid[start[q]:start[q+1]]
-		for i, l := range out {
-			out[i] = r[l]
+	if ranged {
+		// Each partition's keys are a range of their own: sorted there (in
+		// cache), they are ranked, and its local ids become those ranks.
+		forPartitions(env, func(_, q int) {
+			lo, hi := base[q], base[q+1]
+			k, r, out := keys[lo:hi], rank[lo:hi], pid[start[q]:start[q+1]]
+			copy(k, partUniq[q])
+			sp := prov[lo:hi]
+			for i := range sp {
+				sp[i] = int64(i)
+			}
+			var h [1 << radixBits]int
+			sk, sp := sortRun(k, kTmp[lo:hi], sp, prov[ng+lo:ng+hi], &h)
+			for pos, l := range sp {
+				r[l] = int32(lo + pos)
+			}
+			if len(k) > 0 && &sk[0] != &k[0] {
+				copy(k, sk)
+			}
+			for i, l := range out {
+				out[i] = r[l]
+			}
+		})
+	} else {
+		for q := 0; q < partP; q++ {
+			copy(keys[base[q]:], partUniq[q])
 		}
-	})
+		for i := range ng {
+			prov[i] = int64(i)
+		}
+		sk, sp := keys, prov[:ng]
+		if ng > 1 {
+			lo, nbits := keyRange(env, keys)
+			sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], lo, nbits)
+		}
+		for r, p := range sp {
+			rank[p] = int32(r)
+		}
+		if ng > 0 && &sk[0] != &keys[0] {
+			copy(keys, sk)
+		}
+		// Local ids become ranks, partition by partition (each partition's
+		// ranks are one contiguous stretch of rank).
+		forPartitions(env, func(_, q int) {
+			r := rank[base[q]:base[q+1]]
+			out := pid[start[q]:start[q+1]]
+			for i, l := range out {
+				out[i] = r[l]
+			}
+		})
+	}
 	// Pass 4: rows read their ids back from their partition's stream.
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
@@ -217,18 +369,79 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	return keys, fk, kept, nil
 }
 
-// forPartitions runs f on every partition, the workers taking the next one
-// as they finish (partitions differ in size when the keys are skewed).
-func forPartitions(env Env, f func(q int)) {
+// forPartitions runs f(w, q) on every partition q, the workers w taking the
+// next one as they finish (partitions differ in size when the keys are
+// skewed).
+func forPartitions(env Env, f func(w, q int)) {
 	nw := min(env.workers(), partP)
 	var next atomic.Int32
-	parallelN(nw, func(int) {
+	parallelN(nw, func(w int) {
 		for {
 			q := int(next.Add(1)) - 1
 			if q >= partP {
 				return
 			}
-			f(q)
+			f(w, q)
 		}
 	})
+}
+
+// sortRun sorts a short run of distinct keys (one partition's), with ids
+// alongside, using the scratch slices of the same lengths; it returns the
+// slices holding the result. One radix pass on the top digit of the run's
+// range leaves buckets of a few keys, insertion-sorted in cache; a bucket
+// too big for that (keys clustered) gets LSD passes of its own. Several
+// LSD passes over the whole run cost a 2^radixBits histogram each, which
+// for a run this short weighs more than the keys; a long run takes them.
+func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]uint64, []int64) {
+	if len(keys) < 2 {
+		return keys, ids
+	}
+	mn, mx := keys[0], keys[0]
+	for _, k := range keys {
+		mn, mx = min(mn, k), max(mx, k)
+	}
+	if len(keys) > 16<<radixBits { // buckets would pass insertion sort's size
+		return lsdLocal(keys, kTmp, ids, iTmp, mn, uint(bits.Len64(mx-mn)), h)
+	}
+	shift := uint(max(bits.Len64(mx-mn)-radixBits, 0))
+	*h = [1 << radixBits]int{}
+	countDigits(keys, mn, shift, h)
+	sum := 0
+	for d, c := range h {
+		h[d] = sum
+		sum += c
+	}
+	scatterPairs(keys, ids, kTmp, iTmp, mn, shift, h) // h[d]: end of bucket d
+	lo := 0
+	for d := range h {
+		hi := h[d]
+		switch b := hi - lo; {
+		case b <= 1:
+		case b <= 32:
+			insertionPairs(kTmp[lo:hi], iTmp[lo:hi])
+		default:
+			var h2 [1 << radixBits]int
+			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, &h2)
+			if &k[0] != &kTmp[lo] {
+				copy(kTmp[lo:hi], k)
+				copy(iTmp[lo:hi], i)
+			}
+		}
+		lo = hi
+	}
+	return kTmp, iTmp
+}
+
+// insertionPairs sorts a few keys, ids alongside.
+func insertionPairs(keys []uint64, ids []int64) {
+	ids = ids[:len(keys)]
+	for i := 1; i < len(keys); i++ {
+		k, id := keys[i], ids[i]
+		j := i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j], ids[j] = keys[j-1], ids[j-1]
+		}
+		keys[j], ids[j] = k, id
+	}
 }

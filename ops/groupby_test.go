@@ -702,25 +702,42 @@ func TestGroupSumsBanded(t *testing.T) {
 
 // TestGroupByPartitioned: many distinct keys take the partitioned path on
 // their own, with the ids of the reference grouping at every worker count,
-// NaN keys dropped or kept.
+// NaN keys dropped or kept. Evenly spread keys are partitioned by ranges,
+// skewed ones by hashes.
 func TestGroupByPartitioned(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	const n = 300_000
 	k := make([]int64, n)
 	f := make([]float64, n)
+	clustered := make([]int64, n) // even ranges, each partition's keys in clumps of 100
+	skewed := make([]int64, n)    // nine rows in ten in the lowest 150,000 of 2^50
 	for i := range k {
 		k[i] = int64(r.IntN(150_000)) * 1_000_003
 		f[i] = float64(k[i]) / 7
 		if r.IntN(10) == 0 {
 			f[i] = math.NaN()
 		}
+		clustered[i] = int64(r.IntN(2000))<<30 | int64(r.IntN(100))
+		skewed[i] = int64(r.IntN(150_000))
+		if r.IntN(10) == 0 {
+			skewed[i] = r.Int64N(1 << 50)
+		}
 	}
-	for _, keys := range [][]*pdarray.Array{{pdarray.FromSlice(k)}, {pdarray.FromSlice(f)}} {
+	for _, c := range []struct {
+		keys   []*pdarray.Array
+		ranged int // 1: partitions must be ranges, 0: hashes, -1: either
+	}{
+		{[]*pdarray.Array{pdarray.FromSlice(k)}, 1},
+		{[]*pdarray.Array{pdarray.FromSlice(f)}, -1},
+		{[]*pdarray.Array{pdarray.FromSlice(clustered)}, 1},
+		{[]*pdarray.Array{pdarray.FromSlice(skewed)}, 0},
+	} {
+		keys := c.keys
 		for _, dropna := range []bool{true, false} {
 			refIDs, _ := refGroups(keys, dropna)
 			for _, w := range []int{1, 2, 8} {
 				env := PlainEnv(w)
-				before := partitionedRuns.Load()
+				before, rangedBefore := partitionedRuns.Load(), rangedRuns.Load()
 				st := "auto"
 				if w == 8 {
 					st = StrategyPartitioned // 37,500 rows a worker: each table stays small
@@ -730,10 +747,13 @@ func TestGroupByPartitioned(t *testing.T) {
 					t.Fatal(err)
 				}
 				if g.Strategy != StrategyPartitioned || partitionedRuns.Load() != before+1 {
-					t.Fatalf("%d keys w=%d: strategy %s, want partitioned", len(keys), w, g.Strategy)
+					t.Fatalf("%v w=%d: strategy %s, want partitioned", keys[0].DType(), w, g.Strategy)
+				}
+				if ranged := int(rangedRuns.Load() - rangedBefore); c.ranged >= 0 && ranged != c.ranged {
+					t.Fatalf("%v w=%d: %d range-partitioned runs, want %d", keys[0].DType(), w, ranged, c.ranged)
 				}
 				if !slices.Equal(pdarray.View[int32](g.IDs), refIDs) {
-					t.Fatalf("%d keys w=%d dropna=%v: ids differ from the reference", len(keys), w, dropna)
+					t.Fatalf("%v w=%d dropna=%v: ids differ from the reference", keys[0].DType(), w, dropna)
 				}
 				kept := 0
 				for _, id := range refIDs {
@@ -745,6 +765,54 @@ func TestGroupByPartitioned(t *testing.T) {
 					t.Fatalf("kept %d, want %d", g.Kept, kept)
 				}
 				g.Free(env)
+			}
+		}
+	}
+}
+
+// TestSortRun sorts short runs of distinct keys (spread, clumped, tiny and
+// wide) with their ids, against a plain sort.
+func TestSortRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var h [1 << radixBits]int
+	for trial := range 200 {
+		n := r.IntN(5000)
+		if trial%50 == 48 { // random keys
+			n = 40_000 // past the one-pass size: LSD passes
+		}
+		seen := map[uint64]bool{}
+		keys := make([]uint64, 0, n)
+		for len(keys) < n {
+			var k uint64
+			switch trial % 4 {
+			case 0:
+				k = r.Uint64()
+			case 1:
+				k = uint64(r.IntN(40))<<30 | uint64(r.IntN(200)) // clumps beyond insertion sort
+			case 2:
+				k = uint64(r.IntN(3 * n))
+			default:
+				k = 1<<63 + uint64(r.IntN(1<<20))
+			}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = int64(i)
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		orig := slices.Clone(keys)
+		sk, si := sortRun(keys, make([]uint64, n), ids, make([]int64, n), &h)
+		if !slices.Equal(sk, want) {
+			t.Fatalf("trial %d (n=%d): keys not sorted", trial, n)
+		}
+		for i, id := range si {
+			if orig[id] != sk[i] {
+				t.Fatalf("trial %d: id %d carried to key %d, not its own %d", trial, id, sk[i], orig[id])
 			}
 		}
 	}
