@@ -649,7 +649,7 @@ func (t *hashTable) use(capPow uint) {
 	size := 1 << capPow
 	sl := t.mem[:size]
 	for i := range sl {
-		sl[i].k = dropKey
+		sl[i] = hashSlot{k: dropKey, v: -1} // v: see probeIDs
 	}
 	t.slots, t.mask, t.shift = sl, uint64(size-1), 64-capPow
 }
@@ -747,10 +747,11 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		}
 		tables[w] = t
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		pb := new(probeBuf)
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			packChunk(specs, c, e, p, buf)
-			if err := tableIDs(env, t, p[:e-c], ids[c:e], hashGrow); err != nil {
+			if err := probeIDs(env, t, p[:e-c], ids[c:e], hashGrow, pb); err != nil {
 				errs[w] = err
 				return
 			}

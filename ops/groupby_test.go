@@ -222,7 +222,11 @@ func TestGroupByStrategies(t *testing.T) {
 							} else if n == 20000 && dropna {
 								want = kc.auto
 							}
+							probes := probeRuns.Load()
 							g := checkGrouping(t, env, keys, dropna, st, want, ref)
+							if g.Strategy == StrategyHash && g.Kept > 0 && probeRuns.Load() == probes {
+								t.Fatal("the hash strategy did not probe through probeIDs")
+							}
 							// Handing the key stats back gives the same grouping.
 							known := make([]*KeyStats, len(g.Stats))
 							for k := range g.Stats {
@@ -737,7 +741,7 @@ func TestGroupByPartitioned(t *testing.T) {
 			refIDs, _ := refGroups(keys, dropna)
 			for _, w := range []int{1, 2, 8} {
 				env := PlainEnv(w)
-				before, rangedBefore := partitionedRuns.Load(), rangedRuns.Load()
+				before, rangedBefore, probesBefore := partitionedRuns.Load(), rangedRuns.Load(), probeRuns.Load()
 				st := "auto"
 				if w == 8 {
 					st = StrategyPartitioned // 37,500 rows a worker: each table stays small
@@ -748,6 +752,9 @@ func TestGroupByPartitioned(t *testing.T) {
 				}
 				if g.Strategy != StrategyPartitioned || partitionedRuns.Load() != before+1 {
 					t.Fatalf("%v w=%d: strategy %s, want partitioned", keys[0].DType(), w, g.Strategy)
+				}
+				if probeRuns.Load() == probesBefore {
+					t.Fatalf("%v w=%d: the partitions' tables were not probed by probeIDs", keys[0].DType(), w)
 				}
 				if ranged := int(rangedRuns.Load() - rangedBefore); c.ranged >= 0 && ranged != c.ranged {
 					t.Fatalf("%v w=%d: %d range-partitioned runs, want %d", keys[0].DType(), w, ranged, c.ranged)
@@ -1070,5 +1077,52 @@ func TestGroupAggColumns(t *testing.T) {
 	bad := []AggColumn{{Values: pdarray.FromSlice(f), Ops: []string{"sum"}}, {Values: pdarray.FromSlice(f), Ops: []string{"bogus"}}}
 	if _, err := GroupAggColumns(PlainEnv(2), idArr, ng, bad, 0); err == nil {
 		t.Fatal("an unknown op in one column was accepted")
+	}
+}
+
+// TestProbeIDs: probeIDs numbers keys exactly as tableIDs does (first seen,
+// first numbered), dropped rows -1, through table growth and blocks with
+// no misses, with its two-loop path counted.
+func TestProbeIDs(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	env := PlainEnv(1)
+	for _, nk := range []int{1, 7, 300, 5000, 70_000} {
+		distinct := make([]uint64, nk)
+		for i := range distinct {
+			distinct[i] = r.Uint64() >> 2
+		}
+		keys := make([]uint64, 50_000)
+		for i := range keys {
+			keys[i] = distinct[r.IntN(nk)]
+			if r.IntN(50) == 0 {
+				keys[i] = dropKey
+			}
+		}
+		for _, pre := range []uint{0, partBits} {
+			want := make([]int32, len(keys))
+			ref, _ := newHashTable(env, 4)
+			ref.pre = pre
+			if err := tableIDs(env, ref, keys, want, 1); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int32, len(keys))
+			tb, _ := newHashTable(env, 4)
+			tb.pre = pre
+			before := probeRuns.Load()
+			if err := probeIDs(env, tb, slices.Clone(keys), got, 1, new(probeBuf)); err != nil {
+				t.Fatal(err)
+			}
+			if probeRuns.Load() != before+1 {
+				t.Fatal("probeIDs did not count its run")
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d keys pre=%d: ids differ from tableIDs'", nk, pre)
+			}
+			if !slices.Equal(tb.order, ref.order) {
+				t.Fatalf("%d keys pre=%d: distinct keys differ from tableIDs'", nk, pre)
+			}
+			ref.release()
+			tb.release()
+		}
 	}
 }
