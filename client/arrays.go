@@ -111,7 +111,10 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 }
 
 // Download fetches the whole array stored under name. T must match its
-// dtype. The frames are copied once, from libzmq's buffers into the result.
+// dtype. The result is new memory, copied once: from libzmq's frames, read
+// straight off a bulk stream, or, from a server on this host, copied out of
+// the array's shared-memory segment on several threads (ShmCopyMin bytes
+// and more).
 func Download[T pdarray.Element](ctx context.Context, c *Client, name string) ([]T, error) {
 	a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T](), nil)
 	if err != nil {
@@ -164,6 +167,9 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		if st, err = c.useStream(ctx, 0); err != nil {
 			return nil, err
 		}
+	}
+	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && c.compression == "" {
+		return c.downloadCopyOut(ctx, st, name, want, into)
 	}
 	if st != nil {
 		args["stream"] = st.id
@@ -346,7 +352,18 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 	if err != nil || st == nil || st.network != "unix" {
 		return nil, info, 0, false, err
 	}
-	rep, m, err := c.callLocked(ctx, "download", map[string]any{"name": name, "stream": st.id, "shm": true}, nil, nil)
+	return c.downloadShmLocked(ctx, st, name, want, 0, nil, false)
+}
+
+// downloadShmLocked is downloadShm on the unix stream st (c.mu held): an
+// array of fewer than shmMin bytes comes over the stream instead, into into
+// when not nil (segment copiedNotMapped); populate maps every page at once.
+func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, populate bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
+	args := map[string]any{"name": name, "stream": st.id, "shm": true}
+	if shmMin > 0 {
+		args["shm_min"] = shmMin
+	}
+	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
 		c.closeStream() // abandoned: the descriptor may still come
 		return nil, info, 0, false, err
@@ -361,8 +378,9 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 	}
 	st.deadline(ctx)
 	if shm, _ := rep.Result["shm"].(bool); !shm {
-		// The server could make no segment: the bytes came over the stream.
-		a, err := result(info, nil)
+		// The server could make no segment (or the array is under shmMin):
+		// the bytes came over the stream.
+		a, err := result(info, into)
 		if err == nil {
 			_, err = io.ReadFull(st.conn, a.Bytes())
 		}
@@ -370,8 +388,8 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 			c.closeStream()
 			return nil, info, 0, false, fmt.Errorf("client: download stream: %w", err)
 		}
-		if info.DType != want {
-			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
+		if want != pdarray.Invalid && info.DType != want {
+			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
 		}
 		return a.Bytes(), info, copiedNotMapped, true, nil
 	}
@@ -381,8 +399,8 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 		return nil, info, 0, false, fmt.Errorf("client: shared-memory view of '%s': %w", name, err)
 	}
 	defer unix.Close(fd) // the mapping keeps the segment
-	if info.DType != want {
-		return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; view it as []%v", name, info.DType, want, info.DType)
+	if want != pdarray.Invalid && info.DType != want {
+		return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
 	}
 	if info.NBytes == 0 {
 		return nil, info, 0, true, nil
@@ -390,7 +408,11 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 	if info.NBytes != info.Size*info.DType.Size() {
 		return nil, info, 0, false, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
 	}
-	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, unix.MAP_SHARED)
+	flags := unix.MAP_SHARED
+	if populate {
+		flags |= mapPopulate
+	}
+	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, flags)
 	if err != nil {
 		return nil, info, 0, false, fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err)
 	}

@@ -3,8 +3,10 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"net"
 	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -63,7 +65,8 @@ func TestShmUploadAndView(t *testing.T) {
 	if d("shm_views") != 1 || d("bytes_copied_out") != 0 || d("shm_adopted") != 0 {
 		t.Fatalf("view: shm_views %d, copied out %d, adopted %d; want 1, 0, 0", d("shm_views"), d("bytes_copied_out"), d("shm_adopted"))
 	}
-	// The ordinary download stays a private, writable copy over the stream.
+	// The ordinary download stays a private, writable copy (copied out of the
+	// segment: TestShmCopyOut).
 	back, err := client.DownloadArray(ctx, c, info.Name)
 	if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
 		t.Fatal("download of a segment-backed array:", err)
@@ -444,5 +447,86 @@ func TestShmServerWithoutMemfd(t *testing.T) {
 	}
 	if mem, _ := c.MemUsed(ctx); mem.Used != int64(a.NBytes()+info.NBytes) {
 		t.Fatalf("server holds %d bytes, want %d", mem.Used, a.NBytes()+info.NBytes)
+	}
+}
+
+// TestShmCopyOut: a private download of 16 MiB or more from a server on this
+// host maps the array's segment and copies it out (ShmCopies counts it);
+// smaller arrays, ranges, a wrong dtype and clients without shared memory
+// take the stream or frames. Every result is bit-exact and writable.
+func TestShmCopyOut(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	big := randomArray(pdarray.Float64, client.ShmCopyMin/8+12_345, 9)
+	info, err := client.UploadArray(ctx, c, big) // lent segment: a read-only view, released after
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StreamNetwork() != "unix" {
+		t.Fatalf("stream network %q, want unix", c.StreamNetwork())
+	}
+	copies := client.ShmCopies()
+	d := statsDelta(t, ctx, c)
+	got, err := client.Download[float64](ctx, c, info.Name)
+	if err != nil || !bytes.Equal(pdarray.AsBytes(got), big.Bytes()) {
+		t.Fatal("copy-out download differs:", err)
+	}
+	got[0] = 42 // private and writable
+	if client.ShmCopies() != copies+1 || d("shm_views") != 1 {
+		t.Fatalf("copy-outs %d, shm_views %d; want 1, 1", client.ShmCopies()-copies, d("shm_views"))
+	}
+	// Into a caller's buffer, longer than the array.
+	dst := make([]float64, big.Len()+10)
+	if n, err := client.DownloadInto(ctx, c, info.Name, dst); err != nil || n != big.Len() || !bytes.Equal(pdarray.AsBytes(dst[:n]), big.Bytes()) {
+		t.Fatal("copy-out DownloadInto:", n, err)
+	}
+	// An array made on the server is copied once into a segment, then out.
+	neg, err := c.Unop(ctx, "neg", info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := client.DownloadArray(ctx, c, neg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range pdarray.View[float64](back) {
+		if math.Float64bits(x) != math.Float64bits(-pdarray.View[float64](big)[i]) {
+			t.Fatalf("element %d: %v, want %v", i, x, -pdarray.View[float64](big)[i])
+		}
+	}
+	if client.ShmCopies() != copies+3 || d("shm_adopted") != 1 {
+		t.Fatalf("copy-outs %d, adopted %d; want 3, 1", client.ShmCopies()-copies, d("shm_adopted"))
+	}
+	// A wrong dtype is refused, and the client goes on.
+	if _, err := client.Download[int64](ctx, c, info.Name); err == nil || !strings.Contains(err.Error(), "ask for []float64") {
+		t.Fatalf("wrong dtype: %v", err)
+	}
+	// Under ShmCopyMin, and ranges: over the stream, no segment.
+	small := randomArray(pdarray.Int64, (client.ShmCopyMin-8)/8, 4)
+	sinfo, err := client.UploadArray(ctx, c, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := d("shm_views")
+	if xs, err := client.Download[int64](ctx, c, sinfo.Name); err != nil || !bytes.Equal(pdarray.AsBytes(xs), small.Bytes()) {
+		t.Fatal("small download:", err)
+	}
+	if xs, err := client.DownloadRange[float64](ctx, c, info.Name, 5, big.Len()); err != nil || !bytes.Equal(pdarray.AsBytes(xs), big.Bytes()[40:]) {
+		t.Fatal("range download:", err)
+	}
+	if client.ShmCopies() != copies+3 || d("shm_views") != views {
+		t.Fatalf("small and range downloads used shared memory: %d copy-outs, %d views", client.ShmCopies()-copies-3, d("shm_views")-views)
+	}
+	// A client without shared memory reads the stream.
+	c2 := dial(t, srv.URL, client.WithSharedMemory(false))
+	if _, err := client.UploadArray(ctx, c2, small); err != nil { // opens its stream
+		t.Fatal(err)
+	}
+	if xs, err := client.Download[float64](ctx, c2, info.Name); err != nil || !bytes.Equal(pdarray.AsBytes(xs), big.Bytes()) {
+		t.Fatal("download without shared memory:", err)
+	}
+	if client.ShmCopies() != copies+3 {
+		t.Fatal("a client without shared memory copied out of a segment")
 	}
 }

@@ -1,15 +1,30 @@
 package pdarray
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
 
 const hugePage = 2 << 20
 
-// adviseHugePages pre-faults b's 2 MiB-aligned interior in one
-// MADV_POPULATE_WRITE call instead of one page fault per 4 KiB page when it is
+// populatePiece is the least a thread pre-faults when adviseHugePages
+// splits a buffer between threads.
+const populatePiece = 16 << 20
+
+// ParallelPopulates counts buffers pre-faulted on several threads (tests
+// check the path).
+var ParallelPopulates atomic.Uint64
+
+// adviseHugePages pre-faults b's 2 MiB-aligned interior with
+// MADV_POPULATE_WRITE instead of one page fault per 4 KiB page when it is
 // first written, which is most of the cost of receiving into new memory.
+// A buffer of two pieces or more is split between up to GOMAXPROCS threads:
+// the kernel zeroes and maps each thread's pages on its own core (256 MiB of
+// fresh memory here: 86 ms on one thread, 55-69 ms on two, 113 ms faulted
+// in as written).
 // It deliberately does not ask for huge pages (MADV_HUGEPAGE): with THP
 // defrag in "madvise" mode that made the kernel compact memory
 // synchronously, and measured allocations of 256 MiB stalled for 0.6–0.9 s.
@@ -24,5 +39,21 @@ func adviseHugePages(b []byte) {
 	if hi <= lo {
 		return
 	}
-	syscall.Madvise(b[lo-start:hi-start], 23 /* MADV_POPULATE_WRITE */)
+	nw := min(runtime.GOMAXPROCS(0), int((hi-lo)/populatePiece))
+	if nw <= 1 {
+		syscall.Madvise(b[lo-start:hi-start], 23 /* MADV_POPULATE_WRITE */)
+		return
+	}
+	ParallelPopulates.Add(1)
+	per := ((hi-lo)/uintptr(nw) + hugePage - 1) &^ (hugePage - 1)
+	var wg sync.WaitGroup
+	for a := lo; a < hi; a += per {
+		e := min(hi, a+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			syscall.Madvise(b[a-start:e-start], 23)
+		}()
+	}
+	wg.Wait()
 }

@@ -563,6 +563,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	stop := a.OptUint("stop", 1<<63)
 	streamID := a.OptUint("stream", 0)
 	shm := a.OptBool("shm", false)
+	shmMin := a.OptUint("shm_min", 0)
 	frameSize := s.frameSizeArg(a, false)
 	compression := s.compressionArg(a)
 	if err := a.Done(); err != nil {
@@ -601,7 +602,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		}
 		result["stream"] = streamID
 		ok = true
-		if shm {
+		if shm && uint64(len(body)) >= shmMin {
 			// nil: no segment could be made; the bytes stream instead.
 			if resp, err := s.shmDownload(x, name, arr, body, start == 0 && stop == n, result, release); resp != nil || err != nil {
 				return resp, err
