@@ -105,8 +105,12 @@ def main() -> None:
             del x, y, f, idx
         conn.close()
     finally:
-        server.kill()
-        server.wait()
+        server.terminate()  # a clean stop removes the server's unix socket directory
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,8 +99,15 @@ func Start(t testing.TB, flags ...string) *Server {
 	s := &Server{URL: url, Cmd: cmd, Log: &log, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-s.done
+		// SIGTERM first: a server that stops cleanly removes its unix
+		// stream socket's directory (a killed one leaves it in $TMPDIR).
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-s.done
+		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", log.String())
 		}

@@ -52,8 +52,14 @@ class Server:
         return ak.Connection(self.url, **kwargs)
 
     def stop(self) -> None:
+        # SIGTERM first: a server that stops cleanly removes its unix stream
+        # socket's directory (a killed one leaves it in $TMPDIR).
         if self.process.poll() is None:
-            self.process.kill()
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
         self.process.wait(timeout=10)
 
 
