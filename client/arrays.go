@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -168,8 +170,13 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 			return nil, err
 		}
 	}
-	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && c.compression == "" {
-		return c.downloadCopyOut(ctx, st, name, want, into)
+	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && !c.noShmMin && c.compression == "" {
+		a, err := c.downloadCopyOut(ctx, st, name, want, into)
+		var te *transfer.Error
+		if !errors.As(err, &te) || te.Code != transfer.ArgumentValue || !strings.Contains(te.Message, "'shm_min'") {
+			return a, err
+		}
+		c.noShmMin = true // nothing was sent on the stream: download as before
 	}
 	if st != nil {
 		args["stream"] = st.id
@@ -399,14 +406,20 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		return nil, info, 0, false, fmt.Errorf("client: shared-memory view of '%s': %w", name, err)
 	}
 	defer unix.Close(fd) // the mapping keeps the segment
+	segment = uint64(asInt(rep.Result["segment"]))
+	fail := func(err error) ([]byte, ArrayInfo, uint64, bool, error) {
+		c.releaseSegmentLocked(ctx, segment) // nothing maps it
+		return nil, info, 0, false, err
+	}
 	if want != pdarray.Invalid && info.DType != want {
-		return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
+		return fail(fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType))
 	}
 	if info.NBytes == 0 {
+		c.releaseSegmentLocked(ctx, segment)
 		return nil, info, 0, true, nil
 	}
 	if info.NBytes != info.Size*info.DType.Size() {
-		return nil, info, 0, false, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
+		return fail(fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes))
 	}
 	flags := unix.MAP_SHARED
 	if populate {
@@ -414,7 +427,23 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 	}
 	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, flags)
 	if err != nil {
-		return nil, info, 0, false, fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err)
+		return fail(fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err))
 	}
-	return mem, info, uint64(asInt(rep.Result["segment"])), true, nil
+	return mem, info, segment, true, nil
+}
+
+// releaseSegmentLocked tells the server (shm_release) that this client no
+// longer maps the lent segment it named in a download's reply (0: none), so
+// that it can be lent again once its array is deleted; c.mu is held. It
+// runs even when ctx is done (the download has its bytes by then), within a
+// few seconds; a failure only keeps the segment from being lent again.
+func (c *Client) releaseSegmentLocked(ctx context.Context, segment uint64) {
+	if segment == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, m, err := c.callLocked(rctx, "shm_release", map[string]any{"segments": []any{segment}}, nil, nil); err == nil {
+		m.Close()
+	}
 }

@@ -45,6 +45,7 @@ type Client struct {
 	streamNetwork string
 	compression   string
 	noShm         bool        // WithSharedMemory(false)
+	noShmMin      bool        // the server refused download's shm_min (an older server)
 	stream        *bulkStream // nil until the first large transfer; guarded by mu
 	noLane        bool        // WithLane(false)
 	lane          *reqLane    // nil until the first small request (lane.go); guarded by mu

@@ -15,10 +15,11 @@ import (
 // ShmCopyMin is the size from which a private download (Download,
 // DownloadInto, DownloadArray) from a server on this host maps the array's
 // shared-memory segment and copies it out on several threads, instead of
-// reading it off the unix stream on one. Reading the stream into new memory
-// ran at 0.32-0.46x memcpy here: the kernel's copy faults in every fresh
-// page on one core. Smaller arrays still come over the stream (the server
-// is asked for shm with shm_min, and sends the bytes when the array is
+// reading it off the unix stream on one: into a reused buffer 0.69-1.02x
+// memcpy against 0.45-0.64x off the stream (bench/transfer/results-3.md, 64
+// and 256 MiB). Into new memory both are bound by the cost of fresh pages
+// (0.24-0.44x). Smaller arrays still come over the stream (the server is
+// asked for shm with shm_min, and sends the bytes when the array is
 // smaller).
 const ShmCopyMin = 16 << 20
 
@@ -49,18 +50,9 @@ func (c *Client) downloadCopyOut(ctx context.Context, st *bulkStream, name strin
 			err = fmt.Errorf("client: unmap the shared-memory segment of '%s': %w", name, uerr)
 		}
 	}
-	if segment != 0 {
-		// A lent segment is not lent again until the client says it no
-		// longer maps it (docs/protocol.md, "View").
-		rep, m, rerr := c.callLocked(ctx, "shm_release", map[string]any{"segments": []any{segment}}, nil, nil)
-		if rerr == nil {
-			m.Close()
-			rerr = rep.Err()
-		}
-		if rerr != nil && err == nil {
-			err = fmt.Errorf("client: release the shared-memory segment of '%s': %w", name, rerr)
-		}
-	}
+	// A lent segment is not lent again until the client says it no longer
+	// maps it (docs/protocol.md, "View").
+	c.releaseSegmentLocked(ctx, segment)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +60,7 @@ func (c *Client) downloadCopyOut(ctx context.Context, st *bulkStream, name strin
 }
 
 // parallelCopy copies src into dst (as long) on up to GOMAXPROCS threads,
-// in pieces of 4 MiB or more: the faults of fresh destination pages are
-// taken on every core at once.
+// one piece of about n/threads each, with a thread for every 4 MiB at most.
 func parallelCopy(dst, src []byte) {
 	n := len(src)
 	nw := min(runtime.GOMAXPROCS(0), max(n>>22, 1), 16)

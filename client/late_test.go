@@ -11,7 +11,9 @@ import (
 // the arrays it names for deletion; an error, an in-place ("out") request,
 // a non-making command or an unknown id queues nothing.
 func TestLateReply(t *testing.T) {
-	info := func(n string) map[string]any { return map[string]any{"name": n, "dtype": "int64", "nbytes": 8, "size": 1} }
+	info := func(n string) map[string]any {
+		return map[string]any{"name": n, "dtype": "int64", "nbytes": 8, "size": 1}
+	}
 	c := &Client{}
 	c.abandon(1, "binop", map[string]any{})
 	c.abandon(2, "binop", map[string]any{"out": "x"})

@@ -502,6 +502,19 @@ func TestShmCopyOut(t *testing.T) {
 	if _, err := client.Download[int64](ctx, c, info.Name); err == nil || !strings.Contains(err.Error(), "ask for []float64") {
 		t.Fatalf("wrong dtype: %v", err)
 	}
+	// Both downloads released the lent segment (one copied out, one
+	// refused): deleted, the array's segment is pooled, and the next upload
+	// of its size fills it.
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	hits := d("pool_hits")
+	if info, err = client.UploadArray(ctx, c, big); err != nil {
+		t.Fatal(err)
+	}
+	if d("pool_hits") != hits+1 {
+		t.Fatalf("the next upload took %d pooled segments, want 1: a download kept the segment from the pool", d("pool_hits")-hits)
+	}
 	// Under ShmCopyMin, and ranges: over the stream, no segment.
 	small := randomArray(pdarray.Int64, (client.ShmCopyMin-8)/8, 4)
 	sinfo, err := client.UploadArray(ctx, c, small)

@@ -21,7 +21,8 @@ package ops
 //     whose table passes hashBigTable keys (it would leave L2) gives up, and
 //     the partitioned strategy runs instead.
 //   - partitioned: many groups (groupby_part.go): the keys are scattered into
-//     partitions by hash, each grouped with an L2-sized table of its own.
+//     partitions by key range (or by hash when the keys are skewed), each
+//     grouped with a worker's table sized for one partition.
 //   - sort (only when asked for): the packed keys are radix-sorted with their
 //     row numbers, and runs of equal keys are groups.
 //   - wide: several keys whose ranges multiply past 2^64-2: coargsort of the keys,
@@ -666,11 +667,13 @@ func (t *hashTable) reset(env Env, capPow uint) error {
 	return t.alloc(env, capPow)
 }
 
+// release frees t's memory; t is then empty, with no slots (a reset or
+// alloc must come before it is used again).
 func (t *hashTable) release() {
 	for _, f := range t.free {
 		f()
 	}
-	t.free = nil
+	t.free, t.mem, t.slots, t.mask = nil, nil, nil, 0
 }
 
 // hash is k's home slot.
@@ -696,13 +699,23 @@ func (t *hashTable) insert(env Env, k uint64) (int32, error) {
 	}
 }
 
+// grow doubles t's slots and inserts its keys again from t.order (keys by
+// id), in its memory when that is large enough (a table reset to a part of
+// a larger one), else in new memory.
 func (t *hashTable) grow(env Env) error {
-	oldFree := t.free
-	t.free = nil
 	capPow := uint(bits.Len64(t.mask)) + 1
-	if err := t.alloc(env, capPow); err != nil {
-		t.free = oldFree
-		return err
+	if len(t.mem) >= 1<<capPow {
+		t.use(capPow)
+	} else {
+		oldFree := t.free
+		t.free = nil
+		if err := t.alloc(env, capPow); err != nil {
+			t.free = oldFree
+			return err
+		}
+		for _, f := range oldFree {
+			f()
+		}
 	}
 	for id, k := range t.order {
 		h := t.hash(k)
@@ -710,9 +723,6 @@ func (t *hashTable) grow(env Env) error {
 			h = (h + 1) & t.mask
 		}
 		t.slots[h] = hashSlot{k: k, v: int32(id)}
-	}
-	for _, f := range oldFree {
-		f()
 	}
 	return nil
 }

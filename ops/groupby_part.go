@@ -5,8 +5,9 @@ package ops
 // 70 ns a row measured here with a 64 MiB table for 10^6 keys. So the rows'
 // packed keys are first scattered into partP partitions (a stable counting
 // sort: each partition keeps worker 0's rows, then worker 1's, in row
-// order), each partition is grouped with a table of its own that stays in
-// L2, the distinct keys are ranked, and a last pass reads each row's id back
+// order), each partition is grouped with a hash table (one per worker,
+// emptied for its next partition) that stays in L2, the distinct keys are
+// ranked, and a last pass reads each row's id back
 // from its partition's stream in row order.
 //
 // Partitions are ranges of the packed keys (their top bits) when a sample
@@ -41,8 +42,6 @@ const (
 var partitionedRuns, rangedRuns, probeRuns atomic.Uint64
 
 const hashMul = 0x9E3779B97F4A7C15
-
-func partOf(k uint64) uint8 { return uint8((k * hashMul) >> (64 - partBits)) }
 
 // partFunc is a row's partition, the high word of (k*mul)·scale: one loop
 // serves both kinds (for hashes mul is hashMul and scale partP, so the
@@ -271,8 +270,8 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 			}
 		}
 	})
-	// Pass 3: a table per partition gives each key a local id (first seen,
-	// first numbered).
+	// Pass 3: each partition's keys get local ids (first seen, first
+	// numbered) from its worker's table.
 	pid, fpid, err := scratchOf[int32](env, kept)
 	if err != nil {
 		return nil, nil, 0, err
@@ -295,19 +294,24 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	}()
 	lastRows, lastKeys := make([]int, nt), make([]int, nt)
 	bufs := make([]probeBuf, nt)
+	var failed atomic.Bool // a partition failed (memory): the rest are not worth doing
 	forPartitions(env, func(w, q int) {
+		if failed.Load() {
+			return
+		}
 		keys := pk[start[q]:start[q+1]]
 		out := pid[start[q]:start[q+1]]
 		capPow := uint(10)
 		if lastRows[w] > 0 {
 			est := len(keys) * lastKeys[w] / lastRows[w]
-			capPow = max(capPow, uint(bits.Len(uint(5*est)))) // a quarter full, and some room
+			capPow = max(capPow, uint(bits.Len(uint(4*est)))) // under a quarter full: no growth
 		}
 		t := tables[w]
 		if t == nil {
 			var err error
 			if t, err = newHashTable(env, capPow); err != nil {
 				errs[q] = err
+				failed.Store(true)
 				return
 			}
 			tables[w] = t
@@ -316,6 +320,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 			}
 		} else if err := t.reset(env, capPow); err != nil {
 			errs[q] = err
+			failed.Store(true)
 			return
 		}
 		// The distinct keys go over the partition's own keys, in place: the
@@ -325,6 +330,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		t.order = keys[:0]
 		if err := probeIDs(env, t, keys, out, 2, &bufs[w]); err != nil {
 			errs[q] = err
+			failed.Store(true)
 			return
 		}
 		partUniq[q] = t.order
@@ -478,6 +484,7 @@ func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]
 	}
 	scatterPairs(keys, ids, kTmp, iTmp, mn, shift, h) // h[d]: end of bucket d
 	lo := 0
+	var h2 *[1 << radixBits]int // for clumps of keys (rare)
 	for d := range h {
 		hi := h[d]
 		switch b := hi - lo; {
@@ -485,8 +492,10 @@ func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]
 		case b <= 32:
 			insertionPairs(kTmp[lo:hi], iTmp[lo:hi])
 		default:
-			var h2 [1 << radixBits]int
-			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, &h2)
+			if h2 == nil {
+				h2 = new([1 << radixBits]int)
+			}
+			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, h2)
 			if &k[0] != &kTmp[lo] {
 				copy(kTmp[lo:hi], k)
 				copy(iTmp[lo:hi], i)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -1123,6 +1124,89 @@ func TestProbeIDs(t *testing.T) {
 			}
 			ref.release()
 			tb.release()
+		}
+	}
+}
+
+// limitEnv fails an allocation once the bytes it holds would pass limit,
+// poisons what it frees (a kernel that writes freed memory then breaks its
+// own results or another buffer's), and reports what is still held.
+func limitEnv(workers int, limit int64) (Env, func() int64) {
+	var mu sync.Mutex
+	held := map[*pdarray.Array]int64{}
+	var used int64
+	e := PlainEnv(workers)
+	e.Alloc = func(d pdarray.DType, n int) (*pdarray.Array, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		nb := int64(n * d.Size())
+		if used+nb > limit {
+			return nil, errorf(ErrValue, "test limit: %d bytes more than the %d left", nb, limit-used)
+		}
+		a, err := pdarray.Alloc(d, n)
+		if err == nil {
+			used += nb
+			held[a] = nb
+		}
+		return a, err
+	}
+	e.Free = func(a *pdarray.Array) {
+		mu.Lock()
+		defer mu.Unlock()
+		nb, ok := held[a]
+		if !ok {
+			panic("freed twice, or not allocated here")
+		}
+		delete(held, a)
+		used -= nb
+		for i := range a.Bytes() {
+			a.Bytes()[i] = 0xAB
+		}
+	}
+	return e, func() int64 { mu.Lock(); defer mu.Unlock(); return used }
+}
+
+// TestGroupByOutOfMemory: under every memory limit from too little for
+// anything to enough, the hash and partitioned groupings either fail with an
+// error or give the reference ids, and hold no memory afterwards but their
+// results'.
+func TestGroupByOutOfMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const n = 200_000
+	spread, skewed := make([]int64, n), make([]int64, n)
+	for i := range spread {
+		spread[i] = int64(r.IntN(120_000)) * 7_919
+		skewed[i] = int64(r.IntN(120_000))
+		if r.IntN(10) == 0 {
+			skewed[i] = r.Int64N(1 << 40)
+		}
+	}
+	for _, k := range [][]int64{spread, skewed} {
+		keys := []*pdarray.Array{pdarray.FromSlice(k)}
+		refIDs, _ := refGroups(keys, true)
+		for _, w := range []int{1, 2} {
+			fails := 0
+			for limit := int64(1 << 16); limit < 1<<26; limit = limit * 5 / 4 {
+				env, used := limitEnv(w, limit)
+				g, err := GroupBy(env, keys, true, "auto")
+				if err != nil {
+					fails++
+					if u := used(); u != 0 {
+						t.Fatalf("w=%d limit %d: %v, and %d bytes still held", w, limit, err, u)
+					}
+					continue
+				}
+				if !slices.Equal(pdarray.View[int32](g.IDs), refIDs) {
+					t.Fatalf("w=%d limit %d: ids differ from the reference", w, limit)
+				}
+				g.Free(env)
+				if u := used(); u != 0 {
+					t.Fatalf("w=%d limit %d: %d bytes held after Free", w, limit, u)
+				}
+			}
+			if fails == 0 {
+				t.Fatalf("w=%d: no limit was too small", w)
+			}
 		}
 	}
 }

@@ -604,7 +604,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		ok = true
 		if shm && uint64(len(body)) >= shmMin {
 			// nil: no segment could be made; the bytes stream instead.
-			if resp, err := s.shmDownload(x, name, arr, body, start == 0 && stop == n, result, release); resp != nil || err != nil {
+			if resp, err := s.shmDownload(x, name, arr, body, start == 0 && stop == n, shmMin == 0, result, release); resp != nil || err != nil {
 				return resp, err
 			}
 		}

@@ -490,8 +490,9 @@ func (s *Server) shmUpload(x *stream, dt pdarray.DType, nbytes int) (*pdarray.Ar
 // streams the bytes, and the reply, without shm, says so. whole says the range is the whole array
 // stored under name (arr, held through release): its segment is passed as
 // is, or made once and adopted as the array's buffer. A part of an array,
-// or a small one, travels as a one-off copy in a fresh segment.
-func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []byte, whole bool, result map[string]any, release func()) (*response, error) {
+// or a small one, travels as a one-off copy in a fresh segment, if oneOff
+// (else the bytes stream).
+func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []byte, whole, oneOff bool, result map[string]any, release func()) (*response, error) {
 	if _, ok := x.conn.(*net.UnixConn); !ok {
 		x.mu.Unlock()
 		release()
@@ -528,6 +529,12 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 				result["segment"] = g.id
 			}
 		}
+	}
+	if g == nil && !oneOff {
+		// The client wants a copy (shm_min): a one-off segment would be a
+		// second copy of the array that --max-memory does not count, and
+		// the stream moves the bytes with none.
+		return nil, nil
 	}
 	if g == nil {
 		var err error

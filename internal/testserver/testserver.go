@@ -101,10 +101,13 @@ func Start(t testing.TB, flags ...string) *Server {
 	t.Cleanup(func() {
 		// SIGTERM first: a server that stops cleanly removes its unix
 		// stream socket's directory (a killed one leaves it in $TMPDIR).
-		cmd.Process.Signal(syscall.SIGTERM)
+		wait := 5 * time.Second
+		if cmd.Process.Signal(syscall.SIGTERM) != nil {
+			wait = 0 // exited already, or no SIGTERM here
+		}
 		select {
 		case <-s.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(wait):
 			cmd.Process.Kill()
 			<-s.done
 		}
