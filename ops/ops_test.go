@@ -336,3 +336,37 @@ func TestArangeLinspace(t *testing.T) {
 		t.Errorf("len(arange(10, -3, -2)) = %d, want 7", n)
 	}
 }
+
+// TestHistogramWorkers: every worker count gives the one-worker counts, the
+// workers' counts come from env (a limit too small for them is an error that
+// holds nothing), and only the result is left held.
+func TestHistogramWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	xs := make([]float64, 300_000)
+	for i := range xs {
+		xs[i] = r.NormFloat64()
+	}
+	a := pdarray.FromSlice(xs)
+	const bins = 1000
+	want, err := Histogram(PlainEnv(1), a, bins, false, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{2, 8} {
+		env, used := limitEnv(w, 1<<30)
+		res, err := Histogram(env, a, bins, false, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pdarray.View[int64](res.Counts), pdarray.View[int64](want.Counts)) {
+			t.Fatalf("w=%d: counts differ from one worker's", w)
+		}
+		if u := used(); u != int64(bins*8+(bins+1)*8) {
+			t.Fatalf("w=%d: %d bytes held, want the result's %d", w, u, bins*8+(bins+1)*8)
+		}
+		env, used = limitEnv(w, int64(bins*8+(bins+1)*8)) // room for the result only
+		if _, err := Histogram(env, a, bins, false, 0, 0); err == nil || used() != 0 {
+			t.Fatalf("w=%d: no room for the workers' counts gave err %v, %d bytes held", w, err, used())
+		}
+	}
+}

@@ -633,11 +633,24 @@ func Histogram(env Env, a *pdarray.Array, bins int, hasRange bool, lo, hi float6
 	counts := pdarray.View[int64](res.Counts)
 	clear(counts) // Env.Alloc may hand out old bytes
 	nw := numWorkers(env.workers(), a.Len())
+	// Worker 0 counts into the result; the others into scratch from env
+	// (bins is the caller's: 10^8 bins are 800 MB a worker, accounted).
 	parts := make([][]int64, nw)
+	parts[0] = counts
+	for w := 1; w < nw; w++ {
+		p, free, err := scratchOf[int64](env, bins)
+		if err != nil {
+			env.free(res.Counts, res.Edges)
+			return HistogramResult{}, err
+		}
+		defer free()
+		clear(p)
+		parts[w] = p
+	}
 	src := ArrayOperand(a)
 	nf := float64(bins)
 	parallel(env.workers(), a.Len(), chunk, func(w, l, h int) {
-		cnt := make([]int64, bins)
+		cnt := parts[w]
 		buf := alignedBuf(chunk * 8)
 		for s := l; s < h; s += chunk {
 			e := min(h, s+chunk)
@@ -659,9 +672,8 @@ func Histogram(env Env, a *pdarray.Array, bins int, hasRange bool, lo, hi float6
 				cnt[i]++
 			}
 		}
-		parts[w] = cnt
 	})
-	for _, p := range parts {
+	for _, p := range parts[1:] {
 		for i, c := range p {
 			counts[i] += c
 		}
