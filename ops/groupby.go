@@ -676,8 +676,12 @@ func (t *hashTable) release() {
 	t.free, t.mem, t.slots, t.mask = nil, nil, nil, 0
 }
 
-// hash is k's home slot.
-func (t *hashTable) hash(k uint64) uint64 { return ((k * 0x9E3779B97F4A7C15) << t.pre) >> t.shift }
+// hashMul is the multiplier of every key hash here (Fibonacci hashing): the
+// tables' home slots and the hash partitions' top bits.
+const hashMul = 0x9E3779B97F4A7C15
+
+// hash is k's home slot (tableIDs and homeSlots compute it inline).
+func (t *hashTable) hash(k uint64) uint64 { return ((k * hashMul) << t.pre) >> t.shift }
 
 // insert returns the id of key k, adding it with the next id when new.
 func (t *hashTable) insert(env Env, k uint64) (int32, error) {

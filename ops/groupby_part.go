@@ -41,8 +41,6 @@ const (
 // paths).
 var partitionedRuns, rangedRuns, probeRuns atomic.Uint64
 
-const hashMul = 0x9E3779B97F4A7C15
-
 // partFunc is a row's partition, the high word of (k*mul)·scale: one loop
 // serves both kinds (for hashes mul is hashMul and scale partP, so the
 // partition is the hash's top bits; for ranges mul is 1 and scale
