@@ -15,7 +15,7 @@ type GroupBy struct {
 	Keys     []ArrayInfo // unique keys, one array per key array
 	NGroups  int
 	Kept     int    // rows not dropped
-	Strategy string // dense, hash, partitioned, sort or wide
+	Strategy string // dense, hash, partitioned, sort, chained or wide
 }
 
 // GroupByOption changes how NewGroupBy groups.
@@ -24,7 +24,7 @@ type GroupByOption func(map[string]any)
 // KeepNaN makes NaN float keys one group (last) instead of dropping their rows.
 func KeepNaN() GroupByOption { return func(m map[string]any) { m["dropna"] = false } }
 
-// WithStrategy forces a strategy (dense, hash, partitioned, sort, wide); the default is auto.
+// WithStrategy forces a strategy (dense, hash, partitioned, sort, chained, wide); the default is auto.
 func WithStrategy(s string) GroupByOption { return func(m map[string]any) { m["strategy"] = s } }
 
 // NewGroupBy groups the rows of the stored key arrays.

@@ -25,8 +25,11 @@ package ops
 //     grouped with a worker's table sized for one partition.
 //   - sort (only when asked for): the packed keys are radix-sorted with their
 //     row numbers, and runs of equal keys are groups.
-//   - wide: several keys whose ranges multiply past 2^64-2: coargsort of the keys,
-//     then adjacent rows are compared key by key.
+//   - chained (groupby_chain.go): several keys whose ranges multiply past
+//     2^64-2: the leading keys that pack are grouped, and their group ids
+//     (ranks, so in key order) become the first key of the next grouping.
+//   - wide (only when asked for, or for one key spanning all 2^64 values):
+//     coargsort of the keys, then adjacent rows are compared key by key.
 
 import (
 	"math"
@@ -52,6 +55,7 @@ const (
 	StrategyPartitioned = "partitioned"
 	StrategySort        = "sort"
 	StrategyWide        = "wide"
+	StrategyChained     = "chained"
 )
 
 const (
@@ -66,7 +70,7 @@ type Grouping struct {
 	NGroups  int              // number of groups
 	Kept     int              // rows not dropped
 	Keys     []*pdarray.Array // the unique keys, one array per key, sorted
-	Strategy string           // the strategy used (dense, hash, partitioned, sort, wide)
+	Strategy string           // the strategy used (dense, hash, partitioned, sort, wide, chained)
 	Stats    []KeyStats       // of each key (GroupByWith)
 }
 
@@ -85,6 +89,7 @@ type keySpec struct {
 	span    uint64 // slots: max-min+1, plus one for NaN when it is kept
 	hasNaN  bool
 	keepNaN bool // NaN is a group (dropna false): slot span-1
+	ids     bool // a is int32 group ids of an earlier grouping: 0..span-1, or -1 (a dropped row)
 	stride  uint64
 }
 
@@ -112,9 +117,9 @@ func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, k
 		}
 	}
 	switch strategy {
-	case "", "auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide:
+	case "", "auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide, StrategyChained:
 	default:
-		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, partitioned, sort or wide", strategy)
+		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, partitioned, sort, chained or wide", strategy)
 	}
 	if n > math.MaxInt32 {
 		return Grouping{}, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32)
@@ -151,43 +156,33 @@ func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, k
 		g.Free(env)
 		return Grouping{}, err
 	}
-	var uniq []uint64 // sorted distinct packed keys
-	var freeUniq func()
-	switch {
-	case !packable || strategy == StrategyWide:
+	chainable := len(specs) >= 2
+	for _, s := range specs {
+		chainable = chainable && s.span < math.MaxUint64 // each key packs on its own
+	}
+	if strategy == StrategyChained && !chainable {
+		strategy = "auto"
+	}
+	if chainable && (!packable && strategy != StrategyWide || strategy == StrategyChained) {
+		g.Strategy = StrategyChained
+		if err := groupChained(env, specs, &g); err != nil {
+			return fail(err)
+		}
+		return g, nil
+	}
+	if !packable || strategy == StrategyWide {
 		g.Strategy = StrategyWide
 		if err := groupWide(env, specs, dropna, &g); err != nil {
 			return fail(err)
 		}
 		return g, nil
-	case strategy == StrategyDense || (strategy == "" || strategy == "auto") && total <= DenseMaxSlots && total <= uint64(8*n+65536):
-		if total > 1<<27 {
-			return fail(errorf(ErrValue, "group-by strategy 'dense' needs at most 2^27 slots, the keys span %d", total))
-		}
-		g.Strategy = StrategyDense
-		uniq, freeUniq, g.Kept, err = groupDense(env, specs, int(total), pdarray.View[int32](ids))
-	case strategy == StrategySort:
-		g.Strategy = StrategySort
-		uniq, freeUniq, err = groupSort(env, specs, total, pdarray.View[int32](ids))
-	default:
-		ok := false
-		if strategy != StrategyPartitioned {
-			g.Strategy = StrategyHash
-			uniq, freeUniq, g.Kept, ok, err = groupHash(env, specs, pdarray.View[int32](ids), strategy == StrategyHash)
-		}
-		if err == nil && !ok {
-			g.Strategy = StrategyPartitioned
-			uniq, freeUniq, g.Kept, err = groupPartitioned(env, specs, pdarray.View[int32](ids))
-		}
 	}
+	uniq, freeUniq, kept, used, err := groupPacked(env, specs, total, strategy, pdarray.View[int32](ids))
 	if err != nil {
 		return fail(err)
 	}
 	defer freeUniq()
-	g.NGroups = len(uniq)
-	if g.Strategy == StrategySort {
-		g.Kept = countKept(env, pdarray.View[int32](ids))
-	}
+	g.Strategy, g.Kept, g.NGroups = used, kept, len(uniq)
 	g.Keys = make([]*pdarray.Array, 0, len(specs))
 	for k := range specs {
 		a, err := env.Alloc(specs[k].a.DType(), len(uniq))
@@ -198,6 +193,42 @@ func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, k
 		unpackKeys(env, &specs[k], uniq, a)
 	}
 	return g, nil
+}
+
+// groupPacked groups the packed keys of specs (their product of spans,
+// total, is below 2^64-1) with strategy ("auto" picks one), writing each
+// row's id into ids. It returns the sorted distinct packed keys with the
+// function that frees them, the number of rows kept and the strategy used.
+func groupPacked(env Env, specs []keySpec, total uint64, strategy string, ids []int32) (uniq []uint64, freeUniq func(), kept int, used string, err error) {
+	n := len(ids)
+	switch {
+	case strategy == StrategyDense || (strategy == "" || strategy == "auto") && total <= DenseMaxSlots && total <= uint64(8*n+65536):
+		if total > 1<<27 {
+			return nil, nil, 0, "", errorf(ErrValue, "group-by strategy 'dense' needs at most 2^27 slots, the keys span %d", total)
+		}
+		used = StrategyDense
+		uniq, freeUniq, kept, err = groupDense(env, specs, int(total), ids)
+	case strategy == StrategySort:
+		used = StrategySort
+		uniq, freeUniq, err = groupSort(env, specs, total, ids)
+		if err == nil {
+			kept = countKept(env, ids)
+		}
+	default:
+		ok := false
+		if strategy != StrategyPartitioned {
+			used = StrategyHash
+			uniq, freeUniq, kept, ok, err = groupHash(env, specs, ids, strategy == StrategyHash)
+		}
+		if err == nil && !ok {
+			used = StrategyPartitioned
+			uniq, freeUniq, kept, err = groupPartitioned(env, specs, ids)
+		}
+	}
+	if err != nil {
+		return nil, nil, 0, "", err
+	}
+	return uniq, freeUniq, kept, used, nil
 }
 
 // KeyStats is what GroupBy learns of a key array in its first pass: the
@@ -326,11 +357,27 @@ func packChunk(specs []keySpec, lo, hi int, p, buf []uint64) {
 	dropped := false // a float key dropped a row: later keys check p for dropKey
 	for k := range specs {
 		s := &specs[k]
-		if !s.float && !dropped {
+		if !s.float && !s.ids && !dropped {
 			packIntKey(s, k == 0, lo, hi, p, nil)
 			continue
 		}
 		keyChunk(s.a, lo, hi, buf)
+		if s.ids { // id -1 has sort key min-1: the row is dropped
+			dropped = true
+			mn, st := s.min, s.stride
+			for i, key := range buf {
+				switch {
+				case k > 0 && p[i] == dropKey:
+				case key < mn:
+					p[i] = dropKey
+				case k == 0:
+					p[i] = (key - mn) * st
+				default:
+					p[i] += (key - mn) * st
+				}
+			}
+			continue
+		}
 		if s.float && !s.keepNaN {
 			dropped = true
 		}
@@ -507,7 +554,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 	clear(bm)
 	drops := make([]int, nw)
 	outside := make([]bool, nw)
-	lone := len(specs) == 1 && !specs[0].float && specs[0].stride == 1
+	lone := len(specs) == 1 && !specs[0].float && !specs[0].ids && specs[0].stride == 1
 	if lone {
 		denseLonePasses.Add(1)
 	}

@@ -3,7 +3,9 @@ package ops
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -247,4 +249,48 @@ func BenchmarkG1Q4(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkG1Q10 groups by the six keys of db-benchmark's G1 q10 (id1, id2,
+// id4, id5 in 1..100; id3, id6 in 1..n/100): packed in one word at 10^7 rows
+// (62 bits), chained (two stages) when forced or at 10^8 rows (68 bits;
+// ARKTOS_BENCH_ROWS=1e8), and the coargsort of the wide strategy.
+func BenchmarkG1Q10(b *testing.B) {
+	n := benchRows(10_000_000)
+	env1 := PlainEnv(runtime.NumCPU())
+	keys := make([]*pdarray.Array, 6)
+	for k := range keys {
+		keys[k], _ = pdarray.Alloc(dI64, n)
+		hi := int64(101)
+		if k == 2 || k == 5 {
+			hi = int64(n/100) + 1
+		}
+		RandInt(env1, keys[k], 1, hi, uint64(k+1))
+	}
+	for _, w := range []int{1, 2} {
+		env := poolEnv(w)
+		for _, st := range []string{"auto", StrategyChained, StrategyWide} {
+			b.Run(fmt.Sprintf("%s/w=%d", st, w), func(b *testing.B) {
+				b.SetBytes(int64(n) * 48)
+				for b.Loop() {
+					g, err := GroupBy(env, keys, true, st)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(g.NGroups), "groups")
+					g.Free(env)
+				}
+			})
+		}
+	}
+}
+
+// benchRows is ARKTOS_BENCH_ROWS (e.g. 1e8) or def.
+func benchRows(def int) int {
+	if s := os.Getenv("ARKTOS_BENCH_ROWS"); s != "" {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 1 {
+			return int(f)
+		}
+	}
+	return def
 }

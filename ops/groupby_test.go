@@ -190,7 +190,15 @@ var keyCases = []keyCase{
 			x[i] = int64(r.Uint64() >> uint(r.IntN(2)*60))
 		}
 		return []*pdarray.Array{pdarray.FromSlice(x), gbInts[int64](r, n, 0, 3)}
-	}, StrategyWide},
+	}, StrategyChained},
+	{"multi-float-wide", func(r *rand.Rand, n int) []*pdarray.Array {
+		f, h := make([]float64, n), make([]float64, n)
+		for i := range f {
+			f[i] = []float64{math.NaN(), -1e300, 0, 2.5, math.Inf(1)}[r.IntN(5)]
+			h[i] = []float64{math.NaN(), -3, math.Inf(-1), 1e-300, 7}[r.IntN(5)]
+		}
+		return []*pdarray.Array{pdarray.FromSlice(f), gbInts[int8](r, n, -2, 3), pdarray.FromSlice(h)}
+	}, StrategyChained},
 }
 
 func TestGroupByStrategies(t *testing.T) {
@@ -198,12 +206,12 @@ func TestGroupByStrategies(t *testing.T) {
 		for _, kc := range keyCases {
 			r := rand.New(rand.NewPCG(uint64(n), 7))
 			keys := kc.keys(r, n)
-			packable := kc.auto != StrategyWide
+			packable := kc.auto != StrategyWide && kc.auto != StrategyChained
 			for _, dropna := range []bool{true, false} {
 				ref := &refGrouping{}
 				for _, workers := range []int{1, 2, 8} {
 					env := PlainEnv(workers)
-					for _, st := range []string{"auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide} {
+					for _, st := range []string{"auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide, StrategyChained} {
 						if !packable && n > 1 && (st == StrategyDense || st == StrategyHash || st == StrategyPartitioned) {
 							continue
 						}
@@ -216,9 +224,15 @@ func TestGroupByStrategies(t *testing.T) {
 							if st != "auto" {
 								want = st
 								if !packable && n == 20000 {
-									want = StrategyWide
+									want = kc.auto // chained for several keys, wide for one
+									if st == StrategyWide {
+										want = StrategyWide
+									}
 								} else if !packable {
 									want = ""
+								}
+								if st == StrategyChained && len(keys) < 2 {
+									want = "" // one key: what auto picks
 								}
 							} else if n == 20000 && dropna {
 								want = kc.auto
@@ -1207,6 +1221,80 @@ func TestGroupByOutOfMemory(t *testing.T) {
 			if fails == 0 {
 				t.Fatalf("w=%d: no limit was too small", w)
 			}
+		}
+	}
+}
+
+// TestGroupByChained groups several keys in stages (chainLimit lowered so
+// small keys chain, with keys grouped on their own), against the plain
+// reference, at 1, 2 and 8 workers, with NaN keys dropped or kept.
+func TestGroupByChained(t *testing.T) {
+	defer func(l uint64) { chainLimit = l }(chainLimit)
+	for _, limit := range []uint64{math.MaxUint64, 64, 7} {
+		chainLimit = limit
+		for _, n := range []int{0, 1, 5000, 60000} {
+			r := rand.New(rand.NewPCG(uint64(n), limit))
+			f := make([]float64, n)
+			for i := range f {
+				f[i] = []float64{math.NaN(), -1e300, 0, 2.5, math.Inf(1), 1}[r.IntN(6)]
+			}
+			cases := map[string][]*pdarray.Array{
+				"ints":       {gbInts[int64](r, n, -5, 9), gbInts[uint16](r, n, 0, 40), gbInts[int32](r, n, 3, 11)},
+				"floats":     {gbInts[int8](r, n, 0, 4), pdarray.FromSlice(f), gbInts[int64](r, n, -1<<50, 1<<51)},
+				"many-group": {gbInts[int64](r, n, 0, int64(n/3+1)), gbInts[int64](r, n, -1<<40, 1<<41), gbInts[uint8](r, n, 0, 5)},
+			}
+			for name, keys := range cases {
+				for _, dropna := range []bool{true, false} {
+					ref := &refGrouping{}
+					for _, workers := range []int{1, 2, 8} {
+						t.Run(fmt.Sprintf("limit=%d/n=%d/%s/dropna=%v/w=%d", limit, n, name, dropna, workers), func(t *testing.T) {
+							before := chainStages.Load()
+							g := checkGrouping(t, PlainEnv(workers), keys, dropna, StrategyChained, StrategyChained, ref)
+							defer g.Free(PlainEnv(workers))
+							stages := chainStages.Load() - before
+							if limit < 64 && n > 1 && stages < 3 {
+								t.Errorf("%d stages, want 3 or more", stages)
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGroupByChainedOutOfMemory runs a chained grouping under a range of
+// memory limits: each either fails, holding nothing, or gives the reference.
+func TestGroupByChainedOutOfMemory(t *testing.T) {
+	defer func(l uint64) { chainLimit = l }(chainLimit)
+	chainLimit = 1 << 20
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 50000
+	keys := []*pdarray.Array{gbInts[int64](r, n, 0, 2000), gbInts[int64](r, n, 0, 2000), gbInts[int64](r, n, 0, 100)}
+	ref := &refGrouping{}
+	checkGrouping(t, PlainEnv(2), keys, true, StrategyChained, StrategyChained, ref)
+	fits := 0
+	defer func() {
+		if fits == 0 {
+			t.Error("no limit fitted the grouping")
+		}
+	}()
+	for limit := int64(0); limit < 12<<20; limit += 1 << 18 {
+		env, used := limitEnv(2, limit)
+		g, err := GroupBy(env, keys, true, StrategyChained)
+		if err != nil {
+			if used := used(); used != 0 {
+				t.Fatalf("limit %d: failed holding %d bytes", limit, used)
+			}
+			continue
+		}
+		if !slices.Equal(pdarray.View[int32](g.IDs), ref.ids) {
+			t.Fatalf("limit %d: ids differ", limit)
+		}
+		fits++
+		g.Free(env)
+		if used := used(); used != 0 {
+			t.Fatalf("limit %d: %d bytes held after Free", limit, used)
 		}
 	}
 }

@@ -272,3 +272,24 @@ def test_named_agg_over_several_arrays(conn: ak.Connection, rng: np.random.Gener
         g.agg(x=vals["int64"])  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         g.agg(vals["int64"], ["sum"], x=(vals["int64"], "sum"))
+
+
+def test_chained_many_keys(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Keys whose ranges multiply past 2^64 (two float keys and a wide int64)
+    group in stages; the answer is the plain one, sums bit for bit."""
+    n = 5000
+    f1 = rng.choice(np.array([np.nan, -1e300, 0.0, 2.5, np.inf]), n)
+    i1 = rng.choice(np.array([-(2**62), 0, 2**62, 7]), n)
+    f2 = rng.choice(np.array([np.nan, -3.0, 1e-300]), n)
+    vals = rng.normal(size=n)
+    g = ak.GroupBy([conn.array(f1), conn.array(i1), conn.array(f2)])
+    assert g.strategy == "chained"
+    keys, s = g.sum(conn.array(vals))
+    want: dict[tuple[float, int, float], float] = {}
+    for a, b, c, v in zip(f1.tolist(), i1.tolist(), f2.tolist(), vals.tolist()):
+        if a == a and c == c:  # rows with a NaN key are dropped
+            want[(a, b, c)] = want.get((a, b, c), 0.0) + v
+    order = sorted(want)
+    got = list(zip(*(k.to_ndarray().tolist() for k in keys)))
+    assert got == order
+    assert s.to_ndarray().tobytes() == np.array([want[k] for k in order]).tobytes()

@@ -34,7 +34,7 @@ class GroupBy:
 
     Attributes: ``unique_keys`` (a pdarray for one key, else a tuple of them,
     sorted), ``ngroups``, ``ids`` (int32 group of every row, -1 for a dropped
-    row), ``strategy`` (how the server grouped: dense, hash, partitioned, sort or wide);
+    row), ``strategy`` (how the server grouped: dense, hash, partitioned, sort, chained or wide);
     ``segments`` and ``permutation`` are computed on first use.
 
     >>> keys = ak.array([1, 2, 1, 3, 2, 1])
