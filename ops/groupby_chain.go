@@ -176,27 +176,39 @@ func groupChained(env Env, specs []keySpec, g *Grouping) error {
 // group) into keys, following id columns back to the stages they came from.
 func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarray.Array) error {
 	st := stages[s]
+	outs := make([]*pdarray.Array, len(st.specs))
+	rels := make([][]uint64, len(st.specs))
+	var frees []func()
+	defer func() {
+		for _, f := range frees {
+			f()
+		}
+	}()
 	for c := range st.specs {
-		sp := &st.specs[c]
 		if st.from[c] < 0 {
-			unpackKeys(env, sp, u, keys[st.key[c]])
+			outs[c] = keys[st.key[c]]
 			continue
 		}
-		// The column's ids are ranks into the earlier stage's distinct keys.
 		v, free, err := scratchOf[uint64](env, len(u))
 		if err != nil {
 			return err
 		}
+		rels[c] = v
+		frees = append(frees, free)
+	}
+	unpackAll(env, st.specs, u, outs, rels)
+	for c, v := range rels {
+		if v == nil {
+			continue
+		}
+		// The column's ids are ranks into the earlier stage's distinct keys.
 		src := stages[st.from[c]].uniq
-		stride, span := sp.stride, sp.span
-		parallel(env.workers(), len(u), chunk, func(_, lo, hi int) {
+		parallel(env.workers(), len(v), chunk, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				v[i] = src[(u[i]/stride)%span]
+				v[i] = src[v[i]]
 			}
 		})
-		err = chainDecode(env, stages, st.from[c], v, keys)
-		free()
-		if err != nil {
+		if err := chainDecode(env, stages, st.from[c], v, keys); err != nil {
 			return err
 		}
 	}

@@ -797,10 +797,16 @@ func TestGroupByPartitioned(t *testing.T) {
 func TestSortRun(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var h [1 << radixBits]int
+	long := longRuns.Load()
+	defer func() {
+		if longRuns.Load()-long < 8 {
+			t.Errorf("%d long runs took sortLongRun, want 8 or more", longRuns.Load()-long)
+		}
+	}()
 	for trial := range 200 {
 		n := r.IntN(5000)
-		if trial%50 == 48 { // random keys
-			n = 40_000 // past the one-pass size: LSD passes
+		if trial%50 >= 46 { // every kind of keys
+			n = 40_000 + r.IntN(30_000) // past the one-pass size: sortLongRun
 		}
 		seen := map[uint64]bool{}
 		keys := make([]uint64, 0, n)
@@ -810,7 +816,7 @@ func TestSortRun(t *testing.T) {
 			case 0:
 				k = r.Uint64()
 			case 1:
-				k = uint64(r.IntN(40))<<30 | uint64(r.IntN(200)) // clumps beyond insertion sort
+				k = uint64(r.IntN(40))<<30 | uint64(r.IntN(200+n/10)) // clumps beyond insertion sort
 			case 2:
 				k = uint64(r.IntN(3 * n))
 			default:
@@ -1295,6 +1301,35 @@ func TestGroupByChainedOutOfMemory(t *testing.T) {
 		g.Free(env)
 		if used := used(); used != 0 {
 			t.Fatalf("limit %d: %d bytes held after Free", limit, used)
+		}
+	}
+}
+
+// TestDivPeel checks the float-estimated division against the hardware's.
+func TestDivPeel(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for range 2000 {
+		d := uint64(1) + r.Uint64N(uint64(1)<<r.UintN(63))
+		u := make([]uint64, 64)
+		for i := range u {
+			switch i % 4 {
+			case 0:
+				u[i] = r.Uint64N(1 << 52)
+			case 1: // next to a multiple of d
+				u[i] = min((r.Uint64N(1<<52)/d)*d+r.Uint64N(3), 1<<52-1) - r.Uint64N(2)
+			case 2:
+				u[i] = r.Uint64()
+			default:
+				u[i] = 1<<52 - 1 - r.Uint64N(4)
+			}
+		}
+		orig := slices.Clone(u)
+		rem := make([]uint64, len(u))
+		divPeel(u, rem, d)
+		for i, x := range orig {
+			if u[i] != x/d || rem[i] != x%d {
+				t.Fatalf("%d / %d: got %d rem %d, want %d rem %d", x, d, u[i], rem[i], x/d, x%d)
+			}
 		}
 	}
 }
