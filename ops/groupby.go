@@ -532,58 +532,6 @@ func writeKeysT[T Number](s *keySpec, rel []uint64, out []T) {
 	}
 }
 
-// unpackKeys writes key s of every packed key in uniq into out.
-func unpackKeys(env Env, s *keySpec, uniq []uint64, out *pdarray.Array) {
-	switch out.DType() {
-	case dI8:
-		unpackT(env, s, uniq, pdarray.View[int8](out))
-	case dI16:
-		unpackT(env, s, uniq, pdarray.View[int16](out))
-	case dI32:
-		unpackT(env, s, uniq, pdarray.View[int32](out))
-	case dI64:
-		unpackT(env, s, uniq, pdarray.View[int64](out))
-	case dU8, dBool:
-		unpackT(env, s, uniq, pdarray.BytesAs[uint8](out.Bytes()))
-	case dU16:
-		unpackT(env, s, uniq, pdarray.View[uint16](out))
-	case dU32:
-		unpackT(env, s, uniq, pdarray.View[uint32](out))
-	case dU64:
-		unpackT(env, s, uniq, pdarray.View[uint64](out))
-	case dF32:
-		unpackT(env, s, uniq, pdarray.View[float32](out))
-	case dF64:
-		unpackT(env, s, uniq, pdarray.View[float64](out))
-	}
-}
-
-func unpackT[T Number](env Env, s *keySpec, uniq []uint64, out []T) {
-	kind := Kind(s.a.DType())
-	small := len(uniq) > 0 && uniq[len(uniq)-1] <= math.MaxUint32 && s.span <= math.MaxUint32
-	parallel(env.workers(), len(uniq), chunk, func(_, lo, hi int) {
-		if small && !s.keepNaN { // divisions by multiplication (divU32)
-			st, sp, mn := newDivU32(uint32(s.stride)), newDivU32(uint32(s.span)), s.min
-			for i := lo; i < hi; i++ {
-				q := st.div(uint32(uniq[i]))
-				out[i] = fromSortKey[T](mn+uint64(q-sp.div(q)*sp.d), kind)
-			}
-			return
-		}
-		for i := lo; i < hi; i++ {
-			rel := uniq[i] / s.stride
-			if s.span != math.MaxUint64 {
-				rel %= s.span
-			}
-			if s.keepNaN && rel == s.span-1 {
-				out[i] = fromSortKey[T](nanKey, kind)
-				continue
-			}
-			out[i] = fromSortKey[T](s.min+rel, kind)
-		}
-	})
-}
-
 func countKept(env Env, ids []int32) int {
 	parts := make([]int, numWorkers(env.workers(), len(ids)))
 	parallel(env.workers(), len(ids), chunk, func(w, lo, hi int) {

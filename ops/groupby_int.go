@@ -7,7 +7,6 @@ package ops
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -135,29 +134,6 @@ func packIntT[T Integer](x []T, first bool, mn, st uint64, p []uint64, sink *den
 			p[i] += (sortKeyInt(v) - mn) * st
 		}
 	}
-}
-
-// divU32 divides 32-bit numbers by d with one 64-bit multiplication
-// (Lemire, Kaser & Kurz, "Faster remainder by direct computation", 2019):
-// n/d = hi64(m·n) with m = ⌊2⁶⁴/d⌋+1, exact for every 32-bit n and d ≥ 2.
-type divU32 struct {
-	d uint32
-	m uint64
-}
-
-func newDivU32(d uint32) divU32 {
-	if d <= 1 {
-		return divU32{d: 1}
-	}
-	return divU32{d: d, m: math.MaxUint64/uint64(d) + 1}
-}
-
-func (v divU32) div(n uint32) uint32 {
-	if v.d == 1 {
-		return n
-	}
-	hi, _ := bits.Mul64(v.m, uint64(n))
-	return uint32(hi)
 }
 
 // denseSink is groupDense's fused pass for a lone integer key: each row's

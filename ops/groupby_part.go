@@ -481,19 +481,26 @@ func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]
 		sum += c
 	}
 	scatterPairs(keys, ids, kTmp, iTmp, mn, shift, h) // h[d]: end of bucket d
+	sortBuckets(keys, kTmp, ids, iTmp, h[:], mn, shift, 32, nil)
+	return kTmp, iTmp
+}
+
+// sortBuckets sorts each bucket of kTmp (ids in iTmp; ends[d]: the end of
+// bucket d) on its bits below shift, keys and ids serving as scratch:
+// insertion sort up to small keys, LSD passes (histogram h, allocated when
+// nil and needed: clumps of keys are rare) above.
+func sortBuckets(keys, kTmp []uint64, ids, iTmp []int64, ends []int, mn uint64, shift uint, small int, h *[1 << radixBits]int) {
 	lo := 0
-	var h2 *[1 << radixBits]int // for clumps of keys (rare)
-	for d := range h {
-		hi := h[d]
+	for _, hi := range ends {
 		switch b := hi - lo; {
 		case b <= 1:
-		case b <= 32:
+		case b <= small:
 			insertionPairs(kTmp[lo:hi], iTmp[lo:hi])
 		default:
-			if h2 == nil {
-				h2 = new([1 << radixBits]int)
+			if h == nil {
+				h = new([1 << radixBits]int)
 			}
-			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, h2)
+			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, h)
 			if &k[0] != &kTmp[lo] {
 				copy(kTmp[lo:hi], k)
 				copy(iTmp[lo:hi], i)
@@ -501,7 +508,6 @@ func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]
 		}
 		lo = hi
 	}
-	return kTmp, iTmp
 }
 
 // longRuns counts runs sorted by sortLongRun's wide top pass (tests check
@@ -531,21 +537,7 @@ func sortLongRun(keys, kTmp []uint64, ids, iTmp []int64, mn uint64, nbits uint, 
 		sum += c
 	}
 	scatterTop(keys, ids, kTmp, iTmp, mn, shift, mask, hb) // hb[d]: end of bucket d
-	lo := 0
-	for _, hi := range hb {
-		switch b := hi - lo; {
-		case b <= 1:
-		case b <= 48:
-			insertionPairs(kTmp[lo:hi], iTmp[lo:hi])
-		default:
-			k, i := lsdLocal(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], ids[lo:hi], mn, shift, h)
-			if &k[0] != &kTmp[lo] {
-				copy(kTmp[lo:hi], k)
-				copy(iTmp[lo:hi], i)
-			}
-		}
-		lo = hi
-	}
+	sortBuckets(keys, kTmp, ids, iTmp, hb, mn, shift, 48, h)
 	return kTmp, iTmp
 }
 

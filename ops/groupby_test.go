@@ -621,23 +621,6 @@ func boolArr(x []uint8) *pdarray.Array {
 	return a
 }
 
-func TestDivU32(t *testing.T) {
-	ds := []uint32{1, 2, 3, 7, 24, 265, 1000, 65536, 70225, 1<<31 - 1, 1 << 31, math.MaxUint32}
-	ns := []uint32{0, 1, 2, 23, 24, 25, 1684799, 1<<31 - 1, 1 << 31, math.MaxUint32 - 1, math.MaxUint32}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 1000 {
-		ns = append(ns, r.Uint32())
-	}
-	for _, d := range ds {
-		v := newDivU32(d)
-		for _, n := range ns {
-			if got := v.div(n); got != n/d {
-				t.Fatalf("%d/%d: got %d want %d", n, d, got, n/d)
-			}
-		}
-	}
-}
-
 // TestGroupAggManySharesOnePass fails if size, count, sum and mean of floats
 // stop sharing one pass over the rows.
 func TestGroupAggManySharesOnePass(t *testing.T) {

@@ -107,7 +107,7 @@ func GroupTopK(env Env, ids *pdarray.Array, ng, k int, largest bool, vals *pdarr
 			j++
 		}
 	}
-	unpackKeys(env, &keySpec{a: vals, stride: 1, span: math.MaxUint64}, flat, out)
+	unpackAll(env, []keySpec{{a: vals, stride: 1, span: math.MaxUint64}}, flat, []*pdarray.Array{out}, nil)
 	return out, groups, nil
 }
 
