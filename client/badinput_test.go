@@ -74,6 +74,8 @@ func TestBadInput(t *testing.T) {
 		{name: "no payload at all", cmd: "upload", args: map[string]any{"dtype": "int8", "size": 2 << 20, "frame_size": 1024}, code: transfer.PayloadLength, substr: "payload is 0 bytes but 2097152 int8 elements take 2097152 bytes"},
 		{name: "range reversed", cmd: "download", args: map[string]any{"name": "keep", "start": 10, "stop": 5}, code: transfer.IndexOutOfRange, substr: "range [10, 5)"},
 		{name: "shm without a stream", cmd: "download", args: map[string]any{"name": "keep", "shm": true}, code: transfer.MissingArgument, substr: "needs the unix 'stream'"},
+		{name: "negative shm_min", cmd: "download", args: map[string]any{"name": "keep", "shm_min": -1}, code: transfer.ArgumentValue, substr: "argument 'shm_min' of 'download' must be >= 0, got -1"},
+		{name: "mistyped shm_min", cmd: "download", args: map[string]any{"name": "keep", "shm_min": "16MiB"}, code: transfer.ArgumentType, substr: "argument 'shm_min' of 'download' must be a non-negative integer, got str"},
 		{name: "delete non-list", cmd: "delete", args: map[string]any{"names": "keep"}, code: transfer.ArgumentType, substr: "must be a list of strings, got str"},
 	}
 	for i, tc := range cases {

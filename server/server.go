@@ -298,3 +298,7 @@ func (s *Server) forwardReplies() {
 		}
 	}
 }
+
+// MaxMemory is the memory the stored arrays may hold (--max-memory, or its
+// default).
+func (s *Server) MaxMemory() int64 { return s.cfg.MaxMemory }

@@ -84,6 +84,7 @@ type segment struct {
 func (g *segment) free() {
 	if len(g.mem) > 0 {
 		unix.Munmap(g.mem)
+		segmentBytes(-int64(len(g.mem)))
 	}
 	unix.Close(g.fd)
 }
@@ -143,6 +144,7 @@ func mapSegment(fd int, nbytes int, readOnly bool) (*segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %d bytes: %v", errNoMapping, nbytes, err)
 	}
+	segmentBytes(int64(nbytes))
 	return g, nil
 }
 

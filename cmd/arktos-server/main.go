@@ -81,6 +81,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	server.LimitMemory(srv.MaxMemory())
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return srv.Run(ctx)
