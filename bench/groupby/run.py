@@ -347,12 +347,16 @@ def run_set(set_name: str, queries: dict[str, Query], threads_list: list[int], a
                     p.close()
             conn.close()
         finally:
-            proc.terminate()  # a clean stop removes the server's unix socket directory
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()  # a clean stop removes the server's unix socket directory
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def run_query(name: str, spec: Query, cols: dict[str, Any], peers: list["Peer"], threads: int, n: int,

@@ -39,15 +39,6 @@ _spec.loader.exec_module(gb)
 ak = gb.ak
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()  # a clean stop removes the server's unix socket directory
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def ref() -> str:
     p50, p90 = gb.reference_kernel()
     return f"p50 {p50 * 1e3:.2f} ms p90 {p90 * 1e3:.2f} ms, load {os.getloadavg()[0]:.2f}"
@@ -113,7 +104,7 @@ def main() -> None:
                 print(rows[-1], flush=True)
                 conn.close()
             finally:
-                stop(proc)
+                gb.stop_server(proc)
         print(f"reference kernel after Arktos: {ref()}", flush=True)
         for peer in filter(None, args.peers.split(",")):
             for threads in threads_list:
