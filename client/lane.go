@@ -99,6 +99,17 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		go c.drainLane(l, id)
 		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
 	}
+	// The reply has begun: it is read whole even if ctx ends meanwhile (a
+	// lane reply is small, with no payload). Cut short mid-frame, it would
+	// be lost with the lane, and with it the names of the arrays the
+	// request made, left on the server.
+	mu.Lock()
+	handedOff = true
+	mu.Unlock()
+	conn.SetDeadline(time.Now().Add(laneReplyWait)) // overrides one ctx's end may have set
+	if laneReplyHook != nil {
+		laneReplyHook()
+	}
 	frames, err := transfer.ReadLane(l.r)
 	if err != nil {
 		return fail(err)
@@ -110,6 +121,12 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	}
 	return rep, nil
 }
+
+// laneReplyWait bounds the read of a lane reply that has begun.
+const laneReplyWait = time.Minute
+
+// laneReplyHook, when set (tests), runs once a lane reply has begun.
+var laneReplyHook func()
 
 // drainLane reads the late reply to request id on lane l (given up on),
 // queues the deletion of the arrays it made, and closes l.
