@@ -62,10 +62,15 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	}
 	var mu sync.Mutex
 	handedOff := false // to drainLane, which sets its own deadline
+	begun := false     // the reply has begun: ctx's end gives it laneReplyWait more
 	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !handedOff {
+		switch {
+		case handedOff:
+		case begun:
+			conn.SetDeadline(time.Now().Add(laneReplyWait))
+		default:
 			conn.SetDeadline(time.Now())
 		}
 	})
@@ -99,14 +104,20 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		go c.drainLane(l, id)
 		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
 	}
-	// The reply has begun: it is read whole even if ctx ends meanwhile (a
-	// lane reply is small, with no payload). Cut short mid-frame, it would
-	// be lost with the lane, and with it the names of the arrays the
-	// request made, left on the server.
+	// The reply has begun: if ctx ends (or its deadline passes) before it
+	// is whole, it still gets laneReplyWait to arrive. Cut short
+	// mid-frame, it would be lost with the lane, and with it the names of
+	// the arrays the request made, left on the server.
 	mu.Lock()
-	handedOff = true
+	begun = true
+	if dl, ok := ctx.Deadline(); ok || ctx.Err() != nil {
+		until := time.Now().Add(laneReplyWait)
+		if ok && dl.After(until) {
+			until = dl
+		}
+		conn.SetDeadline(until) // also overrides the end ctx's AfterFunc may have set
+	}
 	mu.Unlock()
-	conn.SetDeadline(time.Now().Add(laneReplyWait)) // overrides one ctx's end may have set
 	if laneReplyHook != nil {
 		laneReplyHook()
 	}
@@ -122,8 +133,11 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	return rep, nil
 }
 
-// laneReplyWait bounds the read of a lane reply that has begun.
-const laneReplyWait = time.Minute
+// laneReplyWait is how long a lane reply that has begun may take to
+// finish once its request's context has ended (a 64 MiB reply, the most a
+// lane carries, crosses a 100 Mbit/s link in about 5 s). Other requests
+// wait for it: the client sends one request at a time.
+const laneReplyWait = 10 * time.Second
 
 // laneReplyHook, when set (tests), runs once a lane reply has begun.
 var laneReplyHook func()

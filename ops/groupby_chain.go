@@ -178,10 +178,12 @@ func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarr
 	st := stages[s]
 	outs := make([]*pdarray.Array, len(st.specs))
 	rels := make([][]uint64, len(st.specs))
-	var frees []func()
+	frees := make([]func(), len(st.specs))
 	defer func() {
 		for _, f := range frees {
-			f()
+			if f != nil {
+				f()
+			}
 		}
 	}()
 	for c := range st.specs {
@@ -193,8 +195,7 @@ func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarr
 		if err != nil {
 			return err
 		}
-		rels[c] = v
-		frees = append(frees, free)
+		rels[c], frees[c] = v, free
 	}
 	unpackAll(env, st.specs, u, outs, rels)
 	for c, v := range rels {
@@ -211,6 +212,8 @@ func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarr
 		if err := chainDecode(env, stages, st.from[c], v, keys); err != nil {
 			return err
 		}
+		frees[c]() // before the next column's stages: one level's scratch at a time
+		frees[c] = nil
 	}
 	return nil
 }

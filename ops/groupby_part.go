@@ -460,7 +460,8 @@ func forPartitions(env Env, f func(w, q int)) {
 // range leaves buckets of a few keys, insertion-sorted in cache; a bucket
 // too big for that (keys clustered) gets LSD passes of its own. Several
 // LSD passes over the whole run cost a 2^radixBits histogram each, which
-// for a run this short weighs more than the keys; a long run takes them.
+// for a run this short weighs more than the keys; a long run goes to
+// sortLongRun.
 func sortRun(keys, kTmp []uint64, ids, iTmp []int64, h *[1 << radixBits]int) ([]uint64, []int64) {
 	if len(keys) < 2 {
 		return keys, ids
