@@ -1221,7 +1221,7 @@ func TestGroupByChained(t *testing.T) {
 	defer func(l uint64) { chainLimit = l }(chainLimit)
 	for _, limit := range []uint64{math.MaxUint64, 64, 7} {
 		chainLimit = limit
-		for _, n := range []int{0, 1, 5000, 60000} {
+		for _, n := range []int{0, 1, 5000, 30000} {
 			r := rand.New(rand.NewPCG(uint64(n), limit))
 			f := make([]float64, n)
 			for i := range f {
@@ -1268,7 +1268,7 @@ func TestGroupByChainedOutOfMemory(t *testing.T) {
 			t.Error("no limit fitted the grouping")
 		}
 	}()
-	for limit := int64(0); limit < 12<<20; limit += 1 << 18 {
+	for limit := int64(0); limit < 12<<20; limit += 1 << 19 {
 		env, used := limitEnv(2, limit)
 		g, err := GroupBy(env, keys, true, StrategyChained)
 		if err != nil {
