@@ -230,3 +230,25 @@ func TestAbandonedRequest(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTooManyFrames: a download whose frame_size would split the array
+// into more frames than a reply may have is refused, naming the smallest
+// frame_size that works; the array is unharmed.
+func TestTooManyFrames(t *testing.T) {
+	srv := testserver.Start(t, "--max-memory", "64MiB")
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	big := randomArray(pdarray.Int8, 3<<20, 5)
+	if _, err := client.UploadArray(ctx, c, big, client.WithName("big")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.SendRaw(ctx, [][]byte{header(t, 77, "download", map[string]any{"name": "big", "frame_size": 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, rep.Err(), transfer.ArgumentValue, "frame_size 2 would send these 3145728 bytes in 1572864 frames, more than the 1048576 a reply may have; use a frame_size of at least 3")
+	back, err := client.DownloadArray(ctx, c, "big")
+	if err != nil || !bytes.Equal(back.Bytes(), big.Bytes()) {
+		t.Fatalf("array changed or lost: %v", err)
+	}
+}

@@ -846,7 +846,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	bounds := splitBounds(n, nw, chunk)
 	var stop atomic.Bool
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
-		limit := math.MaxInt
+		limit := hashForcedMax // forced: the keys' order and id maps are Go memory, bounded here
 		if !force {
 			limit = hashBigTable // past it the table leaves L2: partition instead
 		}
@@ -905,7 +905,12 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		if global == t || t == nil {
 			continue
 		}
-		locals[w] = make([]int32, len(t.order))
+		l, fl, err := scratchOf[int32](env, len(t.order))
+		if err != nil {
+			return nil, nil, 0, false, err
+		}
+		defer fl()
+		locals[w] = l
 		for l, k := range t.order {
 			if locals[w][l], err = global.insert(env, k); err != nil {
 				return nil, nil, 0, false, err
@@ -939,7 +944,12 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		base, nbits := keyRange(env, keys)
 		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
 	}
-	rank := make([]int32, ng)
+	rank, fr, err := scratchOf[int32](env, ng)
+	if err != nil {
+		fk()
+		return nil, nil, 0, false, err
+	}
+	defer fr()
 	for pos, p := range sp {
 		rank[p] = int32(pos)
 	}

@@ -29,6 +29,11 @@ const (
 	// hashBigTable is the most keys one worker's table takes on the plain
 	// hash path before the grouping switches to partitions.
 	hashBigTable = 1 << 16
+	// hashForcedMax is where the hash strategy, even when asked for, gives
+	// up for the partitioned one: a table's key order (8 bytes a key,
+	// grown by append) is Go memory outside --max-memory, 128 MiB a worker
+	// here where 10^8 distinct keys would make it 0.8-1.6 GB.
+	hashForcedMax = 1 << 24
 	// hashGrow: the plain hash path's tables grow past 1/2^hashGrow full.
 	hashGrow = 1
 	// partSamples rows are sampled to decide between range and hash

@@ -241,15 +241,21 @@ func (s *Server) storeRead(what string, cols []arrowio.PlanColumn, plan planRead
 			return nil, ioErr(err)
 		}
 	}
+	// Sizes come from the file's metadata: added without overflow (a file
+	// may claim 2^47 rows in each of 65,536 columns).
 	var total int64
 	for _, pc := range cols {
 		nb, err := pc.DType.NBytes(uint64(pc.Rows))
-		if err != nil {
-			return nil, transfer.Errorf(transfer.ArgumentValue, "%s: %v", what, err)
+		if err != nil || pc.Rows < 0 {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%s: column '%s' of %d rows: too large to read", what, pc.Name, pc.Rows)
 		}
-		total += int64(nb)
+		if total, err = s.store.addWithin(total, int64(nb), what); err != nil {
+			return nil, err
+		}
 		if pc.Mask {
-			total += int64(pc.Rows)
+			if total, err = s.store.addWithin(total, int64(pc.Rows), what); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := s.store.reserve(total, fmt.Sprintf("%s (%d columns of %d rows)", what, len(cols), firstRows(cols))); err != nil {
@@ -785,7 +791,9 @@ func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
 		if s.store.has(e.Name) {
 			taken = append(taken, e.Name)
 		}
-		total += int64(e.NBytes)
+		if total, err = s.store.addWithin(total, int64(e.NBytes), fmt.Sprintf("load_all of %q (%d arrays)", shown, len(m.Arrays))); err != nil {
+			return nil, err
+		}
 	}
 	if len(taken) > 0 {
 		return nil, transfer.Errorf(transfer.NameInUse, "checkpoint %q holds arrays named %s, which already exist; delete them first; nothing was loaded", shown, strings.Join(taken, ", "))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,33 @@ func TestCheckpoint(t *testing.T) {
 	}
 	if _, err := opRun(t, s3, "load_all", map[string]any{"path": "ck"}); opCode(err) != transfer.ArgumentValue {
 		t.Errorf("not a checkpoint: %v", err)
+	}
+
+	// A manifest claiming two arrays of 2^62 bytes (their sum overflows
+	// int64): OUT_OF_MEMORY, nothing reserved, no attempt to allocate.
+	mf := filepath.Join(dir, "ck", "one", "manifest.json")
+	var m map[string]any
+	mb, _ := os.ReadFile(mf)
+	if err := json.Unmarshal(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	arrs := m["arrays"].([]any)
+	e0 := arrs[0].(map[string]any)
+	e0["dtype"], e0["size"], e0["nbytes"] = "int64", 1<<59, 1<<62
+	e1 := map[string]any{}
+	for k, v := range e0 {
+		e1[k] = v
+	}
+	e1["name"], e1["file"] = "huge_2", "1.bin"
+	m["arrays"] = []any{e0, e1}
+	mb, _ = json.Marshal(m)
+	os.WriteFile(mf, mb, 0o644)
+	_, err = opRun(t, s3, "load_all", map[string]any{"path": "ck/one"})
+	if opCode(err) != transfer.OutOfMemory || !strings.Contains(err.Error(), "needs more than the server's limit") {
+		t.Errorf("manifest of 2^63 bytes: %v", err)
+	}
+	if used, _, _, n := s3.store.usage(); used != 0 || n != 0 {
+		t.Errorf("after the refused load: %d bytes, %d arrays", used, n)
 	}
 }
 

@@ -622,7 +622,12 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 			x.mu.Unlock()
 		}}, nil
 	}
-	frames := make([][]byte, transfer.NumFrames(len(body), frameSize))
+	nf := transfer.NumFrames(len(body), frameSize)
+	if nf > maxReplyFrames { // each frame costs a slice here and a message in libzmq
+		return nil, transfer.Errorf(transfer.ArgumentValue, "frame_size %d would send these %d bytes in %d frames, more than the %d a reply may have; use a frame_size of at least %d",
+			frameSize, len(body), nf, maxReplyFrames, (len(body)+maxReplyFrames-1)/maxReplyFrames)
+	}
+	frames := make([][]byte, nf)
 	for i := range frames {
 		lo, hi := transfer.FrameBounds(i, len(body), frameSize)
 		frames[i] = body[lo:hi]
@@ -735,3 +740,8 @@ func (s *Server) cmdShutdown(r *request) (*response, error) {
 	s.log.Info("shutdown requested by a client")
 	return &response{result: map[string]any{}}, nil
 }
+
+// maxReplyFrames bounds the frames of one download reply: a client asking
+// for frame_size 1 would otherwise have the server build 8·10^8 frames for
+// a 10^8-element float64 array (19 GB of slices, and a libzmq message each).
+const maxReplyFrames = 1 << 20

@@ -70,6 +70,9 @@ func newStore(limit int64) *store {
 // allocation in the error. The caller must release on failure, or hand the
 // bytes over to an array with put.
 func (s *store) reserve(n int64, what string) error {
+	if n < 0 { // a size computed from untrusted numbers that overflowed: a bug
+		return transfer.Errorf(transfer.Internal, "%s: negative size %d reserved (an overflow); nothing was allocated", what, n)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if free := s.limit - s.used - s.pooled(); n > free {
@@ -87,6 +90,18 @@ func (s *store) reserve(n int64, what string) error {
 	}
 	s.used += n
 	return nil
+}
+
+// addWithin returns total+n for sizes that may come from a file or a
+// request, or OUT_OF_MEMORY once the sum passes the server's limit (so it
+// never overflows: total and n are each at most the limit).
+func (s *store) addWithin(total, n int64, what string) (int64, error) {
+	if n < 0 || n > s.limit-total {
+		return 0, transfer.Errorf(transfer.OutOfMemory,
+			"%s needs more than the server's limit of %s (%d bytes) in all; raise --max-memory or ask for less",
+			what, transfer.FormatBytes(s.limit), s.limit)
+	}
+	return total + n, nil
 }
 
 func (s *store) release(n int64) {
