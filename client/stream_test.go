@@ -134,8 +134,13 @@ func TestZstdCompression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mem, _ := c.MemUsed(ctx)
 	if b, err := client.DownloadArray(ctx, c, info.Name); err != nil || !bytes.Equal(b.Bytes(), random.Bytes()) {
 		t.Fatal("compressed round trip of random data:", err)
+	}
+	// The compressed copies were counted while sent, and are released.
+	if m2, err := c.MemUsed(ctx); err != nil || m2.Used != mem.Used {
+		t.Fatalf("memory used %d after the compressed download, %d before (%v)", m2.Used, mem.Used, err)
 	}
 	// A corrupt compressed frame is refused with a clear error.
 	rep, m, err := c.Call(ctx, "upload", map[string]any{"dtype": "int8", "size": 10, "frame_size": 1024, "compression": "zstd"}, [][]byte{[]byte("garbage")})
@@ -166,5 +171,25 @@ func TestStreamBelongsToItsClient(t *testing.T) {
 	}
 	if got, err := client.Download[int64](ctx, a, "x"); err != nil || len(got) != 3 {
 		t.Fatal("the owner's stream stopped working:", err)
+	}
+}
+
+// TestZstdDownloadCounted: a compressed download's copies count against
+// --max-memory: when the array fits but its copy does not, the download is
+// refused with a clear error, and a plain download still works.
+func TestZstdDownloadCounted(t *testing.T) {
+	srv := testserver.Start(t, "--max-memory", "12MiB")
+	plain := dial(t, srv.URL)
+	ctx := ctxT(t)
+	random := randomArray(pdarray.Float64, 1<<20, 4) // 8 MiB
+	info, err := client.UploadArray(ctx, plain, random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := dial(t, srv.URL, client.WithCompression("zstd"))
+	_, err = client.DownloadArray(ctx, z, info.Name)
+	wantCode(t, err, transfer.OutOfMemory, "the compressed reply of '"+info.Name+"' needs")
+	if b, err := client.DownloadArray(ctx, plain, info.Name); err != nil || !bytes.Equal(b.Bytes(), random.Bytes()) {
+		t.Fatal("plain download after the refused one:", err)
 	}
 }

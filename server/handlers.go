@@ -636,12 +636,19 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		if streamID != 0 {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "compression applies to frames, not to a bulk stream; drop one of them")
 		}
+		// The compressed copies (at most about the array's size, random
+		// data) count against --max-memory until the reply is sent.
+		held := int64(len(body)) + int64(len(frames))*64
+		if err := s.store.reserve(held, fmt.Sprintf("the compressed reply of '%s'", name)); err != nil {
+			return nil, err
+		}
 		err := transfer.ParallelFrames(len(frames), s.cfg.Workers, func(i int) error {
 			var err error
 			frames[i], err = transfer.CompressFrameAppend(nil, frames[i])
 			return err
 		})
 		if err != nil {
+			s.store.release(held)
 			return nil, transfer.Errorf(transfer.Internal, "compress: %v", err)
 		}
 		var out uint64
@@ -651,7 +658,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		s.stats.BytesCompressedOut.Add(out)
 		result["compression"] = compression
 		// The compressed frames are copies: the deferred release lets the array go.
-		return &response{result: result, frames: frames}, nil
+		return &response{result: result, frames: frames, after: func() { s.store.release(held) }}, nil
 	}
 	ok = true
 	// The frames alias the array until send has copied them into libzmq.
