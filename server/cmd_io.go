@@ -403,16 +403,31 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		return nil, fileErr(p, abs, err)
 	}
 	defer fh.Close()
+	// Opening loads every record batch, all its columns, into memory, held
+	// until copied: the file's size is reserved first (the batches of an
+	// uncompressed file take no more), then what they really hold if more
+	// (compressed batches), so a file larger than the server's room is
+	// refused before it is read.
+	held := int64(0)
+	if st, err := fh.Stat(); err == nil {
+		held = st.Size()
+	}
+	what := fmt.Sprintf("read_arrow of %s (record batches held while copying)", rel)
+	if err := s.store.reserve(held, what); err != nil {
+		return nil, err
+	}
+	defer func() { s.store.release(held) }()
 	plan, err := arrowio.OpenArrowIPC(rel, fh, columns, policy)
 	if err != nil {
 		return nil, ioErr(err)
 	}
 	defer plan.Close()
-	// The record batches are held until copied: account for them meanwhile.
-	if err := s.store.reserve(plan.ScratchBytes, fmt.Sprintf("read_arrow of %s (record batches held while copying)", rel)); err != nil {
-		return nil, err
+	if extra := plan.ScratchBytes - held; extra > 0 {
+		if err := s.store.reserve(extra, what); err != nil {
+			return nil, err
+		}
+		held += extra
 	}
-	defer s.store.release(plan.ScratchBytes)
 	return s.storeRead("read_arrow of "+rel, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
 }
 

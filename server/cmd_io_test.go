@@ -257,3 +257,21 @@ func TestWritebackFile(t *testing.T) {
 		t.Fatalf("file holds %d bytes (err %v), want the %d written", len(got), err, len(want))
 	}
 }
+
+// TestReadArrowTooBig: an Arrow file larger than the server's room is
+// refused before it is read (opening one loads all its record batches),
+// with nothing left reserved.
+func TestReadArrowTooBig(t *testing.T) {
+	s := opServer(t, 1<<20)
+	s.cfg.DataDir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(s.cfg.DataDir, "big.arrow"), make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := opRun(t, s, "read_arrow", map[string]any{"path": "big.arrow"})
+	if opCode(err) != transfer.OutOfMemory || !strings.Contains(err.Error(), "read_arrow of big.arrow (record batches held while copying) needs 2.0 MiB") {
+		t.Errorf("2 MiB file, 1 MiB server: %v", err)
+	}
+	if used, _, _, _ := s.store.usage(); used != 0 {
+		t.Errorf("%d bytes left reserved", used)
+	}
+}
