@@ -2,6 +2,9 @@ package server
 
 import (
 	"bytes"
+	"errors"
+	"github.com/arktos-dev/arktos/transfer"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +121,25 @@ func TestCopyOnWrite(t *testing.T) {
 	}
 	if again, _ := s.getForWrite("a"); again != w || s.copiesOnWrite.Load() != 1 {
 		t.Fatalf("a second write copied again")
+	}
+}
+
+// TestCopyOnWriteNoRoom: a copy on write that would pass the limit is
+// refused with a clear error; the array stays in its segment, unchanged.
+func TestCopyOnWriteNoRoom(t *testing.T) {
+	body := bytes.Repeat([]byte{5}, 4<<20)
+	s := newStore(int64(len(body)) + 1<<20)
+	old, g := segmentArray(t, s, "a", body)
+	_, err := s.getForWrite("a")
+	var te *transfer.Error
+	if !errors.As(err, &te) || te.Code != transfer.OutOfMemory || !strings.Contains(te.Message, "a copy on write of 'a'") {
+		t.Fatalf("copy on write past the limit: %v", err)
+	}
+	if a, _ := s.get("a"); a != old || !isOpen(g.fd) || s.copiesOnWrite.Load() != 0 {
+		t.Fatal("the array left its segment")
+	}
+	if used, _, _, _ := s.usage(); used != int64(len(body)) {
+		t.Fatalf("used %d after the refusal, want %d", used, len(body))
 	}
 }
 

@@ -75,6 +75,11 @@ func (s *store) reserve(n int64, what string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.reserveLocked(n, what)
+}
+
+// reserveLocked is reserve for a caller holding s.mu.
+func (s *store) reserveLocked(n int64, what string) error {
 	if free := s.limit - s.used - s.pooled(); n > free {
 		s.pool.evict(n - free)
 	}
@@ -213,6 +218,12 @@ func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 		// above all) do not wait for it: the segment stays mapped until
 		// this request ends (grace), whatever happens to the entry.
 		src, g := e.a, e.seg
+		// The copy is counted while it is made (the segment's bytes stay
+		// mapped until this request ends), as adopt counts its own.
+		nb := int64(src.NBytes())
+		if err := s.reserveLocked(nb, fmt.Sprintf("a copy on write of '%s' (it is in shared memory)", name)); err != nil {
+			return nil, err
+		}
 		buf := s.pool.get(src.NBytes())
 		s.mu.Unlock()
 		if buf == nil {
@@ -223,6 +234,7 @@ func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 			copy(c.Bytes(), src.Bytes())
 		}
 		s.mu.Lock()
+		s.used -= nb // the entry's own reservation covers whichever buffer it keeps
 		if err != nil {
 			return nil, transfer.Errorf(transfer.Internal, "copy on write of '%s': %v", name, err)
 		}
