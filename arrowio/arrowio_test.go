@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -440,5 +442,23 @@ func TestChecksum(t *testing.T) {
 	m.Arrays[0].NBytes = 17
 	if _, err := ParseManifest(EncodeManifest(m)); err == nil {
 		t.Fatal("a manifest with wrong sizes was accepted")
+	}
+}
+
+// TestTooManyUnits: a read whose files list more row groups × columns than
+// one read takes (a crafted footer can list 10^6 row groups) is refused
+// when planned, before anything is sized from them.
+func TestTooManyUnits(t *testing.T) {
+	defer func(m int) { maxReadUnits = m }(maxReadUnits)
+	maxReadUnits = 3
+	b := writeNullable(t, 1000, 0, compress.Codecs.Uncompressed, parquet.DataPageV1, true)
+	_, err := OpenParquet([]ParquetSource{{Name: "x", R: bytes.NewReader(b)}}, nil, NullPolicy{})
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Kind != ErrValue || !strings.Contains(ae.Msg, "row groups × columns, more than the 3 one read takes") {
+		t.Fatalf("got %v", err)
+	}
+	maxReadUnits = 1 << 22
+	if _, err := OpenParquet([]ParquetSource{{Name: "x", R: bytes.NewReader(b)}}, nil, NullPolicy{}); err != nil {
+		t.Fatal(err)
 	}
 }

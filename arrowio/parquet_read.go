@@ -264,11 +264,19 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		p.offsets[f] = make([]int, md.NumRowGroups())
 		for rg := 0; rg < md.NumRowGroups(); rg++ {
 			p.offsets[f][rg] = int(total)
+			// Checked as added: the counts are the file's word (no overflow).
+			if n := md.RowGroup(rg).NumRows(); n < 0 || n > maxReadRows-total {
+				return nil, errorf(ErrData, "%s: row group %d says %d rows, past the %d one read takes", p.names[f], rg, n, int64(maxReadRows))
+			}
 			total += md.RowGroup(rg).NumRows()
 		}
 	}
-	if total > math.MaxInt32*int64(1<<16) {
-		return nil, errorf(ErrData, "%d rows is too many", total)
+	nu := 0
+	for _, r := range p.files {
+		nu += r.MetaData().NumRowGroups() * len(p.Columns)
+	}
+	if nu > maxReadUnits { // Read's work units, a row group and column each (32 bytes)
+		return nil, errorf(ErrValue, "this read has %d row groups × columns, more than the %d one read takes; read fewer files or columns at a time", nu, maxReadUnits)
 	}
 	p.Rows = int(total)
 	for i := range p.Columns {
@@ -407,7 +415,11 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		f, rg, col int
 		cost       int64
 	}
-	var units []unit
+	nu := 0
+	for _, r := range p.files {
+		nu += r.MetaData().NumRowGroups() * len(p.Columns)
+	}
+	units := make([]unit, 0, min(nu, maxReadUnits)) // nu checked when planned
 	for f, r := range p.files {
 		md := r.MetaData()
 		for rg := 0; rg < md.NumRowGroups(); rg++ {
@@ -896,3 +908,10 @@ func intRange(d pdarray.DType) (float64, float64) {
 	}
 	return 0, 0
 }
+
+// Bounds on what a read takes from files' metadata before anything is
+// reserved: rows (the outputs are sized from them) and work units (row
+// groups × columns; a crafted 10 MB footer can list 10^6 row groups).
+const maxReadRows = math.MaxInt32 * int64(1<<16)
+
+var maxReadUnits = 1 << 22 // tests lower it
