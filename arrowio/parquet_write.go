@@ -227,6 +227,31 @@ var writeRowGroupsFn = writeRowGroups
 // enough for two units per worker past the row group being closed, and at
 // least 3. It bounds the encoded chunks held in memory (each unit holds its
 // chunk's pages until it is written out).
+// ParquetWriteScratch estimates the memory WriteParquet holds beside the
+// columns: the encoded chunks of the row groups in flight (rowGroupsAhead,
+// plus the one closing; an encoded chunk taken at its raw size, which a
+// dictionary or a codec only shrinks, bar a few bytes) and each worker's
+// 8 bytes a row of scratch. The server reserves it before writing.
+func ParquetWriteScratch(cols []Column, opts ParquetWriteOptions) int64 {
+	if len(cols) == 0 {
+		return 0
+	}
+	rg := opts.RowGroupSize
+	if rg <= 0 {
+		rg = DefaultRowGroupSize
+	}
+	n := cols[0].A.Len()
+	rows := int64(min(rg, n))
+	var row int64
+	for _, c := range cols {
+		row += int64(c.A.DType().Size())
+	}
+	nrg := max(1, (n+rg-1)/rg)
+	w := min(max(1, opts.Workers), nrg*len(cols)) // writeRowGroups' workers
+	inFlight := int64(min(nrg, rowGroupsAhead(w, len(cols))+1))
+	return inFlight*rows*row + int64(w)*8*rows
+}
+
 func rowGroupsAhead(workers, cols int) int {
 	return max(2, (2*workers+cols-1)/cols) + 1
 }

@@ -481,6 +481,13 @@ func (s *Server) cmdToParquet(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
+	// The encoded row groups in flight grow with row_group_size, which the
+	// client picks: counted while the file is written.
+	scratch := arrowio.ParquetWriteScratch(cols, opts)
+	if err := s.store.reserve(scratch, fmt.Sprintf("to_parquet of %d columns in row groups of %d rows (encoded row groups in flight; a smaller row_group_size needs less)", len(cols), opts.RowGroupSize)); err != nil {
+		return nil, err
+	}
+	defer s.store.release(scratch)
 	return s.writeFile(p, start, cols, func(w io.Writer) error { return arrowio.WriteParquet(w, cols, opts) })
 }
 

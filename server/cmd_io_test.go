@@ -275,3 +275,28 @@ func TestReadArrowTooBig(t *testing.T) {
 		t.Errorf("%d bytes left reserved", used)
 	}
 }
+
+// TestToParquetScratchCounted: the encoded row groups a Parquet write holds
+// count against --max-memory: row groups too large for the room left are
+// refused, naming row_group_size; smaller ones write, and nothing stays
+// reserved.
+func TestToParquetScratchCounted(t *testing.T) {
+	s := opServer(t, 20<<20)
+	s.cfg.DataDir = t.TempDir()
+	x := make([]int64, 1<<20) // 8 MiB
+	for i := range x {
+		x[i] = int64(i)
+	}
+	name := opPut(t, s, x)
+	used, _, _, _ := s.store.usage()
+	_, err := opRun(t, s, "to_parquet", map[string]any{"path": "big.parquet", "names": []any{name}, "row_group_size": int64(1 << 20)})
+	if opCode(err) != transfer.OutOfMemory || !strings.Contains(err.Error(), "a smaller row_group_size needs less") {
+		t.Fatalf("one 8 MiB row group beside 8 MiB of data under 20 MiB: %v", err)
+	}
+	if _, err := opRun(t, s, "to_parquet", map[string]any{"path": "ok.parquet", "names": []any{name}, "row_group_size": int64(1 << 17)}); err != nil {
+		t.Fatal(err)
+	}
+	if u, _, _, _ := s.store.usage(); u != used {
+		t.Fatalf("%d bytes left reserved", u-used)
+	}
+}
