@@ -116,6 +116,39 @@ type ParquetPlan struct {
 	alloc   *poolAllocator
 }
 
+// WorkerScratch bounds, from the files' metadata, what one worker of Read
+// holds at a time: a column chunk read whole (its compressed size), its
+// pages decoded (at most its uncompressed size) and 4 bytes a row of the
+// row group for 8- and 16-bit and bool columns. The server reserves it per
+// worker while the read runs: a file whose row groups are too large for
+// the room left is refused before it is read.
+func (p *ParquetPlan) WorkerScratch() int64 {
+	var most int64
+	for _, r := range p.files {
+		md := r.MetaData()
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
+			g := md.RowGroup(rg)
+			for _, c := range p.Columns {
+				cc, err := g.ColumnChunk(md.Schema.ColumnIndexByName(c.Name))
+				if err != nil {
+					continue
+				}
+				most = max(most, max(cc.TotalCompressedSize(), 0)+max(cc.TotalUncompressedSize(), 0)+4*max(g.NumRows(), 0))
+			}
+		}
+	}
+	return most
+}
+
+// Units is the number of (row group, column) units Read deals to workers.
+func (p *ParquetPlan) Units() int {
+	n := 0
+	for _, r := range p.files {
+		n += r.MetaData().NumRowGroups() * len(p.Columns)
+	}
+	return n
+}
+
 // columnDType maps a Parquet leaf to a pdarray dtype, or explains why not.
 func columnDType(c *schema.Column) (pdarray.DType, string) {
 	if c.MaxRepetitionLevel() > 0 || strings.Contains(c.Path(), ".") {

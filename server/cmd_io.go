@@ -381,7 +381,18 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 		return nil, ioErr(err)
 	}
 	defer plan.Close()
-	return s.storeRead(fmt.Sprintf("read_parquet of %d file(s)", len(files)), plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	what := fmt.Sprintf("read_parquet of %d file(s)", len(files))
+	// The workers' column-chunk buffers grow with the files' row groups.
+	why := what + " (the workers' buffers for a column chunk each: smaller row groups need less)"
+	scratch, err := s.store.mulWithin(plan.WorkerScratch(), int64(max(1, min(s.cfg.Workers, plan.Units()))), why)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.reserve(scratch, why); err != nil {
+		return nil, err
+	}
+	defer s.store.release(scratch)
+	return s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
 }
 
 func (s *Server) cmdReadArrow(r *request) (*response, error) {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,5 +299,42 @@ func TestToParquetScratchCounted(t *testing.T) {
 	}
 	if u, _, _, _ := s.store.usage(); u != used {
 		t.Fatalf("%d bytes left reserved", u-used)
+	}
+}
+
+// TestReadParquetScratchCounted: the workers' column-chunk buffers of a
+// Parquet read count against --max-memory: a file of one large row group
+// is refused where the same data in smaller row groups reads, and nothing
+// stays reserved.
+func TestReadParquetScratchCounted(t *testing.T) {
+	w, dir := ioServer(t)
+	x := make([]int64, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range x {
+		x[i] = r.Int64() // incompressible: 8 MiB in the file too
+	}
+	name := opPut(t, w, x)
+	for _, f := range []struct {
+		path string
+		rg   int64
+	}{{"one.parquet", 1 << 20}, {"many.parquet", 1 << 17}} {
+		if _, err := opRun(t, w, "to_parquet", map[string]any{"path": f.path, "names": []any{name}, "row_group_size": f.rg, "compression": "none"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := opServer(t, 20<<20)
+	s.cfg.DataDir = dir
+	_, err := opRun(t, s, "read_parquet", map[string]any{"path": "one.parquet"})
+	if opCode(err) != transfer.OutOfMemory || !strings.Contains(err.Error(), "smaller row groups need less") {
+		t.Fatalf("one 8 MiB row group under 20 MiB: %v", err)
+	}
+	if used, _, _, _ := s.store.usage(); used != 0 {
+		t.Fatalf("%d bytes left reserved", used)
+	}
+	if _, err := opRun(t, s, "read_parquet", map[string]any{"path": "many.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	if used, _, _, _ := s.store.usage(); used != 8<<20 {
+		t.Fatalf("used %d after the read, want the 8 MiB array", used)
 	}
 }

@@ -109,6 +109,17 @@ func (s *store) addWithin(total, n int64, what string) (int64, error) {
 	return total + n, nil
 }
 
+// mulWithin returns a·b for sizes that may come from a file, or
+// OUT_OF_MEMORY when the product passes the server's limit (no overflow).
+func (s *store) mulWithin(a, b int64, what string) (int64, error) {
+	if a < 0 || b < 0 || b != 0 && a > s.limit/b {
+		return 0, transfer.Errorf(transfer.OutOfMemory,
+			"%s needs more than the server's limit of %s (%d bytes) in all; raise --max-memory or ask for less",
+			what, transfer.FormatBytes(s.limit), s.limit)
+	}
+	return a * b, nil
+}
+
 func (s *store) release(n int64) {
 	s.mu.Lock()
 	s.used -= n
