@@ -543,3 +543,31 @@ func TestShmCopyOut(t *testing.T) {
 		t.Fatal("a client without shared memory copied out of a segment")
 	}
 }
+
+// TestShmOneOffCounted: a view that needs a one-off copy in a fresh segment
+// (here: the array cannot be adopted, the server being nearly full) takes
+// it only when --max-memory has room for it; otherwise the bytes stream.
+// Either way the view is bit-exact and nothing stays reserved.
+func TestShmOneOffCounted(t *testing.T) {
+	srv := testserver.Start(t, "--max-memory", "10MiB")
+	ctx := ctxT(t)
+	plain := dial(t, srv.URL, client.WithSharedMemory(false))
+	a := randomArray(pdarray.Float64, 6<<20/8, 6) // 6 MiB, an ordinary buffer
+	info, err := client.UploadArray(ctx, plain, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.URL)
+	d := statsDelta(t, ctx, c)
+	v, err := client.DownloadView[float64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Shared() || !bytes.Equal(pdarray.AsBytes(v.Data), a.Bytes()) || d("shm_views") != 0 || d("shm_adopted") != 0 {
+		t.Fatalf("view with no room for a copy: shared %v, views %d, adopted %d (want streamed)", v.Shared(), d("shm_views"), d("shm_adopted"))
+	}
+	v.Close()
+	if mem, _ := c.MemUsed(ctx); mem.Used != int64(a.NBytes()) {
+		t.Fatalf("used %d after the view, want %d", mem.Used, a.NBytes())
+	}
+}

@@ -538,15 +538,23 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 		// the stream moves the bytes with none.
 		return nil, nil
 	}
+	held := int64(0) // the one-off segment's reservation, released once it is freed
 	if g == nil {
+		// A second copy of the bytes while the server maps it: counted, and
+		// without room the bytes stream instead (no copy at all).
+		if err := s.store.reserve(int64(len(body)), fmt.Sprintf("a one-off shared-memory copy of '%s'", name)); err != nil {
+			s.log.Debug("no room for a one-off segment; the bytes stream", "name", name, "err", err)
+			return nil, nil
+		}
 		var err error
 		if g, err = newSegment(body, true); err != nil {
 			// No segment (out of descriptors, mappings or memory): the
 			// reply says no shm and the bytes travel over the stream.
+			s.store.release(int64(len(body)))
 			s.log.Debug("no shared-memory segment for a view; the bytes stream", "name", name, "err", err)
 			return nil, nil
 		}
-		owned, copied = true, len(body)
+		owned, copied, held = true, len(body), int64(len(body))
 	}
 	send := g.fd
 	if fd >= 0 {
@@ -558,6 +566,7 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 		// store cannot free the segment while the request runs.
 		defer release()
 		if owned {
+			defer s.store.release(held)
 			defer g.free()
 		}
 		if fd >= 0 {
