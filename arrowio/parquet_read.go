@@ -304,11 +304,7 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			total += md.RowGroup(rg).NumRows()
 		}
 	}
-	nu := 0
-	for _, r := range p.files {
-		nu += r.MetaData().NumRowGroups() * len(p.Columns)
-	}
-	if nu > maxReadUnits { // Read's work units, a row group and column each (32 bytes)
+	if nu := p.Units(); nu > maxReadUnits { // Read's work units, a row group and column each (32 bytes)
 		return nil, errorf(ErrValue, "this read has %d row groups × columns, more than the %d one read takes; read fewer files or columns at a time", nu, maxReadUnits)
 	}
 	p.Rows = int(total)
@@ -448,11 +444,7 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		f, rg, col int
 		cost       int64
 	}
-	nu := 0
-	for _, r := range p.files {
-		nu += r.MetaData().NumRowGroups() * len(p.Columns)
-	}
-	units := make([]unit, 0, min(nu, maxReadUnits)) // nu checked when planned
+	units := make([]unit, 0, p.Units()) // at most maxReadUnits: checked when planned
 	for f, r := range p.files {
 		md := r.MetaData()
 		for rg := 0; rg < md.NumRowGroups(); rg++ {

@@ -223,10 +223,6 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 // writer to check that both write the same bytes.
 var writeRowGroupsFn = writeRowGroups
 
-// rowGroupsAhead is how many row groups may be queued or encoding at once:
-// enough for two units per worker past the row group being closed, and at
-// least 3. It bounds the encoded chunks held in memory (each unit holds its
-// chunk's pages until it is written out).
 // ParquetWriteScratch estimates the memory WriteParquet holds beside the
 // columns: the encoded chunks of the row groups in flight (rowGroupsAhead,
 // plus the one closing; an encoded chunk taken at its raw size, which a
@@ -252,6 +248,10 @@ func ParquetWriteScratch(cols []Column, opts ParquetWriteOptions) int64 {
 	return inFlight*rows*row + int64(w)*8*rows
 }
 
+// rowGroupsAhead is how many row groups may be queued or encoding at once:
+// enough for two units per worker past the row group being closed, and at
+// least 3. It bounds the encoded chunks held in memory (each unit holds its
+// chunk's pages until it is written out).
 func rowGroupsAhead(workers, cols int) int {
 	return max(2, (2*workers+cols-1)/cols) + 1
 }

@@ -154,10 +154,7 @@ func groupChained(env Env, specs []keySpec, g *Grouping) error {
 		}
 	}
 	last := stages[prev]
-	g.NGroups, g.Kept = len(last.uniq), kept
-	if g.NGroups == 0 {
-		g.Kept = 0
-	}
+	g.NGroups, g.Kept = len(last.uniq), kept // no groups: the last stage kept no row
 	g.Keys = make([]*pdarray.Array, len(specs))
 	for k := range specs {
 		a, err := env.Alloc(specs[k].a.DType(), g.NGroups)

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"errors"
-	"github.com/arktos-dev/arktos/transfer"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
 )
 
 // TestGraceWaitsForOlderRequests: a free waits for the requests running when

@@ -102,9 +102,7 @@ func (s *store) reserveLocked(n int64, what string) error {
 // never overflows: total and n are each at most the limit).
 func (s *store) addWithin(total, n int64, what string) (int64, error) {
 	if n < 0 || n > s.limit-total {
-		return 0, transfer.Errorf(transfer.OutOfMemory,
-			"%s needs more than the server's limit of %s (%d bytes) in all; raise --max-memory or ask for less",
-			what, transfer.FormatBytes(s.limit), s.limit)
+		return 0, s.overLimit(what)
 	}
 	return total + n, nil
 }
@@ -113,11 +111,17 @@ func (s *store) addWithin(total, n int64, what string) (int64, error) {
 // OUT_OF_MEMORY when the product passes the server's limit (no overflow).
 func (s *store) mulWithin(a, b int64, what string) (int64, error) {
 	if a < 0 || b < 0 || b != 0 && a > s.limit/b {
-		return 0, transfer.Errorf(transfer.OutOfMemory,
-			"%s needs more than the server's limit of %s (%d bytes) in all; raise --max-memory or ask for less",
-			what, transfer.FormatBytes(s.limit), s.limit)
+		return 0, s.overLimit(what)
 	}
 	return a * b, nil
+}
+
+// overLimit is addWithin's and mulWithin's error: what needs more than the
+// whole limit.
+func (s *store) overLimit(what string) error {
+	return transfer.Errorf(transfer.OutOfMemory,
+		"%s needs more than the server's limit of %s (%d bytes) in all; raise --max-memory or ask for less",
+		what, transfer.FormatBytes(s.limit), s.limit)
 }
 
 func (s *store) release(n int64) {

@@ -359,12 +359,31 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def used_columns(spec: Query) -> list[str]:
+    """The columns a query reads (keys, aggregated and extra columns), once each."""
+    return list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"] + spec["extra"]))
+
+
+def time_arktos(cols: dict[str, Any], spec: Query, used: list[str]) -> tuple[float, float, str]:
+    """One trial: the scan floor (an ak.sum per column read), then the query;
+    returns both times and the strategy the server took."""
+    t0 = time.perf_counter()
+    for c in used:
+        ak.sum(cols[c])
+    scan = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    keys, res, strategy = arktos_query(cols, spec)
+    took = time.perf_counter() - t0
+    del keys, res
+    return scan, took, strategy
+
+
 def run_query(name: str, spec: Query, cols: dict[str, Any], peers: list["Peer"], threads: int, n: int,
               set_name: str, data_path: str, args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     """One query: a warm-up run of each engine that also gives its answer,
     then the trials in rounds (scan, ours, each peer in turn), so that a
     change in the machine's speed falls on every engine alike."""
-    used = list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"] + spec["extra"]))
+    used = used_columns(spec)
     keys, res, strategy = arktos_query(cols, spec)
     ours = {"keys": [k.to_ndarray() for k in keys], "res": {o: r.to_ndarray() for o, r in res.items()}}
     del keys, res
@@ -374,14 +393,9 @@ def run_query(name: str, spec: Query, cols: dict[str, Any], peers: list["Peer"],
     ts: list[float] = []
     pts: dict[str, list[float]] = {p.name: [] for p in peers}
     for i in range(args.trials):
-        t0 = time.perf_counter()
-        for c in used:
-            ak.sum(cols[c])
-        scan.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        keys, res, strategy = arktos_query(cols, spec)
-        ts.append(time.perf_counter() - t0)
-        del keys, res
+        sc, took, strategy = time_arktos(cols, spec, used)
+        scan.append(sc)
+        ts.append(took)
         for p in peers:
             if p.name == "pandas" and i >= max(3, args.trials // 2):
                 continue  # slow: fewer trials

@@ -55,7 +55,7 @@ def main() -> None:
     args = ap.parse_args()
     spec = gb.G1[args.query]
     threads_list = [int(t) for t in args.threads.split(",")]
-    used = list(dict.fromkeys(spec["by"] + [c for _, c, _ in spec["aggs"] if c != "*"] + spec["extra"]))
+    used = gb.used_columns(spec)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="akgb") as tmp:
         data_path = os.path.join(tmp, "g1.npz")
@@ -90,14 +90,9 @@ def main() -> None:
                 del keys, res
                 ts, scan = [], []
                 for _ in range(args.trials):
-                    t0 = time.perf_counter()
-                    for c in used:
-                        ak.sum(cols[c])
-                    scan.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    keys, res, strategy = gb.arktos_query(cols, spec)
-                    ts.append(time.perf_counter() - t0)
-                    del keys, res
+                    sc, took, strategy = gb.time_arktos(cols, spec, used)
+                    scan.append(sc)
+                    ts.append(took)
                 p50, p90 = gb.stats(ts)
                 rows.append({"threads": threads, "engine": f"arktos ({strategy})", "p50": p50, "p90": p90,
                              "warm": warm, "scan": gb.stats(scan)[0], "check": "ours"})
