@@ -117,6 +117,9 @@ type job struct {
 	req      *transfer.Request
 	err      error // decoding failed: answer it
 	start    time.Time
+	// queued: the payload bytes reserved against --max-memory while the job
+	// waits for a worker (route), released when it starts (complete).
+	queued int64
 }
 
 // worker handles queued requests until the queue is closed.
@@ -155,9 +158,32 @@ func (s *Server) route(m *zframe.Multipart) {
 			s.complete(nil, j)
 		}()
 	default:
+		// A queued request's payload frames (an upload's bytes, up to a
+		// 1,024-deep queue of them) are held in memory until a worker takes
+		// it: counted against --max-memory meanwhile, so a burst of uploads
+		// is refused while they wait instead of piling up past the limit.
+		if n := payloadBytes(m); n > 0 {
+			what := fmt.Sprintf("a queued '%s' request's payload (%d frame(s), waiting for a worker)", j.req.Cmd, m.Len()-2)
+			if err := s.store.reserve(n, what); err != nil {
+				j.err = err
+				s.complete(s.router, j)
+				return
+			}
+			j.queued = n
+			s.store.queuedBytes.Add(n)
+		}
 		s.repliesDue++
 		s.jobs <- j
 	}
+}
+
+// payloadBytes is the size of m's payload frames (after identity and header).
+func payloadBytes(m *zframe.Multipart) int64 {
+	var n int64
+	for i := 2; i < m.Len(); i++ {
+		n += int64(m.FrameSize(i))
+	}
+	return n
 }
 
 // replySocket lends a PUSH socket connected to the I/O goroutine's PULL.
@@ -195,6 +221,13 @@ func (s *Server) returnReplySocket(p *zmq.Socket) {
 func (s *Server) complete(sock *zmq.Socket, j job) {
 	m, req, decodeErr, start := j.m, j.req, j.err, j.start
 	defer m.Close()
+	if j.queued > 0 {
+		// The handler reserves what it keeps (the stored array) itself; the
+		// frames it reads from are freed when it returns, and at most one
+		// request per worker holds them uncounted.
+		s.store.release(j.queued)
+		s.store.queuedBytes.Add(-j.queued)
+	}
 	// Shared-memory segments dropped from the store meanwhile are unmapped
 	// only after this request (reply and after included) ends: see grace.
 	defer s.store.grace.exit(s.store.grace.enter())
@@ -737,6 +770,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 		"lane_requests":           st.LaneRequests.Load(),
+		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 	}}, nil
 }
 

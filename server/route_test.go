@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,5 +170,96 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	}
 	if slices.Sort(ids); !slices.Equal(ids, []uint64{1, 2, 4}) {
 		t.Fatalf("replies %v, want 1, 2 and 4", ids)
+	}
+}
+
+// test_hold is test_block with channels of its own (blockRelease closes
+// once per process).
+var (
+	holdStarted = make(chan struct{}, 1)
+	holdRelease = make(chan struct{})
+)
+
+func init() {
+	register("test_hold", command{run: func(s *Server, r *request) (*response, error) {
+		holdStarted <- struct{}{}
+		<-holdRelease
+		return &response{result: map[string]any{}}, nil
+	}})
+}
+
+// TestQueuedUploadsCounted: uploads waiting for the only (busy) worker hold
+// their frames in memory; they are reserved against --max-memory while they
+// wait, so once the queue holds the limit the next upload is refused at
+// once (OUT_OF_MEMORY, naming the queue), and the rest are stored when the
+// worker is free, with nothing left reserved.
+func TestQueuedUploadsCounted(t *testing.T) {
+	const limit, each = 8 << 20, 3 << 20 // two uploads fit in the queue, not three
+	s := startServer(t, Config{Workers: 1, MaxMemory: limit})
+	d := dealer(t, s.Endpoint())
+	sendRequest(t, d, 1, "test_hold", nil)
+	select {
+	case <-holdStarted:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("test_hold never started; reply %+v", recvReply(t, d, time.Second))
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(holdRelease)
+		}
+	}()
+	body := make([]byte, each)
+	for i := range body {
+		body[i] = byte(i)
+	}
+	upload := func(id uint64) {
+		hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Cmd: "upload",
+			Args: map[string]any{"dtype": "uint8", "size": each, "frame_size": 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := []any{hdr}
+		for lo := 0; lo < each; lo += 1 << 20 {
+			msg = append(msg, body[lo:lo+1<<20])
+		}
+		if _, err := d.SendMessage(msg...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upload(2)
+	upload(3)
+	upload(4) // no room left while 2 and 3 wait
+	rep := recvReply(t, d, 10*time.Second)
+	if rep == nil || rep.ID != 4 || rep.Code != transfer.OutOfMemory {
+		t.Fatalf("third queued upload: reply %+v, want OUT_OF_MEMORY for request 4 at once", rep)
+	}
+	for _, want := range []string{"queued 'upload' request", "waiting for a worker", "--max-memory"} {
+		if !strings.Contains(rep.Message, want) {
+			t.Errorf("message %q does not say %q", rep.Message, want)
+		}
+	}
+	if q := s.store.queuedBytes.Load(); q != 2*each {
+		t.Errorf("queued payload bytes %d, want %d", q, 2*each)
+	}
+	released = true
+	close(holdRelease)
+	var ids []uint64
+	for range 3 {
+		rep := recvReply(t, d, 10*time.Second)
+		if rep == nil {
+			t.Fatal("no reply after the worker was released")
+		}
+		if rep.Status != 0 {
+			t.Fatalf("request %d failed: %s", rep.ID, rep.Message)
+		}
+		ids = append(ids, rep.ID)
+	}
+	if slices.Sort(ids); !slices.Equal(ids, []uint64{1, 2, 3}) {
+		t.Fatalf("replies %v, want 1, 2 and 3", ids)
+	}
+	used, _, _, n := s.store.usage()
+	if q := s.store.queuedBytes.Load(); q != 0 || used != 2*each || n != 2 {
+		t.Fatalf("after the uploads: queued %d, used %d in %d arrays; want 0, %d in 2", q, used, n, 2*each)
 	}
 }

@@ -42,6 +42,7 @@ type store struct {
 	segs                 segPool             // freed leased segments, for the next shm upload
 	viewed               map[uint64]*segment // leased segments with views not released, by id
 	copiesOnWrite        atomic.Uint64       // segment-backed arrays copied out before a write (stats)
+	queuedBytes          atomic.Int64        // payload bytes of requests waiting for a worker, reserved (stats)
 }
 
 type entry struct {
