@@ -77,7 +77,9 @@ func main() {
 	flag.IntVar(&trials, "trials", 7, "warm trials after one cold and one warm-up trial")
 	flag.StringVar(&methodsArg, "methods", "memcpy,raw-tcp,raw-unix,arktos,flight", "what to time")
 	flag.Parse()
-	debug.SetGCPercent(25) // collect garbage downloads early: 1 GiB arrays
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25) // collect garbage downloads early: 1 GiB arrays
+	}
 	var err error
 	if nbytes, err = strconv.Atoi(*size); err != nil {
 		log.Fatal(err)
