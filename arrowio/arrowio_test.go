@@ -462,3 +462,25 @@ func TestTooManyUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTooManyRows: row counts from the files' footers are added with a
+// bound (a crafted footer can say 2^62 rows per row group, and the outputs
+// are sized from them): the row group that passes it is named, and nothing
+// is sized.
+func TestTooManyRows(t *testing.T) {
+	defer func(m int64) { maxReadRows = m }(maxReadRows)
+	b := writeNullable(t, 1000, 0, compress.Codecs.Uncompressed, parquet.DataPageV1, true) // row groups of 334, 334, 332
+	open := func() error {
+		_, err := OpenParquet([]ParquetSource{{Name: "x", R: bytes.NewReader(b)}}, nil, NullPolicy{})
+		return err
+	}
+	maxReadRows = 900
+	var ae *Error
+	if err := open(); !errors.As(err, &ae) || ae.Kind != ErrData || !strings.Contains(ae.Msg, "x: row group 2 says 332 rows, past the 900 one read takes") {
+		t.Fatalf("got %v", err)
+	}
+	maxReadRows = 1000
+	if err := open(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -937,6 +937,7 @@ func intRange(d pdarray.DType) (float64, float64) {
 // Bounds on what a read takes from files' metadata before anything is
 // reserved: rows (the outputs are sized from them) and work units (row
 // groups × columns; a crafted 10 MB footer can list 10^6 row groups).
-const maxReadRows = math.MaxInt32 * int64(1<<16)
-
-var maxReadUnits = 1 << 22 // tests lower it
+var (
+	maxReadRows  = math.MaxInt32 * int64(1<<16)
+	maxReadUnits = 1 << 22
+) // tests lower them
