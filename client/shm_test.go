@@ -571,3 +571,34 @@ func TestShmOneOffCounted(t *testing.T) {
 		t.Fatalf("used %d after the view, want %d", mem.Used, a.NBytes())
 	}
 }
+
+// TestShmCopyOutOlderServer: a server older than download's shm_min refuses
+// it as an unknown argument (ARKTOS_DEBUG_NO_SHM_MIN makes ours do so); the
+// client then downloads as before, over the stream, stays on that path for
+// later downloads, and every result is bit-exact.
+func TestShmCopyOutOlderServer(t *testing.T) {
+	t.Setenv("ARKTOS_DEBUG_NO_SHM_MIN", "1")
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	big := randomArray(pdarray.Float64, client.ShmCopyMin/8+777, 5)
+	info, err := client.UploadArray(ctx, c, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := client.ShmCopies()
+	d := statsDelta(t, ctx, c)
+	for i := range 2 {
+		got, err := client.Download[float64](ctx, c, info.Name)
+		if err != nil || !bytes.Equal(pdarray.AsBytes(got), big.Bytes()) {
+			t.Fatalf("download %d from an older server: %v", i, err)
+		}
+	}
+	if client.ShmCopies() != copies {
+		t.Fatalf("%d downloads were copied out of a segment; the server takes no shm_min", client.ShmCopies()-copies)
+	}
+	// One refusal (the first download), then the stream for both.
+	if d("errors") != 1 || d("bytes_stream_out") != 2*int64(big.NBytes()) {
+		t.Fatalf("errors %d, streamed out %d; want 1, %d", d("errors"), d("bytes_stream_out"), 2*big.NBytes())
+	}
+}

@@ -596,7 +596,10 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	stop := a.OptUint("stop", 1<<63)
 	streamID := a.OptUint("stream", 0)
 	shm := a.OptBool("shm", false)
-	shmMin := a.OptUint("shm_min", 0)
+	shmMin := uint64(0)
+	if !s.noShmMin {
+		shmMin = a.OptUint("shm_min", 0)
+	}
 	frameSize := s.frameSizeArg(a, false)
 	compression := s.compressionArg(a)
 	if err := a.Done(); err != nil {

@@ -67,6 +67,9 @@ type Server struct {
 	stopped    chan struct{}
 	closing    atomic.Bool
 	stats      Stats
+	// noShmMin: download takes no shm_min argument, as a server older than
+	// it (ARKTOS_DEBUG_NO_SHM_MIN=1, for the clients' fallback tests).
+	noShmMin bool
 }
 
 // Stats are counters exposed by the stats command; tests use them to prove
@@ -105,6 +108,7 @@ func New(cfg Config) (*Server, error) {
 	if os.Getenv("ARKTOS_DEBUG_NO_MEMFD") == "1" {
 		memfdDisabled.Store(true)
 	}
+	s.noShmMin = os.Getenv("ARKTOS_DEBUG_NO_SHM_MIN") == "1"
 	if err := s.setupToken(); err != nil {
 		return nil, err
 	}
