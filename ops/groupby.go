@@ -100,32 +100,33 @@ func GroupBy(env Env, keys []*pdarray.Array, dropna bool, strategy string) (Grou
 	return GroupByWith(env, keys, dropna, strategy, nil)
 }
 
-// GroupByWith is GroupBy given the KeyStats of some keys (known[k] non-nil:
-// key k is unchanged since they were computed); the others are scanned.
-// Grouping.Stats returns them all.
-func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, known []*KeyStats) (Grouping, error) {
+// keySpecs checks a grouping's keys and strategy and packs the keys: each
+// key's stats (from known, else scanned), its spec, and the product of the
+// spans (total) when it is below 2^64-1 (packable).
+func keySpecs(env Env, keys []*pdarray.Array, dropna bool, strategy string, known []*KeyStats) (specs []keySpec, stats []KeyStats, total uint64, packable bool, err error) {
+	fail := func(err error) ([]keySpec, []KeyStats, uint64, bool, error) { return nil, nil, 0, false, err }
 	if len(keys) == 0 {
-		return Grouping{}, errorf(ErrValue, "group-by needs at least one key array")
+		return fail(errorf(ErrValue, "group-by needs at least one key array"))
 	}
 	n := keys[0].Len()
 	for _, k := range keys {
 		if k.Len() != n {
-			return Grouping{}, errorf(ErrValue, "group-by keys must have one length, got %d and %d", n, k.Len())
+			return fail(errorf(ErrValue, "group-by keys must have one length, got %d and %d", n, k.Len()))
 		}
 		if Kind(k.DType()) == 0 {
-			return Grouping{}, errorf(ErrType, "cannot group by a %v array", k.DType())
+			return fail(errorf(ErrType, "cannot group by a %v array", k.DType()))
 		}
 	}
 	switch strategy {
 	case "", "auto", StrategyDense, StrategyHash, StrategyPartitioned, StrategySort, StrategyWide, StrategyChained:
 	default:
-		return Grouping{}, errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, partitioned, sort, chained or wide", strategy)
+		return fail(errorf(ErrValue, "unknown group-by strategy '%s'; use auto, dense, hash, partitioned, sort, chained or wide", strategy))
 	}
 	if n > math.MaxInt32 {
-		return Grouping{}, errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32)
+		return fail(errorf(ErrValue, "group-by of %d rows: at most %d rows are supported", n, math.MaxInt32))
 	}
-	specs := make([]keySpec, len(keys))
-	stats := make([]KeyStats, len(keys))
+	specs = make([]keySpec, len(keys))
+	stats = make([]KeyStats, len(keys))
 	for k, a := range keys {
 		if k < len(known) && known[k] != nil {
 			stats[k] = *known[k]
@@ -134,7 +135,7 @@ func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, k
 		}
 		specs[k] = specOf(a, stats[k], dropna)
 	}
-	total, packable := uint64(1), true
+	total, packable = uint64(1), true
 	for k := len(specs) - 1; k >= 0; k-- {
 		specs[k].stride = total
 		hi, lo := bits.Mul64(total, specs[k].span)
@@ -145,8 +146,20 @@ func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, k
 		total = lo
 	}
 	if !packable && (strategy == StrategyDense || strategy == StrategyHash || strategy == StrategyPartitioned) {
-		return Grouping{}, errorf(ErrValue, "group-by strategy '%s' needs keys whose ranges multiply to less than 2^64-1", strategy)
+		return fail(errorf(ErrValue, "group-by strategy '%s' needs keys whose ranges multiply to less than 2^64-1", strategy))
 	}
+	return specs, stats, total, packable, nil
+}
+
+// GroupByWith is GroupBy given the KeyStats of some keys (known[k] non-nil:
+// key k is unchanged since they were computed); the others are scanned.
+// Grouping.Stats returns them all.
+func GroupByWith(env Env, keys []*pdarray.Array, dropna bool, strategy string, known []*KeyStats) (Grouping, error) {
+	specs, stats, total, packable, err := keySpecs(env, keys, dropna, strategy, known)
+	if err != nil {
+		return Grouping{}, err
+	}
+	n := keys[0].Len()
 	ids, err := env.Alloc(pdarray.Int32, n)
 	if err != nil {
 		return Grouping{}, err

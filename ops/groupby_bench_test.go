@@ -297,3 +297,53 @@ func benchRows(def int) int {
 	}
 	return def
 }
+
+// BenchmarkG1Q1 is G1 q1 (sum of v1 by id1: 10^7 rows, 100 keys) grouped
+// then aggregated, fused (GroupByAgg), and the scan of its two columns.
+func BenchmarkG1Q1(b *testing.B) {
+	const n = 10_000_000
+	env1 := PlainEnv(runtime.NumCPU())
+	id1, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, id1, 1, 101, 1)
+	v1, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, v1, 1, 6, 2)
+	st := keyStatsOf(env1, id1)
+	keys, known := []*pdarray.Array{id1}, []*KeyStats{&st}
+	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}
+	for _, w := range []int{1, 2} {
+		env := poolEnv(w)
+		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 16)
+			for b.Loop() {
+				g, err := GroupByWith(env, keys, true, "auto", known)
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.Free(env)
+				freeOuts(env, outs)
+			}
+		})
+		b.Run(fmt.Sprintf("fused/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 16)
+			for b.Loop() {
+				g, outs, _, err := GroupByAgg(env, keys, true, "auto", known, cols)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.Free(env)
+				freeOuts(env, outs)
+			}
+		})
+		b.Run(fmt.Sprintf("scan/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 16)
+			for b.Loop() {
+				Reduce(env, "sum", id1, 0)
+				Reduce(env, "sum", v1, 0)
+			}
+		})
+	}
+}
