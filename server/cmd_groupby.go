@@ -49,11 +49,39 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	names := a.StringList("keys")
 	dropna := a.OptBool("dropna", true)
 	strategy := a.OptString("strategy", "auto")
+	// Aggregations asked with the grouping (op i of columns[i]), and
+	// whether the ids are wanted too: without them, a grouping that can be
+	// fused with its aggregation is (ops.GroupByAgg).
+	var opList, colNames []string
+	withAggs := a.Has("ops")
+	if withAggs {
+		opList = a.StringList("ops")
+		colNames = a.StringList("columns")
+	}
+	wantIDs := a.OptBool("ids", true)
+	ddof := a.OptFloat("ddof", 0)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
 	if len(names) == 0 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby needs at least one key array")
+	}
+	var plan aggPlan
+	if withAggs {
+		if len(opList) == 0 || len(colNames) != len(opList) {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "groupby's ops need columns of the same length (op i of columns[i], \"\" for size); got %d columns for %d ops", len(colNames), len(opList))
+		}
+		var err error
+		if plan, err = planAggColumns(opList, colNames); err != nil {
+			return nil, err
+		}
+		relCols, err := plan.acquire(s)
+		if err != nil {
+			return nil, err
+		}
+		defer relCols()
+	} else if !wantIDs {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby with ids=false needs ops and columns (a grouping with neither ids nor aggregations is of no use)")
 	}
 	keys, release, err := s.acquireAll(names)
 	if err != nil {
@@ -68,9 +96,21 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 		known[k], writes[k] = s.store.keyStats(names[k], a)
 	}
 	start := time.Now()
-	g, err := ops.GroupByWith(env, keys, dropna, strategy, known)
-	if err != nil {
-		return nil, opErr(err)
+	var g ops.Grouping
+	var outs [][]*pdarray.Array
+	fused := false
+	if withAggs && !wantIDs {
+		g, outs, fused, err = ops.GroupByAgg(env, keys, dropna, strategy, known, plan.cols)
+		if err != nil {
+			return nil, opErr(err)
+		}
+	}
+	if !fused {
+		if g, err = ops.GroupByWith(env, keys, dropna, strategy, known); err != nil {
+			return nil, opErr(err)
+		}
+	} else {
+		s.stats.GroupByFused.Add(1)
 	}
 	for k, a := range keys {
 		if known[k] == nil {
@@ -78,13 +118,26 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 		}
 	}
 	s.log.Debug("groupby", "keys", names, "rows", keys[0].Len(), "groups", g.NGroups,
-		"strategy", g.Strategy, "took", time.Since(start))
-	ids, err := o.keep(g.IDs)
-	if err != nil {
-		return nil, err
+		"strategy", g.Strategy, "fused", fused, "took", time.Since(start))
+	result := map[string]any{"ngroups": g.NGroups, "kept": g.Kept, "strategy": g.Strategy, "fused": fused}
+	if withAggs && !fused {
+		outs, err = ops.GroupAggColumns(env, g.IDs, g.NGroups, plan.cols, ddof)
+		if err != nil {
+			env.Free(g.IDs)
+			return nil, opErr(err)
+		}
 	}
-	if g.NGroups > 0 {
-		s.store.markGroupIDs(ids["name"].(string), g.NGroups)
+	if wantIDs {
+		ids, err := o.keep(g.IDs)
+		if err != nil {
+			return nil, err
+		}
+		if g.NGroups > 0 {
+			s.store.markGroupIDs(ids["name"].(string), g.NGroups)
+		}
+		result["ids"] = ids
+	} else if g.IDs != nil {
+		env.Free(g.IDs) // the aggregations are made: the ids were scratch
 	}
 	uk := make([]any, len(g.Keys))
 	for i, k := range g.Keys {
@@ -92,9 +145,13 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 			return nil, err
 		}
 	}
-	return &response{result: map[string]any{
-		"ids": ids, "ngroups": g.NGroups, "kept": g.Kept, "keys": uk, "strategy": g.Strategy,
-	}}, nil
+	result["keys"] = uk
+	if withAggs {
+		if result["arrays"], err = plan.keep(o, outs); err != nil {
+			return nil, err
+		}
+	}
+	return &response{result: result}, nil
 }
 
 // groupOp opens an op env for a command over a grouping's ids (checked
@@ -190,48 +247,86 @@ func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 	return &response{result: map[string]any{"arrays": res}}, nil
 }
 
-// groupAggColumns answers groupby_agg with columns: op i of array
-// columns[i] ("" for size). Ops on one array share its passes; distinct
-// arrays run side by side (ops.GroupAggColumns).
-func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []string, ddof float64) (*response, error) {
-	var cols []ops.AggColumn
-	var names []string
-	where := make([][2]int, len(opList)) // op i -> (column, index in its ops)
+// aggPlan is the arrays of a columns request (op i of columns[i], "" for
+// size): ops on one array share its passes, and op i's result is
+// outs[where[i][0]][where[i][1]].
+type aggPlan struct {
+	cols  []ops.AggColumn // Values set once acquired
+	names []string        // cols[c]'s array
+	where [][2]int
+}
+
+func planAggColumns(opList, colNames []string) (aggPlan, error) {
+	var p aggPlan
+	p.where = make([][2]int, len(opList))
 	index := map[string]int{}
 	var sizes []int
 	for i, name := range colNames {
 		if name == "" {
 			if opList[i] != "size" {
-				return nil, transfer.Errorf(transfer.ArgumentValue, "aggregation '%s' (op %d) needs a column; only size takes none", opList[i], i)
+				return p, transfer.Errorf(transfer.ArgumentValue, "aggregation '%s' (op %d) needs a column; only size takes none", opList[i], i)
 			}
 			sizes = append(sizes, i)
 			continue
 		}
 		c, ok := index[name]
 		if !ok {
-			c = len(cols)
+			c = len(p.cols)
 			index[name] = c
-			cols = append(cols, ops.AggColumn{})
-			names = append(names, name)
+			p.cols = append(p.cols, ops.AggColumn{})
+			p.names = append(p.names, name)
 		}
-		where[i] = [2]int{c, len(cols[c].Ops)}
-		cols[c].Ops = append(cols[c].Ops, opList[i])
+		p.where[i] = [2]int{c, len(p.cols[c].Ops)}
+		p.cols[c].Ops = append(p.cols[c].Ops, opList[i])
 	}
-	if len(cols) == 0 {
-		cols = append(cols, ops.AggColumn{})
+	if len(p.cols) == 0 {
+		p.cols = append(p.cols, ops.AggColumn{})
 	}
 	for _, i := range sizes { // free with the first column's pass
-		where[i] = [2]int{0, len(cols[0].Ops)}
-		cols[0].Ops = append(cols[0].Ops, "size")
+		p.where[i] = [2]int{0, len(p.cols[0].Ops)}
+		p.cols[0].Ops = append(p.cols[0].Ops, "size")
 	}
-	arrs, release, err := s.acquireAll(names)
+	return p, nil
+}
+
+// acquire takes the plan's arrays; release gives them back.
+func (p *aggPlan) acquire(s *Server) (func(), error) {
+	arrs, release, err := s.acquireAll(p.names)
+	if err != nil {
+		return nil, err
+	}
+	for c, arr := range arrs {
+		p.cols[c].Values = arr
+	}
+	return release, nil
+}
+
+// keep stores op i's result for every op, in order.
+func (p *aggPlan) keep(o *opEnv, outs [][]*pdarray.Array) ([]any, error) {
+	res := make([]any, len(p.where))
+	var err error
+	for i, w := range p.where {
+		if res[i], err = o.keep(outs[w[0]][w[1]]); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// groupAggColumns answers groupby_agg with columns: op i of array
+// columns[i] ("" for size). Ops on one array share its passes; distinct
+// arrays run side by side (ops.GroupAggColumns).
+func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []string, ddof float64) (*response, error) {
+	p, err := planAggColumns(opList, colNames)
+	if err != nil {
+		return nil, err
+	}
+	release, err := p.acquire(s)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	for c, arr := range arrs {
-		cols[c].Values = arr
-	}
+	cols, names := p.cols, p.names
 	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_agg %v of %d arrays", opList, len(names))
 	if err != nil {
 		return nil, err
@@ -243,11 +338,9 @@ func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []stri
 		return nil, opErr(err)
 	}
 	s.log.Debug("groupby_agg", "ops", opList, "columns", len(names), "rows", ids.Len(), "groups", ng, "took", time.Since(start))
-	res := make([]any, len(opList))
-	for i, w := range where {
-		if res[i], err = o.keep(outs[w[0]][w[1]]); err != nil {
-			return nil, err
-		}
+	res, err := p.keep(o, outs)
+	if err != nil {
+		return nil, err
 	}
 	return &response{result: map[string]any{"arrays": res}}, nil
 }

@@ -774,6 +774,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 		"lane_requests":           st.LaneRequests.Load(),
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
+		"groupby_fused":           st.GroupByFused.Load(),
 	}}, nil
 }
 

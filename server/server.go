@@ -76,6 +76,7 @@ type Server struct {
 // that fast paths are taken.
 type Stats struct {
 	Requests       atomic.Uint64
+	GroupByFused   atomic.Uint64 // groupby requests grouped and aggregated in one pass (ops.GroupByAgg)
 	Errors         atomic.Uint64
 	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
 	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
