@@ -51,6 +51,64 @@ func (c *Client) NewGroupBy(ctx context.Context, keys []string, opts ...GroupByO
 	return g, nil
 }
 
+// GroupAggregate is what GroupByAggregate stored: the grouping's unique
+// keys and the aggregations, and the grouping itself (its ids) when the
+// server made it.
+type GroupAggregate struct {
+	Keys     []ArrayInfo // unique keys, one array per key array
+	NGroups  int
+	Kept     int    // rows not dropped
+	Strategy string // as GroupBy.Strategy
+	Arrays   []ArrayInfo
+	// Fused: grouped and aggregated in one pass over the keys and values,
+	// with no ids made (Group is nil).
+	Fused bool
+	// Group is the grouping, ids and all, when the server could not fuse
+	// (sharing Keys): further aggregations can use it.
+	Group *GroupBy
+}
+
+// GroupByAggregate groups the rows of the stored key arrays and stores
+// aggregation ops[i] of the stored array columns[i] ("" for "size") in one
+// request. The server fuses the two where it can (one integer key of a
+// small range and one values array: docs/protocol.md, "Grouping and
+// aggregating in one request"), reading each row once and making no ids;
+// otherwise it groups, aggregates and returns the grouping too. The answers
+// are those of NewGroupBy and AggregateColumns, bit for bit.
+func (c *Client) GroupByAggregate(ctx context.Context, keys, ops, columns []string, ddof float64, opts ...GroupByOption) (*GroupAggregate, error) {
+	if len(ops) != len(columns) {
+		return nil, fmt.Errorf("client: GroupByAggregate needs one column per op, got %d columns for %d ops", len(columns), len(ops))
+	}
+	args := map[string]any{"keys": keys, "ops": ops, "columns": columns, "ddof": ddof, "ids": false}
+	for _, o := range opts {
+		o(args)
+	}
+	res, err := c.call(ctx, "groupby", args)
+	if err != nil {
+		return nil, err
+	}
+	r := &GroupAggregate{NGroups: int(asInt(res["ngroups"])), Kept: int(asInt(res["kept"])), Strategy: asString(res["strategy"])}
+	r.Fused, _ = res["fused"].(bool)
+	if r.Keys, err = parseInfos(res["keys"]); err != nil {
+		return nil, err
+	}
+	if r.Arrays, err = parseInfos(res["arrays"]); err != nil {
+		return nil, err
+	}
+	if len(r.Keys) != len(keys) || len(r.Arrays) != len(ops) {
+		return nil, fmt.Errorf("client: groupby answered %d key arrays and %d aggregations for %d keys and %d ops", len(r.Keys), len(r.Arrays), len(keys), len(ops))
+	}
+	if im, ok := res["ids"].(map[string]any); ok {
+		r.Group = &GroupBy{c: c, Keys: r.Keys, NGroups: r.NGroups, Kept: r.Kept, Strategy: r.Strategy}
+		if r.Group.IDs, err = parseInfo(im); err != nil {
+			return nil, err
+		}
+	} else if !r.Fused {
+		return nil, fmt.Errorf("client: groupby answered neither ids nor a fused grouping")
+	}
+	return r, nil
+}
+
 // Aggregate stores op ("sum", "mean", "count", ...; see docs/operations.md)
 // of the stored values over each group; values may be "" for "size". ddof
 // is used by var and std.

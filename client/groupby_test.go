@@ -285,3 +285,65 @@ func TestGroupByAggregateColumns(t *testing.T) {
 		t.Error("sum with no column accepted")
 	}
 }
+
+// TestGroupByAggregate: grouping and aggregating in one request gives what
+// NewGroupBy then AggregateColumns give, bit for bit: fused (one small-range
+// integer key, one column: no ids) or not (two columns: the grouping comes
+// back, ids and all, and aggregates again).
+func TestGroupByAggregate(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	n := 10_000
+	k, iv, fv := make([]int32, n), make([]int64, n), make([]float64, n)
+	for i := range k {
+		k[i] = int32(i*31%97) - 40
+		iv[i] = int64(i) * 1_000_003
+		fv[i] = float64(i%1000) / 3
+		if i%101 == 0 {
+			fv[i] = math.NaN()
+		}
+	}
+	ki, _ := client.Upload(ctx, c, k)
+	ii, _ := client.Upload(ctx, c, iv)
+	fi, _ := client.Upload(ctx, c, fv)
+	ref, err := c.NewGroupBy(ctx, []string{ki.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		ops, cols []string
+		fused     bool
+	}{
+		{[]string{"sum", "mean", "count", "size"}, []string{fi.Name, fi.Name, fi.Name, ""}, true},
+		{[]string{"sum", "count"}, []string{ii.Name, ii.Name}, true},
+		{[]string{"sum", "mean"}, []string{ii.Name, fi.Name}, false},
+	} {
+		r, err := c.GroupByAggregate(ctx, []string{ki.Name}, q.ops, q.cols, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fused != q.fused || (r.Group == nil) != q.fused || r.NGroups != ref.NGroups || r.Kept != n || r.Strategy != "dense" {
+			t.Fatalf("%v: fused %v, group %v, %d groups, %d kept, %s", q.ops, r.Fused, r.Group != nil, r.NGroups, r.Kept, r.Strategy)
+		}
+		want, err := ref.AggregateColumns(ctx, q.ops, q.cols, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range q.ops {
+			got, _ := client.DownloadArray(ctx, c, r.Arrays[i].Name)
+			exp, _ := client.DownloadArray(ctx, c, want[i].Name)
+			if got.DType() != exp.DType() || !slices.Equal(got.Bytes(), exp.Bytes()) {
+				t.Errorf("%v: %s differs", q.ops, q.ops[i])
+			}
+		}
+		if r.Group != nil {
+			if _, err := r.Group.Sum(ctx, fi.Name); err != nil {
+				t.Fatalf("the returned grouping: %v", err)
+			}
+		}
+	}
+	if _, err := c.GroupByAggregate(ctx, []string{ki.Name}, []string{"sum"}, nil, 0); err == nil {
+		t.Fatal("ops without columns were accepted")
+	}
+}

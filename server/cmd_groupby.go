@@ -51,7 +51,8 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	strategy := a.OptString("strategy", "auto")
 	// Aggregations asked with the grouping (op i of columns[i]), and
 	// whether the ids are wanted too: without them, a grouping that can be
-	// fused with its aggregation is (ops.GroupByAgg).
+	// fused with its aggregation is (ops.GroupByAgg), and one that cannot
+	// makes and returns them anyway.
 	var opList, colNames []string
 	withAggs := a.Has("ops")
 	if withAggs {
@@ -127,7 +128,7 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 			return nil, opErr(err)
 		}
 	}
-	if wantIDs {
+	if wantIDs || !fused { // made anyway: the client need not group again
 		ids, err := o.keep(g.IDs)
 		if err != nil {
 			return nil, err
@@ -136,8 +137,6 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 			s.store.markGroupIDs(ids["name"].(string), g.NGroups)
 		}
 		result["ids"] = ids
-	} else if g.IDs != nil {
-		env.Free(g.IDs) // the aggregations are made: the ids were scratch
 	}
 	uk := make([]any, len(g.Keys))
 	for i, k := range g.Keys {

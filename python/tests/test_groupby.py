@@ -181,7 +181,7 @@ def test_agg_many_equals_each_alone(conn: ak.Connection, rng: np.random.Generato
     and the group ids from groupby are not re-checked (server stats)."""
     keys = [conn.array(k) for k in _keys(rng, "multi")]
     v = conn.array(_values(rng)[vname])
-    g = ak.GroupBy(keys)
+    g = ak.GroupBy(keys).group()  # the ids are made: aggregations run over them
     ops = ["sum", "size", "count", "mean", "var", "std", "min", "max"]
     before = int(conn._request("stats")[0]["group_id_checks_skipped"])
     _, many = g.agg(v, ops, ddof=1)
@@ -293,3 +293,85 @@ def test_chained_many_keys(conn: ak.Connection, rng: np.random.Generator) -> Non
     got = list(zip(*(k.to_ndarray().tolist() for k in keys)))
     assert got == order
     assert s.to_ndarray().tobytes() == np.array([want[k] for k in order]).tobytes()
+
+
+def _fused(conn: ak.Connection) -> int:
+    return int(conn._request("stats")[0]["groupby_fused"])
+
+
+@pytest.mark.parametrize("vname", ["int64", "float64"])
+def test_fused_first_aggregation(conn: ak.Connection, rng: np.random.Generator,
+                                 vname: str) -> None:
+    """The first aggregation of a GroupBy by one small-range integer key goes
+    with the grouping and is fused on the server (no ids made); it equals,
+    bit for bit, the aggregation over the ids of the same grouping made first,
+    and float sums equal a sequential loop. The ids are made when asked for."""
+    k = rng.integers(-50, 50, N)
+    v = _values(rng)[vname]
+    v[::97] = np.nan if vname == "float64" else v[::97]
+    ka, va = conn.array(k), conn.array(v)
+    ops = ["sum", "size", "count"] + (["mean"] if vname == "float64" else [])
+    before = _fused(conn)
+    g = ak.GroupBy(ka)
+    assert repr(g) == "GroupBy(nkeys=1, not grouped yet)"
+    keys, got = g.agg(va, ops)
+    assert g.fused and _fused(conn) == before + 1 and g._ids is None
+    ref_keys, want = ak.GroupBy(ka).group().agg(va, ops)
+    assert _fused(conn) == before + 1
+    assert keys.to_ndarray().tobytes() == ref_keys.to_ndarray().tobytes()
+    for op in ops:
+        a, b = got[op].to_ndarray(), want[op].to_ndarray()
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), op
+    if vname == "float64":
+        loop: dict[int, float] = {}
+        for key, x in zip(k.tolist(), v.tolist()):
+            if x == x:
+                loop[key] = loop.get(key, 0.0) + x
+        assert got["sum"].to_ndarray().tolist() == [loop.get(x, 0.0) for x in keys.to_ndarray().tolist()]
+    # Each further fusable aggregation is fused again (no grouping pass);
+    # one that is not makes the ids, and later ones use them.
+    assert g.sum(va)[1].to_ndarray().tobytes() == want["sum"].to_ndarray().tobytes()
+    assert _fused(conn) == before + 2 and g._ids is None
+    assert g.max(va)[1].to_ndarray().tobytes() == ak.GroupBy(ka).max(va)[1].to_ndarray().tobytes()
+    assert g._ids is not None and not g.fused
+    assert g.ids.to_ndarray().tolist() == (k + 50).tolist()  # every key present: ids are the slots
+    assert g.ngroups == 100 and g.nkept == N and g.strategy == "dense"
+
+
+def test_lazy_grouping_sees_keys_as_made(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """A GroupBy groups the keys as they were when it was made: a write to a
+    key array (setitem, an in-place operation) first makes the grouping of
+    every GroupBy not grouped yet."""
+    k = rng.integers(0, 10, N)
+    v = rng.integers(0, 1000, N)
+    va = conn.array(v)
+    want = pd.Series(v).groupby(k).sum()
+    for write in ("setitem", "inplace"):
+        ka = conn.array(k)
+        g = ak.GroupBy(ka)
+        if write == "setitem":
+            ka[0:100] = 77
+        else:
+            ka += 1000
+        assert g._ids is not None, write
+        keys, s = g.sum(va)
+        assert keys.to_ndarray().tolist() == want.index.tolist(), write
+        assert s.to_ndarray().tolist() == want.tolist(), write
+    # Reading requests (a download, an operation making a new array) leave it lazy.
+    ka = conn.array(k)
+    g = ak.GroupBy(ka)
+    (ka * 2).to_ndarray()
+    assert g._ids is None
+    assert g.sum(va)[1].to_ndarray().tolist() == want.tolist() and g.fused
+
+
+def test_groupby_errors_at_construction(conn: ak.Connection) -> None:
+    """What the client can check is refused when the GroupBy is made, not at
+    its first use."""
+    a, b = conn.array(np.arange(10)), conn.array(np.arange(11))
+    with pytest.raises(ValueError, match="one length"):
+        ak.GroupBy([a, b])
+    with pytest.raises(ValueError, match="unknown group-by strategy"):
+        ak.GroupBy(a, strategy="fast")
+    with pytest.raises(TypeError, match="pdarray"):
+        ak.GroupBy([])

@@ -132,6 +132,20 @@ _CREATING = frozenset({
 })
 
 
+#: Commands that never change what a stored array's name holds, unless given
+#: "out" (a write in place): a GroupBy not grouped yet need not be grouped
+#: before them (_request). Any other command (setitem, load_all, read_parquet,
+#: delete, ...) groups them first.
+_KEEPS_ARRAYS = frozenset({
+    "get_config", "info", "list", "mem_used", "stats", "download", "shm_release", "shm_lease",
+    "open_stream", "close_stream", "reduce", "binop", "unop", "astype", "where", "scan", "full",
+    "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "sort",
+    "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "groupby", "groupby_agg",
+    "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "to_parquet",
+    "to_arrow_file", "save_all",
+})
+
+
 def _array_names(result: Any) -> list[str]:
     """Names of the arrays an array-creating command's result describes."""
     if isinstance(result, dict):
@@ -424,6 +438,9 @@ class Connection:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._pending_deletes: deque[str] = deque()
+        # GroupBys whose ids are not made yet (_groupby.py): grouped before
+        # any request that could change a stored array (_request).
+        self._lazy_groupbys: weakref.WeakSet[Any] = weakref.WeakSet()
         # Segments of shared-memory views that were unmapped (their numpy
         # arrays collected), told to the server before the next request.
         self._pending_releases: deque[int] = deque()
@@ -485,11 +502,19 @@ class Connection:
                  payload: Sequence[Any] = (), *, timeout: float | None = None,
                  ) -> tuple[dict[str, Any], list[zmq.Frame]]:
         """Send one request (after pending deletes) and return (result, payload frames)."""
+        if self._lazy_groupbys and (cmd not in _KEEPS_ARRAYS or args and "out" in args):
+            self._group_lazy()
         with self._lock:
             self._check_open()
             if self._pending_deletes or self._pending_releases:
                 self._flush_deletes(timeout)
             return self._roundtrip(cmd, args or {}, payload, timeout)
+
+    def _group_lazy(self) -> None:
+        """Make the grouping of every GroupBy not grouped yet (their keys may
+        be about to change)."""
+        for g in list(self._lazy_groupbys):
+            g.group()
 
     def _check_open(self) -> None:
         if self.closed:

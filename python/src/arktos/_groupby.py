@@ -9,6 +9,20 @@ The server maps the keys to an int32 group id per row (kept on the server as
 ``g.ids``) and the unique keys, sorted ascending; every aggregation then runs
 over those ids. Float keys that are NaN are dropped unless ``dropna=False``;
 NaN values are skipped by every aggregation (pandas' skipna).
+
+The grouping is made when it is first needed, like pandas' groupby: an
+aggregation of a GroupBy whose ids nobody has asked for goes with the
+grouping in one request, and the server answers it in one pass over the
+keys and values where it can (one integer key of a small range and one
+values array: ``g.fused`` is then True), making no ids at all
+(docs/protocol.md, "Grouping and aggregating in one request"). Anything
+else that needs the ids (``g.ids``, ``segments``, ``broadcast``, the
+aggregations the server cannot fuse) makes them once. So that the groups
+are those of the keys as they were when the GroupBy was made, this client
+makes the grouping of every pending GroupBy before any request that could
+change a stored array (``setitem``, an ``out=`` operation, a named upload,
+``load_all``...). Another client writing the key arrays in between is not
+seen: call ``g.group()`` first if that can happen.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GroupBy"]
 
+STRATEGIES = ("auto", "dense", "hash", "partitioned", "sort", "chained", "wide")
 AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
                 "nunique", "first", "mode", "any", "all", "var", "std", "median")
 
@@ -54,23 +69,137 @@ class GroupBy:
         key_list = [keys] if isinstance(keys, pdarray) else list(keys)
         if not key_list or not all(isinstance(k, pdarray) for k in key_list):
             raise TypeError("GroupBy keys must be a pdarray or a non-empty list of pdarrays")
+        for k in key_list:
+            if k.dtype.kind not in "iufb":
+                raise TypeError(f"cannot group by a {k.dtype} array; keys are integer, float or bool")
+        if any(k.size != key_list[0].size for k in key_list):
+            raise ValueError("GroupBy keys must have one length, got "
+                             + ", ".join(str(k.size) for k in key_list))
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown group-by strategy {strategy!r}; use {', '.join(STRATEGIES)}")
         self._conn: Connection = key_list[0]._conn
         self.keys = key_list
         self.dropna = dropna
-        result, _ = self._conn._request("groupby", {
-            "keys": [k._live_name() for k in key_list], "dropna": bool(dropna),
-            "strategy": strategy})
-        self.ids: pdarray = self._conn._pdarray(result["ids"], owned=True)
-        self.ngroups: int = int(result["ngroups"])
-        self.nkept: int = int(result["kept"])
-        self.strategy: str = result["strategy"]
-        uk = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
-        self.unique_keys: pdarray | tuple[pdarray, ...] = uk[0] if self._single else tuple(uk)
+        self._strategy_arg = strategy
+        self._rows = key_list[0].size
+        self._ids: pdarray | None = None
+        self._ngroups: int | None = None
+        self._nkept: int | None = None
+        self._strategy: str | None = None
+        self._unique_keys: pdarray | tuple[pdarray, ...] | None = None
+        #: whether the last aggregation was grouped and aggregated in one pass
+        self.fused = False
         self._segments: pdarray | None = None
         self._permutation: pdarray | None = None
+        self._conn._lazy_groupbys.add(self)
+
+    def _args(self) -> dict[str, Any]:
+        return {"keys": [k._live_name() for k in self.keys], "dropna": bool(self.dropna),
+                "strategy": self._strategy_arg}
+
+    def _take(self, result: dict[str, Any]) -> None:
+        """Keep what a groupby reply says of the grouping (its ids, when it has them)."""
+        if self._unique_keys is None:
+            uk = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
+            self._unique_keys = uk[0] if self._single else tuple(uk)
+            self._ngroups = int(result["ngroups"])
+            self._nkept = int(result["kept"])
+            self._strategy = result["strategy"]
+        else:  # the same keys again: ours stay (the server frees the copies)
+            for info in result["keys"]:
+                self._conn._pdarray(info, owned=True)
+        if result.get("ids") is not None:
+            self._ids = self._conn._pdarray(result["ids"], owned=True)
+            self._conn._lazy_groupbys.discard(self)
+
+    def group(self) -> GroupBy:
+        """Make the grouping now (its ids), if it is not made yet; returns self.
+
+        >>> g.group().ids
+        array([0, 1, 0, 2, 1, 0], dtype=int32)
+        """
+        if self._ids is None:
+            result, _ = self._conn._request("groupby", self._args())
+            self._take(result)
+        return self
+
+    @property
+    def ids(self) -> pdarray:
+        """int32: each row's group (-1 for a dropped row); made on first use.
+
+        >>> g.ids
+        array([0, 1, 0, 2, 1, 0], dtype=int32)
+        """
+        self.group()
+        assert self._ids is not None
+        return self._ids
+
+    def _known(self) -> None:
+        if self._unique_keys is None:
+            self.group()
+
+    @property
+    def ngroups(self) -> int:
+        """The number of groups.
+
+        >>> g.ngroups
+        3
+        """
+        self._known()
+        assert self._ngroups is not None
+        return self._ngroups
+
+    @property
+    def nkept(self) -> int:
+        """Rows not dropped (NaN keys with dropna).
+
+        >>> g.nkept
+        6
+        """
+        self._known()
+        assert self._nkept is not None
+        return self._nkept
+
+    @property
+    def strategy(self) -> str:
+        """How the server grouped (dense, hash, partitioned, sort, chained or wide).
+
+        >>> g.strategy
+        'dense'
+        """
+        self._known()
+        assert self._strategy is not None
+        return self._strategy
+
+    @property
+    def unique_keys(self) -> pdarray | tuple[pdarray, ...]:
+        """The unique keys, sorted: a pdarray for one key, else a tuple of them.
+
+        >>> g.unique_keys
+        array([1, 2, 3])
+        """
+        self._known()
+        assert self._unique_keys is not None
+        return self._unique_keys
 
     def __repr__(self) -> str:
+        if self._unique_keys is None:
+            return f"GroupBy(nkeys={len(self.keys)}, not grouped yet)"
         return f"GroupBy(ngroups={self.ngroups}, nkeys={len(self.keys)}, strategy={self.strategy!r})"
+
+    def _agg_request(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run a named groupby_agg request (ops, columns, ddof): with the
+        grouping in one request while the ids are not made (the server then
+        fuses the two where it can, else makes and returns the ids too)."""
+        if self._ids is not None:
+            result, _ = self._conn._request("groupby_agg", {
+                "ids": self._ids._live_name(), "ngroups": self.ngroups, **args})
+            self.fused = False
+            return list(result["arrays"])
+        result, _ = self._conn._request("groupby", {**self._args(), **args, "ids": False})
+        self._take(result)
+        self.fused = bool(result.get("fused", False))
+        return list(result["arrays"])
 
     def _segs(self) -> None:
         result, _ = self._conn._request("groupby_segments", {
@@ -116,17 +245,18 @@ class GroupBy:
         """
         if operator not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {operator!r}; use one of {', '.join(AGGREGATIONS)}")
-        args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
-                                "op": operator, "ddof": float(ddof)}
+        column = ""
         keep = None
         if values is not None:
             keep = self._values(values)
-            if keep.size != self.ids.size:
+            if keep.size != self._rows:
                 raise ValueError(f"values have {keep.size} elements but the GroupBy has "
-                                 f"{self.ids.size} rows")
-            args["values"] = keep._live_name()
-        result, _ = self._conn._request("groupby_agg", args)
-        return self.unique_keys, self._conn._pdarray(result, owned=True)
+                                 f"{self._rows} rows")
+            column = keep._live_name()
+        elif operator != "size":
+            raise ValueError(f"aggregation {operator!r} needs values")
+        arrays = self._agg_request({"ops": [operator], "columns": [column], "ddof": float(ddof)})
+        return self.unique_keys, self._conn._pdarray(arrays[0], owned=True)
 
     def agg(self, values: Any = None, operators: Sequence[str] | str | None = None, ddof: float = 0,
             **named: tuple[Any, str]) -> tuple[Any, dict[str, pdarray]]:
@@ -157,13 +287,12 @@ class GroupBy:
             raise ValueError(f"unknown aggregation(s) {bad!r}; use one or more of "
                              f"{', '.join(AGGREGATIONS)}")
         keep = self._values(values)
-        if keep.size != self.ids.size:
+        if keep.size != self._rows:
             raise ValueError(f"values have {keep.size} elements but the GroupBy has "
-                             f"{self.ids.size} rows")
-        result, _ = self._conn._request("groupby_agg", {
-            "ids": self.ids._live_name(), "ngroups": self.ngroups, "ops": ops,
-            "values": keep._live_name(), "ddof": float(ddof)})
-        arrays = [self._conn._pdarray(info, owned=True) for info in result["arrays"]]
+                             f"{self._rows} rows")
+        infos = self._agg_request({"ops": ops, "columns": [keep._live_name()] * len(ops),
+                                   "ddof": float(ddof)})
+        arrays = [self._conn._pdarray(info, owned=True) for info in infos]
         return self.unique_keys, dict(zip(ops, arrays))
 
     def _agg_named(self, named: dict[str, tuple[Any, str]], ddof: float) -> tuple[Any, dict[str, pdarray]]:
@@ -182,16 +311,14 @@ class GroupBy:
                 cols.append("")
             else:
                 v = self._values(values)
-                if v.size != self.ids.size:
+                if v.size != self._rows:
                     raise ValueError(f"{out}=: values have {v.size} elements but the GroupBy has "
-                                     f"{self.ids.size} rows")
+                                     f"{self._rows} rows")
                 keep.append(v)
                 cols.append(v._live_name())
             ops.append(op)
-        result, _ = self._conn._request("groupby_agg", {
-            "ids": self.ids._live_name(), "ngroups": self.ngroups, "ops": ops, "columns": cols,
-            "ddof": float(ddof)})
-        arrays = [self._conn._pdarray(info, owned=True) for info in result["arrays"]]
+        infos = self._agg_request({"ops": ops, "columns": cols, "ddof": float(ddof)})
+        arrays = [self._conn._pdarray(info, owned=True) for info in infos]
         return self.unique_keys, dict(zip(named, arrays))
 
     def size(self) -> tuple[Any, pdarray]:
@@ -334,8 +461,8 @@ class GroupBy:
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
         v = self._values(values)
-        if v.size != self.ids.size:
-            raise ValueError(f"values have {v.size} elements but the GroupBy has {self.ids.size} rows")
+        if v.size != self._rows:
+            raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
         uk = self.unique_keys
         keys: list[pdarray] = list(uk) if isinstance(uk, tuple) else [uk]
         result, _ = self._conn._request("groupby_topk", {
@@ -374,8 +501,8 @@ class GroupBy:
         """
         xs, ys = self._values(x), self._values(y)
         for a in (xs, ys):
-            if a.size != self.ids.size:
-                raise ValueError(f"values have {a.size} elements but the GroupBy has {self.ids.size} rows")
+            if a.size != self._rows:
+                raise ValueError(f"values have {a.size} elements but the GroupBy has {self._rows} rows")
         result, _ = self._conn._request("groupby_corr", {
             "ids": self.ids._live_name(), "ngroups": self.ngroups,
             "x": xs._live_name(), "y": ys._live_name()})
