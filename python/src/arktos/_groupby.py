@@ -50,15 +50,16 @@ class GroupBy:
     Attributes: ``unique_keys`` (a pdarray for one key, else a tuple of them,
     sorted), ``ngroups``, ``ids`` (int32 group of every row, -1 for a dropped
     row), ``strategy`` (how the server grouped: dense, hash, partitioned, sort, chained or wide);
-    ``segments`` and ``permutation`` are computed on first use.
+    ``segments`` and ``permutation`` are computed on first use; ``fused``
+    (whether the last aggregation was grouped and aggregated in one pass).
 
     >>> keys = ak.array([1, 2, 1, 3, 2, 1])
     >>> vals = ak.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
     >>> g = ak.GroupBy(keys)
-    >>> g
-    GroupBy(ngroups=3, nkeys=1, strategy='dense')
     >>> k, s = g.sum(vals); k, s
     (array([1, 2, 3]), array([100.,  70.,  40.]))
+    >>> g, g.fused
+    (GroupBy(ngroups=3, nkeys=1, strategy='dense'), True)
     >>> g.segments, g.permutation
     (array([0, 3, 5]), array([0, 2, 5, 1, 4, 3]))
     """
