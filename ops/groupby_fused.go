@@ -156,6 +156,9 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 		fs   []sumSlot // float64 values
 	)
 	words := (total + 63) / 64
+	// Each worker's set is a cache line and more from the next one's: with
+	// few slots, two workers' hottest slots would otherwise share a line.
+	stride, wstride := total+8, words+8
 	alloc := func(f func() (func(), error)) error {
 		fr, err := f()
 		if err == nil {
@@ -168,13 +171,13 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 	case isF:
 		err = alloc(func() (fr func(), err error) { fs, fr, err = slotsOf[sumSlot](env, total); return })
 	case isI && !countRows:
-		err = alloc(func() (fr func(), err error) { occ, fr, err = slotsOf[uint64](env, nw*words); return })
+		err = alloc(func() (fr func(), err error) { occ, fr, err = slotsOf[uint64](env, nw*wstride); return })
 	}
 	if err == nil && countRows {
-		err = alloc(func() (fr func(), err error) { rows, fr, err = slotsOf[int64](env, nw*total); return })
+		err = alloc(func() (fr func(), err error) { rows, fr, err = slotsOf[int64](env, nw*stride); return })
 	}
 	if err == nil && isI {
-		err = alloc(func() (fr func(), err error) { sums, fr, err = slotsOf[int64](env, nw*total); return })
+		err = alloc(func() (fr func(), err error) { sums, fr, err = slotsOf[int64](env, nw*stride); return })
 	}
 	if err != nil {
 		return nil, err
@@ -186,11 +189,11 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 		case isF:
 			outside[w] = loneFloatSums(ks, pdarray.View[float64](col.Values)[lo:hi], mn, tot, fs)
 		case isI && countRows:
-			outside[w] = loneIntSumsRows(ks, pdarray.View[int64](col.Values)[lo:hi], mn, tot, sums[w*total:(w+1)*total], rows[w*total:(w+1)*total])
+			outside[w] = loneIntSumsRows(ks, pdarray.View[int64](col.Values)[lo:hi], mn, tot, sums[w*stride:][:total], rows[w*stride:][:total])
 		case isI:
-			outside[w] = loneIntSums(ks, pdarray.View[int64](col.Values)[lo:hi], mn, tot, sums[w*total:(w+1)*total], occ[w*words:(w+1)*words])
+			outside[w] = loneIntSums(ks, pdarray.View[int64](col.Values)[lo:hi], mn, tot, sums[w*stride:][:total], occ[w*wstride:][:words])
 		default: // size alone
-			outside[w] = loneRows(ks, mn, tot, rows[w*total:(w+1)*total])
+			outside[w] = loneRows(ks, mn, tot, rows[w*stride:][:total])
 		}
 	})
 	for _, o := range outside {
@@ -201,17 +204,17 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 	// Merge the workers' sets into the first.
 	for w := 1; w < nw; w++ {
 		if rows != nil {
-			for k, x := range rows[w*total : (w+1)*total] {
+			for k, x := range rows[w*stride:][:total] {
 				rows[k] += x
 			}
 		}
 		if sums != nil {
-			for k, x := range sums[w*total : (w+1)*total] {
+			for k, x := range sums[w*stride:][:total] {
 				sums[k] += x
 			}
 		}
 		if occ != nil {
-			for j, x := range occ[w*words : (w+1)*words] {
+			for j, x := range occ[w*wstride:][:words] {
 				occ[j] |= x
 			}
 		}

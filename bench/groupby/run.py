@@ -25,9 +25,10 @@ Data sets and queries (issue 5):
   g.corr(v1, v2) squared on the server.
 
 Arktos time: the client's wall time of ak.GroupBy(keys) plus one named
-g.agg(out=(column, op), ...) request for all the query's aggregations (the
-grouping is recomputed every trial), data
-already on the server. Peers: the same query, data already in their memory,
+g.agg(out=(column, op), ...) for all the query's aggregations (the grouping
+is recomputed every trial; it travels with the aggregation in one request,
+fused on the server where it can be: "dense, fused"), data already on the
+server. Peers: the same query, data already in their memory,
 result sorted by the keys. Every peer's answer is checked against ours
 before any time counts (keys, counts and integer sums exactly, float results
 to 1e-9 relative). "scan" is the floor: one ak.sum request per column the
@@ -145,18 +146,20 @@ def make_g1(n: int, k: int = 100) -> dict[str, np.ndarray]:
 def arktos_query(cols: dict[str, ak.pdarray], spec: Query) -> tuple[Any, dict[str, Any], str]:
     """Runs spec on the server; returns (unique keys, {output: pdarray}, strategy)."""
     g = ak.GroupBy([cols[b] for b in spec["by"]])
-    keys = g.unique_keys if isinstance(g.unique_keys, tuple) else (g.unique_keys,)
     if spec["expr"] == "top2":  # long form: keys repeated per value
         k, v = g.nlargest(cols["v3"], 2)
         return (k if isinstance(k, tuple) else (k,)), {"largest2_v3": v}, g.strategy
     if spec["expr"] == "r2":
-        _, r = g.corr(cols["v1"], cols["v2"])
-        return keys, {"r2": r * r}, g.strategy
+        k, r = g.corr(cols["v1"], cols["v2"])
+        return (k if isinstance(k, tuple) else (k,)), {"r2": r * r}, g.strategy
+    # The keys come with the aggregation: asked for first, they would make
+    # the grouping (its ids) on its own, and the aggregation could not be
+    # fused with it (docs/operations.md, "Grouped when first needed").
     named = {out: ((None, "size") if col == "*" else (cols[col], op)) for out, col, op in spec["aggs"]}
-    _, res = g.agg(ddof=1, **named)
+    k, res = g.agg(ddof=1, **named)
     if spec["expr"] == "range":
         res = {"range": res["mx"] - res["mn"]}
-    return keys, res, g.strategy
+    return (k if isinstance(k, tuple) else (k,)), res, g.strategy + (", fused" if g.fused else "")
 
 
 PEER_CODE = r"""
