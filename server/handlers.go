@@ -163,8 +163,7 @@ func (s *Server) route(m *zframe.Multipart) {
 		// it: counted against --max-memory meanwhile, so a burst of uploads
 		// is refused while they wait instead of piling up past the limit.
 		if n := payloadBytes(m); n > 0 {
-			what := fmt.Sprintf("a queued '%s' request's payload (%d frame(s), waiting for a worker)", j.req.Cmd, m.Len()-2)
-			if err := s.store.reserve(n, what); err != nil {
+			if err := s.store.reserve(n, queuedDesc(j.req, m.Len()-2)); err != nil {
 				j.err = err
 				s.complete(s.router, j)
 				return
@@ -175,6 +174,30 @@ func (s *Server) route(m *zframe.Multipart) {
 		s.repliesDue++
 		s.jobs <- j
 	}
+}
+
+// uploadDesc names an upload in errors.
+func uploadDesc(name string, size uint64, dt string) string {
+	if name != "" {
+		return fmt.Sprintf("upload of '%s' (%d %s elements)", name, size, dt)
+	}
+	return fmt.Sprintf("upload of %d %s elements", size, dt)
+}
+
+// queuedDesc names a queued request's payload in errors: an upload as its
+// handler would (its uncompressed frames are its bytes), anything else by
+// command and frame count.
+func queuedDesc(req *transfer.Request, frames int) string {
+	if req.Cmd == "upload" {
+		name, _ := req.Args["name"].(string)
+		dt, _ := req.Args["dtype"].(string)
+		size, _ := transfer.AsUint(req.Args["size"])
+		if c, _ := req.Args["compression"].(string); c == "" {
+			return uploadDesc(name, size, dt)
+		}
+		return uploadDesc(name, size, dt) + "'s compressed frames, waiting for a worker,"
+	}
+	return fmt.Sprintf("a queued '%s' request's payload (%d frame(s), waiting for a worker)", req.Cmd, frames)
 }
 
 // payloadBytes is the size of m's payload frames (after identity and header).
@@ -499,11 +522,7 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 		// the array's buffer: no copy, and its bytes are reserved already.
 		return s.leaseUpload(x, dt, nbytes, name)
 	}
-	desc := fmt.Sprintf("upload of %d %s elements", size, dt)
-	if name != "" {
-		desc = fmt.Sprintf("upload of '%s' (%d %s elements)", name, size, dt)
-	}
-	if err := s.store.reserve(int64(nbytes), desc); err != nil {
+	if err := s.store.reserve(int64(nbytes), uploadDesc(name, size, dt.String())); err != nil {
 		return nil, err
 	}
 	if shm {

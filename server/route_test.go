@@ -191,8 +191,8 @@ func init() {
 // TestQueuedUploadsCounted: uploads waiting for the only (busy) worker hold
 // their frames in memory; they are reserved against --max-memory while they
 // wait, so once the queue holds the limit the next upload is refused at
-// once (OUT_OF_MEMORY, naming the queue), and the rest are stored when the
-// worker is free, with nothing left reserved.
+// once (OUT_OF_MEMORY, naming the upload as its handler would), and the
+// rest are stored when the worker is free, with nothing left reserved.
 func TestQueuedUploadsCounted(t *testing.T) {
 	const limit, each = 8 << 20, 3 << 20 // two uploads fit in the queue, not three
 	s := startServer(t, Config{Workers: 1, MaxMemory: limit})
@@ -234,7 +234,7 @@ func TestQueuedUploadsCounted(t *testing.T) {
 	if rep == nil || rep.ID != 4 || rep.Code != transfer.OutOfMemory {
 		t.Fatalf("third queued upload: reply %+v, want OUT_OF_MEMORY for request 4 at once", rep)
 	}
-	for _, want := range []string{"queued 'upload' request", "waiting for a worker", "--max-memory"} {
+	for _, want := range []string{"upload of 3145728 uint8 elements needs 3.0 MiB", "--max-memory"} {
 		if !strings.Contains(rep.Message, want) {
 			t.Errorf("message %q does not say %q", rep.Message, want)
 		}
