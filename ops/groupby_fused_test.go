@@ -17,10 +17,16 @@ import (
 // applies (one dense integer key, one column); the other cases check that
 // it stays out of the way.
 func TestGroupByAggFused(t *testing.T) {
-	start, expected := fusedPasses.Load(), uint64(0)
+	start, expected, piped := fusedPasses.Load(), uint64(0), fusedPipelined.Load()
 	defer func() {
-		if got := fusedPasses.Load() - start; got != expected || got != 288 {
-			t.Errorf("%d fused groupings, want %d = 288 (4 sizes × 4 lone integer keys × 3 lone columns × dropna × 3 worker counts)", got, expected)
+		if fusedPipelined.Load() == piped {
+			t.Error("no fused hash grouping ran on two goroutines")
+		}
+		// 4 sizes × 4 dense lone integer keys, and 2 sizes × 2 hashed keys (at
+		// 0 and 1 rows they are dense), × 3 lone columns × dropna × 3 worker
+		// counts.
+		if got := fusedPasses.Load() - start; got != expected || got != (16+4)*18 {
+			t.Errorf("%d fused groupings, want %d = %d", got, expected, (16+4)*18)
 		}
 	}()
 	for _, n := range []int{0, 1, 4097, 30000} {
@@ -46,6 +52,8 @@ func TestGroupByAggFused(t *testing.T) {
 			"int-uint8":  {gbInts[int32](r, n, -50, 50), gbInts[uint8](r, n, 0, 7)},
 			"float-int":  {pdarray.FromSlice(f), gbInts[int16](r, n, 0, 3)},
 			"nan-int":    {pdarray.FromSlice(f2), gbInts[int16](r, n, 0, 3)},
+			"float":      {pdarray.FromSlice(f)},                                          // hashed
+			"wide-two":   {gbInts[int64](r, n, -1<<40, 1<<41), gbInts[uint8](r, n, 0, 3)}, // hashed
 			"bool":       {pdarray.FromSlice(gbBools(r, n))},
 		}
 		colCases := map[string][]AggColumn{
@@ -76,7 +84,7 @@ func TestGroupByAggFused(t *testing.T) {
 								t.Fatal(err)
 							}
 							lone := len(keys) == 1 && Kind(keys[0].DType()) != 'f' && keys[0].DType() != pdarray.Bool
-							expect := lone && len(cols) == 1 && cn != "not-fusable" && want.Strategy == StrategyDense
+							expect := len(cols) == 1 && cn != "not-fusable" && (lone && want.Strategy == StrategyDense || want.Strategy == StrategyHash)
 							if expect {
 								expected++
 							}
@@ -87,7 +95,7 @@ func TestGroupByAggFused(t *testing.T) {
 								return
 							}
 							defer g.Free(env)
-							if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != StrategyDense {
+							if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != want.Strategy {
 								t.Fatalf("grouping: ngroups %d kept %d strategy %s, want %d %d %s", g.NGroups, g.Kept, g.Strategy, want.NGroups, want.Kept, want.Strategy)
 							}
 							for k := range keys {
@@ -128,9 +136,9 @@ func gbBools(r *rand.Rand, n int) []bool {
 	return b
 }
 
-// TestGroupByAggFusedLimits: wide keys, a forced strategy and unsupported
-// dtypes or ops are not fused (nothing allocated); an out-of-memory failure
-// holds nothing.
+// TestGroupByAggFusedLimits: more distinct keys than one hash table takes,
+// a forced strategy and unsupported dtypes or ops are not fused (nothing
+// held); an out-of-memory failure holds nothing.
 func TestGroupByAggFusedLimits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 20000
@@ -142,7 +150,7 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 		strategy string
 		cols     []AggColumn
 	}{
-		"wide":     {[]*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, "auto", cols},
+		"too-many": {[]*pdarray.Array{gbInts[int64](r, 3*hashBigTable, 0, 1<<40)}, "auto", []AggColumn{{Values: gbInts[int64](r, 3*hashBigTable, 0, 9), Ops: []string{"sum"}}}},
 		"forced":   {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, StrategyDense, cols},
 		"int32":    {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: gbInts[int32](r, n, 0, 9), Ops: []string{"sum"}}}},
 		"int-mean": {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: v, Ops: []string{"mean"}}}},
