@@ -375,3 +375,32 @@ def test_groupby_errors_at_construction(conn: ak.Connection) -> None:
         ak.GroupBy(a, strategy="fast")
     with pytest.raises(TypeError, match="pdarray"):
         ak.GroupBy([])
+
+
+def test_lazy_grouping_and_deletes(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Deleting a key of a GroupBy not grouped yet groups it first (it stays
+    usable, as one made at once would); a grouping that fails before a write
+    leaves the write done and that GroupBy unusable, saying why, and no other
+    request or GroupBy is affected."""
+    k = rng.integers(0, 10, N)
+    v = rng.integers(0, 1000, N)
+    va = conn.array(v)
+    want = pd.Series(v).groupby(k).sum()
+    ka = conn.array(k)
+    g = ak.GroupBy(ka)
+    other = conn.array(np.arange(5))
+    ka.delete()
+    other.delete()  # an unrelated delete goes through
+    assert g._ids is not None
+    keys, s = g.sum(va)
+    assert keys.to_ndarray().tolist() == want.index.tolist() and s.to_ndarray().tolist() == want.tolist()
+    # strategy="dense" on keys spanning 2^40 values: the server refuses to group.
+    wide = conn.array(np.array([0, 2**40] * 10))
+    bad = ak.GroupBy(wide, strategy="dense")
+    good = ak.GroupBy(conn.array(k))
+    wide[0:2] = 5  # grouping `bad` first fails; the write goes on
+    assert wide.to_ndarray()[:2].tolist() == [5, 5]
+    with pytest.raises(RuntimeError, match="could not be grouped before its keys were written"):
+        bad.sum(conn.array(np.ones(20)))
+    assert good._ids is None  # its keys were not written: still lazy
+    assert good.sum(va)[1].to_ndarray().tolist() == want.tolist()

@@ -142,8 +142,21 @@ _KEEPS_ARRAYS = frozenset({
     "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "sort",
     "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "groupby", "groupby_agg",
     "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "to_parquet",
-    "to_arrow_file", "save_all",
+    "to_arrow_file", "save_all", "shutdown",
 })
+
+
+def _written(cmd: str, args: dict[str, Any]) -> set[str] | None:
+    """The arrays a request may change or remove, where it names them all
+    (None: it may change any)."""
+    if cmd == "delete":
+        names = args.get("names", [])
+        return {names} if isinstance(names, str) else {str(n) for n in names}
+    if cmd == "setitem":
+        return {str(args.get("a", ""))}
+    if cmd in _KEEPS_ARRAYS and "out" in args:
+        return {str(args["out"])}
+    return None
 
 
 def _array_names(result: Any) -> list[str]:
@@ -439,8 +452,10 @@ class Connection:
         self._lock = threading.Lock()
         self._pending_deletes: deque[str] = deque()
         # GroupBys whose ids are not made yet (_groupby.py): grouped before
-        # any request that could change a stored array (_request).
+        # any request that could change a stored array (_request). Their own
+        # lock: grouping one sends a request (under _lock).
         self._lazy_groupbys: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lazy_lock = threading.Lock()
         # Segments of shared-memory views that were unmapped (their numpy
         # arrays collected), told to the server before the next request.
         self._pending_releases: deque[int] = deque()
@@ -503,18 +518,31 @@ class Connection:
                  ) -> tuple[dict[str, Any], list[zmq.Frame]]:
         """Send one request (after pending deletes) and return (result, payload frames)."""
         if self._lazy_groupbys and (cmd not in _KEEPS_ARRAYS or args and "out" in args):
-            self._group_lazy()
+            self._group_lazy(_written(cmd, args or {}))
         with self._lock:
             self._check_open()
             if self._pending_deletes or self._pending_releases:
                 self._flush_deletes(timeout)
             return self._roundtrip(cmd, args or {}, payload, timeout)
 
-    def _group_lazy(self) -> None:
-        """Make the grouping of every GroupBy not grouped yet (their keys may
-        be about to change)."""
-        for g in list(self._lazy_groupbys):
-            g.group()
+    def _lazy_add(self, g: Any) -> None:
+        with self._lazy_lock:
+            self._lazy_groupbys.add(g)
+
+    def _lazy_discard(self, g: Any) -> None:
+        with self._lazy_lock:
+            self._lazy_groupbys.discard(g)
+
+    def _group_lazy(self, names: set[str] | None = None) -> None:
+        """Make the grouping of every GroupBy not grouped yet whose keys may
+        be about to change (a key among `names`; None: any). One that fails
+        is left unusable, saying why, and the request goes on: a write never
+        fails for a GroupBy's sake."""
+        with self._lazy_lock:
+            pending = list(self._lazy_groupbys)
+        for g in pending:
+            if names is None or any(k.name in names for k in g.keys):
+                g._group_before_write()
 
     def _check_open(self) -> None:
         if self.closed:

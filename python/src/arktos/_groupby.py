@@ -20,9 +20,12 @@ else that needs the ids (``g.ids``, ``segments``, ``broadcast``, the
 aggregations the server cannot fuse) makes them once. So that the groups
 are those of the keys as they were when the GroupBy was made, this client
 makes the grouping of every pending GroupBy before any request that could
-change a stored array (``setitem``, an ``out=`` operation, a named upload,
-``load_all``...). Another client writing the key arrays in between is not
-seen: call ``g.group()`` first if that can happen.
+change or delete one of its keys (``setitem``, an ``out=`` operation,
+``delete``; ``load_all``, ``read_parquet`` and other requests that name no
+array group every pending GroupBy). If that grouping fails (out of memory),
+the request still goes on and the GroupBy says why at its next use. Another
+client writing the key arrays in between is not seen: call ``g.group()``
+first if that can happen.
 """
 
 from __future__ import annotations
@@ -92,15 +95,21 @@ class GroupBy:
         self.fused = False
         self._segments: pdarray | None = None
         self._permutation: pdarray | None = None
-        self._conn._lazy_groupbys.add(self)
+        # Why the grouping could not be made before its keys changed: the
+        # GroupBy cannot be used any more.
+        self._broken: BaseException | None = None
+        self._conn._lazy_add(self)
 
     def _args(self) -> dict[str, Any]:
         return {"keys": [k._live_name() for k in self.keys], "dropna": bool(self.dropna),
                 "strategy": self._strategy_arg}
 
     def _take(self, result: dict[str, Any]) -> None:
-        """Keep what a groupby reply says of the grouping (its ids, when it has them)."""
-        if self._unique_keys is None:
+        """Keep what a groupby reply says of the grouping (its ids, when it
+        has them). Unique keys and counts already known stay, unless ids come:
+        then everything is taken from the reply that made them, so that the
+        ids and the keys they number always go together."""
+        if self._unique_keys is None or result.get("ids") is not None:
             uk = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
             self._unique_keys = uk[0] if self._single else tuple(uk)
             self._ngroups = int(result["ngroups"])
@@ -111,7 +120,22 @@ class GroupBy:
                 self._conn._pdarray(info, owned=True)
         if result.get("ids") is not None:
             self._ids = self._conn._pdarray(result["ids"], owned=True)
-            self._conn._lazy_groupbys.discard(self)
+            self._conn._lazy_discard(self)
+
+    def _usable(self) -> None:
+        if self._broken is not None:
+            raise RuntimeError("this GroupBy could not be grouped before its keys were "
+                               f"written or deleted ({self._broken}); make a new GroupBy"
+                               ) from self._broken
+
+    def _group_before_write(self) -> None:
+        """group(), called before a request that may change a key: on failure
+        the GroupBy is left unusable (saying why) and the request goes on."""
+        try:
+            self.group()
+        except Exception as e:  # noqa: BLE001 - kept, raised at the next use
+            self._broken = e
+            self._conn._lazy_discard(self)
 
     def group(self) -> GroupBy:
         """Make the grouping now (its ids), if it is not made yet; returns self.
@@ -119,6 +143,7 @@ class GroupBy:
         >>> g.group().ids
         array([0, 1, 0, 2, 1, 0], dtype=int32)
         """
+        self._usable()
         if self._ids is None:
             result, _ = self._conn._request("groupby", self._args())
             self._take(result)
@@ -136,6 +161,7 @@ class GroupBy:
         return self._ids
 
     def _known(self) -> None:
+        self._usable()
         if self._unique_keys is None:
             self.group()
 
@@ -192,6 +218,7 @@ class GroupBy:
         """Run a named groupby_agg request (ops, columns, ddof): with the
         grouping in one request while the ids are not made (the server then
         fuses the two where it can, else makes and returns the ids too)."""
+        self._usable()
         if self._ids is not None:
             result, _ = self._conn._request("groupby_agg", {
                 "ids": self._ids._live_name(), "ngroups": self.ngroups, **args})

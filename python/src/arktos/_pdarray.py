@@ -171,6 +171,8 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         if self._deleted:
             return
+        if self._conn._lazy_groupbys:  # a GroupBy by this array groups it first
+            self._conn._group_lazy({self.name})
         self._deleted = True
         if self._finalizer is not None:
             self._finalizer.detach()
