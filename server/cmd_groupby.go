@@ -7,6 +7,7 @@ package server
 // stored only when the whole command succeeded.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/arktos-dev/arktos/ops"
@@ -71,6 +72,11 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 	if withAggs {
 		if len(opList) == 0 || len(colNames) != len(opList) {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "groupby's ops need columns of the same length (op i of columns[i], \"\" for size); got %d columns for %d ops", len(colNames), len(opList))
+		}
+		for _, op := range opList { // before any grouping is done for nothing
+			if !slices.Contains(ops.GroupAggOps, op) {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "unknown group-by aggregation '%s'; aggregations are %v", op, ops.GroupAggOps)
+			}
 		}
 		var err error
 		if plan, err = planAggColumns(opList, colNames); err != nil {

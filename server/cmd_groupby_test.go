@@ -85,6 +85,7 @@ func TestGroupByWithAggs(t *testing.T) {
 		{"keys": []any{kn}, "ops": []any{"sum"}, "columns": []any{vn, fn}},
 		{"keys": []any{kn}, "ops": []any{"mean"}, "columns": []any{""}},
 		{"keys": []any{kn}, "ids": false},
+		{"keys": []any{kn}, "ops": []any{"bogus"}, "columns": []any{vn}, "ids": false},
 		{"keys": []any{kn}, "ops": []any{"sum"}, "columns": []any{"nope"}, "ids": false},
 	} {
 		if _, err := opRun(t, s, "groupby", args); opCode(err) == 0 {
