@@ -949,14 +949,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	}
 	defer fp()
 	copy(keys, global.order)
-	for i := 0; i < ng; i++ {
-		prov[i] = int64(i)
-	}
-	sk, sp := keys, prov[:ng]
-	if ng > 1 {
-		base, nbits := keyRange(env, keys)
-		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
-	}
+	sk, sp := sortWithIndex(env, keys, kTmp, prov)
 	rank, fr, err := scratchOf[int32](env, ng)
 	if err != nil {
 		fk()

@@ -157,14 +157,12 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 			f()
 		}
 	}()
-	isF := col.Values != nil && col.Values.DType() == dF64
-	isI := col.Values != nil && !isF
+	isF, isI, countRows := fusedKind(col)
 	workers := env.workers()
 	if isF {
 		workers = 1 // row order within each group
 	}
 	nw := max(1, numWorkers(workers, n))
-	countRows := col.Values == nil || isI && containsOtherThan(col.Ops, "sum") // size or count asked
 	var (
 		rows []int64   // nw sets: size alone, or int64 values with size or count
 		sums []int64   // nw sets: int64 values
@@ -276,6 +274,22 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 	}
 	g.Keys = []*pdarray.Array{a}
 	unpackAll(env, []keySpec{*s}, uniq, g.Keys, nil)
+	return fusedOuts(env, col, uniq, fs, sums, rows)
+}
+
+// fusedKind says which states a fused grouping keeps for col: a sumSlot
+// (float64 values), an int64 sum (int64 values), a row count (size alone,
+// or size or count of int64 values).
+func fusedKind(col AggColumn) (isF, isI, countRows bool) {
+	isF = col.Values != nil && col.Values.DType() == dF64
+	isI = col.Values != nil && !isF
+	return isF, isI, col.Values == nil || isI && containsOtherThan(col.Ops, "sum")
+}
+
+// fusedOuts allocates and writes col's aggregations from the states of a
+// fused grouping (fs for float64 values, else sums and rows), group j's
+// state being at[j] (a slot or a local id, in key order).
+func fusedOuts[I uint64 | int64](env Env, col AggColumn, at []I, fs []sumSlot, sums, rows []int64) ([]*pdarray.Array, error) {
 	vd := dI64
 	if col.Values != nil {
 		vd = col.Values.DType()
@@ -285,7 +299,7 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 		rd, err := GroupAggDType(op, vd)
 		if err == nil {
 			var out *pdarray.Array
-			if out, err = env.Alloc(rd, ng); err == nil {
+			if out, err = env.Alloc(rd, len(at)); err == nil {
 				outs = append(outs, out)
 			}
 		}
@@ -296,26 +310,26 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, col AggColumn, g *Grou
 		out := outs[len(outs)-1]
 		switch {
 		case fs != nil && op == "size":
-			fill(out, uniq, func(k uint64) int64 { return int64(fs[k].rows) })
+			fill(out, at, func(k I) int64 { return int64(fs[k].rows) })
 		case fs != nil && op == "count":
-			fill(out, uniq, func(k uint64) int64 { return int64(fs[k].n) })
+			fill(out, at, func(k I) int64 { return int64(fs[k].n) })
 		case fs != nil && op == "sum":
-			fill(out, uniq, func(k uint64) float64 { return fs[k].s })
+			fill(out, at, func(k I) float64 { return fs[k].s })
 		case fs != nil: // mean, as groupMeanVar
-			fill(out, uniq, func(k uint64) float64 { return fs[k].s / float64(fs[k].n) })
+			fill(out, at, func(k I) float64 { return fs[k].s / float64(fs[k].n) })
 		case op == "sum":
-			fill(out, uniq, func(k uint64) int64 { return sums[k] })
+			fill(out, at, func(k I) int64 { return sums[k] })
 		default: // size, or count of int64 values (never NaN)
-			fill(out, uniq, func(k uint64) int64 { return rows[k] })
+			fill(out, at, func(k I) int64 { return rows[k] })
 		}
 	}
 	return outs, nil
 }
 
-// fill writes f of each group's slot into out.
-func fill[T int64 | float64](out *pdarray.Array, uniq []uint64, f func(k uint64) T) {
+// fill writes f of each group's state index into out.
+func fill[T int64 | float64, I uint64 | int64](out *pdarray.Array, at []I, f func(k I) T) {
 	o := pdarray.View[T](out)
-	for j, k := range uniq {
+	for j, k := range at {
 		o[j] = f(k)
 	}
 }
@@ -431,9 +445,7 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 		return nil, true, err
 	}
 	defer t.release()
-	isF := col.Values != nil && col.Values.DType() == dF64
-	isI := col.Values != nil && !isF
-	countRows := col.Values == nil || isI && containsOtherThan(col.Ops, "sum")
+	isF, isI, countRows := fusedKind(col)
 	var (
 		fs   []sumSlot
 		rows []int64
@@ -541,14 +553,7 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 	}
 	frees = append(frees, fp)
 	copy(keys, t.order)
-	for i := range ng {
-		prov[i] = int64(i)
-	}
-	sk, sp := keys, prov[:ng]
-	if ng > 1 {
-		base, nbits := keyRange(env, keys)
-		sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
-	}
+	sk, sp := sortWithIndex(env, keys, kTmp, prov)
 	g.NGroups, g.Kept = ng, kept
 	for k := range specs {
 		a, err := env.Alloc(specs[k].a.DType(), ng)
@@ -558,48 +563,8 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 		g.Keys = append(g.Keys, a)
 	}
 	unpackAll(env, specs, sk, g.Keys, nil)
-	vd := dI64
-	if col.Values != nil {
-		vd = col.Values.DType()
-	}
-	for _, op := range col.Ops {
-		rd, err := GroupAggDType(op, vd)
-		if err == nil {
-			var out *pdarray.Array
-			if out, err = env.Alloc(rd, ng); err == nil {
-				outs = append(outs, out)
-			}
-		}
-		if err != nil {
-			env.free(outs...)
-			return nil, true, err
-		}
-		out := outs[len(outs)-1]
-		switch {
-		case fs != nil && op == "size":
-			fillAt(out, sp, func(l int64) int64 { return int64(fs[l].rows) })
-		case fs != nil && op == "count":
-			fillAt(out, sp, func(l int64) int64 { return int64(fs[l].n) })
-		case fs != nil && op == "sum":
-			fillAt(out, sp, func(l int64) float64 { return fs[l].s })
-		case fs != nil: // mean, as groupMeanVar
-			fillAt(out, sp, func(l int64) float64 { return fs[l].s / float64(fs[l].n) })
-		case op == "sum":
-			fillAt(out, sp, func(l int64) int64 { return sums[l] })
-		default: // size, or count of int64 values (never NaN)
-			fillAt(out, sp, func(l int64) int64 { return rows[l] })
-		}
-	}
-	return outs, true, nil
-}
-
-// fillAt writes f of each group's local id (sp: local ids in key order)
-// into out.
-func fillAt[T int64 | float64](out *pdarray.Array, sp []int64, f func(l int64) T) {
-	o := pdarray.View[T](out)
-	for j, l := range sp {
-		o[j] = f(l)
-	}
+	outs, err = fusedOuts(env, col, sp, fs, sums, rows)
+	return outs, true, err
 }
 
 // The fused hash path's accumulating loops: each returns the rows it kept

@@ -400,14 +400,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		for q := 0; q < partP; q++ {
 			copy(keys[base[q]:], partUniq[q])
 		}
-		for i := range ng {
-			prov[i] = int64(i)
-		}
-		sk, sp := keys, prov[:ng]
-		if ng > 1 {
-			lo, nbits := keyRange(env, keys)
-			sk, sp = radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], lo, nbits)
-		}
+		sk, sp := sortWithIndex(env, keys, kTmp, prov)
 		for r, p := range sp {
 			rank[p] = int32(r)
 		}

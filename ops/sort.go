@@ -175,6 +175,22 @@ const msdMin = 1 << 17
 // check the path is taken).
 var msdPasses atomic.Uint64
 
+// sortWithIndex sorts distinct keys ascending, carrying each one's index
+// into keys: kTmp (len(keys)) and prov (2·len(keys)) are the scratch. It
+// returns the slices holding the sorted keys and their indices (the
+// grouping paths rank distinct keys with it).
+func sortWithIndex(env Env, keys, kTmp []uint64, prov []int64) ([]uint64, []int64) {
+	ng := len(keys)
+	for i := range ng {
+		prov[i] = int64(i)
+	}
+	if ng <= 1 {
+		return keys, prov[:ng]
+	}
+	base, nbits := keyRange(env, keys)
+	return radixSortMSD(env, keys, kTmp, prov[:ng], prov[ng:], base, nbits)
+}
+
 // radixSortMSD is radixSort for many keys with their idx (a group-by's
 // distinct keys with their provenance): one stable pass scatters them by
 // their top digit into 2^11 buckets, then each bucket (a few thousand keys,
