@@ -15,19 +15,21 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-// test_block holds the worker that runs it until the test lets it go.
-var (
-	blockStarted = make(chan struct{}, 1)
-	blockRelease = make(chan struct{})
-)
-
-func init() {
-	register("test_block", command{run: func(s *Server, r *request) (*response, error) {
-		blockStarted <- struct{}{}
-		<-blockRelease
+// registerHold registers a command that holds the worker running it: each
+// run says so on started, then waits until release is closed (once per
+// process, so each test that holds a worker has a command of its own).
+func registerHold(name string) (started, release chan struct{}) {
+	started, release = make(chan struct{}, 1), make(chan struct{})
+	register(name, command{run: func(s *Server, r *request) (*response, error) {
+		started <- struct{}{}
+		<-release
 		return &response{result: map[string]any{}}, nil
 	}})
+	return started, release
 }
+
+// test_block holds the worker that runs it until the test lets it go.
+var blockStarted, blockRelease = registerHold("test_block")
 
 // startServer runs a real Server on a loopback port until the test ends.
 func startServer(t *testing.T, cfg Config) (s *Server) {
@@ -173,20 +175,8 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	}
 }
 
-// test_hold is test_block with channels of its own (blockRelease closes
-// once per process).
-var (
-	holdStarted = make(chan struct{}, 1)
-	holdRelease = make(chan struct{})
-)
-
-func init() {
-	register("test_hold", command{run: func(s *Server, r *request) (*response, error) {
-		holdStarted <- struct{}{}
-		<-holdRelease
-		return &response{result: map[string]any{}}, nil
-	}})
-}
+// test_hold is test_block for TestQueuedUploadsCounted.
+var holdStarted, holdRelease = registerHold("test_hold")
 
 // TestQueuedUploadsCounted: uploads waiting for the only (busy) worker hold
 // their frames in memory; they are reserved against --max-memory while they
