@@ -874,7 +874,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			packChunk(specs, c, e, p, buf)
-			if err := probeIDs(env, t, p[:e-c], ids[c:e], hashGrow, pb); err != nil {
+			if err := probeIDs(env, t, p[:e-c], 1, ids[c:e], hashGrow, pb); err != nil {
 				errs[w] = err
 				return
 			}

@@ -115,8 +115,9 @@ func BenchmarkTaxiGroupBy(b *testing.B) {
 }
 
 // BenchmarkHighCard groups 10^7 rows of int64 keys drawn from k distinct
-// values spread over a wide range (not dense), then sums a float column;
-// the key's stats are known, as on the server after a first grouping.
+// values spread over a wide range (not dense), then sums a float column
+// (and, as /fused, does both in one pass); the key's stats are known, as on
+// the server after a first grouping.
 func BenchmarkHighCard(b *testing.B) {
 	const n = 10_000_000
 	env1 := PlainEnv(runtime.NumCPU())
@@ -148,6 +149,21 @@ func BenchmarkHighCard(b *testing.B) {
 					g.Free(env)
 					env.Free(outs[0])
 					env.Free(outs[1])
+				}
+			})
+			// The same in one pass (GroupByAgg: fusedHash, or fusedPart).
+			b.Run(fmt.Sprintf("k=%d/w=%d/fused", k, w), func(b *testing.B) {
+				env := poolEnv(w)
+				b.SetBytes(int64(n * 16))
+				st := keyStatsOf(env, ids)
+				cols := []AggColumn{{Values: fare, Ops: []string{"sum", "size"}}}
+				for b.Loop() {
+					g, outs, fused, err := GroupByAgg(env, []*pdarray.Array{ids}, true, "auto", []*KeyStats{&st}, cols)
+					if err != nil || !fused {
+						b.Fatal(err, fused)
+					}
+					g.Free(env)
+					freeOuts(env, outs)
 				}
 			})
 		}

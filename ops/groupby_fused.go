@@ -18,16 +18,18 @@ package ops
 // in a closure (its variables spilled to the stack): the win is one tight
 // loop.
 //
-// Two cases are fused, each with one value column (size, count and sum of
-// int64 values; size, count, sum and mean of float64 values; or size
+// Three cases are fused, each with one value column (size, count and sum
+// of int64 values; size, count, sum and mean of float64 values; or size
 // alone): one integer key whose range spans at most fusedMaxSlots (the
-// dense strategy's case, every slot's state in cache: fusedLone), and keys
-// the two steps would hash, while one table holds them (fusedHash).
-// Everything else is grouped and then aggregated, with the same answers.
+// dense strategy's case, every slot's state in cache: fusedLone); keys the
+// two steps would hash, while one table holds them (fusedHash); and past
+// that, by partitions as the two steps would (fusedPart). Everything else
+// is grouped and then aggregated, with the same answers.
 
 import (
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -57,12 +59,17 @@ func GroupByAgg(env Env, keys []*pdarray.Array, dropna bool, strategy string, kn
 	n := keys[0].Len()
 	if total > uint64(DenseMaxSlots) || total > uint64(8*n+65536) {
 		// Where the two steps would hash: hashed and aggregated in one pass
-		// while the keys stay few (fusedHash), else not fused.
+		// while the keys stay few (fusedHash), else by partitions.
 		g := Grouping{Stats: stats, Strategy: StrategyHash}
 		outs, ok, err := fusedHash(env, specs, cols[0], &g)
-		if err != nil || !ok {
+		if err == nil && !ok {
+			// Too many keys for one table: partitioned, as the two steps.
+			g.Strategy = StrategyPartitioned
+			outs, err = fusedPart(env, specs, cols[0], &g)
+		}
+		if err != nil {
 			g.Free(env)
-			return Grouping{}, nil, ok, err
+			return Grouping{}, nil, true, err
 		}
 		fusedPasses.Add(1)
 		return g, [][]*pdarray.Array{outs}, true, nil
@@ -288,18 +295,23 @@ func fusedKind(col AggColumn) (isF, isI, countRows bool) {
 
 // fusedOuts allocates and writes col's aggregations from the states of a
 // fused grouping (fs for float64 values, else sums and rows), group j's
-// state being at[j] (a slot or a local id, in key order).
+// state being at[j] (a slot or a local id, in key order), or j when at is
+// nil (then the groups are len of the states).
 func fusedOuts[I uint64 | int64](env Env, col AggColumn, at []I, fs []sumSlot, sums, rows []int64) ([]*pdarray.Array, error) {
 	vd := dI64
 	if col.Values != nil {
 		vd = col.Values.DType()
+	}
+	ng := len(at)
+	if at == nil {
+		ng = max(len(fs), len(sums), len(rows))
 	}
 	var outs []*pdarray.Array
 	for _, op := range col.Ops {
 		rd, err := GroupAggDType(op, vd)
 		if err == nil {
 			var out *pdarray.Array
-			if out, err = env.Alloc(rd, len(at)); err == nil {
+			if out, err = env.Alloc(rd, ng); err == nil {
 				outs = append(outs, out)
 			}
 		}
@@ -326,9 +338,16 @@ func fusedOuts[I uint64 | int64](env Env, col AggColumn, at []I, fs []sumSlot, s
 	return outs, nil
 }
 
-// fill writes f of each group's state index into out.
+// fill writes f of each group's state index into out (at nil: group j's
+// state is j).
 func fill[T int64 | float64, I uint64 | int64](out *pdarray.Array, at []I, f func(k I) T) {
 	o := pdarray.View[T](out)
+	if at == nil {
+		for j := range o {
+			o[j] = f(I(j))
+		}
+		return
+	}
 	for j, k := range at {
 		o[j] = f(k)
 	}
@@ -474,9 +493,9 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 	add := func(lo int, ids []int32) {
 		switch {
 		case isF:
-			kept += hashFloatSums(fs, ids, pdarray.View[float64](col.Values)[lo:lo+len(ids)])
+			kept += hashFloatSums(fs, ids, pdarray.View[float64](col.Values)[lo:lo+len(ids)], 1)
 		case isI:
-			kept += hashIntSums(sums, rows, ids, pdarray.View[int64](col.Values)[lo:lo+len(ids)])
+			kept += hashIntSums(sums, rows, ids, pdarray.View[int64](col.Values)[lo:lo+len(ids)], 1)
 		default:
 			kept += hashRows(rows, ids)
 		}
@@ -517,7 +536,7 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 		for c := lo; c < hi && err == nil; c += chunk {
 			e := min(hi, c+chunk)
 			packChunk(specs, c, e, p, buf)
-			err = probeIDs(env, t, p[:e-c], ids[c-lo:e-lo], hashGrow, pb)
+			err = probeIDs(env, t, p[:e-c], 1, ids[c-lo:e-lo], hashGrow, pb)
 		}
 		if gaveUp = len(t.order) > hashBigTable; gaveUp || err != nil {
 			break
@@ -568,10 +587,10 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 }
 
 // The fused hash path's accumulating loops: each returns the rows it kept
-// (id >= 0; a dropped row's id is -1).
+// (id >= 0; a dropped row's id is -1). Row i's value is xs[i*stride]
+// (stride 2: fusedPart's rows, each value beside its key).
 
-func hashFloatSums(fs []sumSlot, ids []int32, xs []float64) int {
-	xs = xs[:len(ids)]
+func hashFloatSums(fs []sumSlot, ids []int32, xs []float64, stride int) int {
 	kept := 0
 	for i, id := range ids {
 		if id < 0 {
@@ -579,7 +598,7 @@ func hashFloatSums(fs []sumSlot, ids []int32, xs []float64) int {
 		}
 		kept++
 		p := &fs[id]
-		x := xs[i]
+		x := xs[i*stride]
 		p.rows++
 		if x == x {
 			p.s += x
@@ -589,15 +608,14 @@ func hashFloatSums(fs []sumSlot, ids []int32, xs []float64) int {
 	return kept
 }
 
-func hashIntSums(sums, rows []int64, ids []int32, xs []int64) int {
-	xs = xs[:len(ids)]
+func hashIntSums(sums, rows []int64, ids []int32, xs []int64, stride int) int {
 	kept := 0
 	for i, id := range ids {
 		if id < 0 {
 			continue
 		}
 		kept++
-		sums[id] += xs[i]
+		sums[id] += xs[i*stride]
 		if rows != nil {
 			rows[id]++
 		}
@@ -614,4 +632,386 @@ func hashRows(rows []int64, ids []int32) int {
 		}
 	}
 	return kept
+}
+
+// fusedPartRuns counts fused partitioned groupings (tests check the path).
+var fusedPartRuns atomic.Uint64
+
+// fusedSets is one set of a fused grouping's states (those fusedKind
+// names), indexed by local id; its memory comes from env.
+type fusedSets struct {
+	fs         []sumSlot
+	sums, rows []int64
+	frees      []func()
+}
+
+// alloc makes s a zeroed set of n states of col's kind (releasing any it held).
+func (s *fusedSets) alloc(env Env, col AggColumn, n int) error {
+	s.release()
+	isF, isI, countRows := fusedKind(col)
+	var err error
+	add := func(fr func(), e error) {
+		if err = e; e == nil {
+			s.frees = append(s.frees, fr)
+		}
+	}
+	switch {
+	case isF:
+		var fr func()
+		s.fs, fr, err = slotsOf[sumSlot](env, n)
+		add(fr, err)
+	case countRows:
+		var fr func()
+		s.rows, fr, err = slotsOf[int64](env, n)
+		add(fr, err)
+	}
+	if err == nil && isI {
+		var fr func()
+		s.sums, fr, err = slotsOf[int64](env, n)
+		add(fr, err)
+	}
+	if err != nil {
+		s.release()
+	}
+	return err
+}
+
+func (s *fusedSets) len() int { return max(len(s.fs), len(s.sums), len(s.rows)) }
+
+// copyTo copies s's first n states to d at off.
+func (s *fusedSets) copyTo(d *fusedSets, off, n int) {
+	if s.fs != nil {
+		copy(d.fs[off:], s.fs[:n])
+	}
+	if s.sums != nil {
+		copy(d.sums[off:], s.sums[:n])
+	}
+	if s.rows != nil {
+		copy(d.rows[off:], s.rows[:n])
+	}
+}
+
+// gatherTo writes s's states at[0], at[1], ... to d's first len(at).
+func (s *fusedSets) gatherTo(d *fusedSets, at []int64) {
+	if s.fs != nil {
+		o := d.fs[:len(at)]
+		for j, k := range at {
+			o[j] = s.fs[k]
+		}
+	}
+	if s.sums != nil {
+		o := d.sums[:len(at)]
+		for j, k := range at {
+			o[j] = s.sums[k]
+		}
+	}
+	if s.rows != nil {
+		o := d.rows[:len(at)]
+		for j, k := range at {
+			o[j] = s.rows[k]
+		}
+	}
+}
+
+// clearN zeroes s's first n states.
+func (s *fusedSets) clearN(n int) {
+	if s.fs != nil {
+		clear(s.fs[:n])
+	}
+	if s.sums != nil {
+		clear(s.sums[:n])
+	}
+	if s.rows != nil {
+		clear(s.rows[:n])
+	}
+}
+
+func (s *fusedSets) release() {
+	for _, f := range s.frees {
+		f()
+	}
+	*s = fusedSets{}
+}
+
+// add accumulates a block of rows into s by their local ids; row i's
+// value is vals[2*i] (fusedPart's rows' words from the first value on),
+// as s's kind needs. It returns the rows kept (id >= 0).
+func (s *fusedSets) add(ids []int32, vals []uint64) int {
+	switch {
+	case s.fs != nil:
+		return hashFloatSums(s.fs, ids, viewAs[float64](vals), 2)
+	case s.sums != nil:
+		return hashIntSums(s.sums, s.rows, ids, viewAs[int64](vals), 2)
+	}
+	return hashRows(s.rows, ids)
+}
+
+// viewAs views words as as many Ts of eight bytes; both name the same
+// memory, whose owner is the caller.
+func viewAs[T int64 | float64](words []uint64) []T {
+	if len(words) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(words))), len(words))
+}
+
+// fusedPart groups by packed keys too many for fusedHash's one table and
+// aggregates col in the same pass, as groupPartitioned groups
+// (groupby_part.go): the rows' packed keys, each with its value beside it,
+// are scattered into partitions (row order kept within each), and each
+// partition's rows are probed a block at a time in a table that stays in L2
+// and accumulated by their local ids into its worker's states, in cache. No
+// ids are written per row nor read back, and the values are read once from
+// the partition streams where the two steps read them by ids. Every group's
+// rows are in one partition, in row order, so float sums are bit-identical
+// to a sequential loop at any worker count, and partitions run on every
+// worker. A range partition's keys are then sorted there and its states
+// copied out in their order; hash partitions' states are copied out as
+// they are, and written in the order of all their keys sorted together.
+func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pdarray.Array, err error) {
+	fusedPartRuns.Add(1)
+	n := specs[0].a.Len()
+	pf, ranged := partPlan(specs, n)
+	var frees []func()
+	defer func() {
+		for _, f := range frees {
+			f()
+		}
+	}()
+	start, pos, kept := partCount(env, specs, pf, nil)
+	// The kept rows by partition: packed keys alone (size), or keys with
+	// their values side by side, one write stream a partition (two streams
+	// a partition, 128 in all, took 2.4× as long to scatter here: their
+	// pages outrun the TLB). pk is the keys, or the pairs' words.
+	isF, isI, _ := fusedKind(col)
+	pk, fpk, err := scratchOf[uint64](env, kept*(1+btoi(isF || isI)))
+	if err != nil {
+		return nil, err
+	}
+	frees = append(frees, fpk)
+	switch {
+	case isF:
+		scatterPart(env, specs, pf, pos, nil, pdarray.View[float64](col.Values), rowsIn[float64](pk))
+	case isI:
+		scatterPart(env, specs, pf, pos, nil, pdarray.View[int64](col.Values), rowsIn[int64](pk))
+	default:
+		scatterPart[int64](env, specs, pf, pos, pk, nil, nil)
+	}
+	pt := newPartTables(env, ranged)
+	defer pt.release()
+	nt := len(pt.tables)
+	work := make([]fusedSets, nt) // each worker's states, grown as needed
+	bufs := make([]partBlock, nt)
+	parts := make([]fusedSets, partP) // each partition's, copied out
+	defer func() {
+		for i := range work {
+			work[i].release()
+			bufs[i].release()
+		}
+		for i := range parts {
+			parts[i].release()
+		}
+	}()
+	partUniq := make([][]uint64, partP)
+	errs := make([]error, partP)
+	var failed atomic.Bool
+	forPartitions(env, func(w, q int) {
+		if failed.Load() {
+			return
+		}
+		if err := fusedPartition(env, pt, w, start[q], start[q+1], pk, isF || isI, ranged, &work[w], &bufs[w], col, &parts[q], &partUniq[q]); err != nil {
+			errs[q] = err
+			failed.Store(true)
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	// All the keys in order, and the states' order: partition after
+	// partition (ranges, each sorted already), or by sorting them together.
+	var keys []uint64
+	var flat []int64 // nil: the states' own order
+	base := make([]int, partP+1)
+	if ranged {
+		for q := range partP {
+			base[q+1] = base[q] + len(partUniq[q])
+		}
+		var fk func()
+		if keys, fk, err = scratchOf[uint64](env, base[partP]); err != nil {
+			return nil, err
+		}
+		frees = append(frees, fk)
+		for q := range partP {
+			copy(keys[base[q]:], partUniq[q])
+		}
+	} else {
+		var fk func()
+		if keys, fk, flat, base, err = rankParts(env, partUniq, false, &frees); err != nil {
+			return nil, err
+		}
+		frees = append(frees, fk)
+	}
+	ng := len(keys)
+	var all fusedSets
+	if err := all.alloc(env, col, ng); err != nil {
+		return nil, err
+	}
+	defer all.release()
+	for q := range parts {
+		parts[q].copyTo(&all, base[q], base[q+1]-base[q])
+		parts[q].release()
+	}
+	g.NGroups, g.Kept = ng, kept
+	for k := range specs {
+		a, err := env.Alloc(specs[k].a.DType(), ng)
+		if err != nil {
+			return nil, err
+		}
+		g.Keys = append(g.Keys, a)
+	}
+	unpackAll(env, specs, keys, g.Keys, nil)
+	return fusedOuts(env, col, flat, all.fs, all.sums, all.rows)
+}
+
+// partRow is a partitioned row of fusedPart: its packed key and value.
+type partRow[V int64 | float64] struct {
+	k uint64
+	v V
+}
+
+// rowsIn views words (two a row) as partRows; both name the same memory,
+// whose owner is the caller.
+func rowsIn[V int64 | float64](words []uint64) []partRow[V] {
+	if len(words) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*partRow[V])(unsafe.Pointer(unsafe.SliceData(words))), len(words)/2)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// partBlock is a worker's scratch in fusedPart: a block's local ids, and
+// room for a partition's distinct keys (from env, grown as needed).
+type partBlock struct {
+	ids       []int32
+	order     []uint64
+	freeOrder func()
+}
+
+// orderFor returns room for n distinct keys.
+func (b *partBlock) orderFor(env Env, n int) ([]uint64, error) {
+	if cap(b.order) < n {
+		b.release()
+		o, fo, err := scratchOf[uint64](env, max(n, 2*cap(b.order)))
+		if err != nil {
+			return nil, err
+		}
+		b.order, b.freeOrder = o, fo
+	}
+	return b.order[:0], nil
+}
+
+func (b *partBlock) release() {
+	if b.freeOrder != nil {
+		b.freeOrder()
+	}
+	b.order, b.freeOrder = nil, nil
+}
+
+// fusedPartition groups and aggregates the partition of rows [lo, hi) of
+// fusedPart on worker w: into its states ws (grown as needed, left zeroed),
+// then copied out to out, in key order when the partition is a range (its
+// distinct keys sorted), else in first-seen order. uniq gets the
+// partition's distinct keys, written over its own rows once all are read
+// (pk: keys alone, or the words of key-value pairs when pairs).
+func fusedPartition(env Env, pt *partTables, w, lo, hi int, pk []uint64, pairs, ranged bool, ws *fusedSets, b *partBlock, col AggColumn, out *fusedSets, uniq *[]uint64) error {
+	t, err := pt.next(env, w, hi-lo)
+	if err != nil {
+		return err
+	}
+	if b.ids == nil {
+		b.ids = make([]int32, fusedBlock)
+	}
+	stride := 1 + btoi(pairs)
+	rows := pk[stride*lo : stride*hi]
+	// The distinct keys go over the keys alone as they are read, as in
+	// groupPartitioned; over pairs they would overwrite values not yet read
+	// (a block's values are read after all its keys).
+	if !pairs {
+		t.order = rows[:0]
+	} else if t.order, err = b.orderFor(env, hi-lo); err != nil {
+		return err
+	}
+	for x := 0; x < hi-lo; x += fusedBlock {
+		e := min(hi-lo, x+fusedBlock)
+		ids := b.ids[:e-x]
+		if err := probeIDs(env, t, rows[stride*x:stride*e], stride, ids, 2, &pt.bufs[w]); err != nil {
+			return err
+		}
+		if len(t.order) > ws.len() {
+			if err := ws.grow(env, col, len(t.order)); err != nil {
+				return err
+			}
+		}
+		if pairs {
+			ws.add(ids, rows[2*x+1:2*e])
+		} else {
+			ws.add(ids, nil)
+		}
+	}
+	if pairs {
+		t.order = rows[:copy(rows, t.order)]
+	}
+	nd := len(t.order)
+	pt.done(w, hi-lo, nd)
+	*uniq = t.order
+	if err := out.alloc(env, col, nd); err != nil {
+		return err
+	}
+	defer ws.clearN(nd)
+	if !ranged || nd < 2 {
+		ws.copyTo(out, 0, nd)
+		return nil
+	}
+	// Sort the range's keys with their local ids (in cache), and copy the
+	// states out in that order.
+	kTmp, fk, err := scratchOf[uint64](env, nd)
+	if err != nil {
+		return err
+	}
+	defer fk()
+	idx, fi, err := scratchOf[int64](env, 2*nd)
+	if err != nil {
+		return err
+	}
+	defer fi()
+	for i := range nd {
+		idx[i] = int64(i)
+	}
+	var h [1 << radixBits]int
+	sk, sp := sortRun(t.order, kTmp, idx[:nd], idx[nd:], &h)
+	if &sk[0] != &t.order[0] {
+		copy(t.order, sk)
+	}
+	ws.gatherTo(out, sp)
+	return nil
+}
+
+// grow makes s hold at least n states, keeping those it has.
+func (s *fusedSets) grow(env Env, col AggColumn, n int) error {
+	var d fusedSets
+	if err := d.alloc(env, col, max(n, 2*s.len(), 1024)); err != nil {
+		return err
+	}
+	s.copyTo(&d, 0, s.len())
+	s.release()
+	*s = d
+	return nil
 }

@@ -137,9 +137,9 @@ func gbBools(r *rand.Rand, n int) []bool {
 	return b
 }
 
-// TestGroupByAggFusedLimits: more distinct keys than one hash table takes,
-// a forced strategy and unsupported dtypes or ops are not fused (nothing
-// held); an out-of-memory failure holds nothing.
+// TestGroupByAggFusedLimits: a forced strategy and unsupported dtypes or
+// ops are not fused (nothing held); an out-of-memory failure, dense, hashed
+// or partitioned, holds nothing.
 func TestGroupByAggFusedLimits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 20000
@@ -151,7 +151,6 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 		strategy string
 		cols     []AggColumn
 	}{
-		"too-many": {[]*pdarray.Array{gbInts[int64](r, 3*hashBigTable, 0, 1<<40)}, "auto", []AggColumn{{Values: gbInts[int64](r, 3*hashBigTable, 0, 9), Ops: []string{"sum"}}}},
 		"forced":   {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, StrategyDense, cols},
 		"int32":    {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: gbInts[int32](r, n, 0, 9), Ops: []string{"sum"}}}},
 		"int-mean": {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: v, Ops: []string{"mean"}}}},
@@ -161,28 +160,157 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 			t.Errorf("%s: fused %v, err %v, %d bytes held", name, fused, err, used())
 		}
 	}
-	keys := []*pdarray.Array{gbInts[int64](r, n, 0, 1000)}
-	fits := 0
-	for limit := int64(0); limit < 64<<10; limit += 4 << 10 {
-		env, used := limitEnv(2, limit)
-		g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, cols)
-		if !fused {
-			t.Fatalf("limit %d: not fused", limit)
-		}
-		if err != nil {
-			if used() != 0 {
-				t.Fatalf("limit %d: failed holding %d bytes", limit, used())
+	big := 150_000
+	for _, c := range []struct {
+		name       string
+		keys       []*pdarray.Array
+		cols       []AggColumn
+		step, upTo int64
+	}{
+		{"dense", []*pdarray.Array{gbInts[int64](r, n, 0, 1000)}, cols, 4 << 10, 64 << 10},
+		{"hash", []*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, cols, 64 << 10, 4 << 20},
+		{"partitioned", []*pdarray.Array{gbInts[int64](r, big, 0, 1<<40)},
+			[]AggColumn{{Values: pdarray.FromSlice(make([]float64, big)), Ops: []string{"sum"}}}, 512 << 10, 12 << 20},
+	} {
+		fits, partFails := 0, 0
+		for limit := int64(0); limit < c.upTo; limit += c.step {
+			env, used := limitEnv(2, limit)
+			before := fusedPartRuns.Load()
+			g, outs, fused, err := GroupByAgg(env, c.keys, true, "auto", nil, c.cols)
+			if !fused {
+				t.Fatalf("%s, limit %d: not fused", c.name, limit)
 			}
-			continue
+			if err != nil {
+				if used() != 0 {
+					t.Fatalf("%s, limit %d: failed holding %d bytes", c.name, limit, used())
+				}
+				if fusedPartRuns.Load() > before {
+					partFails++
+				}
+				continue
+			}
+			fits++
+			g.Free(env)
+			freeOuts(env, outs)
+			if used() != 0 {
+				t.Fatalf("%s, limit %d: %d bytes held after Free", c.name, limit, used())
+			}
 		}
-		fits++
-		g.Free(env)
-		freeOuts(env, outs)
-		if used() != 0 {
-			t.Fatalf("limit %d: %d bytes held after Free", limit, used())
+		if fits == 0 {
+			t.Errorf("%s: no limit fitted the fused grouping", c.name)
+		}
+		if c.name == "partitioned" && partFails < 4 {
+			t.Errorf("partitioned: %d limits failed inside fusedPart, want several", partFails)
 		}
 	}
-	if fits == 0 {
-		t.Error("no limit fitted the fused grouping")
+}
+
+// TestGroupByAggFusedPart: keys too many for one hash table are grouped and
+// aggregated in one pass by partitions (fusedPart), bit for bit as the two
+// steps, with range partitions (even keys) and hash partitions (clustered
+// keys), float keys with NaN both ways, two keys, at 1 and 2 workers (and
+// 8 for float sums, whose order matters). Rows: enough that two workers'
+// tables in the two steps pass hashBigTable keys, and no more (the race
+// detector's time).
+func TestGroupByAggFusedPart(t *testing.T) {
+	n := 150_000
+	r := rand.New(rand.NewPCG(3, 4))
+	clustered := make([]int64, n) // most rows in one narrow range: hash partitions
+	f := make([]float64, n)
+	v := make([]float64, n)
+	for i := range clustered {
+		clustered[i] = r.Int64N(1 << 20)
+		if r.IntN(10) == 0 {
+			clustered[i] = r.Int64N(1 << 50)
+		}
+		f[i] = float64(r.Int64N(1<<30)) / 7
+		if r.IntN(20) == 0 {
+			f[i] = math.NaN()
+		}
+		v[i] = r.NormFloat64() * 1e3
+		if r.IntN(50) == 0 {
+			v[i] = math.NaN()
+		}
+	}
+	fv := pdarray.FromSlice(v)
+	iv := gbInts[int64](r, n, math.MinInt64/2, math.MaxInt64/2)
+	keyCases := map[string][]*pdarray.Array{
+		"even":      {gbInts[int64](r, n, -1<<40, 1<<41)},
+		"clustered": {pdarray.FromSlice(clustered)},
+		"float-nan": {pdarray.FromSlice(f)},
+		"two":       {gbInts[int32](r, n, -1<<30, 1<<31), gbInts[uint8](r, n, 0, 3)},
+	}
+	colCases := map[string]AggColumn{
+		"int-sum":       {Values: iv, Ops: []string{"sum", "count", "size"}},
+		"int-sum-alone": {Values: iv, Ops: []string{"sum"}},
+		"float-all":     {Values: fv, Ops: []string{"mean", "sum", "count", "size"}},
+		"size-only":     {Ops: []string{"size"}},
+	}
+	runs, ranged, expected := fusedPartRuns.Load(), rangedRuns.Load(), uint64(0)
+	rangedSeen, hashedSeen := false, false
+	for kn, keys := range keyCases {
+		for cn, col := range colCases {
+			for _, dropna := range []bool{true, false} {
+				if !dropna && kn != "float-nan" {
+					continue // no NaN: the same grouping
+				}
+				for _, w := range []int{1, 2, 8} {
+					if w == 8 && cn != "float-all" {
+						continue
+					}
+					expected++
+					t.Run(fmt.Sprintf("%s/%s/dropna=%v/w=%d", kn, cn, dropna, w), func(t *testing.T) {
+						env := PlainEnv(w)
+						want, err := GroupByWith(env, keys, dropna, "auto", nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer want.Free(env)
+						// At 8 workers each worker's rows have few enough
+						// distinct keys for the two steps' tables.
+						if want.Strategy != StrategyPartitioned && w < 8 {
+							t.Fatalf("the two steps used %s", want.Strategy)
+						}
+						wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer freeOuts(env, wantOuts)
+						before, rb := fusedPartRuns.Load(), rangedRuns.Load()
+						g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, []AggColumn{col})
+						if err != nil || !fused || fusedPartRuns.Load() != before+1 {
+							t.Fatalf("fused %v, err %v, %d partitioned runs", fused, err, fusedPartRuns.Load()-before)
+						}
+						defer g.Free(env)
+						defer freeOuts(env, outs)
+						if rangedRuns.Load() > rb {
+							rangedSeen = true
+						} else {
+							hashedSeen = true
+						}
+						if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != StrategyPartitioned {
+							t.Fatalf("grouping: ngroups %d kept %d strategy %s, want %d %d partitioned", g.NGroups, g.Kept, g.Strategy, want.NGroups, want.Kept)
+						}
+						for k := range keys {
+							if !bytes.Equal(g.Keys[k].Bytes(), want.Keys[k].Bytes()) {
+								t.Fatalf("unique keys %d differ", k)
+							}
+						}
+						for i, op := range col.Ops {
+							got, exp := outs[0][i], wantOuts[0][i]
+							if got.DType() != exp.DType() || !bytes.Equal(got.Bytes(), exp.Bytes()) {
+								t.Fatalf("%s: %v %v, want %v %v", op, got.DType(), head(got), exp.DType(), head(exp))
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+	if got := fusedPartRuns.Load() - runs; got != expected || got != 45 {
+		t.Errorf("%d fused partitioned groupings, want %d = 45", got, expected)
+	}
+	if !rangedSeen || !hashedSeen || rangedRuns.Load() == ranged {
+		t.Errorf("range partitions seen %v, hash partitions seen %v", rangedSeen, hashedSeen)
 	}
 }

@@ -108,17 +108,23 @@ type probeBuf struct {
 // than tableIDs alone, measured at 10^4 keys). The misses are settled in
 // row order, so ids are still numbered first seen, first numbered among the
 // misses of each block; t.order may be keys[:0] as for tableIDs (a block's
-// keys are all read before its misses are settled).
-func probeIDs(env Env, t *hashTable, keys []uint64, out []int32, grow uint, b *probeBuf) error {
+// keys are all read before its misses are settled). Row i's key is
+// keys[i*stride]: stride 2 reads fusedPart's rows, a value beside each key.
+func probeIDs(env Env, t *hashTable, keys []uint64, stride int, out []int32, grow uint, b *probeBuf) error {
 	probeRuns.Add(1)
-	for lo := 0; lo < len(keys); lo += probeBlock {
-		hi := min(len(keys), lo+probeBlock)
-		m := homeSlots(t.slots, t.pre, t.shift, keys[lo:hi], out[lo:hi], &b.miss)
+	for lo := 0; lo < len(out); lo += probeBlock {
+		hi := min(len(out), lo+probeBlock)
+		var m int
+		if stride == 2 {
+			m = homeSlotsPairs(t.slots, t.pre, t.shift, keys[2*lo:2*hi], out[lo:hi], &b.miss)
+		} else {
+			m = homeSlots(t.slots, t.pre, t.shift, keys[lo:hi], out[lo:hi], &b.miss)
+		}
 		if m == 0 {
 			continue
 		}
 		for j, i := range b.miss[:m] {
-			b.keys[j] = keys[lo+int(i)]
+			b.keys[j] = keys[(lo+int(i))*stride]
 		}
 		if err := tableIDs(env, t, b.keys[:m], b.ids[:m], grow); err != nil {
 			return err
@@ -140,6 +146,29 @@ func homeSlots(slots []hashSlot, pre, shift uint, keys []uint64, out []int32, mi
 	out = out[:len(keys)]
 	m := 0
 	for i, k := range keys {
+		s := slots[((k*hashMul)<<pre)>>shift]
+		out[i] = s.v
+		miss[m&(probeBlock-1)] = int32(i)
+		if s.k != k {
+			m++
+		}
+	}
+	return m
+}
+
+// homeSlotsPairs is homeSlots for keys each followed by a value (words).
+// It is a loop of its own: one homeSlots reading keys[i*stride] for both
+// made hashed keys with 10^4 groups about 20% slower (median of five
+// interleaved rounds of BenchmarkHighCard; this machine is noisy, but
+// there was no sign of a gain to set against it).
+//
+//go:noinline
+func homeSlotsPairs(slots []hashSlot, pre, shift uint, words []uint64, out []int32, miss *[probeBlock]int32) int {
+	pre, shift = pre&63, shift&63
+	words = words[:2*len(out)]
+	m := 0
+	for i := range out {
+		k := words[2*i]
 		s := slots[((k*hashMul)<<pre)>>shift]
 		out[i] = s.v
 		miss[m&(probeBlock-1)] = int32(i)
@@ -200,13 +229,7 @@ func tableIDs(env Env, t *hashTable, keys []uint64, out []int32, grow uint) erro
 func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), int, error) {
 	partitionedRuns.Add(1)
 	n := len(ids)
-	pf, ranged := rangeParts(specs, n, specs[0].span*specs[0].stride)
-	if ranged {
-		rangedRuns.Add(1)
-	} else {
-		pf = partFunc{mul: hashMul, scale: partP}
-	}
-	nw := numWorkers(env.workers(), n)
+	pf, ranged := partPlan(specs, n)
 	var frees []func()
 	defer func() {
 		for _, f := range frees {
@@ -219,60 +242,14 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fq)
-	cnt := make([]int, nw*partP)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
-		c := cnt[w*partP : (w+1)*partP]
-		p, buf := make([]uint64, chunk), make([]uint64, chunk)
-		for x := lo; x < hi; x += chunk {
-			e := min(hi, x+chunk)
-			packChunk(specs, x, e, p, buf)
-			q := qs[x:e]
-			for i, k := range p[:e-x] {
-				if k == dropKey {
-					q[i] = noPart
-					continue
-				}
-				pq := pf.of(k)
-				q[i] = pq
-				c[pq]++
-			}
-		}
-	})
-	// Partition-major, worker-minor offsets keep row order within a partition.
-	start := make([]int, partP+1)
-	pos := make([]int, nw*partP)
-	kept := 0
-	for q := 0; q < partP; q++ {
-		start[q] = kept
-		for w := 0; w < nw; w++ {
-			pos[w*partP+q] = kept
-			kept += cnt[w*partP+q]
-		}
-	}
-	start[partP] = kept
+	start, pos, kept := partCount(env, specs, pf, qs)
 	// Pass 2: scatter the packed keys.
 	pk, fpk, err := scratchOf[uint64](env, kept)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fpk)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
-		ps := make([]int, partP)
-		copy(ps, pos[w*partP:(w+1)*partP])
-		p, buf := make([]uint64, chunk), make([]uint64, chunk)
-		for x := lo; x < hi; x += chunk {
-			e := min(hi, x+chunk)
-			packChunk(specs, x, e, p, buf)
-			for _, k := range p[:e-x] {
-				if k == dropKey {
-					continue
-				}
-				q := pf.of(k)
-				pk[ps[q]] = k
-				ps[q]++
-			}
-		}
-	})
+	scatterPart[int64](env, specs, pf, pos, pk, nil, nil)
 	// Pass 3: each partition's keys get local ids (first seen, first
 	// numbered) from its worker's table.
 	pid, fpid, err := scratchOf[int32](env, kept)
@@ -281,142 +258,68 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	}
 	frees = append(frees, fpid)
 	partUniq := make([][]uint64, partP)
+	pt := newPartTables(env, ranged)
+	defer pt.release()
 	errs := make([]error, partP)
-	// One table per worker, emptied for each of its partitions: allocating
-	// and growing a table per partition cost page faults (tables under the
-	// server's pooled size come fresh) and rehashes. It starts at the size
-	// the worker's last partition would have needed for this one's rows.
-	nt := min(env.workers(), partP)
-	tables := make([]*hashTable, nt)
-	defer func() {
-		for _, t := range tables {
-			if t != nil {
-				t.release()
-			}
-		}
-	}()
-	lastRows, lastKeys := make([]int, nt), make([]int, nt)
-	bufs := make([]probeBuf, nt)
 	var failed atomic.Bool // a partition failed (memory): the rest are not worth doing
 	forPartitions(env, func(w, q int) {
 		if failed.Load() {
 			return
 		}
 		keys := pk[start[q]:start[q+1]]
-		out := pid[start[q]:start[q+1]]
-		capPow := uint(10)
-		if lastRows[w] > 0 {
-			est := len(keys) * lastKeys[w] / lastRows[w]
-			capPow = max(capPow, uint(bits.Len(uint(4*est)))) // under a quarter full: no growth
+		t, err := pt.next(env, w, len(keys))
+		if err == nil {
+			// The distinct keys go over the partition's own keys, in place:
+			// the j-th distinct key is written after key j has been read, and
+			// no partition has more distinct keys than rows (so no
+			// unaccounted memory grows here).
+			t.order = keys[:0]
+			err = probeIDs(env, t, keys, 1, pid[start[q]:start[q+1]], 2, &pt.bufs[w])
 		}
-		t := tables[w]
-		if t == nil {
-			var err error
-			if t, err = newHashTable(env, capPow); err != nil {
-				errs[q] = err
-				failed.Store(true)
-				return
-			}
-			tables[w] = t
-			if !ranged {
-				t.pre = partBits // the top bits are the partition's: index by the next ones
-			}
-		} else if err := t.reset(env, capPow); err != nil {
-			errs[q] = err
-			failed.Store(true)
-			return
-		}
-		// The distinct keys go over the partition's own keys, in place: the
-		// j-th distinct key is written after key j has been read, and no
-		// partition has more distinct keys than rows (so no unaccounted
-		// memory grows here).
-		t.order = keys[:0]
-		if err := probeIDs(env, t, keys, out, 2, &bufs[w]); err != nil {
+		if err != nil {
 			errs[q] = err
 			failed.Store(true)
 			return
 		}
 		partUniq[q] = t.order
-		lastRows[w], lastKeys[w] = len(keys), len(t.order)
+		pt.done(w, len(keys), len(t.order))
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	// Rank every distinct key: sorted per range partition, or all together
-	// (radix sort carrying partition base + local id).
-	base := make([]int, partP+1)
-	for q := 0; q < partP; q++ {
-		base[q+1] = base[q] + len(partUniq[q])
-	}
-	ng := base[partP]
-	keys, fk, err := scratchOf[uint64](env, ng)
+	keys, fk, flat, base, err := rankParts(env, partUniq, ranged, &frees)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	kTmp, fkt, err := scratchOf[uint64](env, ng)
-	if err != nil {
-		fk()
-		return nil, nil, 0, err
-	}
-	frees = append(frees, fkt)
-	prov, fp, err := scratchOf[int64](env, 2*ng)
-	if err != nil {
-		fk()
-		return nil, nil, 0, err
-	}
-	frees = append(frees, fp)
+	ng := len(keys)
 	rank, fr, err := scratchOf[int32](env, ng)
 	if err != nil {
 		fk()
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fr)
-	if ranged {
-		// Each partition's keys are a range of their own: sorted there (in
-		// cache), they are ranked, and its local ids become those ranks.
+	if ranged { // a range's ranks and flat indices are its own stretch
 		forPartitions(env, func(_, q int) {
-			lo, hi := base[q], base[q+1]
-			k, r, out := keys[lo:hi], rank[lo:hi], pid[start[q]:start[q+1]]
-			copy(k, partUniq[q])
-			sp := prov[lo:hi]
-			for i := range sp {
-				sp[i] = int64(i)
-			}
-			var h [1 << radixBits]int
-			sk, sp := sortRun(k, kTmp[lo:hi], sp, prov[ng+lo:ng+hi], &h)
-			for pos, l := range sp {
-				r[l] = int32(lo + pos)
-			}
-			if len(k) > 0 && &sk[0] != &k[0] {
-				copy(k, sk)
-			}
-			for i, l := range out {
-				out[i] = r[l]
+			for r := base[q]; r < base[q+1]; r++ {
+				rank[flat[r]] = int32(r)
 			}
 		})
 	} else {
-		for q := 0; q < partP; q++ {
-			copy(keys[base[q]:], partUniq[q])
-		}
-		sk, sp := sortWithIndex(env, keys, kTmp, prov)
-		for r, p := range sp {
+		for r, p := range flat {
 			rank[p] = int32(r)
 		}
-		if ng > 0 && &sk[0] != &keys[0] {
-			copy(keys, sk)
-		}
-		// Local ids become ranks, partition by partition (each partition's
-		// ranks are one contiguous stretch of rank).
-		forPartitions(env, func(_, q int) {
-			r := rank[base[q]:base[q+1]]
-			out := pid[start[q]:start[q+1]]
-			for i, l := range out {
-				out[i] = r[l]
-			}
-		})
 	}
+	// Local ids become ranks, partition by partition (partition q's local
+	// id l is flat index base[q]+l).
+	forPartitions(env, func(_, q int) {
+		r := rank[base[q]:base[q+1]]
+		out := pid[start[q]:start[q+1]]
+		for i, l := range out {
+			out[i] = r[l]
+		}
+	})
 	// Pass 4: rows read their ids back from their partition's stream.
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
@@ -433,6 +336,212 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		}
 	})
 	return keys, fk, kept, nil
+}
+
+// partPlan picks the partitions of specs' packed keys (n rows): ranges of
+// them when a sample shows those even (ranged), else the top bits of their
+// hash.
+func partPlan(specs []keySpec, n int) (partFunc, bool) {
+	pf, ranged := rangeParts(specs, n, specs[0].span*specs[0].stride)
+	if ranged {
+		rangedRuns.Add(1)
+		return pf, true
+	}
+	return partFunc{mul: hashMul, scale: partP}, false
+}
+
+// partCount counts each worker's rows per partition and returns where
+// each partition starts (start[partP] is the rows kept) and where each
+// worker's rows of it go (pos[w*partP+q]): partition-major, worker-minor,
+// so a partition keeps its rows in row order. With qs it also writes each
+// row's partition there (noPart for a dropped row).
+func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []int, kept int) {
+	n := specs[0].a.Len()
+	nw := numWorkers(env.workers(), n)
+	cnt := make([]int, nw*partP)
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		c := cnt[w*partP : (w+1)*partP]
+		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		for x := lo; x < hi; x += chunk {
+			e := min(hi, x+chunk)
+			packChunk(specs, x, e, p, buf)
+			if qs == nil {
+				for _, k := range p[:e-x] {
+					if k != dropKey {
+						c[pf.of(k)]++
+					}
+				}
+				continue
+			}
+			q := qs[x:e]
+			for i, k := range p[:e-x] {
+				if k == dropKey {
+					q[i] = noPart
+					continue
+				}
+				pq := pf.of(k)
+				q[i] = pq
+				c[pq]++
+			}
+		}
+	})
+	start = make([]int, partP+1)
+	pos = make([]int, nw*partP)
+	for q := 0; q < partP; q++ {
+		start[q] = kept
+		for w := 0; w < nw; w++ {
+			pos[w*partP+q] = kept
+			kept += cnt[w*partP+q]
+		}
+	}
+	start[partP] = kept
+	return start, pos, kept
+}
+
+// scatterPart writes each kept row's packed key to pk at its partition's
+// next place (pos, from partCount: row order within a partition) or, with
+// vals, the key and its value to rows at that place.
+func scatterPart[V int64 | float64](env Env, specs []keySpec, pf partFunc, pos []int, pk []uint64, vals []V, rows []partRow[V]) {
+	parallel(env.workers(), specs[0].a.Len(), chunk, func(w, lo, hi int) {
+		ps := make([]int, partP)
+		copy(ps, pos[w*partP:(w+1)*partP])
+		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		for x := lo; x < hi; x += chunk {
+			e := min(hi, x+chunk)
+			packChunk(specs, x, e, p, buf)
+			if vals == nil {
+				for _, k := range p[:e-x] {
+					if k == dropKey {
+						continue
+					}
+					q := pf.of(k)
+					pk[ps[q]] = k
+					ps[q]++
+				}
+				continue
+			}
+			v := vals[x:e]
+			for i, k := range p[:e-x] {
+				if k == dropKey {
+					continue
+				}
+				q := pf.of(k)
+				j := ps[q]
+				rows[j] = partRow[V]{k, v[i]}
+				ps[q] = j + 1
+			}
+		}
+	})
+}
+
+// partTables are the workers' hash tables for partitions: one per worker,
+// emptied for each of its partitions. Allocating and growing a table per
+// partition cost page faults (tables under the server's pooled size come
+// fresh) and rehashes. A table starts at the size the worker's last
+// partition would have needed for the next one's rows.
+type partTables struct {
+	ranged             bool
+	tables             []*hashTable
+	lastRows, lastKeys []int
+	bufs               []probeBuf
+}
+
+func newPartTables(env Env, ranged bool) *partTables {
+	nt := min(env.workers(), partP)
+	return &partTables{ranged: ranged, tables: make([]*hashTable, nt), lastRows: make([]int, nt),
+		lastKeys: make([]int, nt), bufs: make([]probeBuf, nt)}
+}
+
+// next returns worker w's table, emptied for a partition of rows rows.
+func (pt *partTables) next(env Env, w, rows int) (*hashTable, error) {
+	capPow := uint(10)
+	if pt.lastRows[w] > 0 {
+		est := rows * pt.lastKeys[w] / pt.lastRows[w]
+		capPow = max(capPow, uint(bits.Len(uint(4*est)))) // under a quarter full: no growth
+	}
+	t := pt.tables[w]
+	if t == nil {
+		var err error
+		if t, err = newHashTable(env, capPow); err != nil {
+			return nil, err
+		}
+		pt.tables[w] = t
+		if !pt.ranged {
+			t.pre = partBits // the top bits are the partition's: index by the next ones
+		}
+		return t, nil
+	}
+	return t, t.reset(env, capPow)
+}
+
+// done records that worker w's partition of rows rows had keys distinct keys.
+func (pt *partTables) done(w, rows, keys int) { pt.lastRows[w], pt.lastKeys[w] = rows, keys }
+
+func (pt *partTables) release() {
+	for _, t := range pt.tables {
+		if t != nil {
+			t.release()
+		}
+	}
+}
+
+// rankParts sorts the distinct keys of every partition (partUniq[q]) into
+// one ascending array, keys, freed by fk; flat[r] is the r-th key's flat
+// index, base[q]+l for partition q's l-th key. Range partitions' keys are
+// ranges of their own, each sorted there (in cache), one after another;
+// hash partitions' keys are sorted all together. Its other scratch goes to
+// frees.
+func rankParts(env Env, partUniq [][]uint64, ranged bool, frees *[]func()) (keys []uint64, fk func(), flat []int64, base []int, err error) {
+	base = make([]int, partP+1)
+	for q := 0; q < partP; q++ {
+		base[q+1] = base[q] + len(partUniq[q])
+	}
+	ng := base[partP]
+	keys, fk, err = scratchOf[uint64](env, ng)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var kTmp []uint64
+	var prov []int64
+	scratch := func(f func() (func(), error)) {
+		if err == nil {
+			var fr func()
+			if fr, err = f(); err == nil {
+				*frees = append(*frees, fr)
+			}
+		}
+	}
+	scratch(func() (fr func(), err error) { kTmp, fr, err = scratchOf[uint64](env, ng); return })
+	scratch(func() (fr func(), err error) { prov, fr, err = scratchOf[int64](env, 2*ng); return })
+	if err != nil {
+		fk()
+		return nil, nil, nil, nil, err
+	}
+	if !ranged {
+		for q := 0; q < partP; q++ {
+			copy(keys[base[q]:], partUniq[q])
+		}
+		sk, sp := sortWithIndex(env, keys, kTmp, prov)
+		if ng > 0 && &sk[0] != &keys[0] {
+			copy(keys, sk)
+		}
+		return keys, fk, sp, base, nil
+	}
+	forPartitions(env, func(_, q int) {
+		lo, hi := base[q], base[q+1]
+		k, sp := keys[lo:hi], prov[lo:hi]
+		copy(k, partUniq[q])
+		for i := range sp {
+			sp[i] = int64(lo + i)
+		}
+		var h [1 << radixBits]int
+		sk, ss := sortRun(k, kTmp[lo:hi], sp, prov[ng+lo:ng+hi], &h)
+		if len(k) > 0 && &sk[0] != &k[0] {
+			copy(k, sk)
+			copy(sp, ss)
+		}
+	})
+	return keys, fk, prov[:ng], base, nil
 }
 
 // forPartitions runs f(w, q) on every partition q, the workers w taking the
