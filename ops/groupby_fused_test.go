@@ -141,6 +141,8 @@ func gbBools(r *rand.Rand, n int) []bool {
 // ops are not fused (nothing held); an out-of-memory failure, dense, hashed
 // or partitioned, holds nothing.
 func TestGroupByAggFusedLimits(t *testing.T) {
+	defer func(s float64) { partFuseMaxShare = s }(partFuseMaxShare)
+	partFuseMaxShare = math.Inf(1) // the partitioned case's keys are nearly all distinct
 	r := rand.New(rand.NewPCG(1, 2))
 	n := 20000
 	v := gbInts[int64](r, n, 0, 100)
@@ -213,6 +215,8 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 // tables in the two steps pass hashBigTable keys, and no more (the race
 // detector's time).
 func TestGroupByAggFusedPart(t *testing.T) {
+	defer func(s float64) { partFuseMaxShare = s }(partFuseMaxShare)
+	partFuseMaxShare = math.Inf(1) // nearly every key distinct here: fused all the same
 	n := 150_000
 	r := rand.New(rand.NewPCG(3, 4))
 	clustered := make([]int64, n) // most rows in one narrow range: hash partitions
@@ -312,5 +316,42 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	}
 	if !rangedSeen || !hashedSeen || rangedRuns.Load() == ranged {
 		t.Errorf("range partitions seen %v, hash partitions seen %v", rangedSeen, hashedSeen)
+	}
+}
+
+// TestGroupByAggPartChoice: past one hash table, keys drawn from a third as
+// many values as rows are grouped and aggregated by partitions in one pass;
+// keys nearly all distinct are left to the two steps (not fused, nothing
+// held).
+func TestGroupByAggPartChoice(t *testing.T) {
+	n := 300_000
+	r := rand.New(rand.NewPCG(5, 6))
+	cols := []AggColumn{{Values: gbInts[int64](r, n, 0, 100), Ops: []string{"sum"}}}
+	for _, c := range []struct {
+		name   string
+		values int64
+		fused  bool
+	}{{"a third", int64(n / 3), true}, {"all distinct", 1 << 50, false}} {
+		k := make([]int64, n)
+		for i := range k {
+			k[i] = r.Int64N(c.values) * 2654435761 // spread: hashed, not dense
+		}
+		keys := []*pdarray.Array{pdarray.FromSlice(k)}
+		env, used := limitEnv(1, 1<<30)
+		before := fusedPartRuns.Load()
+		g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, cols)
+		if err != nil || fused != c.fused || fusedPartRuns.Load()-before != uint64(btoi(c.fused)) {
+			t.Fatalf("%s: fused %v (want %v), err %v, %d partitioned runs", c.name, fused, c.fused, err, fusedPartRuns.Load()-before)
+		}
+		if fused {
+			if g.Strategy != StrategyPartitioned {
+				t.Errorf("%s: strategy %s", c.name, g.Strategy)
+			}
+			g.Free(env)
+			freeOuts(env, outs)
+		}
+		if used() != 0 {
+			t.Errorf("%s: %d bytes held", c.name, used())
+		}
 	}
 }
