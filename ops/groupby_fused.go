@@ -674,7 +674,18 @@ var fusedPartRuns atomic.Uint64
 type fusedSets struct {
 	fs         []sumSlot
 	sums, rows []int64
+	keys       []uint64 // fusedPart's partitions: their distinct keys (allocKeys)
 	frees      []func()
+}
+
+// allocKeys gives s room for n keys, freed with it.
+func (s *fusedSets) allocKeys(env Env, n int) error {
+	k, fk, err := scratchOf[uint64](env, n)
+	if err == nil {
+		s.keys = k
+		s.frees = append(s.frees, fk)
+	}
+	return err
 }
 
 // alloc makes s a zeroed set of n states of col's kind (releasing any it held).
@@ -788,18 +799,20 @@ func viewAs[T int64 | float64](words []uint64) []T {
 }
 
 // fusedPart groups by packed keys too many for fusedHash's one table and
-// aggregates col in the same pass, as groupPartitioned groups
+// aggregates col in the same pass, with groupPartitioned's partitions
 // (groupby_part.go): the rows' packed keys, each with its value beside it,
-// are scattered into partitions (row order kept within each), and each
-// partition's rows are probed a block at a time in a table that stays in L2
-// and accumulated by their local ids into its worker's states, in cache. No
-// ids are written per row nor read back, and the values are read once from
-// the partition streams where the two steps read them by ids. Every group's
-// rows are in one partition, in row order, so float sums are bit-identical
-// to a sequential loop at any worker count, and partitions run on every
-// worker. A range partition's keys are then sorted there and its states
-// copied out in their order; hash partitions' states are copied out as
-// they are, and written in the order of all their keys sorted together.
+// are scattered into blocks of their partition (row order kept within
+// each), and each block is probed in the partition's table, which stays in
+// L2, and its values accumulated by their local ids into the worker's
+// states, in cache. No ids are written per row nor read back, and the
+// values are read once more from the blocks where the two steps read them
+// by ids. Every group's rows are in one partition, in row order, so float
+// sums are bit-identical to a sequential loop at any worker count, and
+// partitions run on every worker. A range partition's keys are then sorted
+// there and its states copied out in their order; hash partitions' states
+// are copied out as they are, and written in the order of all their keys
+// sorted together. The scatter takes a partition's next block as it fills
+// the last, so no pass counts the rows first.
 func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pdarray.Array, err error) {
 	fusedPartRuns.Add(1)
 	n := specs[0].a.Len()
@@ -810,31 +823,27 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 			f()
 		}
 	}()
-	start, pos, kept := partCount(env, specs, pf, nil)
-	// The kept rows by partition: packed keys alone (size), or keys with
-	// their values side by side, one write stream a partition (two streams
-	// a partition, 128 in all, took 2.4× as long to scatter here: their
-	// pages outrun the TLB). pk is the keys, or the pairs' words.
 	isF, isI, _ := fusedKind(col)
-	pk, fpk, err := scratchOf[uint64](env, kept*(1+btoi(isF || isI)))
-	if err != nil {
+	pb := partBlocks{stride: 1 + btoi(isF || isI), nw: numWorkers(env.workers(), n)}
+	// Each worker's last block of each partition may be partly filled.
+	nb := (n+partBlockRows-1)/partBlockRows + pb.nw*partP
+	var fw func()
+	if pb.words, fw, err = scratchOf[uint64](env, nb*partBlockRows*pb.stride); err != nil {
 		return nil, err
 	}
-	frees = append(frees, fpk)
-	switch {
-	case isF:
-		scatterPart(env, specs, pf, pos, nil, pdarray.View[float64](col.Values), rowsIn[float64](pk))
-	case isI:
-		scatterPart(env, specs, pf, pos, nil, pdarray.View[int64](col.Values), rowsIn[int64](pk))
-	default:
-		scatterPart[int64](env, specs, pf, pos, pk, nil, nil)
+	frees = append(frees, fw)
+	var vals []uint64
+	if col.Values != nil {
+		vals = pdarray.BytesAs[uint64](col.Values.Bytes()) // int64 or float64: moved as they are
 	}
+	pb.scatter(env, specs, pf, vals)
 	pt := newPartTables(env, ranged)
 	defer pt.release()
 	nt := len(pt.tables)
 	work := make([]fusedSets, nt) // each worker's states, grown as needed
 	bufs := make([]partBlock, nt)
 	parts := make([]fusedSets, partP) // each partition's, copied out
+	partUniq := make([][]uint64, partP)
 	defer func() {
 		for i := range work {
 			work[i].release()
@@ -844,14 +853,13 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 			parts[i].release()
 		}
 	}()
-	partUniq := make([][]uint64, partP)
 	errs := make([]error, partP)
 	var failed atomic.Bool
 	forPartitions(env, func(w, q int) {
 		if failed.Load() {
 			return
 		}
-		if err := fusedPartition(env, pt, w, start[q], start[q+1], pk, isF || isI, ranged, &work[w], &bufs[w], col, &parts[q], &partUniq[q]); err != nil {
+		if err := fusedPartition(env, pt, w, q, &pb, ranged, &work[w], &bufs[w], col, &parts[q]); err != nil {
 			errs[q] = err
 			failed.Store(true)
 		}
@@ -860,6 +868,9 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 		if err != nil {
 			return nil, err
 		}
+	}
+	for q := range parts {
+		partUniq[q] = parts[q].keys
 	}
 	// All the keys in order, and the states' order: partition after
 	// partition (ranges, each sorted already), or by sorting them together.
@@ -895,7 +906,7 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 		parts[q].copyTo(&all, base[q], base[q+1]-base[q])
 		parts[q].release()
 	}
-	g.NGroups, g.Kept = ng, kept
+	g.NGroups, g.Kept = ng, pb.kept
 	for k := range specs {
 		a, err := env.Alloc(specs[k].a.DType(), ng)
 		if err != nil {
@@ -907,19 +918,88 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 	return fusedOuts(env, col, flat, all.fs, all.sums, all.rows)
 }
 
-// partRow is a partitioned row of fusedPart: its packed key and value.
-type partRow[V int64 | float64] struct {
-	k uint64
-	v V
+// partBlockRows is how many rows a block of fusedPart's partitions holds
+// (16 KiB of keys and values).
+const partBlockRows = 1024
+
+// partBlocks are fusedPart's rows by partition: blocks of partBlockRows
+// rows (stride words each: a packed key, and its value's bits when there
+// is a value) in one arena, words, whose owner is fusedPart.
+type partBlocks struct {
+	words  []uint64
+	stride int
+	nw     int       // workers that scattered
+	lists  [][]int32 // lists[w*partP+q]: worker w's blocks of partition q, in row order
+	fill   []int     // fill[w*partP+q]: rows in the last of them
+	kept   int       // rows scattered (not dropped)
 }
 
-// rowsIn views words (two a row) as partRows; both name the same memory,
-// whose owner is the caller.
-func rowsIn[V int64 | float64](words []uint64) []partRow[V] {
-	if len(words) < 2 {
-		return nil
+// scatter writes each kept row's packed key (and vals' word of it) into
+// its partition's current block, taking the arena's next block when that
+// is full. Worker w scatters the w-th stretch of rows.
+func (pb *partBlocks) scatter(env Env, specs []keySpec, pf partFunc, vals []uint64) {
+	n := specs[0].a.Len()
+	pb.lists, pb.fill = make([][]int32, pb.nw*partP), make([]int, pb.nw*partP)
+	kept := make([]int, pb.nw)
+	var next atomic.Int64
+	stride := pb.stride
+	bw := partBlockRows * stride
+	words := pb.words
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		var at, end [partP]int // next word and block end per partition; equal: take a block
+		lists := pb.lists[w*partP : (w+1)*partP]
+		take := func(q uint8) int {
+			b := int(next.Add(1)) - 1
+			lists[q] = append(lists[q], int32(b))
+			end[q] = (b + 1) * bw
+			return b * bw
+		}
+		p, buf := make([]uint64, chunk), make([]uint64, chunk)
+		for x := lo; x < hi; x += chunk {
+			e := min(hi, x+chunk)
+			packChunk(specs, x, e, p, buf)
+			var v []uint64
+			if vals != nil {
+				v = vals[x:e]
+			}
+			for i, k := range p[:e-x] {
+				if k == dropKey {
+					continue
+				}
+				q := pf.of(k)
+				j := at[q]
+				if j == end[q] {
+					j = take(q)
+				}
+				words[j] = k
+				if v != nil {
+					words[j+1] = v[i]
+				}
+				at[q] = j + stride
+			}
+		}
+		for q := range partP {
+			if l := lists[q]; len(l) > 0 {
+				r := (at[q] - int(l[len(l)-1])*bw) / pb.stride
+				pb.fill[w*partP+q] = r
+				kept[w] += (len(l)-1)*partBlockRows + r
+			}
+		}
+	})
+	for _, k := range kept {
+		pb.kept += k
 	}
-	return unsafe.Slice((*partRow[V])(unsafe.Pointer(unsafe.SliceData(words))), len(words)/2)
+}
+
+// rows returns partition q's row count.
+func (pb *partBlocks) rows(q int) int {
+	r := 0
+	for w := range pb.nw {
+		if l := pb.lists[w*partP+q]; len(l) > 0 {
+			r += (len(l)-1)*partBlockRows + pb.fill[w*partP+q]
+		}
+	}
+	return r
 }
 
 func btoi(b bool) int {
@@ -957,68 +1037,63 @@ func (b *partBlock) release() {
 	b.order, b.freeOrder = nil, nil
 }
 
-// fusedPartition groups and aggregates the partition of rows [lo, hi) of
-// fusedPart on worker w: into its states ws (grown as needed, left zeroed),
-// then copied out to out, in key order when the partition is a range (its
-// distinct keys sorted), else in first-seen order. uniq gets the
-// partition's distinct keys, written over its own rows once all are read
-// (pk: keys alone, or the words of key-value pairs when pairs).
-func fusedPartition(env Env, pt *partTables, w, lo, hi int, pk []uint64, pairs, ranged bool, ws *fusedSets, b *partBlock, col AggColumn, out *fusedSets, uniq *[]uint64) error {
-	t, err := pt.next(env, w, hi-lo)
+// fusedPartition groups and aggregates partition q of pb on worker w: into
+// its states ws (grown as needed, left zeroed), then copied out to out
+// with the partition's distinct keys (out.keys), sorted with their states
+// when the partition is a range, else in first-seen order.
+func fusedPartition(env Env, pt *partTables, w, q int, pb *partBlocks, ranged bool, ws *fusedSets, b *partBlock, col AggColumn, out *fusedSets) error {
+	rows := pb.rows(q)
+	t, err := pt.next(env, w, rows)
 	if err != nil {
 		return err
 	}
 	if b.ids == nil {
-		b.ids = make([]int32, fusedBlock)
+		b.ids = make([]int32, partBlockRows)
 	}
-	stride := 1 + btoi(pairs)
-	rows := pk[stride*lo : stride*hi]
-	// The distinct keys go over the keys alone as they are read, as in
-	// groupPartitioned; over pairs they would overwrite values not yet read
-	// (a block's values are read after all its keys).
-	if !pairs {
-		t.order = rows[:0]
-	} else if t.order, err = b.orderFor(env, hi-lo); err != nil {
+	if t.order, err = b.orderFor(env, rows); err != nil {
 		return err
 	}
-	for x := 0; x < hi-lo; x += fusedBlock {
-		e := min(hi-lo, x+fusedBlock)
-		ids := b.ids[:e-x]
-		if err := probeIDs(env, t, rows[stride*x:stride*e], stride, ids, 2, &pt.bufs[w]); err != nil {
-			return err
-		}
-		if len(t.order) > ws.len() {
-			if err := ws.grow(env, col, len(t.order)); err != nil {
+	bw := partBlockRows * pb.stride
+	for v := range pb.nw {
+		l := pb.lists[v*partP+q]
+		for i, blk := range l {
+			r := partBlockRows
+			if i == len(l)-1 {
+				r = pb.fill[v*partP+q]
+			}
+			words := pb.words[int(blk)*bw:][:r*pb.stride]
+			ids := b.ids[:r]
+			if err := probeIDs(env, t, words, pb.stride, ids, 2, &pt.bufs[w]); err != nil {
 				return err
 			}
+			if len(t.order) > ws.len() {
+				if err := ws.grow(env, col, len(t.order)); err != nil {
+					return err
+				}
+			}
+			if pb.stride == 2 {
+				ws.add(ids, words[1:])
+			} else {
+				ws.add(ids, nil)
+			}
 		}
-		if pairs {
-			ws.add(ids, rows[2*x+1:2*e])
-		} else {
-			ws.add(ids, nil)
-		}
-	}
-	if pairs {
-		t.order = rows[:copy(rows, t.order)]
 	}
 	nd := len(t.order)
-	pt.done(w, hi-lo, nd)
-	*uniq = t.order
+	pt.done(w, rows, nd)
+	defer ws.clearN(nd)
 	if err := out.alloc(env, col, nd); err != nil {
 		return err
 	}
-	defer ws.clearN(nd)
+	if err := out.allocKeys(env, nd); err != nil {
+		return err
+	}
 	if !ranged || nd < 2 {
+		copy(out.keys, t.order)
 		ws.copyTo(out, 0, nd)
 		return nil
 	}
 	// Sort the range's keys with their local ids (in cache), and copy the
 	// states out in that order.
-	kTmp, fk, err := scratchOf[uint64](env, nd)
-	if err != nil {
-		return err
-	}
-	defer fk()
 	idx, fi, err := scratchOf[int64](env, 2*nd)
 	if err != nil {
 		return err
@@ -1028,9 +1103,9 @@ func fusedPartition(env Env, pt *partTables, w, lo, hi int, pk []uint64, pairs, 
 		idx[i] = int64(i)
 	}
 	var h [1 << radixBits]int
-	sk, sp := sortRun(t.order, kTmp, idx[:nd], idx[nd:], &h)
-	if &sk[0] != &t.order[0] {
-		copy(t.order, sk)
+	sk, sp := sortRun(t.order, out.keys, idx[:nd], idx[nd:], &h)
+	if &sk[0] != &out.keys[0] {
+		copy(out.keys, sk)
 	}
 	ws.gatherTo(out, sp)
 	return nil

@@ -172,7 +172,7 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 		{"dense", []*pdarray.Array{gbInts[int64](r, n, 0, 1000)}, cols, 4 << 10, 64 << 10},
 		{"hash", []*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, cols, 64 << 10, 4 << 20},
 		{"partitioned", []*pdarray.Array{gbInts[int64](r, big, 0, 1<<40)},
-			[]AggColumn{{Values: pdarray.FromSlice(make([]float64, big)), Ops: []string{"sum"}}}, 512 << 10, 12 << 20},
+			[]AggColumn{{Values: pdarray.FromSlice(make([]float64, big)), Ops: []string{"sum"}}}, 1 << 20, 24 << 20},
 	} {
 		fits, partFails := 0, 0
 		for limit := int64(0); limit < c.upTo; limit += c.step {

@@ -249,7 +249,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fpk)
-	scatterPart[int64](env, specs, pf, pos, pk, nil, nil)
+	scatterPart(env, specs, pf, pos, pk)
 	// Pass 3: each partition's keys get local ids (first seen, first
 	// numbered) from its worker's table.
 	pid, fpid, err := scratchOf[int32](env, kept)
@@ -399,9 +399,8 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 }
 
 // scatterPart writes each kept row's packed key to pk at its partition's
-// next place (pos, from partCount: row order within a partition) or, with
-// vals, the key and its value to rows at that place.
-func scatterPart[V int64 | float64](env Env, specs []keySpec, pf partFunc, pos []int, pk []uint64, vals []V, rows []partRow[V]) {
+// next place (pos, from partCount: row order within a partition).
+func scatterPart(env Env, specs []keySpec, pf partFunc, pos []int, pk []uint64) {
 	parallel(env.workers(), specs[0].a.Len(), chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
 		copy(ps, pos[w*partP:(w+1)*partP])
@@ -409,26 +408,13 @@ func scatterPart[V int64 | float64](env Env, specs []keySpec, pf partFunc, pos [
 		for x := lo; x < hi; x += chunk {
 			e := min(hi, x+chunk)
 			packChunk(specs, x, e, p, buf)
-			if vals == nil {
-				for _, k := range p[:e-x] {
-					if k == dropKey {
-						continue
-					}
-					q := pf.of(k)
-					pk[ps[q]] = k
-					ps[q]++
-				}
-				continue
-			}
-			v := vals[x:e]
-			for i, k := range p[:e-x] {
+			for _, k := range p[:e-x] {
 				if k == dropKey {
 					continue
 				}
 				q := pf.of(k)
-				j := ps[q]
-				rows[j] = partRow[V]{k, v[i]}
-				ps[q] = j + 1
+				pk[ps[q]] = k
+				ps[q]++
 			}
 		}
 	})
