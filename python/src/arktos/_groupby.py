@@ -13,8 +13,9 @@ NaN values are skipped by every aggregation (pandas' skipna).
 The grouping is made when it is first needed, like pandas' groupby: an
 aggregation of a GroupBy whose ids nobody has asked for goes with the
 grouping in one request, and the server answers it in one pass over the
-keys and values where it can (one integer key of a small range and one
-values array: ``g.fused`` is then True), making no ids at all
+keys and values where it can (one values array, and keys the server
+groups by a small table, by hashing or, unless nearly every row is its own
+group, by partitions: ``g.fused`` is then True), making no ids at all
 (docs/protocol.md, "Grouping and aggregating in one request"). Anything
 else that needs the ids (``g.ids``, ``segments``, ``broadcast``, the
 aggregations the server cannot fuse) makes them once. So that the groups
