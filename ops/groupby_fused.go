@@ -545,7 +545,8 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 			err = probeIDs(env, t, p[:e-c], 1, ids[c-lo:e-lo], hashGrow, pb)
 		}
 		if gaveUp = len(t.order) > hashBigTable; gaveUp || err != nil {
-			*seen = keySample{rows: hi, keys: len(t.order)}
+			// The rows kept so far: the blocks added, and this one's.
+			*seen = keySample{rows: hashRows(nil, ids), keys: len(t.order)}
 			break
 		}
 		if pipelined {
@@ -557,6 +558,9 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 	if pipelined {
 		close(full)
 		<-done
+	}
+	if gaveUp {
+		seen.rows += kept
 	}
 	if err != nil || gaveUp {
 		return nil, !gaveUp, err
@@ -635,14 +639,16 @@ func hashRows(rows []int64, ids []int32) int {
 	for _, id := range ids {
 		if id >= 0 {
 			kept++
-			rows[id]++
+			if rows != nil {
+				rows[id]++
+			}
 		}
 	}
 	return kept
 }
 
-// keySample is what fusedHash saw before it gave up: the first rows it
-// probed and their distinct keys.
+// keySample is what fusedHash saw before it gave up: the rows it kept
+// (not dropped) of those it probed, and their distinct keys.
 type keySample struct{ rows, keys int }
 
 // partFuseMaxShare: fusedPart is taken where the keys of n rows look drawn
@@ -831,7 +837,11 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 	if pb.words, fw, err = scratchOf[uint64](env, nb*partBlockRows*pb.stride); err != nil {
 		return nil, err
 	}
-	frees = append(frees, fw)
+	defer func() {
+		if fw != nil {
+			fw()
+		}
+	}()
 	var vals []uint64
 	if col.Values != nil {
 		vals = pdarray.BytesAs[uint64](col.Values.Bytes()) // int64 or float64: moved as they are
@@ -869,6 +879,8 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 			return nil, err
 		}
 	}
+	fw() // the rows are read: their memory goes back before the outputs are made
+	fw = nil
 	for q := range parts {
 		partUniq[q] = parts[q].keys
 	}
@@ -1038,9 +1050,9 @@ func (b *partBlock) release() {
 }
 
 // fusedPartition groups and aggregates partition q of pb on worker w: into
-// its states ws (grown as needed, left zeroed), then copied out to out
-// with the partition's distinct keys (out.keys), sorted with their states
-// when the partition is a range, else in first-seen order.
+// its states ws (grown as needed, zeroed again once copied), then copied
+// out to out with the partition's distinct keys (out.keys), sorted with
+// their states when the partition is a range, else in first-seen order.
 func fusedPartition(env Env, pt *partTables, w, q int, pb *partBlocks, ranged bool, ws *fusedSets, b *partBlock, col AggColumn, out *fusedSets) error {
 	rows := pb.rows(q)
 	t, err := pt.next(env, w, rows)

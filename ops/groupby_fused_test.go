@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -201,8 +202,8 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 		if fits == 0 {
 			t.Errorf("%s: no limit fitted the fused grouping", c.name)
 		}
-		if c.name == "partitioned" && partFails < 4 {
-			t.Errorf("partitioned: %d limits failed inside fusedPart, want several", partFails)
+		if c.name == "partitioned" && partFails == 0 { // every allocation: TestGroupByAggFusedPartAllocs
+			t.Error("partitioned: no limit failed inside fusedPart")
 		}
 	}
 }
@@ -220,12 +221,17 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	n := 150_000
 	r := rand.New(rand.NewPCG(3, 4))
 	clustered := make([]int64, n) // most rows in one narrow range: hash partitions
+	heavy := make([]int64, n)
 	f := make([]float64, n)
 	v := make([]float64, n)
 	for i := range clustered {
 		clustered[i] = r.Int64N(1 << 20)
 		if r.IntN(10) == 0 {
 			clustered[i] = r.Int64N(1 << 50)
+		}
+		heavy[i] = r.Int64N(1 << 50)
+		if r.IntN(2) == 0 {
+			heavy[i] = 42
 		}
 		f[i] = float64(r.Int64N(1<<30)) / 7
 		if r.IntN(20) == 0 {
@@ -243,6 +249,7 @@ func TestGroupByAggFusedPart(t *testing.T) {
 		"clustered": {pdarray.FromSlice(clustered)},
 		"float-nan": {pdarray.FromSlice(f)},
 		"two":       {gbInts[int32](r, n, -1<<30, 1<<31), gbInts[uint8](r, n, 0, 3)},
+		"heavy":     {pdarray.FromSlice(heavy)}, // one key in half the rows
 	}
 	colCases := map[string]AggColumn{
 		"int-sum":       {Values: iv, Ops: []string{"sum", "count", "size"}},
@@ -255,8 +262,8 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	for kn, keys := range keyCases {
 		for cn, col := range colCases {
 			for _, dropna := range []bool{true, false} {
-				if !dropna && kn != "float-nan" {
-					continue // no NaN: the same grouping
+				if !dropna && kn != "float-nan" || kn == "heavy" && cn != "float-all" {
+					continue // no NaN: the same grouping; heavy: floats tell most
 				}
 				for _, w := range []int{1, 2, 8} {
 					if w == 8 && cn != "float-all" {
@@ -271,8 +278,9 @@ func TestGroupByAggFusedPart(t *testing.T) {
 						}
 						defer want.Free(env)
 						// At 8 workers each worker's rows have few enough
-						// distinct keys for the two steps' tables.
-						if want.Strategy != StrategyPartitioned && w < 8 {
+						// distinct keys for the two steps' tables (at 2, the
+						// heavy key's too).
+						if want.Strategy != StrategyPartitioned && w < 8 && kn != "heavy" {
 							t.Fatalf("the two steps used %s", want.Strategy)
 						}
 						wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0)
@@ -311,8 +319,8 @@ func TestGroupByAggFusedPart(t *testing.T) {
 			}
 		}
 	}
-	if got := fusedPartRuns.Load() - runs; got != expected || got != 45 {
-		t.Errorf("%d fused partitioned groupings, want %d = 45", got, expected)
+	if got := fusedPartRuns.Load() - runs; got != expected || got != 48 {
+		t.Errorf("%d fused partitioned groupings, want %d = 48", got, expected)
 	}
 	if !rangedSeen || !hashedSeen || rangedRuns.Load() == ranged {
 		t.Errorf("range partitions seen %v, hash partitions seen %v", rangedSeen, hashedSeen)
@@ -321,8 +329,8 @@ func TestGroupByAggFusedPart(t *testing.T) {
 
 // TestGroupByAggPartChoice: past one hash table, keys drawn from a third as
 // many values as rows are grouped and aggregated by partitions in one pass;
-// keys nearly all distinct are left to the two steps (not fused, nothing
-// held).
+// keys nearly all distinct, dropped rows aside, are left to the two steps
+// (not fused, nothing held).
 func TestGroupByAggPartChoice(t *testing.T) {
 	n := 300_000
 	r := rand.New(rand.NewPCG(5, 6))
@@ -331,12 +339,24 @@ func TestGroupByAggPartChoice(t *testing.T) {
 		name   string
 		values int64
 		fused  bool
-	}{{"a third", int64(n / 3), true}, {"all distinct", 1 << 50, false}} {
-		k := make([]int64, n)
-		for i := range k {
-			k[i] = r.Int64N(c.values) * 2654435761 // spread: hashed, not dense
+	}{{"a third", int64(n / 3), true}, {"all distinct", 1 << 50, false}, {"half dropped, rest distinct", -1, false}} {
+		var keys []*pdarray.Array
+		if c.values > 0 {
+			k := make([]int64, n)
+			for i := range k {
+				k[i] = r.Int64N(c.values) * 2654435761 // spread: hashed, not dense
+			}
+			keys = []*pdarray.Array{pdarray.FromSlice(k)}
+		} else { // a dropped row is no repeat
+			f := make([]float64, n)
+			for i := range f {
+				f[i] = float64(i)
+				if r.IntN(2) == 0 {
+					f[i] = math.NaN()
+				}
+			}
+			keys = []*pdarray.Array{pdarray.FromSlice(f)}
 		}
-		keys := []*pdarray.Array{pdarray.FromSlice(k)}
 		env, used := limitEnv(1, 1<<30)
 		before := fusedPartRuns.Load()
 		g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, cols)
@@ -352,6 +372,73 @@ func TestGroupByAggPartChoice(t *testing.T) {
 		}
 		if used() != 0 {
 			t.Errorf("%s: %d bytes held", c.name, used())
+		}
+	}
+}
+
+// TestGroupByAggFusedPartAllocs: the k-th allocation of a fused
+// partitioned grouping failing leaves nothing held, for the first 16 k and
+// then k at even steps up to the grouping's allocation count (range
+// partitions with a float column, hash partitions with size alone; the
+// race detector makes every k too slow here).
+func TestGroupByAggFusedPartAllocs(t *testing.T) {
+	defer func(s float64) { partFuseMaxShare = s }(partFuseMaxShare)
+	partFuseMaxShare = math.Inf(1)
+	n := 80_000 // past one table's 2^16 keys
+	r := rand.New(rand.NewPCG(9, 10))
+	clustered := make([]int64, n)
+	for i := range clustered {
+		clustered[i] = r.Int64N(1 << 20)
+		if r.IntN(10) == 0 {
+			clustered[i] = r.Int64N(1 << 50)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		keys []*pdarray.Array
+		col  AggColumn
+	}{
+		{"even/float", []*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, AggColumn{Values: pdarray.FromSlice(make([]float64, n)), Ops: []string{"sum", "mean"}}},
+		{"clustered/size", []*pdarray.Array{pdarray.FromSlice(clustered)}, AggColumn{Ops: []string{"size"}}},
+	} {
+		// run fails the k-th allocation (none for k < 0) and returns how
+		// many allocations there were.
+		run := func(k int) (int, error) {
+			env, used := limitEnv(2, 1<<30)
+			alloc := env.Alloc
+			var calls atomic.Int64 // workers allocate at once: which one is k-th varies
+			env.Alloc = func(d pdarray.DType, n int) (*pdarray.Array, error) {
+				if calls.Add(1) == int64(k+1) {
+					return nil, errorf(ErrValue, "allocation %d refused", k)
+				}
+				return alloc(d, n)
+			}
+			before := fusedPartRuns.Load()
+			g, outs, fused, err := GroupByAgg(env, c.keys, true, "auto", nil, []AggColumn{c.col})
+			// The first allocations are fusedHash's, before it gives up.
+			if !fused || err == nil && fusedPartRuns.Load() != before+1 {
+				t.Fatalf("%s, allocation %d refused: fused %v, %d partitioned runs", c.name, k, fused, fusedPartRuns.Load()-before)
+			}
+			if err == nil {
+				g.Free(env)
+				freeOuts(env, outs)
+			}
+			if used() != 0 {
+				t.Fatalf("%s, allocation %d refused (%v): %d bytes held", c.name, k, err, used())
+			}
+			return int(calls.Load()), err
+		}
+		total, err := run(-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < total; k++ {
+			if k >= 16 {
+				k += total / 20
+			}
+			if _, err := run(k); err == nil && k < total {
+				t.Fatalf("%s: allocation %d of %d refused, and no error", c.name, k, total)
+			}
 		}
 	}
 }

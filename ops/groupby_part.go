@@ -107,9 +107,11 @@ type probeBuf struct {
 // others, the CPU keeps many rows' loads in flight (25-35% faster per row
 // than tableIDs alone, measured at 10^4 keys). The misses are settled in
 // row order, so ids are still numbered first seen, first numbered among the
-// misses of each block; t.order may be keys[:0] as for tableIDs (a block's
-// keys are all read before its misses are settled). Row i's key is
-// keys[i*stride]: stride 2 reads fusedPart's rows, a value beside each key.
+// misses of each block; with stride 1, t.order may be keys[:0] as for
+// tableIDs (a block's keys are all read before its misses are settled).
+// Row i's key is keys[i*stride]: stride 2 reads fusedPart's rows, a value
+// beside each key (whose values are read after, so not with t.order over
+// them).
 func probeIDs(env Env, t *hashTable, keys []uint64, stride int, out []int32, grow uint, b *probeBuf) error {
 	probeRuns.Add(1)
 	for lo := 0; lo < len(out); lo += probeBlock {
@@ -353,8 +355,8 @@ func partPlan(specs []keySpec, n int) (partFunc, bool) {
 // partCount counts each worker's rows per partition and returns where
 // each partition starts (start[partP] is the rows kept) and where each
 // worker's rows of it go (pos[w*partP+q]): partition-major, worker-minor,
-// so a partition keeps its rows in row order. With qs it also writes each
-// row's partition there (noPart for a dropped row).
+// so a partition keeps its rows in row order. It writes each row's
+// partition to qs (noPart for a dropped row).
 func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []int, kept int) {
 	n := specs[0].a.Len()
 	nw := numWorkers(env.workers(), n)
@@ -365,14 +367,6 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 		for x := lo; x < hi; x += chunk {
 			e := min(hi, x+chunk)
 			packChunk(specs, x, e, p, buf)
-			if qs == nil {
-				for _, k := range p[:e-x] {
-					if k != dropKey {
-						c[pf.of(k)]++
-					}
-				}
-				continue
-			}
 			q := qs[x:e]
 			for i, k := range p[:e-x] {
 				if k == dropKey {
