@@ -338,6 +338,36 @@ def test_fused_first_aggregation(conn: ak.Connection, rng: np.random.Generator,
     assert g.ngroups == 100 and g.nkept == N and g.strategy == "dense"
 
 
+@pytest.mark.parametrize("values,fused,strategy", [
+    (30_000, True, "hash"),              # one table: fused, hashed
+    (100_000, True, "partitioned"),      # past one table, keys repeat: fused by partitions
+    (1 << 50, False, "partitioned"),     # nearly one group a row: grouped, then aggregated
+])
+def test_fused_hashed_and_partitioned(conn: ak.Connection, rng: np.random.Generator,
+                                      values: int, fused: bool, strategy: str) -> None:
+    """Keys the server hashes or partitions (spread int64, 300,000 rows): the
+    first aggregation is fused where the keys repeat enough, and its float sum,
+    count and mean equal pandas' and, bit for bit, a sequential loop."""
+    n = 300_000
+    k = rng.integers(0, values, n) * 2654435761 + 12345
+    v = np.round(rng.uniform(0, 100, n), 2)
+    v[::101] = np.nan
+    ka, va = conn.array(k), conn.array(v)
+    before = _fused(conn)
+    g = ak.GroupBy(ka)
+    keys, got = g.agg(va, ["sum", "count", "mean", "size"])
+    assert g.fused == fused and _fused(conn) == before + fused and g.strategy == strategy
+    want = pd.DataFrame({"k": k, "v": v}).groupby("k")["v"].agg(["sum", "count", "mean", "size"])
+    assert keys.to_ndarray().tolist() == want.index.tolist()
+    for op in ("count", "size"):
+        assert got[op].to_ndarray().tolist() == want[op].tolist(), op
+    np.testing.assert_allclose(got["mean"].to_ndarray(), want["mean"].to_numpy(), rtol=1e-12)
+    loop: dict[int, float] = {}
+    for key, x in zip(k.tolist(), v.tolist()):
+        loop[key] = loop.get(key, 0.0) + x if x == x else loop.get(key, 0.0)
+    assert got["sum"].to_ndarray().tolist() == [loop[x] for x in keys.to_ndarray().tolist()]
+
+
 def test_lazy_grouping_sees_keys_as_made(conn: ak.Connection, rng: np.random.Generator) -> None:
     """A GroupBy groups the keys as they were when it was made: a write to a
     key array (setitem, an in-place operation) first makes the grouping of
