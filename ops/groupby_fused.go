@@ -470,41 +470,20 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 		return nil, true, err
 	}
 	defer t.release()
-	isF, isI, countRows := fusedKind(col)
-	var (
-		fs   []sumSlot
-		rows []int64
-		sums []int64
-		fr   func()
-	)
-	switch {
-	case isF:
-		fs, fr, err = slotsOf[sumSlot](env, hashBigTable)
-	case countRows:
-		rows, fr, err = slotsOf[int64](env, hashBigTable)
-	}
-	if err == nil && fr != nil {
-		frees = append(frees, fr)
-	}
-	if err == nil && isI {
-		if sums, fr, err = slotsOf[int64](env, hashBigTable); err == nil {
-			frees = append(frees, fr)
-		}
-	}
-	if err != nil {
+	var st fusedSets
+	if err := st.alloc(env, col, hashBigTable); err != nil {
 		return nil, true, err
 	}
+	defer st.release()
 	fusedHashRuns.Add(1)
 	kept := 0
+	vals := valueWords(col)
 	add := func(lo int, ids []int32) {
-		switch {
-		case isF:
-			kept += hashFloatSums(fs, ids, pdarray.View[float64](col.Values)[lo:lo+len(ids)], 1)
-		case isI:
-			kept += hashIntSums(sums, rows, ids, pdarray.View[int64](col.Values)[lo:lo+len(ids)], 1)
-		default:
-			kept += hashRows(rows, ids)
+		var v []uint64
+		if vals != nil {
+			v = vals[lo : lo+len(ids)]
 		}
+		kept += st.add(ids, v, 1)
 	}
 	type block struct {
 		lo  int
@@ -593,7 +572,7 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 		g.Keys = append(g.Keys, a)
 	}
 	unpackAll(env, specs, sk, g.Keys, nil)
-	outs, err = fusedOuts(env, col, sp, fs, sums, rows)
+	outs, err = fusedOuts(env, col, sp, st.fs, st.sums, st.rows)
 	return outs, true, err
 }
 
@@ -783,16 +762,26 @@ func (s *fusedSets) release() {
 }
 
 // add accumulates a block of rows into s by their local ids; row i's
-// value is vals[2*i] (fusedPart's rows' words from the first value on),
-// as s's kind needs. It returns the rows kept (id >= 0).
-func (s *fusedSets) add(ids []int32, vals []uint64) int {
+// value is vals[i*stride] (a column's words, or fusedPart's rows' words
+// from the first value on: stride 2), as s's kind needs. It returns the
+// rows kept (id >= 0).
+func (s *fusedSets) add(ids []int32, vals []uint64, stride int) int {
 	switch {
 	case s.fs != nil:
-		return hashFloatSums(s.fs, ids, viewAs[float64](vals), 2)
+		return hashFloatSums(s.fs, ids, viewAs[float64](vals), stride)
 	case s.sums != nil:
-		return hashIntSums(s.sums, s.rows, ids, viewAs[int64](vals), 2)
+		return hashIntSums(s.sums, s.rows, ids, viewAs[int64](vals), stride)
 	}
 	return hashRows(s.rows, ids)
+}
+
+// valueWords is col's values as 8-byte words (int64 or float64, moved as
+// they are), nil for size alone.
+func valueWords(col AggColumn) []uint64 {
+	if col.Values == nil {
+		return nil
+	}
+	return pdarray.BytesAs[uint64](col.Values.Bytes())
 }
 
 // viewAs views words as as many Ts of eight bytes; both name the same
@@ -842,11 +831,7 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping) (outs []*pd
 			fw()
 		}
 	}()
-	var vals []uint64
-	if col.Values != nil {
-		vals = pdarray.BytesAs[uint64](col.Values.Bytes()) // int64 or float64: moved as they are
-	}
-	pb.scatter(env, specs, pf, vals)
+	pb.scatter(env, specs, pf, valueWords(col))
 	pt := newPartTables(env, ranged)
 	defer pt.release()
 	nt := len(pt.tables)
@@ -1086,11 +1071,7 @@ func fusedPartition(env Env, pt *partTables, w, q int, pb *partBlocks, ranged bo
 					return err
 				}
 			}
-			if pb.stride == 2 {
-				ws.add(ids, words[1:])
-			} else {
-				ws.add(ids, nil)
-			}
+			ws.add(ids, words[pb.stride-1:], pb.stride) // a row's value, if any, is its second word
 		}
 	}
 	nd := len(t.order)
