@@ -349,3 +349,27 @@ def test_no_lane_without_streams(make_server: Callable[..., Any]) -> None:
         assert conn._lane is None and conn._lane_failed
     finally:
         conn.close()
+
+
+def test_unix_socket_not_made_falls_back_to_tcp(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the unix socket itself cannot be made (say, no descriptors
+    left), the stream opens over TCP instead of failing on the cleanup."""
+    import socket
+
+    real = socket.socket
+
+    def no_unix(family: int = -1, *args: Any, **kwargs: Any) -> Any:
+        if family == socket.AF_UNIX:
+            raise OSError(24, "Too many open files")
+        return real(family, *args, **kwargs)
+
+    conn = server.connect(shm=False)
+    try:
+        monkeypatch.setattr(socket, "socket", no_unix)
+        x = np.arange(STREAM_THRESHOLD // 8 + 1000, dtype=np.int64)
+        a = conn.array(x)
+        assert conn._stream is not None and conn._stream.network == "tcp"
+        assert (a.to_ndarray() == x).all()
+    finally:
+        monkeypatch.undo()
+        conn.close()

@@ -89,7 +89,7 @@ class _Zstd:
         self._decompressor = zstandard.ZstdDecompressor()
 
     def compress(self, frames: Sequence[NDArray[Any]]) -> list[bytes]:
-        return [self._compressor.compress(frame) for frame in frames]
+        return [self._compressor.compress(frame.data.cast("B")) for frame in frames]
 
     def decompress_into(self, frames: Sequence[Any], out: NDArray[Any], frame_size: int) -> None:
         dst = out.view(np.uint8)
@@ -252,7 +252,7 @@ class _Stream:
         self.network = network
 
     def send(self, data: NDArray[Any]) -> None:
-        view = memoryview(data).cast("B")
+        view = data.data.cast("B")
         bar = transfer_bar(len(view), "arktos upload")
         if bar is None:
             self.sock.sendall(view)
@@ -296,7 +296,7 @@ class _Stream:
         return np.frombuffer(segment, dtype, count=size)
 
     def recv_into(self, out: NDArray[Any]) -> None:
-        view = memoryview(out).cast("B")
+        view = out.data.cast("B")
         got, total = 0, len(view)
         bar = transfer_bar(total, "arktos download")
         try:
@@ -800,7 +800,7 @@ class Connection:
                     weakref.finalize(out.base, self._pending_releases.append, int(result["segment"]))
                 if not view:  # a private copy: the view goes (unmapped) at once
                     private = POOL.empty(size, dtype)
-                    _copy_with_bar(memoryview(private).cast("B"), memoryview(out).cast("B"), "arktos download")
+                    _copy_with_bar(private.data.cast("B"), out.data.cast("B"), "arktos download")
                     path_counts["shm_copies_out"] += 1
                     return private
                 return out
@@ -849,7 +849,8 @@ class Connection:
                 sock.connect(unix)
             except OSError as err:
                 errors.append(f"unix {unix}: {err}")
-                sock.close()
+                if sock is not None:  # None: the socket itself could not be made
+                    sock.close()
                 sock = None
         if sock is None and port and self.stream_network != "unix":
             try:
@@ -986,7 +987,7 @@ class Connection:
             return False
         try:
             with _map_lease(fd, data.nbytes) as mm:
-                _copy_with_bar(mm, memoryview(data).cast("B"))  # the one copy
+                _copy_with_bar(mm, data.data.cast("B"))  # the one copy
         except (OSError, ValueError):
             self._end_lease(stream)
             return False

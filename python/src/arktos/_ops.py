@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -325,7 +325,7 @@ def argmin(a: pdarray) -> np.int64:
     >>> ak.argmin(ak.array([3, 1, 2, 1]))
     np.int64(1)
     """
-    return _reduce("argmin", a)
+    return cast(np.int64, _reduce("argmin", a))
 
 
 def argmax(a: pdarray) -> np.int64:
@@ -334,7 +334,7 @@ def argmax(a: pdarray) -> np.int64:
     >>> ak.argmax(ak.array([3, 1, 3]))
     np.int64(0)
     """
-    return _reduce("argmax", a)
+    return cast(np.int64, _reduce("argmax", a))
 
 
 def any(a: pdarray) -> np.bool_:  # noqa: A001
@@ -343,7 +343,7 @@ def any(a: pdarray) -> np.bool_:  # noqa: A001
     >>> ak.any(ak.array([0, 0, 1]))
     np.True_
     """
-    return _reduce("any", a)
+    return cast(np.bool_, _reduce("any", a))
 
 
 def all(a: pdarray) -> np.bool_:  # noqa: A001
@@ -352,7 +352,7 @@ def all(a: pdarray) -> np.bool_:  # noqa: A001
     >>> ak.all(ak.array([1, 2, 0]))
     np.False_
     """
-    return _reduce("all", a)
+    return cast(np.bool_, _reduce("all", a))
 
 
 def count_nonzero(a: pdarray) -> int:
@@ -628,7 +628,7 @@ def value_counts(a: pdarray) -> tuple[pdarray, pdarray]:
     >>> ak.value_counts(ak.array([3, 1, 3, 2, 3]))
     (array([1, 2, 3]), array([1, 1, 3]))
     """
-    values, counts = unique(a, return_counts=True)  # type: ignore[misc]
+    values, counts = unique(a, return_counts=True)
     return values, counts
 
 
