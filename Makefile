@@ -1,12 +1,12 @@
 # Two commands on a fresh Debian machine (see README.md):
 #   make serve   install what is missing, build, start the server
-#   make test    the same set-up, then go vet, go test -race and pytest
+#   make test    the same set-up, then go vet, mypy, go test -race and pytest
 SHELL := /bin/bash
 SERVER := bin/arktos-server
 ARKTOS_ADDR ?= tcp://127.0.0.1:5555
 GO_SOURCES := $(shell find . -name '*.go' -not -path './.venv/*') go.mod go.sum
 
-.PHONY: setup build serve test gotest pytest vet fuzz clean
+.PHONY: setup build serve test gotest pytest vet typecheck fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,13 +25,17 @@ serve: build
 vet:
 	go vet ./...
 
+# The Python package, strictly (python/pyproject.toml [tool.mypy]).
+typecheck: setup
+	cd python && ../.venv/bin/python -m mypy
+
 gotest:
 	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) go test -race -count=1 ./...
 
 pytest:
 	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) .venv/bin/python -m pytest -q python/tests
 
-test: build vet gotest pytest
+test: build vet typecheck gotest pytest
 
 # Short fuzzing sessions of everything that parses bytes from the network or
 # from files (not part of make test; the seed corpora run in go test).
