@@ -453,7 +453,10 @@ var fusedHashRuns, fusedPipelined atomic.Uint64
 // two workers or more the probing and the accumulating run on two
 // goroutines, blocks handed from one to the other: a float column's values
 // must be added in row order (so rows cannot be split between workers), but
-// probing them and adding them are separate stages. The unique keys are
+// probing them and adding them are separate stages. (Probing on every
+// worker, each its own table and every nth block, the blocks added in row
+// order in turns, was no faster on this 2-core machine: p50 76-83 against
+// 72-82 ms for the pipeline, interleaved in one process.) The unique keys are
 // then sorted and the states written out in their order. It gives up
 // (ok false, holding nothing) past hashBigTable distinct keys, where the
 // two steps partition.
