@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -173,10 +174,17 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && !c.noShmMin && c.compression == "" {
 		a, err := c.downloadCopyOut(ctx, st, name, want, into)
 		var te *transfer.Error
-		if !errors.As(err, &te) || te.Code != transfer.ArgumentValue || !strings.Contains(te.Message, "'shm_min'") {
+		switch {
+		case errors.Is(err, errMapFailed):
+			// This process can map no more (vm.max_map_count: 65,530
+			// mappings by default; or address space). The segment went
+			// back and the stream is where it was: the bytes come over it.
+			shmMapFailures.Add(1)
+		case errors.As(err, &te) && te.Code == transfer.ArgumentValue && strings.Contains(te.Message, "'shm_min'"):
+			c.noShmMin = true // nothing was sent on the stream: download as before
+		default:
 			return a, err
 		}
-		c.noShmMin = true // nothing was sent on the stream: download as before
 	}
 	if st != nil {
 		args["stream"] = st.id
@@ -425,12 +433,25 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 	if populate {
 		flags |= mapPopulate
 	}
-	mem, err = unix.Mmap(fd, 0, info.NBytes, unix.PROT_READ, flags)
+	mem, err = mapSegment(fd, 0, info.NBytes, unix.PROT_READ, flags)
 	if err != nil {
-		return fail(fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w", name, info.NBytes, err))
+		return fail(fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w: %w", name, info.NBytes, errMapFailed, err))
 	}
 	return mem, info, segment, true, nil
 }
+
+// mapSegment maps a received segment (tests refuse it: mapping fails
+// where a process holds vm.max_map_count mappings).
+var mapSegment = unix.Mmap
+
+// errMapFailed marks a segment this process could not map.
+var errMapFailed = errors.New("the segment could not be mapped here")
+
+var shmMapFailures atomic.Uint64
+
+// ShmMapFailures returns how many private downloads came over the stream
+// because the segment could not be mapped (tests check the fallback).
+func ShmMapFailures() uint64 { return shmMapFailures.Load() }
 
 // releaseSegmentLocked tells the server (shm_release) that this client no
 // longer maps the lent segment it named in a download's reply (0: none), so

@@ -15,14 +15,7 @@ import (
 // arrays) is larger than the lane's read buffer, so most of it is read
 // from the socket after the context ended.
 func TestLaneReplyOutlivesContext(t *testing.T) {
-	srv := testserver.Start(t)
-	ctx, cancel0 := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel0()
-	c, err := Dial(ctx, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialServer(t)
 	if _, err := c.GetConfig(ctx); err != nil { // opens the lane
 		t.Fatal(err)
 	}
@@ -52,4 +45,19 @@ func TestLaneReplyOutlivesContext(t *testing.T) {
 	if _, err := c.GetConfig(ctx); err != nil {
 		t.Fatalf("the lane after: %v", err)
 	}
+}
+
+// dialServer starts a server for t and dials it; both end with the test,
+// and so does the context (at most a minute).
+func dialServer(t *testing.T) (context.Context, *Client) {
+	t.Helper()
+	srv := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	c, err := Dial(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c
 }

@@ -373,3 +373,40 @@ def test_unix_socket_not_made_falls_back_to_tcp(server: Any, monkeypatch: pytest
     finally:
         monkeypatch.undo()
         conn.close()
+
+
+def test_shm_download_falls_back_when_the_segment_cannot_be_mapped(
+        conn: ak.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where this process can map no more segments (vm.max_map_count:
+    65,530 mappings by default), a download of the array, view or copy,
+    comes over the stream instead, with no error; the segment lent for the
+    view goes back to the server."""
+    connection = importlib.import_module("arktos._connection")
+    real = connection.mmap.mmap
+
+    def no_segments(fd: int, length: int, *args: Any, **kwargs: Any) -> Any:
+        if fd != -1 and kwargs.get("prot") == connection.mmap.PROT_READ:
+            raise OSError(12, "Cannot allocate memory")
+        return real(fd, length, *args, **kwargs)
+
+    x = np.arange(SHM_THRESHOLD // 8 + 3, dtype=np.int64)
+    a = conn.array(x)
+    used = conn.mem_info()["used"]
+    before = stats(conn)
+    failures = path_counts["shm_map_failures"]
+    monkeypatch.setattr(connection.mmap, "mmap", no_segments)
+    v = a.to_ndarray(copy=False)
+    c = a.to_ndarray()
+    monkeypatch.undo()
+    assert path_counts["shm_map_failures"] - failures == 2
+    assert (v == x).all() and not v.flags.writeable
+    assert (c == x).all() and c.flags.writeable
+    after = stats(conn)
+    assert after["bytes_stream_out"] - before["bytes_stream_out"] == 2 * x.nbytes
+    a.delete()
+    assert conn.mem_info()["used"] == used - x.nbytes
+    mid = stats(conn)
+    b = conn.array(x)  # the deleted array's segment is lent again: no view holds it
+    assert stats(conn)["pool_hits"] - mid["pool_hits"] == 1
+    w = b.to_ndarray(copy=False)  # and mapping works again
+    assert (w == x).all() and not w.flags.writeable

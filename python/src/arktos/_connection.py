@@ -61,7 +61,7 @@ STREAM_THRESHOLD = 1 << 20
 SHM_THRESHOLD = 16 << 20
 # How often fast paths were taken (tests check them): "shm_copies_out", the
 # private downloads copied out of a mapped segment.
-path_counts: dict[str, int] = {"shm_copies_out": 0}
+path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_map_failures": 0}
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 # A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
@@ -242,6 +242,10 @@ class _Lane:
             self.sock.close()
 
 
+class _MapFailed(OSError):
+    """A received shared-memory segment could not be mapped here."""
+
+
 class _Stream:
     """An open bulk stream: a plain socket beside the ZeroMQ one that carries
     array bytes only, straight between the kernel and the arrays' buffers."""
@@ -289,7 +293,10 @@ class _Stream:
             if populate:
                 flags |= getattr(mmap, "MAP_POPULATE", 0)
             # mmap checks the segment holds nbytes (a shorter one would fault).
-            segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
+            try:
+                segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
+            except OSError as err:
+                raise _MapFailed(*err.args) from err
         finally:
             os.close(fd)
         # The array keeps the mapping alive; it is unmapped when the array goes.
@@ -788,12 +795,28 @@ class Connection:
                     self._drop_stream()
                 raise
             dtype, size = from_wire(result["dtype"]), int(result["size"])
+            mapped: NDArray[Any] | None = None
             if result.get("shm"):
                 try:
-                    out = stream.recv_view(dtype, size, populate=not view)  # type: ignore[union-attr]
+                    mapped = stream.recv_view(dtype, size, populate=not view)  # type: ignore[union-attr]
+                except _MapFailed:
+                    # This process can map no more (vm.max_map_count, 65,530
+                    # mappings by default, or address space): the segment
+                    # goes back, and the bytes come over the stream, a copy.
+                    path_counts["shm_map_failures"] += 1
+                    if "segment" in result:
+                        self._pending_releases.append(int(result["segment"]))
+                    del args["shm"]
+                    try:
+                        result, frames = self._roundtrip("download", args, (), None)
+                    except BaseException:
+                        self._drop_stream()
+                        raise
                 except BaseException:
                     self._drop_stream()
                     raise
+            if mapped is not None:
+                out = mapped
                 if "segment" in result and out.base is not None:
                     # Once unmapped (the array collected), the server may lend
                     # the segment again after its array is deleted.
