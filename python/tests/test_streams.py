@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import socket
 from typing import Any, Callable
 
 import numpy as np
@@ -354,8 +355,6 @@ def test_no_lane_without_streams(make_server: Callable[..., Any]) -> None:
 def test_unix_socket_not_made_falls_back_to_tcp(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the unix socket itself cannot be made (say, no descriptors
     left), the stream opens over TCP instead of failing on the cleanup."""
-    import socket
-
     real = socket.socket
 
     def no_unix(family: int = -1, *args: Any, **kwargs: Any) -> Any:

@@ -60,7 +60,8 @@ STREAM_THRESHOLD = 1 << 20
 #: even, 64 MiB 4.5 against 3.5).
 SHM_THRESHOLD = 16 << 20
 # How often fast paths were taken (tests check them): "shm_copies_out", the
-# private downloads copied out of a mapped segment.
+# private downloads copied out of a mapped segment; "shm_map_failures", the
+# downloads streamed because their segment could not be mapped here.
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_map_failures": 0}
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
