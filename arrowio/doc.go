@@ -13,10 +13,12 @@
 //     page headers itself, reads each compressed chunk once into a reused
 //     buffer, decompresses or reads PLAIN pages straight into the
 //     destination, gathers dictionary pages while unpacking their indices,
-//     and decodes zstd with the system's libzstd when it loads
+//     decodes DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT pages into the
+//     destination (parquet_delta.go), and decodes zstd with the system's
+//     libzstd when it loads
 //     (zstd_native.go); 8- and 16-bit integers (stored as INT32) go
-//     through a reused buffer to be narrowed. Bool columns, other
-//     encodings, and any surprise go to the typed column readers of
+//     through a reused buffer to be narrowed. Other encodings (none left
+//     for numbers), and any surprise go to the typed column readers of
 //     arrow-go/parquet, straight into the destination too: no arrow.Array
 //     is ever built. Counters (ReadStats) prove which path ran.
 //   - Nulls (NullPolicy): "auto" (the default) fills nulls of float columns

@@ -85,7 +85,8 @@ func TestDirectReaderMatchesArrowGo(t *testing.T) {
 // none), values from a small range (dictionary-friendly) for the first
 // half and distinct after, small pages and dictionary pages so that
 // dictionaries overflow and the writer falls back to PLAIN mid-chunk.
-func writeNullable(t testing.TB, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool) []byte {
+// opts are added to the writer's properties (encodings).
+func writeNullable(t testing.TB, n, nullEvery int, codec compress.Compression, v parquet.DataPageVersion, required bool, opts ...parquet.WriterProperty) []byte {
 	t.Helper()
 	rep := parquet.Repetitions.Optional
 	if required {
@@ -100,9 +101,9 @@ func writeNullable(t testing.TB, n, nullEvery int, codec compress.Compression, v
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithDataPageVersion(v),
-		parquet.WithDataPageSize(3000), parquet.WithDictionaryPageSizeLimit(2000), parquet.WithMaxRowGroupLength(int64(n/3+1)),
-		parquet.WithBatchSize(700))
+	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDataPageVersion(v),
+		parquet.WithDataPageSize(3000), parquet.WithDictionaryPageSizeLimit(2000), parquet.WithMaxRowGroupLength(int64(n/3 + 1)),
+		parquet.WithBatchSize(700)}, opts...)...)
 	fw := file.NewParquetWriter(&buf, root, file.WithWriterProps(props))
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	i64 := make([]int64, n)
@@ -472,7 +473,7 @@ func TestDenseDictionary(t *testing.T) {
 // it must return an error or values, never crash (its panics are
 // recovered and fall back to arrow-go's reader).
 func FuzzDirectReader(f *testing.F) {
-	for _, name := range []string{"codec_zstd.parquet", "codec_snappy.parquet", "codec_none.parquet", "dict_v2.parquet", "nulls.parquet"} {
+	for _, name := range []string{"codec_zstd.parquet", "codec_snappy.parquet", "codec_none.parquet", "dict_v2.parquet", "nulls.parquet", "delta_rle_bss.parquet"} {
 		data, err := os.ReadFile(filepath.Join("..", "testdata", "parquet", name))
 		if err != nil {
 			f.Fatal(err)

@@ -34,7 +34,9 @@ import (
 //     pages are decoded by the system's libzstd when it loads
 //     (zstd_native.go), else by klauspost's decoder (one per worker, reused).
 //   - PLAIN values are copied; dictionary indices (RLE/bit-packed) are
-//     gathered from the chunk's dictionary; nulls are spread in place.
+//     gathered from the chunk's dictionary; DELTA_BINARY_PACKED and
+//     BYTE_STREAM_SPLIT values are decoded into the destination
+//     (parquet_delta.go); nulls are spread in place.
 //
 // Anything else (other encodings, encrypted or
 // PARQUET-816 files, or any surprise while decoding, such as corrupt data)
@@ -113,7 +115,8 @@ func (p *ParquetPlan) fastEligible(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	for _, e := range cc.Encodings() {
 		switch e {
 		case parquet.Encodings.Plain, parquet.Encodings.PlainDict, parquet.Encodings.RLE,
-			parquet.Encodings.RLEDict, parquet.Encodings.BitPacked:
+			parquet.Encodings.RLEDict, parquet.Encodings.BitPacked,
+			parquet.Encodings.DeltaBinaryPacked, parquet.Encodings.ByteStreamSplit:
 		default:
 			return false
 		}
@@ -515,7 +518,7 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 		if !plain && h.encoding != encRLE {
 			return errNotFast
 		}
-	} else if !plain && h.encoding != encRLEDict && h.encoding != encPlainDict {
+	} else if !plain && h.encoding != encRLEDict && h.encoding != encPlainDict && h.encoding != encDelta && h.encoding != encStreamSplit {
 		return errNotFast
 	}
 	// Values that are bits never go straight into the destination.
@@ -681,6 +684,25 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 		}
 		copy(dense, vals)
 		Stats.CopiedPages.Add(1)
+	case h.encoding == encDelta || h.encoding == encStreamSplit:
+		if inFile {
+			var err error
+			if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
+				return err
+			}
+		}
+		d := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dense))), defined)
+		if h.encoding == encDelta {
+			if err := deltaBinaryPacked(vals, d); err != nil {
+				return fmt.Errorf("%w: %v", errNotFast, err)
+			}
+			Stats.DeltaPages.Add(1)
+		} else {
+			if err := byteStreamSplit(vals, d); err != nil {
+				return fmt.Errorf("%w: %v", errNotFast, err)
+			}
+			Stats.SplitPages.Add(1)
+		}
 	default: // dictionary indices
 		if inFile {
 			var err error

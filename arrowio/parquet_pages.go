@@ -23,11 +23,13 @@ const (
 
 // Parquet encodings (parquet.thrift Encoding) that the direct reader knows.
 const (
-	encPlain     = 0
-	encPlainDict = 2
-	encRLE       = 3
-	encBitPacked = 4
-	encRLEDict   = 8
+	encPlain       = 0
+	encPlainDict   = 2
+	encRLE         = 3
+	encBitPacked   = 4
+	encDelta       = 5 // DELTA_BINARY_PACKED
+	encRLEDict     = 8
+	encStreamSplit = 9 // BYTE_STREAM_SPLIT
 )
 
 // pageHeader is the part of parquet.thrift's PageHeader the reader uses.

@@ -79,6 +79,9 @@ type ReadStats struct {
 	ScratchReused atomic.Uint64
 	// BoolPages are BOOLEAN data pages decoded by the direct reader.
 	BoolPages atomic.Uint64
+	// DeltaPages (DELTA_BINARY_PACKED) and SplitPages (BYTE_STREAM_SPLIT)
+	// are data pages decoded by the direct reader.
+	DeltaPages, SplitPages atomic.Uint64
 }
 
 // Stats are the process-wide read counters.

@@ -4,7 +4,7 @@
     .venv/bin/pip install duckdb            # benchmark only, not a test dependency
     .venv/bin/python bench/io/run.py [--rows 5000000] [--reps 9] [--write-reps 5] [--threads 1,2]
         [--out bench/io/results.md] [--server bin/arktos-server] [--codecs zstd,snappy,none]
-        [--layouts one,many] [--no-write] [--tmpdir DIR] [--dry-run]
+        [--layouts one,many] [--no-write] [--encoding default|v2] [--tmpdir DIR] [--dry-run]
 
 The issue's size (estimated 25 min on 2 quiet cores, 35-40 on a busy
 machine: the 5*10^6 smoke run took 1.4x its estimate with two other
@@ -215,6 +215,10 @@ def main() -> None:
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--layouts", default="one,many")
     ap.add_argument("--no-write", action="store_true", help="reads only")
+    ap.add_argument("--encoding", choices=["default", "v2"], default="default",
+                    help="how pyarrow encodes the files: its default (dictionary, falling back to PLAIN), or v2: "
+                         "DELTA_BINARY_PACKED integers and BYTE_STREAM_SPLIT floats in v2 data pages, as DuckDB's "
+                         "and Spark's v2 writers choose")
     args = ap.parse_args()
     SERVER = Path(args.server)
     codecs = args.codecs.split(",")
@@ -278,16 +282,21 @@ def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, t
         lines.append(s)
 
     t = make_table(rows)
+    enc: dict[str, Any] = {}
+    if args.encoding == "v2":
+        enc = {"use_dictionary": False, "data_page_version": "2.0",
+               "column_encoding": {"keys": "DELTA_BINARY_PACKED", "ids": "DELTA_BINARY_PACKED",
+                                   "x": "BYTE_STREAM_SPLIT", "y": "BYTE_STREAM_SPLIT"}}
     for codec in codecs:
         progress.step(f"pyarrow writes the {codec} files")
         if "one" in layouts:
-            pq.write_table(t, data / f"one_{codec}.parquet", compression=codec, row_group_size=rg)
+            pq.write_table(t, data / f"one_{codec}.parquet", compression=codec, row_group_size=rg, **enc)
         if "many" in layouts:
             (data / f"many_{codec}").mkdir()
             step = -(-rows // 16)
             for k in range(16):
                 pq.write_table(t.slice(k * step, step), data / f"many_{codec}" / f"part{k:02d}.parquet",
-                               compression=codec, row_group_size=rg)
+                               compression=codec, row_group_size=rg, **enc)
     want = {c: t[c].to_numpy(zero_copy_only=False) for c in COLS}
     servers = {w: start_server(data, w) for w in threads}
     conns = {w: ak.Connection(url, timeout=600) for w, (_, url) in servers.items()}
@@ -295,7 +304,10 @@ def run(args: argparse.Namespace, progress: Progress, duckdb: Any, data: Path, t
         emit("# Parquet I/O benchmark (bench/io/run.py)")
         emit()
         emit(f"- rows {rows:,}, 4 columns (int64 keys, int64 ids, float64, float64 with 1% nulls), "
-             f"row groups of {rg:,} rows; decoded data {nbytes / 1e9:.3f} GB; {args.reps} runs of each read, "
+             f"row groups of {rg:,} rows; encoding: "
+             + ("DELTA_BINARY_PACKED integers, BYTE_STREAM_SPLIT floats, v2 pages" if args.encoding == "v2"
+                else "pyarrow's default (dictionary, then PLAIN)")
+             + f"; decoded data {nbytes / 1e9:.3f} GB; {args.reps} runs of each read, "
              f"{args.write_reps} of each write, warm page cache")
         emit(f"- pyarrow {pa.__version__}, duckdb {duckdb.__version__}, arktos server from this tree; "
              f"CPU: {os.cpu_count()} cores, **{args.machine_note}**")
