@@ -655,15 +655,18 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 		return errNulls
 	}
 	dense := out[:defined*sz]
+	if inFile && (u.bits || !plain) {
+		// An uncompressed page still in the file: only PLAIN numbers are
+		// read straight into the destination (below); the other kinds are
+		// decoded from the page's bytes.
+		var err error
+		if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
+			return err
+		}
+	}
 	switch {
 	case direct:
 	case u.bits:
-		if inFile {
-			var err error
-			if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
-				return err
-			}
-		}
 		d := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dense))), defined)
 		if err := decodeBools(vals, plain, d); err != nil {
 			return fmt.Errorf("%w: %v", errNotFast, err)
@@ -685,12 +688,6 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 		copy(dense, vals)
 		Stats.CopiedPages.Add(1)
 	case h.encoding == encDelta || h.encoding == encStreamSplit:
-		if inFile {
-			var err error
-			if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
-				return err
-			}
-		}
 		d := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dense))), defined)
 		if h.encoding == encDelta {
 			if err := deltaBinaryPacked(vals, d); err != nil {
@@ -704,12 +701,6 @@ func dataPage[T word](u *fastUnit, h *pageHeader, body int64, row, nv int, dict 
 			Stats.SplitPages.Add(1)
 		}
 	default: // dictionary indices
-		if inFile {
-			var err error
-			if vals, err = u.at(valsOff, valsLen, &u.sc.body); err != nil {
-				return err
-			}
-		}
 		if defined > 0 {
 			if len(vals) < 1 || vals[0] > 32 || dict == nil {
 				return errNotFast
