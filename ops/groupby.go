@@ -858,6 +858,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	}()
 	bounds := splitBounds(n, nw, chunk)
 	var stop atomic.Bool
+	lone64, mn := loneInt64(specs)
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		limit := hashForcedMax // forced: the keys' order and id maps are Go memory, bounded here
 		if !force {
@@ -873,8 +874,14 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 		pb := new(probeBuf)
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
-			packChunk(specs, c, e, p, buf)
-			if err := probeIDs(env, t, p[:e-c], 1, ids[c:e], hashGrow, pb); err != nil {
+			var err error
+			if lone64 != nil {
+				err = probeLoneIDs(env, t, lone64[c:e], mn, ids[c:e], hashGrow, pb)
+			} else {
+				packChunk(specs, c, e, p, buf)
+				err = probeIDs(env, t, p[:e-c], 1, ids[c:e], hashGrow, pb)
+			}
+			if err != nil {
 				errs[w] = err
 				return
 			}

@@ -514,6 +514,7 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 	p, buf := make([]uint64, chunk), make([]uint64, chunk)
 	pb := new(probeBuf)
 	own := make([]int32, fusedBlock)
+	lone64, mn := loneInt64(specs)
 	gaveUp := false
 	for lo := 0; lo < n && err == nil; lo += fusedBlock {
 		hi := min(n, lo+fusedBlock)
@@ -522,10 +523,14 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 			ids = <-free
 		}
 		ids = ids[:hi-lo]
-		for c := lo; c < hi && err == nil; c += chunk {
-			e := min(hi, c+chunk)
-			packChunk(specs, c, e, p, buf)
-			err = probeIDs(env, t, p[:e-c], 1, ids[c-lo:e-lo], hashGrow, pb)
+		if lone64 != nil {
+			err = probeLoneIDs(env, t, lone64[lo:hi], mn, ids, hashGrow, pb)
+		} else {
+			for c := lo; c < hi && err == nil; c += chunk {
+				e := min(hi, c+chunk)
+				packChunk(specs, c, e, p, buf)
+				err = probeIDs(env, t, p[:e-c], 1, ids[c-lo:e-lo], hashGrow, pb)
+			}
 		}
 		if gaveUp = len(t.order) > hashBigTable; gaveUp || err != nil {
 			// The rows kept so far: the blocks added, and this one's.
@@ -1121,4 +1126,14 @@ func (s *fusedSets) grow(env Env, col AggColumn, n int) error {
 	s.release()
 	*s = d
 	return nil
+}
+
+// loneInt64 returns the values of a lone int64 key and its min when its
+// packed key is its sort key less min (what packChunk would write), for
+// probeLoneIDs; nil otherwise.
+func loneInt64(specs []keySpec) ([]int64, uint64) {
+	if s := &specs[0]; len(specs) == 1 && !s.float && !s.ids && s.stride == 1 && s.a.DType() == dI64 {
+		return pdarray.View[int64](s.a), s.min
+	}
+	return nil, 0
 }

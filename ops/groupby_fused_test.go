@@ -23,11 +23,11 @@ func TestGroupByAggFused(t *testing.T) {
 		if fusedPipelined.Load() == piped {
 			t.Error("no fused hash grouping ran on two goroutines")
 		}
-		// 4 sizes × 4 dense lone integer keys, and 2 sizes × 2 hashed keys (at
-		// 0 and 1 rows they are dense), × 4 lone columns × dropna × 3 worker
-		// counts.
-		if got := fusedPasses.Load() - start; got != expected || got != (16+4)*24 {
-			t.Errorf("%d fused groupings, want %d = %d", got, expected, (16+4)*24)
+		// 4 sizes × 4 dense lone integer keys, 2 sizes × 3 hashed keys, and
+		// the lone wide int64 key at 0 and 1 rows (dense there), × 4 lone
+		// columns × dropna × 3 worker counts.
+		if got := fusedPasses.Load() - start; got != expected || got != (16+6+2)*24 {
+			t.Errorf("%d fused groupings, want %d = %d", got, expected, (16+6+2)*24)
 		}
 	}()
 	for _, n := range []int{0, 1, 4097, 30000} {
@@ -55,6 +55,7 @@ func TestGroupByAggFused(t *testing.T) {
 			"nan-int":    {pdarray.FromSlice(f2), gbInts[int16](r, n, 0, 3)},
 			"float":      {pdarray.FromSlice(f)},                                          // hashed
 			"wide-two":   {gbInts[int64](r, n, -1<<40, 1<<41), gbInts[uint8](r, n, 0, 3)}, // hashed
+			"wide-int":   {gbInts[int64](r, n, -1<<40, 1<<41)},                            // hashed, probeLoneIDs
 			"bool":       {pdarray.FromSlice(gbBools(r, n))},
 		}
 		colCases := map[string][]AggColumn{
@@ -80,10 +81,13 @@ func TestGroupByAggFused(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							before := fusedPasses.Load()
+							before, lones := fusedPasses.Load(), loneProbes.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, cols)
 							if err != nil {
 								t.Fatal(err)
+							}
+							if fused && kn == "wide-int" && want.Strategy == StrategyHash && loneProbes.Load() == lones {
+								t.Fatal("a lone int64 key was packed before it was probed (probeLoneIDs not taken)")
 							}
 							lone := len(keys) == 1 && Kind(keys[0].DType()) != 'f' && keys[0].DType() != pdarray.Bool
 							expect := len(cols) == 1 && cn != "not-fusable" && (lone && want.Strategy == StrategyDense || want.Strategy == StrategyHash)

@@ -237,10 +237,13 @@ func TestGroupByStrategies(t *testing.T) {
 							} else if n == 20000 && dropna {
 								want = kc.auto
 							}
-							probes := probeRuns.Load()
+							probes, lones := probeRuns.Load(), loneProbes.Load()
 							g := checkGrouping(t, env, keys, dropna, st, want, ref)
 							if g.Strategy == StrategyHash && g.Kept > 0 && probeRuns.Load() == probes {
 								t.Fatal("the hash strategy did not probe through probeIDs")
+							}
+							if lone64 := len(keys) == 1 && keys[0].DType() == pdarray.Int64; g.Strategy == StrategyHash && g.Kept > 0 && lone64 && loneProbes.Load() == lones {
+								t.Fatal("a lone int64 key was packed before it was probed (probeLoneIDs not taken)")
 							}
 							// Handing the key stats back gives the same grouping.
 							known := make([]*KeyStats, len(g.Stats))
