@@ -440,8 +440,12 @@ func TestGroupByAggFusedPartAllocs(t *testing.T) {
 			if k >= 16 {
 				k += total / 20
 			}
-			if _, err := run(k); err == nil && k < total {
-				t.Fatalf("%s: allocation %d of %d refused, and no error", c.name, k, total)
+			// A run may allocate less than the first did (the workers take
+			// the partitions in another order, and grow their states
+			// another number of times): where it never reached allocation
+			// k, nothing was refused.
+			if calls, err := run(k); err == nil && k < calls {
+				t.Fatalf("%s: allocation %d of %d refused, and no error", c.name, k, calls)
 			}
 		}
 	}

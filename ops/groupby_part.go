@@ -131,13 +131,21 @@ func probeIDs(env Env, t *hashTable, keys []uint64, stride int, out []int32, gro
 		for j, i := range b.miss[:m] {
 			b.keys[j] = keys[(lo+int(i))*stride]
 		}
-		if err := tableIDs(env, t, b.keys[:m], b.ids[:m], grow); err != nil {
+		if err := b.settle(env, t, m, out[lo:hi], grow); err != nil {
 			return err
 		}
-		o := out[lo:hi]
-		for j, i := range b.miss[:m] {
-			o[i] = b.ids[j]
-		}
+	}
+	return nil
+}
+
+// settle numbers the m missed rows' keys (b.keys[:m]) through t and writes
+// their ids to out at the rows b.miss lists.
+func (b *probeBuf) settle(env Env, t *hashTable, m int, out []int32, grow uint) error {
+	if err := tableIDs(env, t, b.keys[:m], b.ids[:m], grow); err != nil {
+		return err
+	}
+	for j, i := range b.miss[:m] {
+		out[i] = b.ids[j]
 	}
 	return nil
 }
@@ -679,18 +687,16 @@ func probeLoneIDs[T Integer](env Env, t *hashTable, x []T, mn uint64, out []int3
 		for j, i := range b.miss[:m] {
 			b.keys[j] = sortKeyInt(xs[i]) - mn
 		}
-		if err := tableIDs(env, t, b.keys[:m], b.ids[:m], grow); err != nil {
+		if err := b.settle(env, t, m, out[lo:hi], grow); err != nil {
 			return err
-		}
-		o := out[lo:hi]
-		for j, i := range b.miss[:m] {
-			o[i] = b.ids[j]
 		}
 	}
 	return nil
 }
 
-// homeSlotsLone is homeSlots over a lone integer key's values.
+// homeSlotsLone is homeSlots over a lone integer key's values, each packed
+// as it is read. It is a loop of its own, as homeSlotsPairs is: packing in
+// the loop is what it is for.
 //
 //go:noinline
 func homeSlotsLone[T Integer](slots []hashSlot, pre, shift uint, x []T, mn uint64, out []int32, miss *[probeBlock]int32) int {
