@@ -669,7 +669,7 @@ func insertionPairs(keys []uint64, ids []int64) {
 // packed key is its sort key less mn (stride 1): the keys are packed as
 // they are probed, not first written to a buffer and read back. Measured
 // on 10^7 hashed int64 keys from 10^4 values, alternating with packChunk
-// then probeIDs in one process (21-31 rounds, two runs each): the
+// then probeIDs in one process (15-31 rounds, two to four runs): the
 // grouping 60-66 -> 55-63 ms p50 on one worker, 43-51 -> 38-46 ms on two;
 // the fused grouping with a float sum 58-81 -> 54-72 ms on two workers
 // (on one, the min 70-77 -> 67-69 ms, the p50 within the noise).
