@@ -1116,7 +1116,7 @@ func TestProbeIDs(t *testing.T) {
 			tb, _ := newHashTable(env, 4)
 			tb.pre = pre
 			before := probeRuns.Load()
-			if err := probeIDs(env, tb, slices.Clone(keys), 1, got, 1, new(probeBuf)); err != nil {
+			if err := probeIDs(env, tb, slices.Clone(keys), 1, got, 2, new(probeBuf)); err != nil {
 				t.Fatal(err)
 			}
 			if probeRuns.Load() != before+1 {
