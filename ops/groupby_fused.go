@@ -1072,7 +1072,7 @@ func fusedPartition(env Env, pt *partTables, w, q int, pb *partBlocks, ranged bo
 			}
 			words := pb.words[int(blk)*bw:][:r*pb.stride]
 			ids := b.ids[:r]
-			if err := probeIDs(env, t, words, pb.stride, ids, 1, &pt.bufs[w]); err != nil {
+			if err := probeIDs(env, t, words, pb.stride, ids, partGrow, &pt.bufs[w]); err != nil {
 				return err
 			}
 			if len(t.order) > ws.len() {

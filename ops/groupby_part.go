@@ -50,6 +50,9 @@ const (
 	// rounds, two runs): p50 69.1 -> 62.5 ms on one worker, 50.3 -> 46.3
 	// ms on two (99.8 -> 87.1 and 103.5 -> 80.7 in a noisier run).
 	hashGrow = 3
+	// partGrow: a partition's table grows past partGrow/4 full (a quarter),
+	// and partTables.next sizes it to stay under that.
+	partGrow = 1
 	// partSamples rows are sampled to decide between range and hash
 	// partitions.
 	partSamples = 4096
@@ -300,7 +303,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 			// no partition has more distinct keys than rows (so no
 			// unaccounted memory grows here).
 			t.order = keys[:0]
-			err = probeIDs(env, t, keys, 1, pid[start[q]:start[q+1]], 1, &pt.bufs[w])
+			err = probeIDs(env, t, keys, 1, pid[start[q]:start[q+1]], partGrow, &pt.bufs[w])
 		}
 		if err != nil {
 			errs[q] = err
@@ -461,7 +464,7 @@ func (pt *partTables) next(env Env, w, rows int) (*hashTable, error) {
 	capPow := uint(10)
 	if pt.lastRows[w] > 0 {
 		est := rows * pt.lastKeys[w] / pt.lastRows[w]
-		capPow = max(capPow, uint(bits.Len(uint(4*est)))) // under a quarter full: no growth
+		capPow = max(capPow, uint(bits.Len(uint(4/partGrow*est)))) // under partGrow/4 full: no growth
 	}
 	t := pt.tables[w]
 	if t == nil {
@@ -678,7 +681,7 @@ func insertionPairs(keys []uint64, ids []int64) {
 	}
 }
 
-// probeLoneIDs is probeIDs for the rows of a lone integer key x whose
+// probeLoneIDs is probeIDs for the rows of a lone int64 key x whose
 // packed key is its sort key less mn (stride 1): the keys are packed as
 // they are probed, not first written to a buffer and read back. Measured
 // on 10^7 hashed int64 keys from 10^4 values, alternating with packChunk
@@ -686,7 +689,7 @@ func insertionPairs(keys []uint64, ids []int64) {
 // grouping 60-66 -> 55-63 ms p50 on one worker, 43-51 -> 38-46 ms on two;
 // the fused grouping with a float sum 58-81 -> 54-72 ms on two workers
 // (on one, the min 70-77 -> 67-69 ms, the p50 within the noise).
-func probeLoneIDs[T Integer](env Env, t *hashTable, x []T, mn uint64, out []int32, grow uint, b *probeBuf) error {
+func probeLoneIDs(env Env, t *hashTable, x []int64, mn uint64, out []int32, grow uint, b *probeBuf) error {
 	probeRuns.Add(1)
 	loneProbes.Add(1)
 	x = x[:len(out)]
@@ -707,12 +710,12 @@ func probeLoneIDs[T Integer](env Env, t *hashTable, x []T, mn uint64, out []int3
 	return nil
 }
 
-// homeSlotsLone is homeSlots over a lone integer key's values, each packed
+// homeSlotsLone is homeSlots over a lone int64 key's values, each packed
 // as it is read. It is a loop of its own, as homeSlotsPairs is: packing in
 // the loop is what it is for.
 //
 //go:noinline
-func homeSlotsLone[T Integer](slots []hashSlot, pre, shift uint, x []T, mn uint64, out []int32, miss *[probeBlock]int32) int {
+func homeSlotsLone(slots []hashSlot, pre, shift uint, x []int64, mn uint64, out []int32, miss *[probeBlock]int32) int {
 	pre, shift = pre&63, shift&63
 	out = out[:len(x)]
 	m := 0
