@@ -277,7 +277,7 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 // result is the array a download writes into: a new one, or a prefix of into.
 func result(info ArrayInfo, into []byte) (*pdarray.Array, error) {
 	if into == nil {
-		return pdarray.Alloc(info.DType, info.Size)
+		return pdarray.AllocUninit(info.DType, info.Size) // every byte is written
 	}
 	if len(into) < info.NBytes {
 		return nil, fmt.Errorf("client: array '%s' holds %d elements, more than the %d the destination holds", info.Name, info.Size, len(into)/max(info.DType.Size(), 1))

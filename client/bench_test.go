@@ -65,6 +65,14 @@ func BenchmarkTransfer(b *testing.B) {
 				}
 			})
 		}
+		b.Run("down/"+tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(xs) * 8))
+			for b.Loop() {
+				if _, err := client.Download[int64](ctx, c, info.Name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		dst := make([]int64, len(xs))
 		b.Run("down-into/"+tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(xs) * 8))

@@ -237,12 +237,16 @@ func TestCopyCounters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			uninit := pdarray.UninitAllocs.Load()
 			back, err := client.DownloadArray(ctx, c, info.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(back.Bytes(), a.Bytes()) {
 				t.Fatal("round trip is not bit-exact")
+			}
+			if pdarray.UninitAllocs.Load() == uninit {
+				t.Error("the download cleared its new memory before writing over it")
 			}
 			after, err := c.Stats(ctx)
 			if err != nil {

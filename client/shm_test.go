@@ -466,11 +466,14 @@ func TestShmCopyOut(t *testing.T) {
 	if c.StreamNetwork() != "unix" {
 		t.Fatalf("stream network %q, want unix", c.StreamNetwork())
 	}
-	copies := client.ShmCopies()
+	copies, uninit := client.ShmCopies(), pdarray.UninitAllocs.Load()
 	d := statsDelta(t, ctx, c)
 	got, err := client.Download[float64](ctx, c, info.Name)
 	if err != nil || !bytes.Equal(pdarray.AsBytes(got), big.Bytes()) {
 		t.Fatal("copy-out download differs:", err)
+	}
+	if pdarray.UninitAllocs.Load() == uninit {
+		t.Error("the copy-out download cleared its new memory before copying over it")
 	}
 	got[0] = 42 // private and writable
 	if client.ShmCopies() != copies+1 || d("shm_views") != 1 {

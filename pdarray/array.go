@@ -2,6 +2,8 @@ package pdarray
 
 import (
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -37,6 +39,60 @@ func AlignedBytes(n int) []byte {
 	}
 	words := make([]uint64, (n+7)/8)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	adviseHugePages(b)
+	return b
+}
+
+// AllocUninit is Alloc for a caller that writes every byte before anything
+// reads one (a download's destination): the bytes are not zeroed, so memory
+// the Go heap reuses is neither cleared nor faulted in again.
+func AllocUninit(d DType, n int) (*Array, error) {
+	if !d.Valid() {
+		return nil, fmt.Errorf("pdarray: invalid dtype %v", d)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("pdarray: negative length %d", n)
+	}
+	nb, err := d.NBytes(uint64(n))
+	if err != nil {
+		return nil, err
+	}
+	return &Array{dtype: d, n: n, buf: UninitBytes(nb)}, nil
+}
+
+// uninitMin is the least UninitBytes leaves unzeroed: below it clearing
+// costs little, and the runtime's small size classes are not all 8-byte
+// aligned.
+const uninitMin = 64 << 10
+
+// UninitAllocs counts buffers UninitBytes returned unzeroed (tests check
+// that downloads take the path).
+var UninitAllocs atomic.Uint64
+
+// UninitBytes returns n bytes, 8-byte aligned, whose contents are undefined
+// (what the Go heap last held there). Clearing 256 MiB the heap reuses costs
+// as much as copying into it, so a download into new memory that must clear
+// it first runs at half the speed of one into a reused buffer.
+//
+// Go has no public call for unzeroed memory; strings.Builder.Grow makes its
+// buffer with the runtime's MakeNoZero (bytealg), so the buffer is taken
+// from a Builder. The memory is an ordinary noscan heap object: the slice's
+// pointer keeps it alive and the garbage collector frees it; the string the
+// Builder made of it is dropped at once, so no string ever sees the bytes
+// change. Were Grow ever to zero, this would only be slower (a test checks).
+// Byte 0 is zero (written through the Builder).
+func UninitBytes(n int) []byte {
+	if n < uninitMin {
+		return AlignedBytes(n)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0) // so that String has a data pointer
+	b := unsafe.Slice(unsafe.StringData(sb.String()), n)
+	if uintptr(unsafe.Pointer(&b[0]))%8 != 0 { // large objects start on a page
+		return AlignedBytes(n)
+	}
+	UninitAllocs.Add(1)
 	adviseHugePages(b)
 	return b
 }

@@ -18,6 +18,10 @@ const populatePiece = 16 << 20
 // check the path).
 var ParallelPopulates atomic.Uint64
 
+// ResidentPages counts pages adviseHugePages found already mapped and left
+// alone (tests check the path).
+var ResidentPages atomic.Uint64
+
 // adviseHugePages pre-faults b's 2 MiB-aligned interior with
 // MADV_POPULATE_WRITE instead of one page fault per 4 KiB page when it is
 // first written, which is most of the cost of receiving into new memory.
@@ -41,7 +45,7 @@ func adviseHugePages(b []byte) {
 	}
 	nw := min(runtime.GOMAXPROCS(0), int((hi-lo)/populatePiece))
 	if nw <= 1 {
-		syscall.Madvise(b[lo-start:hi-start], 23 /* MADV_POPULATE_WRITE */)
+		populateMissing(b[lo-start : hi-start])
 		return
 	}
 	ParallelPopulates.Add(1)
@@ -52,8 +56,42 @@ func adviseHugePages(b []byte) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			syscall.Madvise(b[a-start:e-start], 23)
+			populateMissing(b[a-start : e-start])
 		}()
 	}
 	wg.Wait()
+}
+
+// populateMissing pre-faults the pages of p (page-aligned) that are not
+// mapped yet. Memory the Go heap reuses mostly is (it was cleared or
+// written before), and MADV_POPULATE_WRITE still walks every present page:
+// 4.3-8.5 ms for 64 MiB all present here, where mincore takes 0.07-0.2 ms
+// to say which pages are missing. Runs of missing pages less than a huge
+// page apart are populated with one call.
+func populateMissing(p []byte) {
+	ps := syscall.Getpagesize()
+	n := len(p) / ps
+	vec := make([]byte, n) // one byte a page: 16 KiB for 64 MiB
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&p[0])), uintptr(n*ps), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		syscall.Madvise(p, 23 /* MADV_POPULATE_WRITE */)
+		return
+	}
+	gap := hugePage / ps
+	resident := 0 // pages skipped
+	for i := 0; i < n; {
+		if vec[i]&1 != 0 {
+			resident++
+			i++
+			continue
+		}
+		last := i // the run's last missing page
+		for j := i + 1; j < n && j-last <= gap; j++ {
+			if vec[j]&1 == 0 {
+				last = j
+			}
+		}
+		syscall.Madvise(p[i*ps:(last+1)*ps], 23 /* MADV_POPULATE_WRITE */)
+		i = last + 1
+	}
+	ResidentPages.Add(uint64(resident))
 }

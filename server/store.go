@@ -143,7 +143,7 @@ func (s *store) allocMayBeDirty(dt pdarray.DType, n int) (*pdarray.Array, error)
 	buf := s.pool.get(nbytes)
 	s.mu.Unlock()
 	if buf == nil {
-		return pdarray.Alloc(dt, n)
+		return pdarray.AllocUninit(dt, n)
 	}
 	return pdarray.Wrap(dt, buf[:nbytes])
 }
@@ -243,7 +243,7 @@ func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 		buf := s.pool.get(src.NBytes())
 		s.mu.Unlock()
 		if buf == nil {
-			buf = pdarray.AlignedBytes(src.NBytes())
+			buf = pdarray.UninitBytes(src.NBytes()) // copied over whole
 		}
 		c, err := pdarray.Wrap(src.DType(), buf[:src.NBytes()])
 		if err == nil {
