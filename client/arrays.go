@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -174,17 +173,10 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && !c.noShmMin && c.compression == "" {
 		a, err := c.downloadCopyOut(ctx, st, name, want, into)
 		var te *transfer.Error
-		switch {
-		case errors.Is(err, errMapFailed):
-			// This process can map no more (vm.max_map_count: 65,530
-			// mappings by default; or address space). The segment went
-			// back and the stream is where it was: the bytes come over it.
-			shmMapFailures.Add(1)
-		case errors.As(err, &te) && te.Code == transfer.ArgumentValue && strings.Contains(te.Message, "'shm_min'"):
-			c.noShmMin = true // nothing was sent on the stream: download as before
-		default:
+		if !errors.As(err, &te) || te.Code != transfer.ArgumentValue || !strings.Contains(te.Message, "'shm_min'") {
 			return a, err
 		}
+		c.noShmMin = true // an older server: nothing was sent on the stream, download as before
 	}
 	if st != nil {
 		args["stream"] = st.id
@@ -372,8 +364,10 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 
 // downloadShmLocked is downloadShm on the unix stream st (c.mu held): an
 // array of fewer than shmMin bytes comes over the stream instead, into into
-// when not nil (segment copiedNotMapped); populate maps every page at once.
-func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, populate bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
+// when not nil (segment copiedNotMapped). With copyOut the segment is not
+// mapped but read (pread) into into or new memory, and released at once:
+// mem is then that copy, and segment copiedNotMapped.
+func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	args := map[string]any{"name": name, "stream": st.id, "shm": true}
 	if shmMin > 0 {
 		args["shm_min"] = shmMin
@@ -429,11 +423,19 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 	if info.NBytes != info.Size*info.DType.Size() {
 		return fail(fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes))
 	}
-	flags := unix.MAP_SHARED
-	if populate {
-		flags |= mapPopulate
+	if copyOut {
+		a, err := result(info, into)
+		if err == nil {
+			err = transfer.ReadSegment(fd, a.Bytes(), runtime.GOMAXPROCS(0))
+		}
+		c.releaseSegmentLocked(ctx, segment) // nothing maps it
+		if err != nil {
+			return nil, info, 0, false, fmt.Errorf("client: copy '%s' out of its shared-memory segment: %w", name, err)
+		}
+		shmCopies.Add(1)
+		return a.Bytes(), info, copiedNotMapped, true, nil
 	}
-	mem, err = mapSegment(fd, 0, info.NBytes, unix.PROT_READ, flags)
+	mem, err = mapSegment(fd, 0, info.NBytes, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return fail(fmt.Errorf("client: map the shared-memory view of '%s' (%d bytes): %w: %w", name, info.NBytes, errMapFailed, err))
 	}
@@ -447,11 +449,6 @@ var mapSegment = unix.Mmap
 // errMapFailed marks a segment this process could not map.
 var errMapFailed = errors.New("the segment could not be mapped here")
 
-var shmMapFailures atomic.Uint64
-
-// ShmMapFailures returns how many private downloads came over the stream
-// because the segment could not be mapped (tests check the fallback).
-func ShmMapFailures() uint64 { return shmMapFailures.Load() }
 
 // releaseSegmentLocked tells the server (shm_release) that this client no
 // longer maps the lent segment it named in a download's reply (0: none), so

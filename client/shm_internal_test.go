@@ -10,11 +10,11 @@ import (
 )
 
 // TestShmMapRefusedFallsBack: where this process can map no more segments
-// (vm.max_map_count: 65,530 mappings by default), a private download comes
-// over the stream instead, bit-exact, and the segment lent for it goes back
-// (the next upload of its size is lent it again once the array is
-// deleted); a view, which only a mapping can give, fails saying why; and
-// mapping works again afterwards.
+// (vm.max_map_count: 65,530 mappings by default), a private download still
+// comes out of the segment, bit-exact, since it reads the segment without
+// mapping it, and the segment lent for it goes back (the next upload of its
+// size is lent it again once the array is deleted); a view, which only a
+// mapping can give, fails saying why; and mapping works again afterwards.
 func TestShmMapRefusedFallsBack(t *testing.T) {
 	ctx, c := dialServer(t)
 	x := make([]int64, ShmCopyMin/8+777)
@@ -36,7 +36,7 @@ func TestShmMapRefusedFallsBack(t *testing.T) {
 		}
 		return s
 	}
-	before, failures, copies := stats(), ShmMapFailures(), ShmCopies()
+	before, copies := stats(), ShmCopies()
 	orig := mapSegment // unix.Munmap knows only unix.Mmap's mappings
 	mapSegment = func(int, int64, int, int, int) ([]byte, error) { return nil, syscall.ENOMEM }
 	got, err := Download[int64](ctx, c, info.Name)
@@ -45,14 +45,14 @@ func TestShmMapRefusedFallsBack(t *testing.T) {
 	if err != nil || !bytes.Equal(pdarray.AsBytes(got), a.Bytes()) {
 		t.Fatal("download with mapping refused:", err)
 	}
-	if ShmMapFailures() != failures+1 || ShmCopies() != copies {
-		t.Fatalf("map failures %d, copy-outs %d; want 1, 0", ShmMapFailures()-failures, ShmCopies()-copies)
+	if ShmCopies() != copies+1 {
+		t.Fatalf("copy-outs %d, want 1", ShmCopies()-copies)
 	}
 	if !errors.Is(verr, errMapFailed) || !errors.Is(verr, syscall.ENOMEM) {
 		t.Fatalf("view with mapping refused: %v", verr)
 	}
-	if d := stats()["bytes_stream_out"] - before["bytes_stream_out"]; d != int64(a.NBytes()) {
-		t.Fatalf("%d bytes streamed out, want %d", d, a.NBytes())
+	if d := stats()["bytes_stream_out"] - before["bytes_stream_out"]; d != 0 {
+		t.Fatalf("%d bytes streamed out, want none", d)
 	}
 	if err := c.Delete(ctx, info.Name); err != nil {
 		t.Fatal(err)

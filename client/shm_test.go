@@ -451,7 +451,7 @@ func TestShmServerWithoutMemfd(t *testing.T) {
 }
 
 // TestShmCopyOut: a private download of 16 MiB or more from a server on this
-// host maps the array's segment and copies it out (ShmCopies counts it);
+// host reads the array's segment (ShmCopies counts it);
 // smaller arrays, ranges, a wrong dtype and clients without shared memory
 // take the stream or frames. Every result is bit-exact and writable.
 func TestShmCopyOut(t *testing.T) {

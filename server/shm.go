@@ -171,7 +171,7 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 			unix.Close(fd)
 			return nil, fmt.Errorf("ftruncate %d: %w", len(body), err)
 		}
-		// Unmapped after (F_SEAL_WRITE needs no writable shared mapping left).
+		// Not mapped: F_SEAL_WRITE needs no writable shared mapping left.
 		if err := fillShared(fd, body); err != nil {
 			unix.Close(fd)
 			return nil, err
@@ -188,22 +188,11 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 	return g, err
 }
 
-// fillShared copies body to the start of the memfd fd through a shared
-// mapping that it unmaps after, on every core: one thread's copy into
-// fresh 4 KiB shared pages runs well below memcpy speed.
+// fillShared copies body to the start of the memfd fd with pwrite on every
+// core (transfer.WriteSegment: no mapping, and no zeroing of new pages
+// written whole).
 func fillShared(fd int, body []byte) error {
-	// MAP_POPULATE maps every page with one call rather than one trap per
-	// page during the copy.
-	m, err := unix.Mmap(fd, 0, len(body), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-	if err != nil {
-		return fmt.Errorf("mmap %d: %w", len(body), err)
-	}
-	const block = 4 << 20
-	transfer.ParallelFrames((len(body)+block-1)/block, runtime.GOMAXPROCS(0), func(i int) error {
-		copy(m[i*block:], body[i*block:min((i+1)*block, len(body))])
-		return nil
-	})
-	return unix.Munmap(m)
+	return transfer.WriteSegment(fd, body, runtime.GOMAXPROCS(0))
 }
 
 // array wraps the first nbytes of the segment's mapping as an array of dt.

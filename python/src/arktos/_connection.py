@@ -55,13 +55,13 @@ CLOSE_TIMEOUT = 2.0
 STREAM_THRESHOLD = 1 << 20
 #: Arrays of this many bytes or more are uploaded through a shared-memory
 #: segment when the bulk stream is a unix socket (the server on this host):
-#: below it the lease's extra round trip and mapping cost more than they
-#: save (measured: 1 MiB 0.67 against 1.25 GiB/s over the stream, 8 MiB
-#: even, 64 MiB 4.5 against 3.5).
+#: below it the lease's extra round trip costs more than it saves (measured
+#: when the segment was still mapped and copied into: 1 MiB 0.67 against
+#: 1.25 GiB/s over the stream, 8 MiB even, 64 MiB 4.5 against 3.5).
 SHM_THRESHOLD = 16 << 20
 # How often fast paths were taken (tests check them): "shm_copies_out", the
-# private downloads copied out of a mapped segment; "shm_map_failures", the
-# downloads streamed because their segment could not be mapped here.
+# private downloads read out of a segment; "shm_map_failures", the views
+# streamed because their segment could not be mapped here.
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_map_failures": 0}
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
@@ -279,23 +279,19 @@ class _Stream:
             raise ConnectionError("the server sent no shared-memory descriptor")
         return fds[0]
 
-    def recv_view(self, dtype: np.dtype[Any], size: int, populate: bool = False) -> NDArray[Any]:
+    def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
         """Receive a shared-memory segment's descriptor and map it read-only.
 
         The pages are not touched here: the view is ready at once and its
-        pages are mapped in as they are first read (with `populate`, all at
-        once by the kernel: for a view about to be copied whole)."""
+        pages are mapped in as they are first read."""
         fd = self.recv_fd()
         try:
             nbytes = size * dtype.itemsize
             if nbytes == 0:
                 return np.empty(0, dtype)
-            flags = mmap.MAP_SHARED
-            if populate:
-                flags |= getattr(mmap, "MAP_POPULATE", 0)
             # mmap checks the segment holds nbytes (a shorter one would fault).
             try:
-                segment = mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ)
+                segment = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
             except OSError as err:
                 raise _MapFailed(*err.args) from err
         finally:
@@ -320,50 +316,56 @@ class _Stream:
                 bar.close()
 
 
-def _map_lease(fd: int, nbytes: int) -> mmap.mmap:
-    """Map a leased segment read-write. MAP_POPULATE maps every page with one
-    call (a pooled segment's pages exist already; a new one's are made here)."""
-    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-    return mmap.mmap(fd, nbytes, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-
-
-#: Copies into a lent segment at least this large run on several threads
-#: (numpy releases the GIL while it copies): one thread's copy into fresh
-#: 4 KiB shared pages runs well below memcpy speed.
+#: Segment reads and writes at least this large run on several threads (the
+#: GIL is released in the syscall).
 _PARALLEL_COPY = 16 << 20
 _copy_pool: ThreadPoolExecutor | None = None
 
 
-def _copy_with_bar(dst: Any, src: memoryview, label: str = "arktos upload") -> None:
-    """dst[:len(src)] = src (dst: a writable buffer), on several threads for a
-    large copy, showing a bar named `label` for a large copy."""
+def _write_lease(fd: int, data: NDArray[Any]) -> None:
+    """Copy data into the lent segment fd (tests refuse it)."""
+    _segment_io(fd, data.data.cast("B"), True, "arktos upload")
+
+
+def _segment_io(fd: int, buf: memoryview, write: bool, label: str) -> None:
+    """Copy buf (bytes) to the start of the shared-memory segment fd with
+    pwrite, or fill it from there with preadv; on several threads for a
+    large one, showing a bar named `label`. Nothing is mapped: no page
+    tables are built for the segment, and a new segment's pages written
+    whole are not zeroed first (256 MiB on two threads here: read 37 ms
+    against 77 ms mapped and copied; into a new segment 153 against 311)."""
     global _copy_pool
-    out = np.frombuffer(dst, np.uint8, count=len(src))
-    inp = np.frombuffer(src, np.uint8)
-    bar = transfer_bar(len(src), label)
+    n = len(buf)
+
+    def part(lo: int, hi: int) -> None:
+        while lo < hi:
+            k = os.pwrite(fd, buf[lo:hi], lo) if write else os.preadv(fd, [buf[lo:hi]], lo)
+            if k <= 0:
+                raise OSError(f"the shared-memory segment ends at byte {lo}, short of {n}")
+            lo += k
+
+    bar = transfer_bar(n, label)
     workers = min(os.cpu_count() or 1, 8)
     try:
-        if len(src) < _PARALLEL_COPY or workers < 2:
-            for lo in range(0, len(src), SEND_CHUNK):
-                np.copyto(out[lo:lo + SEND_CHUNK], inp[lo:lo + SEND_CHUNK])
+        if n < _PARALLEL_COPY or workers < 2:
+            for lo in range(0, n, SEND_CHUNK):
+                part(lo, min(n, lo + SEND_CHUNK))
                 if bar is not None:
-                    bar.update(min(SEND_CHUNK, len(src) - lo))
+                    bar.update(min(SEND_CHUNK, n - lo))
             return
         if _copy_pool is None:
             _copy_pool = ThreadPoolExecutor(workers, thread_name_prefix="arktos-copy")
-        block = max(SEND_CHUNK, -(-len(src) // workers))
-        futures = [_copy_pool.submit(np.copyto, out[lo:lo + block], inp[lo:lo + block])
-                   for lo in range(0, len(src), block)]
+        block = 4 << 20
+        futures = [_copy_pool.submit(part, lo, min(n, lo + block)) for lo in range(0, n, block)]
         try:
-            for lo, future in zip(range(0, len(src), block), futures):
+            for lo, future in zip(range(0, n, block), futures):
                 future.result()
                 if bar is not None:
-                    bar.update(min(block, len(src) - lo))
-        except BaseException:  # Ctrl-C: no thread may hold the mapping once it closes
+                    bar.update(min(block, n - lo))
+        except BaseException:  # Ctrl-C: no thread may use buf or fd once we return
             wait(futures)
             raise
     finally:
-        del out  # nor this frame (a traceback keeps it): the mapping closes next
         if bar is not None:
             bar.close()
 
@@ -765,8 +767,9 @@ class Connection:
         either once the array is in a segment), else it is a downloaded copy
         marked read-only. A private (writable) download of the whole array,
         of `nbytes` (the caller's pdarray size) of SHM_THRESHOLD or more, on
-        this host maps the segment too and copies it into a pooled buffer:
-        a memcpy, where the unix stream ran at 0.35-0.42x memcpy.
+        this host reads the segment into a pooled buffer (preadv on several
+        threads, nothing mapped), where the unix stream ran at 0.35-0.42x
+        memcpy.
         """
         args: dict[str, Any] = {"name": name}
         if start is not None:
@@ -797,9 +800,25 @@ class Connection:
                 raise
             dtype, size = from_wire(result["dtype"]), int(result["size"])
             mapped: NDArray[Any] | None = None
+            if result.get("shm") and not view:
+                # A private copy: read out of the segment (nothing is mapped).
+                try:
+                    fd = stream.recv_fd()  # type: ignore[union-attr]
+                except BaseException:
+                    self._drop_stream()
+                    raise
+                try:
+                    private = POOL.empty(size, dtype)
+                    _segment_io(fd, private.data.cast("B"), False, "arktos download")
+                finally:
+                    os.close(fd)
+                    if "segment" in result:
+                        self._pending_releases.append(int(result["segment"]))
+                path_counts["shm_copies_out"] += 1
+                return private
             if result.get("shm"):
                 try:
-                    mapped = stream.recv_view(dtype, size, populate=not view)  # type: ignore[union-attr]
+                    mapped = stream.recv_view(dtype, size)  # type: ignore[union-attr]
                 except _MapFailed:
                     # This process can map no more (vm.max_map_count, 65,530
                     # mappings by default, or address space): the segment
@@ -817,17 +836,11 @@ class Connection:
                     self._drop_stream()
                     raise
             if mapped is not None:
-                out = mapped
-                if "segment" in result and out.base is not None:
+                if "segment" in result and mapped.base is not None:
                     # Once unmapped (the array collected), the server may lend
                     # the segment again after its array is deleted.
-                    weakref.finalize(out.base, self._pending_releases.append, int(result["segment"]))
-                if not view:  # a private copy: the view goes (unmapped) at once
-                    private = POOL.empty(size, dtype)
-                    _copy_with_bar(private.data.cast("B"), out.data.cast("B"), "arktos download")
-                    path_counts["shm_copies_out"] += 1
-                    return private
-                return out
+                    weakref.finalize(mapped.base, self._pending_releases.append, int(result["segment"]))
+                return mapped
             if "stream" in result:
                 out = POOL.empty(size, dtype)
                 try:
@@ -992,7 +1005,7 @@ class Connection:
         stores it with no copy on the server. A pooled segment's pages are
         in memory already, so this is one copy and no page allocation.
         Returns False when the server could make no segment, or (with the
-        stream closed, which ends the lease) when this side cannot map it;
+        stream closed, which ends the lease) when this side cannot write it;
         raises the server's refusal.
         Callers hold _lock."""
         try:
@@ -1010,8 +1023,7 @@ class Connection:
             self._end_lease(stream)
             return False
         try:
-            with _map_lease(fd, data.nbytes) as mm:
-                _copy_with_bar(mm, data.data.cast("B"))  # the one copy
+            _write_lease(fd, data)  # the one copy
         except (OSError, ValueError):
             self._end_lease(stream)
             return False
