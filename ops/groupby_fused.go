@@ -29,6 +29,7 @@ package ops
 import (
 	"math"
 	"math/bits"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -435,32 +436,36 @@ func loneRows[K Integer](ks []K, mn, tot uint64, r []int64) bool {
 	return bad
 }
 
-// fusedBlock is how many rows the fused hash path probes before handing
-// their ids to the accumulator (a block's ids stay in L2).
-const fusedBlock = 1 << 14
+// fusedBlock is how many rows the fused hash path probes before adding
+// their ids to the states (a block's ids stay in L2). A variable: tests
+// make it small, so that a few thousand rows make many blocks.
+var fusedBlock = 1 << 14
 
-// fusedHashRuns counts fused hash groupings, pipelined ones those run on two
-// goroutines (tests check the paths).
-var fusedHashRuns, fusedPipelined atomic.Uint64
+// fusedHashRuns counts fused hash groupings, parallel ones those probed on
+// several goroutines, and fusedPending the rows whose keys such a probe
+// did not find and its block's turn added (tests check the paths).
+var fusedHashRuns, fusedParallel, fusedPending atomic.Uint64
 
 // fusedHash groups by packed keys with one hash table, where the two steps
-// would hash, and aggregates col in the same pass (hashed keys, 10^4 groups,
-// a float sum and size, 10^7 rows, in process: 70 / 48 ms at best on one /
-// two workers against 81 / 55 ms grouped then aggregated, 9 interleaved
-// rounds; the probing is the slower stage): a block of rows is
+// would hash, and aggregates col in the same pass: a block of rows is
 // packed and probed (ids numbered first seen), and its ids go straight to
-// the states, which are indexed by those ids, while they are in cache. On
-// two workers or more the probing and the accumulating run on two
-// goroutines, blocks handed from one to the other: a float column's values
-// must be added in row order (so rows cannot be split between workers), but
-// probing them and adding them are separate stages. (Probing on every
-// worker, each its own table and every nth block, the blocks added in row
-// order in turns, was no faster on this 2-core machine: in five sets of 15
-// rounds alternating the two in one process, on two workers, its p50 was
-// 71-83 ms against 57-82 ms for this pipeline.) The unique keys are
-// then sorted and the states written out in their order. It gives up
-// (ok false, holding nothing) past hashBigTable distinct keys, where the
-// two steps partition.
+// the states, which are indexed by those ids, while they are in cache.
+//
+// On two workers or more, after the first block, every worker probes every
+// nth block against the one table, read-only (a read lock held for the
+// block), and then, in block order, waits for its turn to add the block to
+// the states: a float column's values must be added in row order, so the
+// blocks are added one at a time, in order, but each is probed beside the
+// others and added while the others are probed. A key the table does not
+// hold yet is left pending and numbered on the block's turn, under the
+// write lock; once the first blocks have seen every key (10^4 keys in 10^7
+// rows) that never happens. (Until 2026-12-01 one goroutine probed every
+// block while another added them: probing is the slower stage, so two
+// workers took 46-50 ms in process where one took 55-63.)
+//
+// The unique keys are then sorted and the states written out in their
+// order. It gives up (ok false, holding nothing) past hashBigTable distinct
+// keys, where the two steps partition.
 func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySample) (outs []*pdarray.Array, ok bool, err error) {
 	n := specs[0].a.Len()
 	var frees []func()
@@ -480,79 +485,32 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 	}
 	defer st.release()
 	fusedHashRuns.Add(1)
-	kept := 0
-	vals := valueWords(col)
-	add := func(lo int, ids []int32) {
-		var v []uint64
-		if vals != nil {
-			v = vals[lo : lo+len(ids)]
-		}
-		kept += st.add(ids, v, 1)
-	}
-	type block struct {
-		lo  int
-		ids []int32
-	}
-	pipelined := env.workers() >= 2 && n > fusedBlock
-	var full chan block
-	var free chan []int32
-	done := make(chan struct{})
-	if pipelined {
-		fusedPipelined.Add(1)
-		full, free = make(chan block, 3), make(chan []int32, 4)
-		for range 4 {
-			free <- make([]int32, fusedBlock)
-		}
-		go func() {
-			defer close(done)
-			for b := range full {
-				add(b.lo, b.ids)
-				free <- b.ids[:fusedBlock]
-			}
-		}()
-	}
-	p, buf := make([]uint64, chunk), make([]uint64, chunk)
-	pb := new(probeBuf)
-	own := make([]int32, fusedBlock)
-	lone64, mn := loneInt64(specs)
+	pr := &fusedProbe{t: t, specs: specs, vals: valueWords(col), st: &st}
+	pr.lone64, pr.mn = loneInt64(specs)
 	gaveUp := false
-	for lo := 0; lo < n && err == nil; lo += fusedBlock {
+	w0, s0 := new(fusedWorker), newFusedSlot()
+	lo := 0
+	for ; lo < n && err == nil; lo += fusedBlock {
+		if lo > 0 && env.workers() >= 2 && n-lo > fusedBlock {
+			break // the rest in parallel
+		}
 		hi := min(n, lo+fusedBlock)
-		ids := own
-		if pipelined {
-			ids = <-free
-		}
-		ids = ids[:hi-lo]
-		if lone64 != nil {
-			err = probeLoneIDs(env, t, lone64[lo:hi], mn, ids, hashGrow, pb)
-		} else {
-			for c := lo; c < hi && err == nil; c += chunk {
-				e := min(hi, c+chunk)
-				packChunk(specs, c, e, p, buf)
-				err = probeIDs(env, t, p[:e-c], 1, ids[c-lo:e-lo], hashGrow, pb)
-			}
-		}
+		ids := s0.ids[:hi-lo]
+		err = pr.probe(env, w0, ids, lo, hi)
 		if gaveUp = len(t.order) > hashBigTable; gaveUp || err != nil {
 			// The rows kept so far: the blocks added, and this one's.
-			*seen = keySample{rows: hashRows(nil, ids), keys: len(t.order)}
+			*seen = keySample{rows: pr.kept + hashRows(nil, ids), keys: len(t.order)}
 			break
 		}
-		if pipelined {
-			full <- block{lo, ids}
-		} else {
-			add(lo, ids)
-		}
+		pr.add(lo, ids)
 	}
-	if pipelined {
-		close(full)
-		<-done
-	}
-	if gaveUp {
-		seen.rows += kept
+	if lo < n && err == nil && !gaveUp {
+		gaveUp, err = pr.parallel(env, lo, n, seen)
 	}
 	if err != nil || gaveUp {
 		return nil, !gaveUp, err
 	}
+	kept := pr.kept
 	// Rank the distinct keys: the states are written out in key order.
 	ng := len(t.order)
 	keys, fk, err := scratchOf[uint64](env, ng)
@@ -583,6 +541,219 @@ func fusedHash(env Env, specs []keySpec, col AggColumn, g *Grouping, seen *keySa
 	unpackAll(env, specs, sk, g.Keys, nil)
 	outs, err = fusedOuts(env, col, sp, st.fs, st.sums, st.rows)
 	return outs, true, err
+}
+
+// fusedProbe is fusedHash's pass: its table, keys and states.
+type fusedProbe struct {
+	t      *hashTable
+	specs  []keySpec
+	lone64 []int64 // a lone int64 key's values (probeLoneIDs), or nil
+	mn     uint64
+	vals   []uint64
+	st     *fusedSets
+	kept   int
+	keys   []uint64 // settle's scratch: keys new to the table
+	pids   []int32  // and their ids
+}
+
+// fusedWorker is one probing goroutine's scratch.
+type fusedWorker struct {
+	p, buf [chunk]uint64
+	pb     probeBuf
+}
+
+// fusedSlot is a probed block: its rows' ids, and the rows whose keys the
+// table lacked (their ids still to settle).
+type fusedSlot struct {
+	ids  []int32
+	pend []int32
+}
+
+func newFusedSlot() *fusedSlot { return &fusedSlot{ids: make([]int32, fusedBlock)} }
+
+// probe numbers rows [lo, hi) into ids, adding new keys to the table.
+func (fp *fusedProbe) probe(env Env, w *fusedWorker, ids []int32, lo, hi int) error {
+	if fp.lone64 != nil {
+		return probeLoneIDs(env, fp.t, fp.lone64[lo:hi], fp.mn, ids, hashGrow, &w.pb)
+	}
+	for c := lo; c < hi; c += chunk {
+		e := min(hi, c+chunk)
+		packChunk(fp.specs, c, e, w.p[:], w.buf[:])
+		if err := probeIDs(env, fp.t, w.p[:e-c], 1, ids[c-lo:e-lo], hashGrow, &w.pb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lookup numbers rows [lo, hi) into b.ids without changing the table (the
+// caller holds its read lock); the rows whose keys it lacks are listed in
+// b.pend, their ids left to settle.
+func (fp *fusedProbe) lookup(w *fusedWorker, b *fusedSlot, lo, hi int) {
+	t := fp.t
+	b.pend = b.pend[:0]
+	for s := lo; s < hi; s += probeBlock {
+		e := min(hi, s+probeBlock)
+		out := b.ids[s-lo : e-lo]
+		var m int
+		if fp.lone64 != nil {
+			xs := fp.lone64[s:e]
+			m = homeSlotsLone(t.slots, t.pre, t.shift, xs, fp.mn, out, &w.pb.miss)
+			for j, i := range w.pb.miss[:m] {
+				w.pb.keys[j] = sortKeyInt(xs[i]) - fp.mn
+			}
+		} else {
+			packChunk(fp.specs, s, e, w.p[:], w.buf[:])
+			m = homeSlots(t.slots, t.pre, t.shift, w.p[:e-s], out, &w.pb.miss)
+			for j, i := range w.pb.miss[:m] {
+				w.pb.keys[j] = w.p[i]
+			}
+		}
+		slots, mask, pre, shift := t.slots, t.mask, t.pre&63, t.shift&63
+		for j, i := range w.pb.miss[:m] {
+			k := w.pb.keys[j]
+			if k == dropKey {
+				out[i] = -1
+				continue
+			}
+			for h := ((k * hashMul) << pre) >> shift; ; h = (h + 1) & mask {
+				if sl := &slots[h]; sl.k == k {
+					out[i] = sl.v
+					break
+				} else if sl.k == dropKey {
+					b.pend = append(b.pend, int32(s-lo)+i)
+					break
+				}
+			}
+		}
+	}
+}
+
+// settle numbers the keys of the rows lookup left pending in block b, of
+// rows from lo (the caller holds the table's write lock; w is its scratch).
+func (fp *fusedProbe) settle(env Env, w *fusedWorker, b *fusedSlot, lo int) error {
+	fusedPending.Add(uint64(len(b.pend)))
+	fp.keys, fp.pids = fp.keys[:0], fp.pids[:0]
+	for _, r := range b.pend {
+		i := lo + int(r)
+		if fp.lone64 != nil {
+			fp.keys = append(fp.keys, sortKeyInt(fp.lone64[i])-fp.mn)
+		} else {
+			packChunk(fp.specs, i, i+1, w.p[:], w.buf[:])
+			fp.keys = append(fp.keys, w.p[0])
+		}
+		fp.pids = append(fp.pids, 0)
+	}
+	if err := tableIDs(env, fp.t, fp.keys, fp.pids, hashGrow); err != nil {
+		return err
+	}
+	for j, r := range b.pend {
+		b.ids[r] = fp.pids[j]
+	}
+	return nil
+}
+
+// add adds the block of rows from lo, numbered ids, to the states.
+func (fp *fusedProbe) add(lo int, ids []int32) {
+	var v []uint64
+	if fp.vals != nil {
+		v = fp.vals[lo : lo+len(ids)]
+	}
+	fp.kept += fp.st.add(ids, v, 1)
+}
+
+// parallel runs fusedHash's blocks from lo to n on every worker. The
+// calling goroutine adds every block to the states, in order, and probes
+// blocks whenever the next one to add is not probed yet; the other workers
+// only probe, taking the next block not yet taken. Probes are read-only
+// (under a read lock); the keys a probe did not find are numbered when its
+// block is added (under the write lock). The states stay with the one
+// goroutine: taking turns to add, every worker its own blocks, moved them
+// between the cores' caches at every block and ran 1.3-2x slower than one
+// goroutine probing alone. It reports whether it gave up (past
+// hashBigTable keys, with *seen set).
+func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool, err error) {
+	fusedParallel.Add(1)
+	nw := env.workers()
+	nb := (n - lo + fusedBlock - 1) / fusedBlock
+	bounds := func(j int) (int, int) { return lo + j*fusedBlock, min(n, lo+(j+1)*fusedBlock) }
+	// Block j is probed into slot j%ring, which is free again once block
+	// j-ring is added.
+	ring := 4 * nw
+	slots := make([]*fusedSlot, ring)
+	free, ready := make([]chan struct{}, ring), make([]chan struct{}, ring)
+	for i := range slots {
+		slots[i] = newFusedSlot()
+		free[i], ready[i] = make(chan struct{}, 1), make(chan struct{}, 1)
+		free[i] <- struct{}{}
+	}
+	var mu sync.RWMutex // the table
+	probe := func(w *fusedWorker, j int) {
+		b, e := bounds(j)
+		mu.RLock()
+		fp.lookup(w, slots[j%ring], b, e)
+		mu.RUnlock()
+		ready[j%ring] <- struct{}{}
+	}
+	var next atomic.Int64 // the next block not taken
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range nw - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := new(fusedWorker)
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= nb {
+					return
+				}
+				select {
+				case <-free[j%ring]:
+				case <-quit:
+					return
+				}
+				probe(w, j)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(quit)
+	w0 := new(fusedWorker)
+	for j := 0; j < nb; j++ {
+		for waiting := true; waiting; {
+			select {
+			case <-ready[j%ring]:
+				waiting = false
+				continue
+			default:
+			}
+			// Block j is being probed: probe a later one meanwhile, if its
+			// slot is free (all before j are added, so k < j+ring is).
+			if k := next.Load(); k < int64(nb) && k < int64(j+ring) && next.CompareAndSwap(k, k+1) {
+				<-free[int(k)%ring]
+				probe(w0, int(k))
+				continue
+			}
+			<-ready[j%ring]
+			waiting = false
+		}
+		sl := slots[j%ring]
+		b, e := bounds(j)
+		if len(sl.pend) > 0 {
+			mu.Lock()
+			err = fp.settle(env, w0, sl, b)
+			mu.Unlock()
+		}
+		ids := sl.ids[:e-b]
+		if gaveUp = len(fp.t.order) > hashBigTable; gaveUp || err != nil {
+			*seen = keySample{rows: fp.kept + hashRows(nil, ids), keys: len(fp.t.order)}
+			return gaveUp, err
+		}
+		fp.add(b, ids)
+		free[j%ring] <- struct{}{}
+	}
+	return false, nil
 }
 
 // The fused hash path's accumulating loops: each returns the rows it kept

@@ -18,10 +18,16 @@ import (
 // applies (one dense integer key, one column); the other cases check that
 // it stays out of the way.
 func TestGroupByAggFused(t *testing.T) {
-	start, expected, piped := fusedPasses.Load(), uint64(0), fusedPipelined.Load()
+	// Blocks of 2048 rows: 30,000 rows make 15, probed on several workers.
+	defer func(b int) { fusedBlock = b }(fusedBlock)
+	fusedBlock = 2048
+	start, expected, piped, pending := fusedPasses.Load(), uint64(0), fusedParallel.Load(), fusedPending.Load()
 	defer func() {
-		if fusedPipelined.Load() == piped {
-			t.Error("no fused hash grouping ran on two goroutines")
+		if fusedParallel.Load() == piped {
+			t.Error("no fused hash grouping was probed on several goroutines")
+		}
+		if fusedPending.Load() == pending {
+			t.Error("no key new to the table was met by a parallel probe (wide keys are)")
 		}
 		// 4 sizes × 4 dense lone integer keys, 2 sizes × 3 hashed keys, and
 		// the lone wide int64 key at 0 and 1 rows (dense there), × 4 lone
