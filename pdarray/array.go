@@ -17,6 +17,11 @@ type Array struct {
 // Alloc returns a zeroed array of n elements. It does not check any memory
 // limit: the caller (the server's accountant) reserves the bytes first.
 func Alloc(d DType, n int) (*Array, error) {
+	return alloc(d, n, AlignedBytes)
+}
+
+// alloc makes an array of n elements of d in bytes(nbytes).
+func alloc(d DType, n int, bytes func(int) []byte) (*Array, error) {
 	if !d.Valid() {
 		return nil, fmt.Errorf("pdarray: invalid dtype %v", d)
 	}
@@ -27,7 +32,7 @@ func Alloc(d DType, n int) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Array{dtype: d, n: n, buf: AlignedBytes(nb)}, nil
+	return &Array{dtype: d, n: n, buf: bytes(nb)}, nil
 }
 
 // AlignedBytes returns a zeroed byte slice of length n whose first byte is
@@ -47,17 +52,7 @@ func AlignedBytes(n int) []byte {
 // reads one (a download's destination): the bytes are not zeroed, so memory
 // the Go heap reuses is neither cleared nor faulted in again.
 func AllocUninit(d DType, n int) (*Array, error) {
-	if !d.Valid() {
-		return nil, fmt.Errorf("pdarray: invalid dtype %v", d)
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("pdarray: negative length %d", n)
-	}
-	nb, err := d.NBytes(uint64(n))
-	if err != nil {
-		return nil, err
-	}
-	return &Array{dtype: d, n: n, buf: UninitBytes(nb)}, nil
+	return alloc(d, n, UninitBytes)
 }
 
 // uninitMin is the least UninitBytes leaves unzeroed: below it clearing
