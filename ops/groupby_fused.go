@@ -572,14 +572,17 @@ type fusedSlot struct {
 
 func newFusedSlot() *fusedSlot { return &fusedSlot{ids: make([]int32, fusedBlock)} }
 
-// probe numbers rows [lo, hi) into ids, adding new keys to the table.
+// probe numbers rows [lo, hi) into ids, adding new keys to the table
+// (unless w.pb.lookup).
 func (fp *fusedProbe) probe(env Env, w *fusedWorker, ids []int32, lo, hi int) error {
+	w.pb.base = 0
 	if fp.lone64 != nil {
 		return probeLoneIDs(env, fp.t, fp.lone64[lo:hi], fp.mn, ids, hashGrow, &w.pb)
 	}
 	for c := lo; c < hi; c += chunk {
 		e := min(hi, c+chunk)
 		packChunk(fp.specs, c, e, w.p[:], w.buf[:])
+		w.pb.base = c - lo
 		if err := probeIDs(env, fp.t, w.p[:e-c], 1, ids[c-lo:e-lo], hashGrow, &w.pb); err != nil {
 			return err
 		}
@@ -590,44 +593,10 @@ func (fp *fusedProbe) probe(env Env, w *fusedWorker, ids []int32, lo, hi int) er
 // lookup numbers rows [lo, hi) into b.ids without changing the table (the
 // caller holds its read lock); the rows whose keys it lacks are listed in
 // b.pend, their ids left to settle.
-func (fp *fusedProbe) lookup(w *fusedWorker, b *fusedSlot, lo, hi int) {
-	t := fp.t
-	b.pend = b.pend[:0]
-	for s := lo; s < hi; s += probeBlock {
-		e := min(hi, s+probeBlock)
-		out := b.ids[s-lo : e-lo]
-		var m int
-		if fp.lone64 != nil {
-			xs := fp.lone64[s:e]
-			m = homeSlotsLone(t.slots, t.pre, t.shift, xs, fp.mn, out, &w.pb.miss)
-			for j, i := range w.pb.miss[:m] {
-				w.pb.keys[j] = sortKeyInt(xs[i]) - fp.mn
-			}
-		} else {
-			packChunk(fp.specs, s, e, w.p[:], w.buf[:])
-			m = homeSlots(t.slots, t.pre, t.shift, w.p[:e-s], out, &w.pb.miss)
-			for j, i := range w.pb.miss[:m] {
-				w.pb.keys[j] = w.p[i]
-			}
-		}
-		slots, mask, pre, shift := t.slots, t.mask, t.pre&63, t.shift&63
-		for j, i := range w.pb.miss[:m] {
-			k := w.pb.keys[j]
-			if k == dropKey {
-				out[i] = -1
-				continue
-			}
-			for h := ((k * hashMul) << pre) >> shift; ; h = (h + 1) & mask {
-				if sl := &slots[h]; sl.k == k {
-					out[i] = sl.v
-					break
-				} else if sl.k == dropKey {
-					b.pend = append(b.pend, int32(s-lo)+i)
-					break
-				}
-			}
-		}
-	}
+func (fp *fusedProbe) lookup(env Env, w *fusedWorker, b *fusedSlot, lo, hi int) {
+	w.pb.lookup, w.pb.pend = true, b.pend[:0]
+	fp.probe(env, w, b.ids[:hi-lo], lo, hi) // a lookup adds nothing, so fails on nothing
+	b.pend, w.pb.lookup, w.pb.pend = w.pb.pend, false, nil
 }
 
 // settle numbers the keys of the rows lookup left pending in block b, of
@@ -692,7 +661,7 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 	probe := func(w *fusedWorker, j int) {
 		b, e := bounds(j)
 		mu.RLock()
-		fp.lookup(w, slots[j%ring], b, e)
+		fp.lookup(env, w, slots[j%ring], b, e)
 		mu.RUnlock()
 		ready[j%ring] <- struct{}{}
 	}

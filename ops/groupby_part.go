@@ -117,6 +117,12 @@ type probeBuf struct {
 	miss [probeBlock]int32
 	keys [probeBlock]uint64
 	ids  [probeBlock]int32
+	// With lookup set a probe leaves the table as it is: a row whose key
+	// it lacks is listed in pend (counted base rows before the probe's
+	// first row) instead of numbered.
+	lookup bool
+	base   int
+	pend   []int32
 }
 
 // probeIDs is tableIDs in two loops a block at a time: every row first
@@ -148,7 +154,7 @@ func probeIDs(env Env, t *hashTable, keys []uint64, stride int, out []int32, gro
 		for j, i := range b.miss[:m] {
 			b.keys[j] = keys[(lo+int(i))*stride]
 		}
-		if err := b.settle(env, t, m, out[lo:hi], grow); err != nil {
+		if err := b.settle(env, t, m, out[lo:hi], grow, lo); err != nil {
 			return err
 		}
 	}
@@ -156,8 +162,13 @@ func probeIDs(env Env, t *hashTable, keys []uint64, stride int, out []int32, gro
 }
 
 // settle numbers the m missed rows' keys (b.keys[:m]) through t and writes
-// their ids to out at the rows b.miss lists.
-func (b *probeBuf) settle(env Env, t *hashTable, m int, out []int32, grow uint) error {
+// their ids to out at the rows b.miss lists; out starts lo rows into the
+// probe. With b.lookup it only finds them (find).
+func (b *probeBuf) settle(env Env, t *hashTable, m int, out []int32, grow uint, lo int) error {
+	if b.lookup {
+		b.find(t, m, out, b.base+lo)
+		return nil
+	}
 	if err := tableIDs(env, t, b.keys[:m], b.ids[:m], grow); err != nil {
 		return err
 	}
@@ -165,6 +176,29 @@ func (b *probeBuf) settle(env Env, t *hashTable, m int, out []int32, grow uint) 
 		out[i] = b.ids[j]
 	}
 	return nil
+}
+
+// find is settle for a read-only probe: tableIDs' probing loop without the
+// insert. A row whose key the table lacks goes to b.pend (base: out's
+// first row, counted from the probe's).
+func (b *probeBuf) find(t *hashTable, m int, out []int32, base int) {
+	slots, mask, pre, shift := t.slots, t.mask, t.pre&63, t.shift&63
+	for j, i := range b.miss[:m] {
+		k := b.keys[j]
+		if k == dropKey {
+			out[i] = -1
+			continue
+		}
+		for h := ((k * hashMul) << pre) >> shift; ; h = (h + 1) & mask {
+			if s := &slots[h]; s.k == k {
+				out[i] = s.v
+				break
+			} else if s.k == dropKey {
+				b.pend = append(b.pend, int32(base)+i)
+				break
+			}
+		}
+	}
 }
 
 // homeSlots writes each key's id as found in its home slot and lists the
@@ -703,7 +737,7 @@ func probeLoneIDs(env Env, t *hashTable, x []int64, mn uint64, out []int32, grow
 		for j, i := range b.miss[:m] {
 			b.keys[j] = sortKeyInt(xs[i]) - mn
 		}
-		if err := b.settle(env, t, m, out[lo:hi], grow); err != nil {
+		if err := b.settle(env, t, m, out[lo:hi], grow, lo); err != nil {
 			return err
 		}
 	}
