@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import select
 import signal
 import subprocess
 import sys
@@ -185,6 +186,7 @@ kept = conn.array(np.arange(5))
 print("ready", flush=True)
 sys.stdin.readline()  # the parent stops the server, then lets us go on
 try:
+    print("calling", flush=True)  # inside the try: a SIGINT from here on is caught
     conn.list_arrays()
 except KeyboardInterrupt:
     print("interrupted", flush=True)
@@ -198,18 +200,28 @@ def test_real_ctrl_c_while_waiting(make_server) -> None:
     srv = make_server()
     child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, srv.url],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def line() -> str:
+        # A deadline, so that a child stuck or gone fails here, saying so.
+        if not select.select([child.stdout], [], [], 30)[0]:
+            raise AssertionError("the child said nothing for 30 s")
+        return child.stdout.readline().strip()
+
     try:
-        assert child.stdout.readline().strip() == "ready"
+        assert line() == "ready"
         srv.process.send_signal(signal.SIGSTOP)
         child.stdin.write("go\n")
         child.stdin.flush()
+        # Under load the child may take a while to reach its request; the
+        # signal must come inside its try (a SIGINT before it kills the child).
+        assert line() == "calling"
         time.sleep(0.3)  # the child now waits for a reply that cannot come
         child.send_signal(signal.SIGINT)
-        assert child.stdout.readline().strip() == "interrupted"
+        assert line() == "interrupted"
         srv.process.send_signal(signal.SIGCONT)
         child.stdin.write("go\n")
         child.stdin.flush()
-        assert child.stdout.readline().strip() == "[0, 1, 2, 3, 4]"
+        assert line() == "[0, 1, 2, 3, 4]"
     finally:
         srv.process.send_signal(signal.SIGCONT)
         child.kill()
