@@ -721,7 +721,10 @@ type hashTable struct {
 	order []uint64   // keys by id
 	mask  uint64
 	shift uint
-	pre   uint // hash bits to skip (a partition's tables: its own top bits)
+	mul   uint64 // hashMul shifted past the hash bits to skip (a partition's
+	// tables: its own top bits); (k*mul)>>shift is k's home slot. One
+	// multiplier, not a multiply then two variable shifts: each of those
+	// wants CX on amd64, and the probing loops spilled registers around them.
 	free  []func()
 }
 
@@ -733,7 +736,7 @@ type hashSlot struct {
 }
 
 func newHashTable(env Env, capPow uint) (*hashTable, error) {
-	t := &hashTable{}
+	t := &hashTable{mul: hashMul}
 	if err := t.alloc(env, capPow); err != nil {
 		return nil, err
 	}
@@ -789,8 +792,15 @@ func (t *hashTable) release() {
 // tables' home slots and the hash partitions' top bits.
 const hashMul = 0x9E3779B97F4A7C15
 
+// hashMulPast is the multiplier of a table that indexes by the hash bits
+// after the top p (hashTable.mul).
+func hashMulPast(p uint) uint64 {
+	m := uint64(hashMul)
+	return m << (p & 63)
+}
+
 // hash is k's home slot (tableIDs and homeSlots compute it inline).
-func (t *hashTable) hash(k uint64) uint64 { return ((k * hashMul) << t.pre) >> t.shift }
+func (t *hashTable) hash(k uint64) uint64 { return (k * t.mul) >> t.shift }
 
 // insert returns the id of key k, adding it with the next id when new.
 func (t *hashTable) insert(env Env, k uint64) (int32, error) {

@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"strconv"
@@ -364,5 +365,36 @@ func BenchmarkG1Q1(b *testing.B) {
 				Reduce(env, "sum", v1, 0)
 			}
 		})
+	}
+}
+
+// BenchmarkProbeLone times the probing loop of the fused hash pass alone:
+// a lone int64 key of 10^4 values spread over int64, 2^20 rows, probed
+// into a table that already holds every key (its steady state).
+func BenchmarkProbeLone(b *testing.B) {
+	const n = 1 << 20
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]int64, n)
+	for i := range x {
+		x[i] = r.Int64N(10_000)*2654435761 + 12345
+	}
+	env := PlainEnv(1)
+	t, err := newHashTable(env, 12)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer t.release()
+	ids := make([]int32, n)
+	pb := new(probeBuf)
+	if err := probeLoneIDs(env, t, x, 0, ids, hashGrow, pb); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(8 * n)
+	for b.Loop() {
+		for lo := 0; lo < n; lo += fusedBlock {
+			if err := probeLoneIDs(env, t, x[lo:lo+fusedBlock], 0, ids[lo:lo+fusedBlock], hashGrow, pb); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

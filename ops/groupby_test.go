@@ -1108,13 +1108,13 @@ func TestProbeIDs(t *testing.T) {
 		for _, pre := range []uint{0, partBits} {
 			want := make([]int32, len(keys))
 			ref, _ := newHashTable(env, 4)
-			ref.pre = pre
+			ref.mul = hashMulPast(pre)
 			if err := tableIDs(env, ref, keys, want, 1); err != nil {
 				t.Fatal(err)
 			}
 			got := make([]int32, len(keys))
 			tb, _ := newHashTable(env, 4)
-			tb.pre = pre
+			tb.mul = hashMulPast(pre)
 			before := probeRuns.Load()
 			if err := probeIDs(env, tb, slices.Clone(keys), 1, got, 2, new(probeBuf)); err != nil {
 				t.Fatal(err)
