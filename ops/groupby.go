@@ -725,7 +725,7 @@ type hashTable struct {
 	// tables: its own top bits); (k*mul)>>shift is k's home slot. One
 	// multiplier, not a multiply then two variable shifts: each of those
 	// wants CX on amd64, and the probing loops spilled registers around them.
-	free  []func()
+	free []func()
 }
 
 // hashSlot is one entry of a hashTable (k is dropKey when empty).

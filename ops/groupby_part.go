@@ -202,14 +202,24 @@ func (b *probeBuf) find(t *hashTable, m int, out []int32, base int) {
 	}
 }
 
+// homeBase is the first of slots, once it is checked that every home slot
+// (k*mul)>>shift is in the table: it has 2^(64-shift) slots. The probing
+// loops read slot h at base + h*16 with no bounds check, which frees the
+// register the length took (see homeSlotsLone); the slots belong to the
+// table, which outlives the probing call. (The read stays written out in
+// each loop: as an inlined function it cost homeSlotsLone a spill a row.)
+func homeBase(slots []hashSlot, shift uint) unsafe.Pointer {
+	_ = slots[^uint64(0)>>(shift&63)]
+	return unsafe.Pointer(unsafe.SliceData(slots))
+}
+
 // homeSlots writes each key's id as found in its home slot and lists the
 // rows whose home slot holds another key (their ids are then wrong).
 //
 //go:noinline
 func homeSlots(slots []hashSlot, mul uint64, shift uint, keys []uint64, out []int32, miss *[probeBlock]int32) int {
 	shift &= 63
-	_ = slots[^uint64(0)>>shift] // every home slot is in the table: see homeSlotsLone
-	base := unsafe.Pointer(unsafe.SliceData(slots))
+	base := homeBase(slots, shift)
 	out = out[:len(keys)]
 	m := 0
 	for i, k := range keys {
@@ -232,8 +242,7 @@ func homeSlots(slots []hashSlot, mul uint64, shift uint, keys []uint64, out []in
 //go:noinline
 func homeSlotsPairs(slots []hashSlot, mul uint64, shift uint, words []uint64, out []int32, miss *[probeBlock]int32) int {
 	shift &= 63
-	_ = slots[^uint64(0)>>shift] // every home slot is in the table: see homeSlotsLone
-	base := unsafe.Pointer(unsafe.SliceData(slots))
+	base := homeBase(slots, shift)
 	words = words[:2*len(out)]
 	m := 0
 	for i := range out {
@@ -758,15 +767,12 @@ func probeLoneIDs(env Env, t *hashTable, x []int64, mn uint64, out []int32, grow
 // saves two: the packing is one add of off (sortKeyInt(v)-mn is uint64(v) +
 // 2^63 - mn, modulo 2^64; computed by the caller, or the compiler puts the
 // 2^63 back in the loop), and the slot is read through a pointer with no
-// bounds check, which needs no length. That is safe because the table has
-// 2^(64-shift) slots (checked before the loop) and (k*mul)>>shift is below
-// that; the slots belong to t, which outlives the call.
+// bounds check (homeBase), which needs no length.
 //
 //go:noinline
 func homeSlotsLone(slots []hashSlot, mul uint64, shift uint, x []int64, off uint64, out []int32, miss *[probeBlock]int32) int {
 	shift &= 63
-	_ = slots[^uint64(0)>>shift] // every home slot is in the table
-	base := unsafe.Pointer(unsafe.SliceData(slots))
+	base := homeBase(slots, shift)
 	out = out[:len(x)]
 	m := 0
 	for i, v := range x {
