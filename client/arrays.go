@@ -449,7 +449,6 @@ var mapSegment = unix.Mmap
 // errMapFailed marks a segment this process could not map.
 var errMapFailed = errors.New("the segment could not be mapped here")
 
-
 // releaseSegmentLocked tells the server (shm_release) that this client no
 // longer maps the lent segment it named in a download's reply (0: none), so
 // that it can be lent again once its array is deleted; c.mu is held. It
