@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,13 +45,15 @@ type Client struct {
 	transport     Transport
 	streamNetwork string
 	compression   string
-	noShm         bool        // WithSharedMemory(false)
-	noShmMin      bool        // the server refused download's shm_min (an older server)
-	stream        *bulkStream // nil until the first large transfer; guarded by mu
-	noLane        bool        // WithLane(false)
-	lane          *reqLane    // nil until the first small request (lane.go); guarded by mu
-	laneFailed    bool        // the server offers no lane: do not ask again
-	ready         bool        // Dial's get_config went through (no lane before)
+	noShm         bool          // WithSharedMemory(false)
+	noShmMin      bool          // the server refused download's shm_min (an older server)
+	stream        *bulkStream   // nil until the first large transfer; guarded by mu
+	noLane        bool          // WithLane(false)
+	laneSpin      time.Duration // WithLaneSpin; 0: none
+	laneSpinHits  atomic.Uint64 // lane replies that came while polling (tests)
+	lane          *reqLane      // nil until the first small request (lane.go); guarded by mu
+	laneFailed    bool          // the server offers no lane: do not ask again
+	ready         bool          // Dial's get_config went through (no lane before)
 	// Requests given up on, and arrays their late replies made (late.go).
 	abandoned      map[uint64]abandonedReq
 	pendingDeletes []string
@@ -88,6 +91,7 @@ type options struct {
 	compression   string
 	noShm         bool
 	noLane        bool
+	laneSpin      *time.Duration // WithLaneSpin; nil: transfer.DefaultLaneSpin
 }
 
 // Option configures Dial.
@@ -125,6 +129,16 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 			token = t()
 		}
 	}
+	laneSpin := transfer.DefaultLaneSpin
+	if o.laneSpin != nil {
+		laneSpin = *o.laneSpin
+	} else if v := os.Getenv("ARKTOS_LANE_SPIN"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > 100*time.Millisecond {
+			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most 100ms), or 0 to turn polling off", v)
+		}
+		laneSpin = d
+	}
 	sock, err := zmq.NewSocket(zmq.DEALER)
 	if err != nil {
 		return nil, fmt.Errorf("client: socket: %w", err)
@@ -134,7 +148,8 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		sock.Close()
 		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
 	}
-	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane}
+	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane,
+		laneSpin: laneSpin}
 	for {
 		err = c.loadConfig(ctx)
 		var te *transfer.Error

@@ -24,6 +24,12 @@ type reqLane struct {
 // WithLane(false) keeps every request on the ZeroMQ socket.
 func WithLane(on bool) Option { return func(o *options) { o.noLane = !on } }
 
+// WithLaneSpin sets how long a lane request polls its socket for the reply
+// before it blocks (transfer.SpinReader; default transfer.DefaultLaneSpin,
+// 0 turns polling off): a reply that comes within it is read without the
+// wake-up a blocked read waits for.
+func WithLaneSpin(d time.Duration) Option { return func(o *options) { o.laneSpin = &d } }
+
 // laneFor returns the lane to send a small request on, opening it on first
 // use; nil when there is none (WithLane(false), or the server offers no
 // streams). c.mu must be held.
@@ -37,7 +43,8 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 			c.laneFailed = true
 			return nil
 		}
-		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(s.conn, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
+		rd := transfer.NewSpinReader(s.conn, c.laneSpin, &c.laneSpinHits)
+		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(rd, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
 	}
 	return c.lane
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	// Checkpoint, when set, is a directory every array is saved to on a
 	// clean shutdown and restored from at start (cmd_io.go).
 	Checkpoint string
+	// LaneSpin is how long a request lane's read polls for the next
+	// request before it blocks (transfer.SpinReader; 0:
+	// transfer.DefaultLaneSpin, negative: no polling).
+	LaneSpin time.Duration
 }
 
 // DefaultAddr is the embedded default endpoint.
@@ -97,6 +102,12 @@ func (c *Config) validate() error {
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.LaneSpin == 0 {
+		c.LaneSpin = transfer.DefaultLaneSpin
+	}
+	if c.LaneSpin > 100*time.Millisecond {
+		return fmt.Errorf("server: --lane-spin must be at most 100ms (it keeps a core busy while a lane waits), got %v", c.LaneSpin)
 	}
 	if c.FrameSize == 0 {
 		c.FrameSize = transfer.DefaultFrameSize

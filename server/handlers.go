@@ -792,6 +792,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 		"lane_requests":           st.LaneRequests.Load(),
+		"lane_spin_hits":          st.LaneSpinHits.Load(),
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 		"groupby_fused":           st.GroupByFused.Load(),
 	}}, nil

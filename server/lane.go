@@ -26,7 +26,8 @@ import (
 // framing, or the server shuts down (closeStreams closes c).
 func (s *Server) serveLane(c net.Conn, owner []byte) {
 	defer s.endLane(c)
-	r, w := bufio.NewReaderSize(c, 64<<10), bufio.NewWriterSize(c, 64<<10)
+	rd := transfer.NewSpinReader(c, s.cfg.LaneSpin, &s.stats.LaneSpinHits)
+	r, w := bufio.NewReaderSize(rd, 64<<10), bufio.NewWriterSize(c, 64<<10)
 	for {
 		frames, err := transfer.ReadLane(r)
 		if err != nil {

@@ -89,6 +89,7 @@ type Stats struct {
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64
 	LaneRequests                          atomic.Uint64 // requests answered over a request lane (lane.go)
+	LaneSpinHits                          atomic.Uint64 // lane reads whose bytes came while polling (transfer.SpinReader)
 	Downloads                             atomic.Uint64
 }
 

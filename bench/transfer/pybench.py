@@ -200,12 +200,13 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
     return records
 
 
-def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any]]:
+def latency(url: str, n: int, echo_url: str | None = None, block: int = 100) -> list[dict[str, Any]]:
     """p50/p90 of n small requests of each kind from Python, in microseconds:
     get_config and ``a.sum()`` of a 1000-element array, over the request
     lane (the default) and over ZeroMQ (``lane=False``), and a raw ZeroMQ
     echo of the same header (pyzmq, poll then receive: the ZeroMQ floor),
-    interleaved one by one in a rotating order."""
+    interleaved in runs of `block` requests of one kind, in a rotating
+    order (block 1: one by one)."""
     import zmq
 
     conn = ak.Connection(url)
@@ -230,12 +231,16 @@ def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any
             echo.recv_multipart(copy=False)
         kinds.append(("raw zmq echo", echo_once))
     times: list[list[float]] = [[] for _ in kinds]
-    for i in range(n):
+    block = max(1, min(block, n))
+    n -= n % block
+    for i in range(n // block):
         for k in range(len(kinds)):
             k = (k + i) % len(kinds)  # rotate: none always follows the same one
-            t = time.perf_counter()
-            kinds[k][1]()
-            times[k].append((time.perf_counter() - t) * 1e6)
+            do = kinds[k][1]
+            for _ in range(block):
+                t = time.perf_counter()
+                do()
+                times[k].append((time.perf_counter() - t) * 1e6)
     a.delete()
     conn.close()
     zconn.close()
@@ -244,6 +249,6 @@ def latency(url: str, n: int, echo_url: str | None = None) -> list[dict[str, Any
     out = []
     for (name, _), xs in zip(kinds, times):
         xs.sort()
-        out.append({"kind": "latency", "lang": "python", "request": name, "n": n,
+        out.append({"kind": "latency", "lang": "python", "request": name, "n": n, "block": block,
                     "p50_us": xs[n // 2], "p90_us": xs[n * 9 // 10]})
     return out

@@ -141,7 +141,7 @@ def latency_lines(meta: dict[str, Any]) -> list[str]:
             e = echo[r["lang"]]
             vs = f"; × echo {r['p50_us'] / e['p50_us']:.2f} / {r['p90_us'] / e['p90_us']:.2f}"
         lines.append(f"- Small request round trip from {r['lang']}, {r['request']}: p50 {r['p50_us']:.0f} µs, "
-                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests, interleaved{vs}).")
+                     f"p90 {r['p90_us']:.0f} µs ({r['n']} requests, interleaved in runs of {r.get('block', 1)}{vs}).")
     return lines
 
 
@@ -189,6 +189,9 @@ def main() -> None:
     ap.add_argument("--latency-only", action="store_true",
                     help="only the small-request round trips (get_config, a small reduce, raw zmq echo)")
     ap.add_argument("--latency-n", type=int, default=2000, help="round trips of each kind")
+    ap.add_argument("--latency-block", type=int, default=100,
+                    help="round trips of one kind in a row before the next kind (1: one by one, each kind "
+                         "after another, as before 2026-12-01)")
     args = ap.parse_args()
     sizes = [1, 8, 64] if args.quick else [1, 8, 64, 256, 1024]
     if args.sizes:
@@ -226,10 +229,11 @@ def main() -> None:
         meta["latency"] = []
         if "go" in args.langs:
             lines = subprocess.run([str(bins["goclient"]), "--arktos", url, "--latency", str(args.latency_n),
+                                    "--latency-block", str(args.latency_block),
                                     "--zmq-echo", ready["zmq"]], check=True, capture_output=True, text=True).stdout
             meta["latency"] += [json.loads(line) for line in lines.splitlines()]
         if "python" in args.langs:
-            meta["latency"] += pybench.latency(url, args.latency_n, ready["zmq"])
+            meta["latency"] += pybench.latency(url, args.latency_n, ready["zmq"], args.latency_block)
         if args.latency_only:
             load = Path("/proc/loadavg").read_text().split()[0]
             print(f"Machine: {meta['machine']}; load average before/after: {meta['loadavg_before']} / {load}")

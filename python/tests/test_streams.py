@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import socket
 from typing import Any, Callable
 
@@ -314,6 +315,42 @@ def test_small_requests_take_the_lane(server: Any) -> None:
                 conn.info("no_such")  # errors come back over the lane as over ZeroMQ
         finally:
             conn.close()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: lanes do not poll")
+def test_lane_replies_are_read_while_polling(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lane reply is waited for by polling the socket first (lane_spin),
+    and counted when it came meanwhile, nearly always for get_config; the
+    server polls for the next request too (stats.lane_spin_hits).
+    lane_spin=0 turns the client's poll off; a bad ARKTOS_LANE_SPIN is
+    refused by name."""
+    for spin in (200e-6, 0.0):
+        conn = ak.Connection(server.url, lane_spin=spin)
+        try:
+            before = stats(conn)  # opens the lane
+            assert conn._lane is not None
+            for _ in range(300):
+                conn.get_config()
+            after = stats(conn)
+            hits = conn._lane.spin_hits
+            if spin:
+                assert hits > 0, "no lane reply read while polling: the poll is not taken"
+                assert after["lane_spin_hits"] > before["lane_spin_hits"], "the server read no request while polling"
+            else:
+                assert hits == 0
+        finally:
+            conn.close()
+    monkeypatch.setenv("ARKTOS_LANE_SPIN", "fast")
+    with pytest.raises(ValueError, match="ARKTOS_LANE_SPIN='fast'"):
+        ak.Connection(server.url)
+    monkeypatch.setenv("ARKTOS_LANE_SPIN", "50us")
+    conn = ak.Connection(server.url)
+    try:
+        assert conn.lane_spin == pytest.approx(50e-6)
+    finally:
+        conn.close()
+    with pytest.raises(ValueError, match="lane_spin must be between 0 and 0.1 s"):
+        ak.Connection(server.url, lane_spin=1.0)
 
 
 def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None:

@@ -67,6 +67,7 @@ func main() {
 	transports := flag.String("transports", "frames,stream-tcp,stream-unix,shm", "Arktos transports to time: frames, stream-tcp, stream-unix, shm, auto")
 	latency := flag.Int("latency", 0, "if > 0, time this many get_config round trips (and raw ZeroMQ echoes, with --zmq-echo) and print their p50/p90 instead")
 	zmqEcho := flag.String("zmq-echo", "", "benchserver's ZeroMQ echo URL, the latency floor")
+	latencyBlock := flag.Int("latency-block", 100, "round trips of one kind in a row before the next kind (1: one by one)")
 	flag.IntVar(&arktosPID, "arktos-pid", 0, "arktos-server pid, for its page faults")
 	flag.IntVar(&benchPID, "bench-pid", 0, "benchserver pid, for its page faults")
 	tcpAddr := flag.String("raw-tcp", "", "benchserver raw TCP address")
@@ -110,7 +111,7 @@ func main() {
 	}
 	arktosCli = dial("auto")
 	if *latency > 0 {
-		timeLatency(ctx, *latency, *zmqEcho, dial("no-lane"))
+		timeLatency(ctx, *latency, *latencyBlock, *zmqEcho, dial("no-lane"))
 		return
 	}
 	n := nbytes / 8
@@ -448,7 +449,9 @@ func flightMethods(ctx context.Context, addr string, src []int64) (up, down func
 // echoURL is set, a raw ZeroMQ echo of the same header (the ZeroMQ floor)
 // -- interleaved one by one in a rotating order, and prints one JSON line
 // each with their p50 and p90 in microseconds.
-func timeLatency(ctx context.Context, n int, echoURL string, zc *client.Client) {
+// timeLatency times n round trips of each kind, in runs of block of one
+// kind, the kinds in a rotating order.
+func timeLatency(ctx context.Context, n, block int, echoURL string, zc *client.Client) {
 	info, err := client.Upload(ctx, arktosCli, make([]int64, 1000))
 	if err != nil {
 		log.Fatal(err)
@@ -489,17 +492,21 @@ func timeLatency(ctx context.Context, n int, echoURL string, zc *client.Client) 
 		}})
 	}
 	times := make([][]float64, len(kinds))
-	for i := range n {
+	block = max(1, min(block, n))
+	n -= n % block
+	for i := range n / block {
 		for k := range kinds {
 			k = (k + i) % len(kinds) // rotate: none always follows the same one
-			t := time.Now()
-			kinds[k].do()
-			times[k] = append(times[k], float64(time.Since(t).Nanoseconds())/1e3)
+			for range block {
+				t := time.Now()
+				kinds[k].do()
+				times[k] = append(times[k], float64(time.Since(t).Nanoseconds())/1e3)
+			}
 		}
 	}
 	for k, ts := range times {
 		slices.Sort(ts)
-		out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": kinds[k].name, "n": n,
+		out.Encode(map[string]any{"kind": "latency", "lang": "go", "request": kinds[k].name, "n": n, "block": block,
 			"p50_us": ts[n/2], "p90_us": ts[n*9/10]})
 	}
 }
