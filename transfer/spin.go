@@ -1,3 +1,5 @@
+//go:build unix
+
 package transfer
 
 import (
@@ -89,7 +91,7 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 			}
 			// Give the CPU to any other thread that wants it (a worker, the
 			// peer): polling must not delay the reply it waits for.
-			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			yieldCPU()
 		}
 	})
 	switch {
