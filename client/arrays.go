@@ -90,6 +90,16 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 			if err != nil {
 				return ArrayInfo{}, fmt.Errorf("client: compress: %w", err)
 			}
+		} else if l := c.laneForPayload(ctx, "upload", len(body), fs); l != nil {
+			// A small array: its frames go over the request lane.
+			rep, _, err := c.callLane(ctx, l, "upload", args, frames)
+			if err != nil {
+				return ArrayInfo{}, err
+			}
+			if err := rep.Err(); err != nil {
+				return ArrayInfo{}, err
+			}
+			return parseInfo(rep.Result)
 		}
 	}
 	rep, m, err := c.callLocked(ctx, "upload", args, frames, whileWaiting)
@@ -159,6 +169,9 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		args = map[string]any{}
 	}
 	args["name"] = name
+	if a, ok, err := c.downloadLane(ctx, name, args, want, into); ok {
+		return a, err
+	}
 	// The size is unknown until the reply; a stream is opened once the
 	// client has seen a large array, and then used for every download.
 	st := c.stream
@@ -264,6 +277,65 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		off += copy(dst[off:], m.Frame(i))
 	}
 	return a, nil
+}
+
+// downloadLane downloads a small range of an array, or an array into a
+// small destination, over the request lane, in frames (ok false: neither,
+// or no lane for it; then nothing was sent). A whole array's size is not
+// known before the reply, so other downloads do not take the lane.
+func (c *Client) downloadLane(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (a *pdarray.Array, ok bool, err error) {
+	isz := 16 // the widest dtype, when the caller does not say
+	if want != pdarray.Invalid {
+		isz = want.Size()
+	}
+	start, ok1 := args["start"].(int)
+	stop, ok2 := args["stop"].(int)
+	var bound int
+	switch {
+	case ok1 && ok2 && stop >= start:
+		bound = (stop - start) * isz
+	case !ok1 && !ok2 && into != nil:
+		bound = len(into) // a larger array does not fit it anyway
+	default:
+		return nil, false, nil
+	}
+	fs := c.config.MaxFrameSize
+	l := c.laneForPayload(ctx, "download", bound, fs)
+	if l == nil {
+		return nil, false, nil
+	}
+	rep, frames, err := c.callLane(ctx, l, "download", args, nil)
+	if err != nil {
+		return nil, true, err
+	}
+	if err := rep.Err(); err != nil {
+		return nil, true, err
+	}
+	info, err := parseInfo(rep.Result)
+	if err != nil {
+		return nil, true, err
+	}
+	if want != pdarray.Invalid && info.DType != want {
+		return nil, true, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+	}
+	if info.NBytes != info.Size*info.DType.Size() {
+		return nil, true, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
+	}
+	sizes := make([]int, len(frames))
+	for i, f := range frames {
+		sizes[i] = len(f)
+	}
+	if err := transfer.CheckFrames(sizes, info.NBytes, int(asInt(rep.Result["frame_size"])), fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
+		return nil, true, fmt.Errorf("client: server's reply to download: %w", err)
+	}
+	if a, err = result(info, into); err != nil {
+		return nil, true, err
+	}
+	dst, off := a.Bytes(), 0
+	for _, f := range frames {
+		off += copy(dst[off:], f)
+	}
+	return a, true, nil
 }
 
 // result is the array a download writes into: a new one, or a prefix of into.

@@ -68,6 +68,7 @@ type ServerConfig struct {
 	Workers         int
 	Auth            bool
 	DTypes          []string
+	LanePayload     bool // takes small uploads and downloads over a request lane
 }
 
 // ArrayInfo describes a stored array.
@@ -218,6 +219,7 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 		MaxMemory:       asInt(res["max_memory"]),
 		Workers:         int(asInt(res["workers"])),
 		Auth:            res["auth"] == true,
+		LanePayload:     res["lane_payload"] == true,
 	}
 	if l, ok := res["dtypes"].([]any); ok {
 		for _, d := range l {
@@ -387,7 +389,7 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 		if err != nil {
 			return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
 		}
-		rep, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args)
+		rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -60,7 +60,7 @@ func (c *Client) closeLane() {
 // laneCall sends one request on the lane and reads its reply. A request cut
 // short (ctx done, the server gone) closes the lane: a late reply has no
 // place on it; the next request opens another.
-func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte, cmd string, args map[string]any) (*transfer.Reply, error) {
+func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, [][]byte, error) {
 	conn := l.s.conn
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
@@ -82,14 +82,14 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		}
 	})
 	defer stop()
-	fail := func(err error) (*transfer.Reply, error) {
+	fail := func(err error) (*transfer.Reply, [][]byte, error) {
 		c.closeLane()
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+		return nil, nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
 	}
-	if err := transfer.WriteLane(l.w, hdr); err != nil {
+	if err := transfer.WriteLane(l.w, append([][]byte{hdr}, payload...)...); err != nil {
 		return fail(err)
 	}
 	if _, err := l.r.Peek(1); err != nil {
@@ -109,7 +109,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		a.onLane = true
 		c.abandoned[id] = a
 		go c.drainLane(l, id)
-		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
+		return nil, nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
 	}
 	// The reply has begun: if ctx ends (or its deadline passes) before it
 	// is whole, it still gets laneReplyWait to arrive. Cut short
@@ -135,9 +135,37 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	rep, err := transfer.DecodeReply(frames[0])
 	if err != nil {
 		c.closeLane()
-		return nil, fmt.Errorf("client: reply to %s: %w", cmd, err)
+		return nil, nil, fmt.Errorf("client: reply to %s: %w", cmd, err)
 	}
-	return rep, nil
+	return rep, frames[1:], nil
+}
+
+// LanePayloadMax: uploads (and ranged downloads) of fewer bytes take the
+// request lane, in frames, where the server takes them there (its config's
+// LanePayload): a small array's round trip skips libzmq (Python's
+// LANE_PAYLOAD_MAX, which see for the measurements).
+const LanePayloadMax = 256 << 10
+
+// laneForPayload returns the lane for an upload or download of nbytes in
+// frames of fs bytes, or nil where it may not take one. c.mu must be held.
+func (c *Client) laneForPayload(ctx context.Context, cmd string, nbytes, fs int) *reqLane {
+	if nbytes <= 0 || nbytes >= LanePayloadMax || c.compression != "" || c.transport != TransportAuto ||
+		!c.config.LanePayload || transfer.NumFrames(nbytes, fs) >= transfer.MaxLaneFrames {
+		return nil
+	}
+	return c.laneFor(ctx, cmd)
+}
+
+// callLane runs cmd on lane l with payload frames (c.mu held), as callLocked
+// does on ZeroMQ; it returns the reply and its payload frames.
+func (c *Client) callLane(ctx context.Context, l *reqLane, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, [][]byte, error) {
+	c.flushDeletes()
+	c.nextID++
+	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
+	if err != nil {
+		return nil, nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
+	}
+	return c.laneCall(ctx, l, c.nextID, hdr, cmd, args, payload)
 }
 
 // laneReplyWait is how long a lane reply that has begun may take to

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -60,5 +61,79 @@ func TestLane(t *testing.T) {
 	defer cancel2()
 	if _, err := c.MemUsed(short); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSmallArraysOverLane: an upload of fewer than LanePayloadMax bytes,
+// a small range and a download into a small buffer go over the request
+// lane (the server counts them), in several frames from a server of 1 KiB
+// frames, bit for bit; larger ones and WithLane(false) stay on ZeroMQ.
+func TestSmallArraysOverLane(t *testing.T) {
+	srv := testserver.Start(t, "--frame-size", "1024")
+	ctx := ctxT(t)
+	x := make([]float64, 3000) // 24,000 bytes: 24 frames
+	for i := range x {
+		x[i] = float64(i)*1.25 - 7
+	}
+	for _, on := range []bool{true, false} {
+		c := dial(t, srv.URL, client.WithLane(on))
+		if !c.Config().LanePayload {
+			t.Fatal("the server does not say it takes payloads over lanes")
+		}
+		before, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := client.Upload(ctx, c, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := client.DownloadRange[float64](ctx, c, info.Name, 10, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]float64, len(x))
+		n, err := client.DownloadInto(ctx, c, info.Name, dst)
+		if err != nil || n != len(x) {
+			t.Fatal(n, err)
+		}
+		after, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			if math.Float64bits(dst[i]) != math.Float64bits(x[i]) {
+				t.Fatalf("element %d: %v, want %v", i, dst[i], x[i])
+			}
+		}
+		for i, v := range part {
+			if v != x[10+i] {
+				t.Fatalf("range element %d: %v, want %v", i, v, x[10+i])
+			}
+		}
+		want := int64(0)
+		if on {
+			want = 4 // upload, range, download, and the last stats
+		}
+		if got := after["lane_requests"] - before["lane_requests"]; got != want {
+			t.Fatalf("lane %v: %d requests over the lane, want %d", on, got, want)
+		}
+		// At LanePayloadMax bytes and more: not over the lane.
+		big := make([]int64, client.LanePayloadMax/8)
+		before = after
+		info, err = client.Upload(ctx, c, big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.Download[int64](ctx, c, info.Name)
+		if err != nil || len(got) != len(big) {
+			t.Fatal(len(got), err)
+		}
+		if after, err = c.Stats(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if on && after["lane_requests"]-before["lane_requests"] != 1 { // the stats request
+			t.Fatalf("a %d-byte array went over the lane", client.LanePayloadMax)
+		}
 	}
 }

@@ -404,6 +404,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"workers":          s.cfg.Workers,
 		"auth":             s.cfg.Auth,
 		"dtypes":           pdarray.DTypeNames(),
+		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
 	}}, nil
 }
 

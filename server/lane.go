@@ -70,12 +70,34 @@ func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) boo
 	if err == nil {
 		resp, err = s.runRecovered(req, frames[1:], owner)
 	}
+	if err == nil {
+		// A reply must fit a lane message (a client would refuse a larger
+		// one and lose the lane): a download of more goes over ZeroMQ or
+		// a bulk stream.
+		total := 0
+		for _, f := range resp.frames {
+			total += len(f)
+		}
+		if total > transfer.MaxLaneBytes-4096 || len(resp.frames) >= transfer.MaxLaneFrames {
+			if resp.after != nil {
+				resp.after()
+			}
+			resp, err = nil, transfer.Errorf(transfer.ArgumentValue, "a reply of %d payload bytes in %d frames does not fit a request lane (at most %d bytes in %d frames); send this %s over ZeroMQ or a bulk stream, or with a larger frame_size", total, len(resp.frames), transfer.MaxLaneBytes-4096, transfer.MaxLaneFrames-1, req.Cmd)
+		}
+	}
 	reply, out := s.replyTo(req, resp, err)
 	cmd := ""
 	if req != nil {
 		cmd = req.Cmd
 	}
 	s.stats.LaneRequests.Add(1)
+	var copied uint64
+	for _, f := range out {
+		copied += uint64(len(f))
+	}
+	// Counted as on ZeroMQ (send): the frames are copied into the lane's
+	// writer (or straight into the kernel, for a large one).
+	s.stats.BytesCopiedOut.Add(copied)
 	ok := s.writeLaneReply(w, reply, out)
 	if err == nil && resp.after != nil {
 		resp.after()

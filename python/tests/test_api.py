@@ -88,8 +88,8 @@ def test_repr_of_large_array_fetches_only_the_ends(conn: ak.Connection, monkeypa
     fetched = []
     download = conn._download
 
-    def spy(name, start=None, stop=None):
-        result = download(name, start, stop)
+    def spy(name, start=None, stop=None, **kw):
+        result = download(name, start, stop, **kw)
         fetched.append(result.size)
         return result
 

@@ -31,9 +31,9 @@ def sent(conn: ak.Connection, monkeypatch) -> list[tuple[str, dict]]:
     log: list[tuple[str, dict]] = []
     roundtrip = conn._roundtrip
 
-    def spy(cmd, args, payload, timeout):
+    def spy(cmd, args, payload, timeout, *rest, **kw):
         log.append((cmd, args))
-        return roundtrip(cmd, args, payload, timeout)
+        return roundtrip(cmd, args, payload, timeout, *rest, **kw)
 
     monkeypatch.setattr(conn, "_roundtrip", spy)
     return log

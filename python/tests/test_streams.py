@@ -353,6 +353,40 @@ def test_lane_replies_are_read_while_polling(server: Any, monkeypatch: pytest.Mo
         ak.Connection(server.url, lane_spin=1.0)
 
 
+def test_small_arrays_travel_over_the_lane(make_server: Callable[..., Any]) -> None:
+    """Uploads and downloads of fewer than LANE_PAYLOAD_MAX bytes take the
+    request lane (in frames: a server of 1 KiB frames gets several), bit
+    for bit, slices and repr included; larger ones, compressed ones and
+    lane=False stay off it."""
+    from arktos._connection import LANE_PAYLOAD_MAX
+
+    srv = make_server("--frame-size", "1024")
+    for lane in (True, False):
+        conn = srv.connect(lane=lane)
+        try:
+            conn.get_config()  # opens the lane
+            rng = np.random.default_rng(5)
+            x = rng.standard_normal(3000)  # 24,000 bytes: 24 frames of 1 KiB
+            before = stats(conn)
+            a = conn.array(x)
+            y = a.to_ndarray()
+            part = conn._download(a.name, 10, 20)
+            after = stats(conn)
+            assert y.tobytes() == x.tobytes() and y.flags.writeable
+            assert part.tobytes() == x[10:20].tobytes()
+            # stats itself went over the lane when it is on
+            assert after["lane_requests"] - before["lane_requests"] == (4 if lane else 0)
+            assert after["uploads"] - before["uploads"] == 1
+            z = np.arange(LANE_PAYLOAD_MAX // 8, dtype=np.int64)  # not fewer bytes than the limit
+            s0 = stats(conn)
+            b = conn.array(z)
+            assert (b.to_ndarray() == z).all()
+            s1 = stats(conn)
+            assert s1["lane_requests"] - s0["lane_requests"] == (1 if lane else 0)  # stats only
+        finally:
+            conn.close()
+
+
 def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None:
     """A lane answers a command it does not take with a clear error, and a
     message that breaks the framing with an error and a closed lane; the
@@ -364,10 +398,16 @@ def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None
     sock.settimeout(10)
     lane = _Lane(sock, "raw")
     try:
-        lane.send(encode_request(7, conn._token, "download", {"name": "x"}))
+        lane.send(encode_request(7, conn._token, "open_stream", {}))
         reply = decode_header(lane.recv()[0])
         assert reply["id"] == 7 and reply["error"] == "UNKNOWN_COMMAND"
         assert "not taken over a request lane" in reply["message"]
+        # A download whose reply would not fit a lane message is refused there.
+        big = conn.array(np.zeros(10_000, np.int64))
+        lane.send(encode_request(8, conn._token, "download", {"name": big.name, "frame_size": 1024}))
+        reply = decode_header(lane.recv()[0])
+        assert reply["id"] == 8 and reply["error"] == "ARGUMENT_VALUE"
+        assert "does not fit a request lane" in reply["message"]
         sock.sendall(b"\x00\x00\x00\x00")  # a message of no frames
         reply = decode_header(lane.recv()[0])
         assert reply["error"] == "MALFORMED_REQUEST" and "frames" in reply["message"]

@@ -68,8 +68,19 @@ STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 # A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
 LANE_MAGIC = b"ARKTOS-LANE-1\n\x00\x00"
 # Commands that stay on the ZeroMQ socket (bulk bytes, descriptors, streams).
-_NOT_ON_LANE = frozenset({"upload", "download", "open_stream", "close_stream", "shm_lease",
-                          "shm_release", "shutdown"})
+_NOT_ON_LANE = frozenset({"open_stream", "close_stream", "shm_lease", "shm_release", "shutdown"})
+# Requests a lane carries with payload frames (or that get them in the
+# reply) when the caller says so (_roundtrip's lane_ok): arrays of less than
+# LANE_PAYLOAD_MAX bytes, to a server whose get_config says "lane_payload".
+_LANE_PAYLOAD = frozenset({"upload", "download"})
+#: Uploads and downloads of fewer bytes take the request lane. Measured
+#: here (p50, lane against ZeroMQ frames): 800 bytes up 92-97 µs against
+#: 515-572, down 88-142 against 462-488; 128 KiB up 180-278 against
+#: 744-894, down 227-247 against 554-563; at 256 KiB about even, at 512 KiB
+#: the lane's download (read into bytes, then copied) 1.1-1.2 ms against 0.7.
+LANE_PAYLOAD_MAX = 256 << 10
+#: A lane message has at most 64 frames, the header one of them.
+LANE_MAX_FRAMES = 64
 TRANSPORTS = ("auto", "frames", "stream")
 #: A request's first wait for its reply (ms): most replies come well within it.
 _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
@@ -239,9 +250,30 @@ class _Lane:
         # The id of a request given up on (Ctrl-C, timeout) whose reply is
         # still to come on this lane: until it is read, requests go to ZeroMQ.
         self.owed: int | None = None
+        self.sending = False  # inside send(): a message may be half written
 
-    def send(self, header: bytes) -> None:
-        self.sock.sendall(struct.pack("<II", 1, len(header)) + header)
+    def send(self, header: bytes, payload: Sequence[Any] = ()) -> None:
+        """Send one request; `sending` stays True if it is cut short."""
+        self.sending = True
+        if not len(payload):
+            self.sock.sendall(struct.pack("<II", 1, len(header)) + header)
+            self.sending = False
+            return
+        # The frames go from the caller's buffers into the kernel (sendmsg),
+        # each after its length.
+        views: list[memoryview] = [memoryview(struct.pack("<II", 1 + len(payload), len(header)) + header)]
+        for f in payload:
+            v = memoryview(f).cast("B")
+            views += [memoryview(struct.pack("<I", len(v))), v]
+        views = [v for v in views if len(v)]
+        while views:
+            sent = self.sock.sendmsg(views[:512])
+            while sent:
+                if sent >= len(views[0]):
+                    sent -= len(views.pop(0))
+                else:
+                    views[0], sent = views[0][sent:], 0
+        self.sending = False
 
     def recv(self) -> list[bytes]:
         """One whole message (blocking); ConnectionError if the lane ends."""
@@ -644,18 +676,29 @@ class Connection:
 
     def _roundtrip(self, cmd: str, args: dict[str, Any], payload: Sequence[Any],
                    timeout: float | None, while_waiting: Callable[[], None] | None = None,
-                   ) -> tuple[dict[str, Any], list[zmq.Frame]]:
+                   lane_ok: bool = False) -> tuple[dict[str, Any], list[zmq.Frame]]:
+        """One request and its reply: over the lane when there is one and
+        the request may take it (no payload either way, or lane_ok: a small
+        upload or download, see _lane_payload), else over ZeroMQ."""
         if timeout is None:
             timeout = self.timeout
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
-        if not len(payload) and while_waiting is None and cmd not in _NOT_ON_LANE:
+        if while_waiting is None and (lane_ok if cmd in _LANE_PAYLOAD else
+                                      not len(payload) and cmd not in _NOT_ON_LANE):
             lane = self._usable_lane()
             if lane is not None:
                 try:
-                    lane.send(header)
+                    lane.send(header, payload)
                 except OSError:  # the server closed it (restarted?): ZeroMQ takes this one
                     self._drop_lane()
+                except BaseException:  # Ctrl-C
+                    if lane.sending:  # cut short inside the message: its framing is lost
+                        self._drop_lane()
+                    else:  # sent whole: its reply is read before the lane is used again
+                        lane.owed = req_id
+                        self._abandoned[req_id] = (cmd, args)
+                    raise
                 else:
                     return self._lane_roundtrip(lane, req_id, cmd, args, timeout)
         if len(payload):
@@ -711,6 +754,14 @@ class Connection:
                 waiting.close()
 
     # -- request lanes (docs/protocol.md, "Request lanes"); callers hold _lock --
+
+    def _lane_payload(self, nbytes: int) -> bool:
+        """Whether an upload or download of nbytes may take the lane: a
+        small array in plain frames (not compressed), to a server that takes
+        them there."""
+        return (0 < nbytes < LANE_PAYLOAD_MAX and self._zstd is None and self.lane
+                and bool(self.__dict__.get("config", {}).get("lane_payload"))
+                and n_frames(nbytes, self.max_frame_size) < LANE_MAX_FRAMES)
 
     def _usable_lane(self) -> _Lane | None:
         """The lane to send a small request on, opened on first use; None
@@ -842,16 +893,20 @@ class Connection:
             whole = start is None and stop is None
             stream = None
             copy_out = not view and whole and nbytes >= SHM_THRESHOLD
+            if not whole and start is not None and stop is not None:
+                nbytes = max(0, stop - start) * 16  # at most (the widest dtype's items)
+            # A small private download takes the lane (no stream, no segment).
+            lane_ok = not view and self.transport == "auto" and self._lane_payload(nbytes)
             if (view or copy_out) and (stream := self._shm_stream()) is not None:
                 args["shm"] = True
             elif self._zstd is not None:
                 args["compression"] = "zstd"
-            elif self.transport == "stream" or (self.transport == "auto" and whole):
+            elif not lane_ok and (self.transport == "stream" or (self.transport == "auto" and whole)):
                 stream = self._stream if self.transport == "auto" else self._open_stream()
             if stream is not None:
                 args["stream"] = stream.id
             try:
-                result, frames = self._roundtrip("download", args, (), None)
+                result, frames = self._roundtrip("download", args, (), None, lane_ok=lane_ok and stream is None)
             except BaseException:
                 if stream is not None:
                     # Abandoned (Ctrl-C, timeout): the server will still write
@@ -1051,7 +1106,8 @@ class Connection:
                 if not leased:  # no segment here or there: the bytes travel
                     stream = open_stream()
             if stream is None:
-                result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None)
+                result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None,
+                                            lane_ok=self._lane_payload(data.nbytes))
                 return self._pdarray(result, owned=True)
             del args["frame_size"]
             args["stream"] = stream.id

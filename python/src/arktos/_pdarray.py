@@ -189,7 +189,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """Format like numpy, fetching only the EDGE_ITEMS at each end of long arrays."""
         name = self._live_name()
         if self.size <= PRINT_THRESHOLD:
-            data, threshold = self._conn._download(name), PRINT_THRESHOLD
+            data, threshold = self._conn._download(name, nbytes=self.nbytes), PRINT_THRESHOLD
         else:
             head = self._conn._download(name, 0, EDGE_ITEMS)
             tail = self._conn._download(name, self.size - EDGE_ITEMS, self.size)
