@@ -202,7 +202,8 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
 
 def latency(url: str, n: int, echo_url: str | None = None, block: int = 100) -> list[dict[str, Any]]:
     """p50/p90 of n small requests of each kind from Python, in microseconds:
-    get_config and ``a.sum()`` of a 1000-element array, over the request
+    get_config, ``a.sum()`` of a 1000-element array, ``ak.array`` and
+    ``to_ndarray()`` of 100 int64, over the request
     lane (the default) and over ZeroMQ (``lane=False``), and a raw ZeroMQ
     echo of the same header (pyzmq, poll then receive: the ZeroMQ floor),
     interleaved in runs of `block` requests of one kind, in a rotating
@@ -217,6 +218,12 @@ def latency(url: str, n: int, echo_url: str | None = None, block: int = 100) -> 
                                     ("reduce sum (1000 int64, lane)", a.sum),
                                     ("get_config (zmq)", lambda: zconn._request("get_config"))]
     kinds.append(("reduce sum (1000 int64, zmq)", za.sum))
+    small = np.arange(100, dtype=np.int64)  # 800 bytes up and down
+    sa = conn.array(small)
+    made: list[Any] = [sa]  # deleted after the timing
+    for label, c, arr in (("lane", conn, sa), ("zmq", zconn, zconn.attach(sa.name))):
+        kinds.append((f"upload 100 int64 ({label})", lambda c=c: made.append(c.array(small))))
+        kinds.append((f"download 100 int64 ({label})", arr.to_ndarray))
     echo = None
     if echo_url:
         echo = zmq.Context.instance().socket(zmq.DEALER)
@@ -241,6 +248,8 @@ def latency(url: str, n: int, echo_url: str | None = None, block: int = 100) -> 
                 t = time.perf_counter()
                 do()
                 times[k].append((time.perf_counter() - t) * 1e6)
+    for m in made:
+        m.delete()
     a.delete()
     conn.close()
     zconn.close()

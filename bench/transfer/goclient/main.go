@@ -462,6 +462,8 @@ func timeLatency(ctx context.Context, n, block int, echoURL string, zc *client.C
 		do   func()
 	}
 	var kinds []kind
+	small := make([]int64, 100) // 800 bytes up and down
+	var made []string           // deleted after the timing
 	for _, via := range []struct {
 		name string
 		c    *client.Client
@@ -475,8 +477,19 @@ func timeLatency(ctx context.Context, n, block int, echoURL string, zc *client.C
 			if _, _, err := c.Reduce(ctx, "sum", info.Name); err != nil {
 				log.Fatal(err)
 			}
+		}}, kind{"upload 100 int64 (" + via.name + ")", func() {
+			up, err := client.Upload(ctx, c, small)
+			if err != nil {
+				log.Fatal(err)
+			}
+			made = append(made, up.Name)
+		}}, kind{"download 100 int64 (" + via.name + ")", func() {
+			if _, err := client.DownloadRange[int64](ctx, c, info.Name, 0, 100); err != nil {
+				log.Fatal(err)
+			}
 		}})
 	}
+	defer func() { arktosCli.Delete(ctx, made...) }()
 	if echoURL != "" {
 		echo, _ := zmq.NewSocket(zmq.DEALER)
 		defer echo.Close()
