@@ -25,10 +25,10 @@ import (
 // yields the CPU to any other thread that wants it (sched_yield): without
 // that, Go's lane round trips in bench/transfer took 19-24 µs p50 but
 // 85-484 µs p90 (a poller keeping the thread it waits for off the CPU),
-// with it 32-51 and 67-134 µs (runs alternating). The poll is bounded (then the read blocks
-// as usual), so an idle lane costs a moment of one core after each
-// message; none on a machine of one core, where it would only keep the
-// peer from running.
+// with it 32-51 and 67-134 µs (runs alternating). The poll is bounded
+// (then the read blocks as usual), so an idle lane costs a moment of one
+// core after each message; none on a machine of one core, where it would
+// only keep the peer from running.
 
 // DefaultLaneSpin is how long a lane read polls before it blocks.
 const DefaultLaneSpin = 200 * time.Microsecond

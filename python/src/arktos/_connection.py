@@ -757,9 +757,10 @@ class Connection:
 
     def _lane_payload(self, nbytes: int) -> bool:
         """Whether an upload or download of nbytes may take the lane: a
-        small array in plain frames (not compressed), to a server that takes
-        them there."""
+        small array in plain frames (not compressed, transport "auto"), to a
+        server that takes them there."""
         return (0 < nbytes < LANE_PAYLOAD_MAX and self._zstd is None and self.lane
+                and self.transport == "auto"
                 and bool(self.__dict__.get("config", {}).get("lane_payload"))
                 and n_frames(nbytes, self.max_frame_size) < LANE_MAX_FRAMES)
 
@@ -896,7 +897,7 @@ class Connection:
             if not whole and start is not None and stop is not None:
                 nbytes = max(0, stop - start) * 16  # at most (the widest dtype's items)
             # A small private download takes the lane (no stream, no segment).
-            lane_ok = not view and self.transport == "auto" and self._lane_payload(nbytes)
+            lane_ok = not view and self._lane_payload(nbytes)
             if (view or copy_out) and (stream := self._shm_stream()) is not None:
                 args["shm"] = True
             elif self._zstd is not None:
