@@ -41,6 +41,10 @@ type Config struct {
 	LaneSpin time.Duration
 }
 
+// DefaultLaneSpin is how long a request lane polls for the next request
+// before it blocks (--lane-spin; transfer.SpinReader).
+const DefaultLaneSpin = transfer.DefaultLaneSpin
+
 // DefaultAddr is the embedded default endpoint.
 const DefaultAddr = "tcp://127.0.0.1:5555"
 
@@ -104,7 +108,7 @@ func (c *Config) validate() error {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.LaneSpin == 0 {
-		c.LaneSpin = transfer.DefaultLaneSpin
+		c.LaneSpin = DefaultLaneSpin
 	}
 	if c.LaneSpin > 100*time.Millisecond {
 		return fmt.Errorf("server: --lane-spin must be at most 100ms (it keeps a core busy while a lane waits), got %v", c.LaneSpin)

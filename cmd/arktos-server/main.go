@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/arktos-dev/arktos/server"
-	"github.com/arktos-dev/arktos/transfer"
 )
 
 func main() {
@@ -50,7 +49,7 @@ func run(args []string) error {
 	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
 	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
-	laneSpinS := fs.String("lane-spin", env("LANE_SPIN", transfer.DefaultLaneSpin.String()), "how long a request lane polls for the next request before it blocks, e.g. 200us; 0 turns polling off (env ARKTOS_LANE_SPIN)")
+	laneSpinS := fs.String("lane-spin", env("LANE_SPIN", server.DefaultLaneSpin.String()), "how long a request lane polls for the next request before it blocks, e.g. 200us; 0 turns polling off (env ARKTOS_LANE_SPIN)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
