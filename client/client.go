@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,15 +44,15 @@ type Client struct {
 	transport     Transport
 	streamNetwork string
 	compression   string
-	noShm         bool          // WithSharedMemory(false)
-	noShmMin      bool          // the server refused download's shm_min (an older server)
-	stream        *bulkStream   // nil until the first large transfer; guarded by mu
-	noLane        bool          // WithLane(false)
-	laneSpin      time.Duration // WithLaneSpin; 0: none
-	laneSpinHits  atomic.Uint64 // lane replies that came while polling (tests)
-	lane          *reqLane      // nil until the first small request (lane.go); guarded by mu
-	laneFailed    bool          // the server offers no lane: do not ask again
-	ready         bool          // Dial's get_config went through (no lane before)
+	noShm         bool               // WithSharedMemory(false)
+	noShmMin      bool               // the server refused download's shm_min (an older server)
+	stream        *bulkStream        // nil until the first large transfer; guarded by mu
+	noLane        bool               // WithLane(false)
+	laneSpin      time.Duration      // WithLaneSpin; 0: none
+	laneSpinStats transfer.SpinStats // what the lane's polling reads did (tests)
+	lane          *reqLane           // nil until the first small request (lane.go); guarded by mu
+	laneFailed    bool               // the server offers no lane: do not ask again
+	ready         bool               // Dial's get_config went through (no lane before)
 	// Requests given up on, and arrays their late replies made (late.go).
 	abandoned      map[uint64]abandonedReq
 	pendingDeletes []string
@@ -133,9 +132,12 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	laneSpin := transfer.DefaultLaneSpin
 	if o.laneSpin != nil {
 		laneSpin = *o.laneSpin
+		if laneSpin < 0 || laneSpin > transfer.MaxLaneSpin {
+			return nil, fmt.Errorf("client: WithLaneSpin(%v): use a duration from 0 (no polling) to %v", laneSpin, transfer.MaxLaneSpin)
+		}
 	} else if v := os.Getenv("ARKTOS_LANE_SPIN"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d > 100*time.Millisecond {
+		if err != nil || d < 0 || d > transfer.MaxLaneSpin {
 			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most 100ms), or 0 to turn polling off", v)
 		}
 		laneSpin = d

@@ -43,7 +43,7 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 			c.laneFailed = true
 			return nil
 		}
-		rd := transfer.NewSpinReader(s.conn, c.laneSpin, &c.laneSpinHits)
+		rd := transfer.NewSpinReader(s.conn, c.laneSpin, &c.laneSpinStats)
 		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(rd, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
 	}
 	return c.lane

@@ -110,7 +110,7 @@ func (c *Config) validate() error {
 	if c.LaneSpin == 0 {
 		c.LaneSpin = DefaultLaneSpin
 	}
-	if c.LaneSpin > 100*time.Millisecond {
+	if c.LaneSpin > transfer.MaxLaneSpin {
 		return fmt.Errorf("server: --lane-spin must be at most 100ms (it keeps a core busy while a lane waits), got %v", c.LaneSpin)
 	}
 	if c.FrameSize == 0 {

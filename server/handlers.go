@@ -793,7 +793,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),
 		"lane_requests":           st.LaneRequests.Load(),
-		"lane_spin_hits":          st.LaneSpinHits.Load(),
+		"lane_spin_hits":          st.LaneSpin.Hits.Load(),
+		"lane_spin_busy":          st.LaneSpin.Busy.Load(),
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 		"groupby_fused":           st.GroupByFused.Load(),
 	}}, nil

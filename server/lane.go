@@ -26,7 +26,7 @@ import (
 // framing, or the server shuts down (closeStreams closes c).
 func (s *Server) serveLane(c net.Conn, owner []byte) {
 	defer s.endLane(c)
-	rd := transfer.NewSpinReader(c, s.cfg.LaneSpin, &s.stats.LaneSpinHits)
+	rd := transfer.NewSpinReader(c, s.cfg.LaneSpin, &s.stats.LaneSpin)
 	r, w := bufio.NewReaderSize(rd, 64<<10), bufio.NewWriterSize(c, 64<<10)
 	for {
 		frames, err := transfer.ReadLane(r)

@@ -37,6 +37,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/arktos-dev/arktos/transfer"
 	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
@@ -88,8 +89,8 @@ type Stats struct {
 	// compressed bytes received and sent (zstd frames)
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64
-	LaneRequests                          atomic.Uint64 // requests answered over a request lane (lane.go)
-	LaneSpinHits                          atomic.Uint64 // lane reads whose bytes came while polling (transfer.SpinReader)
+	LaneRequests                          atomic.Uint64      // requests answered over a request lane (lane.go)
+	LaneSpin                              transfer.SpinStats // what the request lanes' polling reads did (transfer.SpinReader)
 	Downloads                             atomic.Uint64
 }
 

@@ -120,7 +120,10 @@ func (s *Server) closeStreams() {
 		x.conn.Close()
 	}
 	for c := range st.lanes {
-		c.Close() // a lane's request in progress still finishes
+		// A lane's request in progress still finishes. Close waits for a
+		// read that is polling (within --lane-spin): the lanes close side
+		// by side, not one poll after another.
+		go c.Close()
 	}
 	st.mu.Unlock()
 	st.laneWG.Wait()

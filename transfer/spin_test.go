@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -41,18 +40,21 @@ func tcpPair(t *testing.T) (a, b net.Conn) {
 // polled (an echo's, nearly all of them), and still blocks for bytes that
 // come after its poll ended (not counted).
 func TestSpinReader(t *testing.T) {
-	if runtime.NumCPU() < 2 {
-		t.Skip("one CPU: SpinReader does not poll")
-	}
+	skipOneCPU(t)
 	a, b := tcpPair(t)
 	if r := NewSpinReader(a, 0, nil); r != io.Reader(a) {
 		t.Fatal("spin 0: want the connection itself")
 	}
-	var hits atomic.Uint64
-	r := NewSpinReader(a, 5*time.Millisecond, &hits)
-	if _, ok := r.(*SpinReader); !ok {
+	st := new(SpinStats)
+	hits := &st.Hits
+	r := NewSpinReader(a, 5*time.Millisecond, st)
+	sr, ok := r.(*SpinReader)
+	if !ok {
 		t.Fatalf("got %T, want a *SpinReader", r)
 	}
+	// Under load (go test runs packages side by side) a poll may find the
+	// CPU taken and back off; that path has its own test.
+	sr.gap = time.Hour
 	go func() { // echo, 30 µs late: the reader finds nothing at first
 		buf := make([]byte, 64)
 		for {
@@ -94,7 +96,7 @@ func TestSpinReader(t *testing.T) {
 	// Bytes after the poll ended: the read blocks for them, as a plain one.
 	before := hits.Load()
 	a2, b2 := tcpPair(t)
-	r2 := NewSpinReader(a2, 100*time.Microsecond, &hits)
+	r2 := NewSpinReader(a2, 100*time.Microsecond, st)
 	go func() { time.Sleep(30 * time.Millisecond); b2.Write([]byte("late")) }()
 	n, err := r2.Read(buf)
 	if err != nil || string(buf[:n]) != "late" {
@@ -120,5 +122,72 @@ func TestSpinReader(t *testing.T) {
 	go func() { time.Sleep(20 * time.Millisecond); a3.Close() }()
 	if _, err := r3.Read(buf); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("read of a closed connection: %v", err)
+	}
+}
+
+// skipOneCPU skips where SpinReader does not poll, and checks that it then
+// hands back the connection itself.
+func skipOneCPU(t *testing.T) {
+	t.Helper()
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		a, _ := tcpPair(t)
+		if r := NewSpinReader(a, time.Millisecond, nil); r != io.Reader(a) {
+			t.Fatalf("one CPU or GOMAXPROCS 1: got %T, want the connection itself", r)
+		}
+		t.Skip("one CPU or GOMAXPROCS 1: SpinReader does not poll")
+	}
+}
+
+// TestSpinReaderBacksOff: a poll that finds the CPU taken by another thread
+// (here every poll step counts as that: gap 0) ends, and the next 4, then
+// 8, 16 ... reads block without polling; a poll that runs undisturbed
+// halves the back-off. No bytes come until the end: each read ends at its
+// deadline, so a read that polls when it should not is seen (it counts as
+// busy) however late the test's goroutine runs.
+func TestSpinReaderBacksOff(t *testing.T) {
+	skipOneCPU(t)
+	a, b := tcpPair(t)
+	st := new(SpinStats)
+	r := NewSpinReader(a, 3*time.Millisecond, st).(*SpinReader)
+	r.gap = 0
+	buf := make([]byte, 1)
+	read := func() {
+		t.Helper()
+		a.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := r.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read: %v, want the deadline's error", err)
+		}
+	}
+	for round, skip := range []int{4, 8, 16} {
+		read() // polls, finds the CPU busy, blocks
+		if got := st.Busy.Load(); got != uint64(round+1) || r.skip != skip {
+			t.Fatalf("round %d: %d busy polls, skip %d; want %d and %d", round, got, r.skip, round+1, skip)
+		}
+		for range skip {
+			read() // blocks without polling
+		}
+		if got := st.Busy.Load(); got != uint64(round+1) || r.skip != 0 {
+			t.Fatalf("round %d: after the skipped reads %d busy polls (want %d), skip %d", round, got, round+1, r.skip)
+		}
+	}
+	r.backoff = maxSpinBackoff
+	read()
+	if r.skip != maxSpinBackoff {
+		t.Fatalf("skip %d, want at most %d", r.skip, maxSpinBackoff)
+	}
+	r.skip, r.gap = 0, time.Hour
+	read() // polls its 3 ms undisturbed: the back-off halves
+	if r.backoff != maxSpinBackoff/2 || r.skip != 0 || st.Busy.Load() != 4 || st.Hits.Load() != 0 {
+		t.Fatalf("undisturbed poll: backoff %d, skip %d, %d busy polls, %d hits; want %d, 0, 4, 0", r.backoff, r.skip, st.Busy.Load(), st.Hits.Load(), maxSpinBackoff/2)
+	}
+	// Bytes that come after a busy poll are no hit.
+	r.gap = 0
+	go func() { time.Sleep(2 * time.Millisecond); b.Write([]byte{1}) }()
+	a.SetReadDeadline(time.Time{})
+	if _, err := r.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if st.Hits.Load() != 0 || st.Busy.Load() != 5 || r.skip != maxSpinBackoff {
+		t.Fatalf("bytes after a late step: %d hits, %d busy polls, skip %d; want 0, 5, %d", st.Hits.Load(), st.Busy.Load(), r.skip, maxSpinBackoff)
 	}
 }

@@ -5,13 +5,23 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+import threading
+import time
 from typing import Any, Callable
 
 import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import SHM_THRESHOLD, STREAM_THRESHOLD, path_counts
+from arktos._connection import (
+    LANE_SPIN_BACKOFF_MAX,
+    SHM_THRESHOLD,
+    STREAM_THRESHOLD,
+    _Lane,
+    _parse_duration,
+    _usable_cpus,
+    path_counts,
+)
 from arktos._protocol import decode_header
 
 
@@ -317,14 +327,19 @@ def test_small_requests_take_the_lane(server: Any) -> None:
             conn.close()
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: lanes do not poll")
+ONE_CPU = _usable_cpus() < 2
+
+
+@pytest.mark.skipif(ONE_CPU, reason="one CPU: lanes do not poll")
 def test_lane_replies_are_read_while_polling(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A lane reply is waited for by polling the socket first (lane_spin),
     and counted when it came meanwhile, nearly always for get_config; the
-    server polls for the next request too (stats.lane_spin_hits).
-    lane_spin=0 turns the client's poll off; a bad ARKTOS_LANE_SPIN is
-    refused by name."""
-    for spin in (200e-6, 0.0):
+    server polls for the next request too (stats.lane_spin_hits). A poll
+    that finds the CPU taken (pytest beside go test, say) ends early and
+    counts as busy: either says the poll was taken. lane_spin=0 turns the
+    client's poll off; a bad ARKTOS_LANE_SPIN or lane_spin is refused by
+    name, and ARKTOS_LANE_SPIN is not read for lane=False."""
+    for spin in (200e-6, 0.0, "200us"):
         conn = ak.Connection(server.url, lane_spin=spin)
         try:
             before = stats(conn)  # opens the lane
@@ -332,25 +347,83 @@ def test_lane_replies_are_read_while_polling(server: Any, monkeypatch: pytest.Mo
             for _ in range(300):
                 conn.get_config()
             after = stats(conn)
-            hits = conn._lane.spin_hits
+            polls = conn._lane.spin_hits + conn._lane.spin_busy
             if spin:
-                assert hits > 0, "no lane reply read while polling: the poll is not taken"
-                assert after["lane_spin_hits"] > before["lane_spin_hits"], "the server read no request while polling"
+                assert polls > 0, "no lane reply read while polling: the poll is not taken"
+                srv = sum(after[k] - before[k] for k in ("lane_spin_hits", "lane_spin_busy"))
+                assert srv > 0, "the server read no request while polling"
             else:
-                assert hits == 0
+                assert polls == 0
         finally:
             conn.close()
     monkeypatch.setenv("ARKTOS_LANE_SPIN", "fast")
     with pytest.raises(ValueError, match="ARKTOS_LANE_SPIN='fast'"):
         ak.Connection(server.url)
+    ak.Connection(server.url, lane=False).close()
     monkeypatch.setenv("ARKTOS_LANE_SPIN", "50us")
     conn = ak.Connection(server.url)
     try:
         assert conn.lane_spin == pytest.approx(50e-6)
     finally:
         conn.close()
-    with pytest.raises(ValueError, match="lane_spin must be between 0 and 0.1 s"):
+    with pytest.raises(ValueError, match="lane_spin=1.0: .* at most 100ms"):
         ak.Connection(server.url, lane_spin=1.0)
+    with pytest.raises(TypeError, match="lane_spin must be seconds"):
+        ak.Connection(server.url, lane_spin=[1])  # type: ignore[arg-type]
+
+
+# What Go's time.ParseDuration makes of each (None: an error), as the
+# server's --lane-spin and the Go client's ARKTOS_LANE_SPIN read them.
+GO_DURATIONS: dict[str, float | None] = {
+    "200us": 0.0002, "200\u00b5s": 0.0002, "200\u03bcs": 0.0002, "0": 0.0, "-0": 0.0, "+0": 0.0,
+    "00": None, " 200us": None, "200us ": None, "1e-4s": None, "1ms200us": 0.0012, ".5ms": 0.0005,
+    "5.ms": 0.005, ".ms": None, "0.0001s": 0.0001, "100ms": 0.1, "1m": 60.0, "200": None, "us": None,
+    "": None, "+200us": 0.0002, "1h": 3600.0, "200 us": None, "1.5.2ms": None, "0x10ms": None,
+}
+
+
+@pytest.mark.parametrize("text", list(GO_DURATIONS))
+def test_lane_spin_durations_read_as_go_reads_them(text: str) -> None:
+    got = _parse_duration(text)
+    want = GO_DURATIONS[text]
+    assert got == (None if want is None else pytest.approx(want))
+
+
+@pytest.mark.skipif(ONE_CPU, reason="one CPU: lanes do not poll")
+def test_lane_poll_backs_off_when_the_cpu_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A poll that finds the CPU taken by another thread (here every poll
+    step counts as that: gap 0) ends, and the next 4, then 8, 16 ... waits
+    block without polling; a poll that runs undisturbed halves the
+    back-off (transfer/spin.go's TestSpinReaderBacksOff). No reply ever
+    comes: each wait ends at its timeout, so a wait that polls when it
+    should not is seen (it counts as busy) however late this thread runs."""
+    a, b = socket.socketpair()
+    lane = _Lane(a, "unix", spin=0.003)
+    conn_mod = importlib.import_module("arktos._connection")
+    monkeypatch.setattr(conn_mod, "LANE_SPIN_BUSY_GAP", 0.0)
+
+    def wait() -> None:
+        assert not lane.readable(0.001)
+
+    try:
+        for n, skip in enumerate((4, 8, 16), 1):
+            wait()  # polls, finds the CPU busy, blocks
+            assert (lane.spin_busy, lane._skip) == (n, skip)
+            for _ in range(skip):
+                wait()  # blocks without polling
+            assert (lane.spin_busy, lane._skip) == (n, 0)
+        lane._backoff = LANE_SPIN_BACKOFF_MAX
+        wait()
+        assert lane._skip == LANE_SPIN_BACKOFF_MAX
+        lane._skip = 0
+        monkeypatch.setattr(conn_mod, "LANE_SPIN_BUSY_GAP", 3600.0)
+        assert not lane.readable(0.01)  # polls 3 ms undisturbed: the back-off halves
+        assert (lane.spin_hits, lane.spin_busy, lane._backoff, lane._skip) == (0, 4, LANE_SPIN_BACKOFF_MAX // 2, 0)
+        b.send(b"x")  # a reply already there is no hit (nothing was polled for)
+        assert lane.readable(None) and lane.spin_hits == 0
+    finally:
+        lane.close()
+        b.close()
 
 
 def test_small_arrays_travel_over_the_lane(make_server: Callable[..., Any]) -> None:

@@ -18,6 +18,7 @@ import itertools
 import math
 import mmap
 import os
+import re
 import select
 import socket
 import struct
@@ -194,29 +195,66 @@ def _is_loopback(endpoint: str) -> bool:
 
 
 LANE_SPIN_DEFAULT = 200e-6
-_SPIN_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+LANE_SPIN_MAX = 0.1
+# A poll step (a poll(0) and a yield) that took longer than this was off the
+# CPU while another thread ran; the following waits skip polling for 4, 8,
+# ... up to LANE_SPIN_BACKOFF_MAX replies, a poll that runs undisturbed
+# halving that (transfer/spin.go says why).
+LANE_SPIN_BUSY_GAP = 50e-6
+LANE_SPIN_BACKOFF_MAX = 256
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
-def _env_lane_spin() -> float:
-    """ARKTOS_LANE_SPIN as seconds (a duration as the server's --lane-spin
-    takes it: "200us", "0.5ms", "0"), else LANE_SPIN_DEFAULT."""
-    v = os.environ.get("ARKTOS_LANE_SPIN", "").strip()
-    if not v:
-        return LANE_SPIN_DEFAULT
-    num, unit = v, "s"
-    for u in sorted(_SPIN_UNITS, key=len, reverse=True):
-        if v.endswith(u):
-            num, unit = v[: -len(u)], u
-            break
-    try:
-        secs = float(num) * _SPIN_UNITS[unit]
-    except ValueError:
-        secs = -1.0
-    if unit == "s" and num == v and secs != 0:
-        secs = -1.0  # a bare number other than 0 has no unit: refused, as Go does
-    if not 0 <= secs <= 0.1:
-        raise ValueError(f"ARKTOS_LANE_SPIN={v!r}: use a duration such as 200us (at most 100ms), or 0 to turn polling off")
+def _parse_duration(v: str) -> float | None:
+    """A duration as Go's time.ParseDuration reads it ("200us", "1ms500us",
+    "0.5ms", "0"), in seconds; None if it is not one."""
+    body = v[1:] if v[:1] in "+-" else v
+    if body == "0":
+        return 0.0
+    if not body:
+        return None
+    secs, pos = 0.0, 0
+    while pos < len(body):
+        m = _DURATION_TERM.match(body, pos)
+        if m is None:
+            return None
+        secs += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    return -secs if v.startswith("-") else secs
+
+
+def _lane_spin(value: float | str | None) -> float:
+    """Connection's lane_spin in seconds: a number of seconds, a duration
+    string as --lane-spin takes it, or None for ARKTOS_LANE_SPIN (else
+    LANE_SPIN_DEFAULT)."""
+    where = "lane_spin"
+    if value is None:
+        env = os.environ.get("ARKTOS_LANE_SPIN", "")
+        if not env:
+            return LANE_SPIN_DEFAULT
+        value, where = env, "ARKTOS_LANE_SPIN"
+    if isinstance(value, str):
+        secs = _parse_duration(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        secs = float(value)
+    else:
+        raise TypeError(f"lane_spin must be seconds (a number) or a duration such as '200us', got {type(value).__name__}")
+    if secs is None or not 0 <= secs <= LANE_SPIN_MAX:
+        raise ValueError(f"{where}={value!r}: use a duration such as 200us (seconds as a number in Python), "
+                         "at most 100ms, or 0 to turn polling off")
     return secs
+
+
+_yield_cpu: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, as Go's NumCPU)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 class _LaneFrame:
@@ -239,14 +277,18 @@ class _Lane:
         self.sock = sock
         self.network = network
         self.rfile = sock.makefile("rb", buffering=1 << 16)
-        # How long readable() polls before it blocks (Connection's lane_spin),
-        # and how many replies came while it polled (tests check the path).
-        self.spin = spin if (os.cpu_count() or 1) >= 2 and hasattr(select, "poll") else 0.0
+        # How long readable() polls before it blocks (Connection's lane_spin;
+        # not with one CPU, where it would only keep the server from
+        # running), how many replies came while it polled and how many polls
+        # found the CPU taken (tests check the paths), and the back-off after
+        # those (transfer/spin.go).
+        self.spin = spin if _usable_cpus() >= 2 else 0.0
         self.spin_hits = 0
-        self._poll: Any = None
-        if self.spin:
-            self._poll = select.poll()
-            self._poll.register(sock, select.POLLIN)
+        self.spin_busy = 0
+        self._skip = 0
+        self._backoff = 0
+        self._poll = select.poll()  # select.select fails on descriptors past 1023
+        self._poll.register(sock, select.POLLIN)
         # The id of a request given up on (Ctrl-C, timeout) whose reply is
         # still to come on this lane: until it is read, requests go to ZeroMQ.
         self.owed: int | None = None
@@ -301,22 +343,44 @@ class _Lane:
         rfile's buffer between replies and the socket tells the truth.
 
         With spin set it first polls without blocking, for up to spin (never
-        past wait): on a small VM a process blocked in select is woken some
+        past wait): on a small VM a process blocked in a wait is woken some
         100-170 µs after the reply lands, where one that polls sees it at
-        once (transfer/spin.go)."""
+        once. A poll step that comes back late (another thread had the CPU)
+        ends the poll, and the next waits block at once (transfer/spin.go)."""
+        poll = self._poll.poll
         if self.spin and wait != 0:
-            end = time.perf_counter() + (self.spin if wait is None else min(self.spin, wait))
-            poll = self._poll.poll
-            yield_cpu = getattr(os, "sched_yield", lambda: None)
-            while True:
-                if poll(0):
-                    self.spin_hits += 1
-                    return True
-                if time.perf_counter() >= end:
-                    break
-                yield_cpu()  # to any other thread that wants it (the server, a worker)
-        r, _, _ = select.select([self.sock], [], [], wait)
-        return bool(r)
+            if self._skip:
+                self._skip -= 1
+            else:
+                t0 = last = time.perf_counter()
+                end = t0 + (self.spin if wait is None else min(self.spin, wait))
+                tries, busy = 0, False
+                while True:
+                    ready = bool(poll(0))
+                    now = time.perf_counter()
+                    if tries and now - last > LANE_SPIN_BUSY_GAP:
+                        busy = True  # (a reply found after such a step may have waited)
+                        break
+                    if ready:
+                        if tries:
+                            self.spin_hits += 1
+                            self._backoff //= 2  # polled undisturbed
+                        return True
+                    if now >= end:
+                        self._backoff //= 2
+                        break
+                    tries += 1
+                    last = now
+                    _yield_cpu()  # to any other thread that wants it (the server, a worker)
+                if busy:
+                    self.spin_busy += 1
+                    self._backoff = min(max(2 * self._backoff, 4), LANE_SPIN_BACKOFF_MAX)
+                    self._skip = self._backoff
+                    if ready:
+                        return True
+                if wait is not None:
+                    wait = max(0.0, wait - (time.perf_counter() - t0))
+        return bool(poll(None if wait is None else wait * 1000.0))
 
     def close(self) -> None:
         try:
@@ -512,10 +576,11 @@ class Connection:
     round trip skips libzmq's I/O threads. ``lane=False`` keeps every
     request on ZeroMQ; a server that offers no streams gets ZeroMQ anyway.
     While it waits for a lane reply the client polls the socket for up to
-    ``lane_spin`` seconds (default ``ARKTOS_LANE_SPIN``, e.g. ``200us``,
-    else 200 µs; 0 turns it off) before it blocks:
+    ``lane_spin`` (seconds, or a duration such as ``"200us"``; default
+    ``ARKTOS_LANE_SPIN``, else 200 µs; 0 turns it off) before it blocks:
     a reply that comes meanwhile is read without the wake-up a blocked
-    process waits for (about 130 µs on a small VM).
+    process waits for (about 130 µs on a small VM). A poll that finds the
+    CPU taken by another thread stops polling for a while.
 
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
@@ -525,7 +590,7 @@ class Connection:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float | None = None, transport: str = "auto",
                  stream_network: str | None = None, compression: str | None = None,
-                 shm: bool = True, lane: bool = True, lane_spin: float | None = None) -> None:
+                 shm: bool = True, lane: bool = True, lane_spin: float | str | None = None) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if compression not in COMPRESSIONS:
@@ -541,11 +606,8 @@ class Connection:
         self.stream_network = stream_network
         self._stream: _Stream | None = None
         self.lane = bool(lane)
-        if lane_spin is None:
-            lane_spin = _env_lane_spin()
-        if not 0 <= lane_spin <= 0.1:
-            raise ValueError(f"lane_spin must be between 0 and 0.1 s, got {lane_spin!r}")
-        self.lane_spin = float(lane_spin)
+        # ARKTOS_LANE_SPIN is read only where a lane may be opened.
+        self.lane_spin = _lane_spin(lane_spin) if self.lane else 0.0
         self._lane: _Lane | None = None
         self._lane_failed = False  # the server offers no lane: do not ask again
         given = _given_token(token, url_token)
