@@ -135,7 +135,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		if laneSpin < 0 || laneSpin > transfer.MaxLaneSpin {
 			return nil, fmt.Errorf("client: WithLaneSpin(%v): use a duration from 0 (no polling) to %v", laneSpin, transfer.MaxLaneSpin)
 		}
-	} else if v := os.Getenv("ARKTOS_LANE_SPIN"); v != "" {
+	} else if v := os.Getenv("ARKTOS_LANE_SPIN"); v != "" && !o.noLane { // (read only where a lane may open)
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > transfer.MaxLaneSpin {
 			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most 100ms), or 0 to turn polling off", v)

@@ -68,9 +68,10 @@ func dialServer(t *testing.T) (context.Context, *Client) {
 // TestLaneSpin: lane replies are read while polling (transfer.SpinReader),
 // on the client's side and on the server's (the next request), and
 // counted; WithLaneSpin(0) and --lane-spin 0 turn each side off; a bad
-// ARKTOS_LANE_SPIN or WithLaneSpin is refused by name. A poll that finds
-// the CPU taken (go test runs packages side by side) ends early and counts
-// as busy, not as a hit: either says the poll was taken.
+// ARKTOS_LANE_SPIN or WithLaneSpin is refused by name (the variable is not
+// read with WithLane(false)). A poll that finds the CPU taken (go test runs
+// packages side by side) ends early and counts as busy, not as a hit; a
+// few of those say the poll was taken as well as a hit does.
 func TestLaneSpin(t *testing.T) {
 	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one CPU: lanes do not poll")
@@ -88,7 +89,13 @@ func TestLaneSpin(t *testing.T) {
 			t.Fatalf("WithLaneSpin(%v): %v", d, err)
 		}
 	}
+	srv := testserver.Start(t) // (before the variable: the server reads it too)
 	t.Setenv("ARKTOS_LANE_SPIN", "fast")
+	c, err := Dial(ctx, srv.URL, WithLane(false))
+	if err != nil {
+		t.Fatalf("WithLane(false) with a bad ARKTOS_LANE_SPIN: %v", err)
+	}
+	c.Close()
 	if _, err := Dial(ctx, "tcp://127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "ARKTOS_LANE_SPIN") {
 		t.Fatalf("bad ARKTOS_LANE_SPIN: %v", err)
 	}
@@ -123,15 +130,16 @@ func laneSpinRound(t *testing.T, url, serverSpin string, spin time.Duration) {
 	srvHits, srvBusy := after["lane_spin_hits"]-before["lane_spin_hits"], after["lane_spin_busy"]-before["lane_spin_busy"]
 	t.Logf("server %s, client %v: %d of %d replies read while polling, %d polls found the CPU busy; server: %d and %d",
 		serverSpin, spin, hits, n, busy, srvHits, srvBusy)
-	if spin > 0 && hits+busy == 0 {
-		t.Errorf("server %s: no lane reply read while polling: the poll is not taken", serverSpin)
+	// Some polls may find the CPU taken; those that do not find replies.
+	if spin > 0 && hits == 0 && busy < 3 {
+		t.Errorf("server %s: no lane reply read while polling (%d busy polls): the poll is not taken", serverSpin, busy)
 	}
 	if spin == 0 && hits+busy != 0 {
 		t.Errorf("WithLaneSpin(0): %d replies counted as read while polling, %d busy polls", hits, busy)
 	}
 	// The server polls for the next request, which comes within the
 	// client's own turnaround (tens of µs).
-	if serverSpin != "0" && srvHits+srvBusy == 0 {
+	if serverSpin != "0" && srvHits == 0 && srvBusy < 3 {
 		t.Errorf("client %v: the server read no request while polling", spin)
 	}
 	if serverSpin == "0" && srvHits+srvBusy != 0 {

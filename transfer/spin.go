@@ -28,15 +28,16 @@ import (
 // p90, with it 32-51 and 67-134 µs (runs alternating). The scheduler need
 // not take the offer, though, and a thread that polls loses the priority
 // the kernel gives a thread that wakes from a wait: on a machine with more
-// runnable threads than CPUs, polling made round trips ten times slower
-// (Go get_config 0.8-1.5 ms p50 with two busy loops beside it, 38-64 µs
-// with blocking reads). So a poll step that comes back late (busyGap: the
-// yield gave the CPU to a thread that kept it), or bytes found after one,
-// ends the poll, and the following reads block without polling: 4, 8, ...
-// up to 256 reads, a poll that runs undisturbed halving that. The poll is bounded (then the read
-// blocks as usual), so an idle lane costs a moment of one core after each
-// message; none with one CPU or GOMAXPROCS 1, where it would only keep the
-// peer or the process's other goroutines from running.
+// runnable threads than CPUs, polling made round trips a hundred times
+// slower (Go get_config 1.8 ms p50, 4.0 ms p90, with two busy loops beside
+// it; 18-20 µs p50 with blocking reads). So a poll step that comes back
+// late (busyGap: the yield gave the CPU to a thread that kept it), or bytes
+// found after one, ends the poll, and the following reads (Read calls)
+// block without polling: 4, 8, ... up to 256 reads, a poll that runs
+// undisturbed halving that. The poll is bounded (then the read blocks as
+// usual), so an idle lane costs a moment of one core after each message;
+// none with one CPU or GOMAXPROCS 1, where it would only keep the peer or
+// the process's other goroutines from running.
 
 // DefaultLaneSpin is how long a lane read polls before it blocks.
 const DefaultLaneSpin = 200 * time.Microsecond
@@ -153,7 +154,7 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 		// (under steady load polls still find the CPU taken now and then, and
 		// the back-off stays near its top).
 		s.backoff /= 2
-		if !polled {
+		if !polled && err == nil && rerr == nil && n > 0 { // bytes, not a hang-up
 			s.st.Hits.Add(1)
 		}
 	}
@@ -161,7 +162,12 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 	case err != nil: // a deadline, or the connection closed
 		return 0, err
 	case rerr != nil:
-		return 0, &net.OpError{Op: "read", Net: s.conn.LocalAddr().Network(), Source: s.conn.LocalAddr(), Addr: s.conn.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
+		la := s.conn.LocalAddr()
+		network := "spin"
+		if la != nil {
+			network = la.Network()
+		}
+		return 0, &net.OpError{Op: "read", Net: network, Source: la, Addr: s.conn.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
 	case n == 0:
 		return 0, io.EOF
 	}

