@@ -179,9 +179,13 @@ def test_timed_out_request_leaves_connection_working(conn: ak.Connection) -> Non
 
 
 CTRL_C_CHILD = """
+import signal
 import sys
 import numpy as np
 import arktos as ak
+# A parent started in the background by a shell (`make test &`) passes
+# SIGINT down ignored, and Python then installs no KeyboardInterrupt handler.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 conn = ak.Connection(sys.argv[1])
 kept = conn.array(np.arange(5))
 print("ready", flush=True)

@@ -85,6 +85,10 @@ LANE_MAX_FRAMES = 64
 TRANSPORTS = ("auto", "frames", "stream")
 #: A request's first wait for its reply (ms): most replies come well within it.
 _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
+# The longest single wait for a reply: a Ctrl-C that lands after Python's
+# last look at its signals and before the blocking poll starts is only seen
+# when the poll returns, so no poll may block for ever.
+_SIGNAL_SLICE_MS = 1000
 COMPRESSIONS = (None, "zstd")
 
 
@@ -861,6 +865,8 @@ class Connection:
                     waiting.tick()
                     wait_ms = waiting.poll_ms(None if deadline is None else
                                               math.ceil(max(0.0, deadline - now) * 1000))
+                    if wait_ms is None:
+                        wait_ms = _SIGNAL_SLICE_MS
                     continue
                 frames = self._socket.recv_multipart(copy=False)
                 reply = decode_header(frames[0].buffer)
@@ -947,7 +953,7 @@ class Connection:
                     waiting.tick()
                     ms = waiting.poll_ms(None if deadline is None else
                                          math.ceil(max(0.0, deadline - now) * 1000))
-                    wait = None if ms is None else ms / 1000
+                    wait = (_SIGNAL_SLICE_MS if ms is None else ms) / 1000
                     continue
                 broken = True
                 frames = lane.recv()
