@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Spinning reads (docs/protocol.md, "Polling"). On the 2-core VM a process
+// Spinning reads (docs/protocol.md, "Polling"). On some 2-core VMs a process
 // blocked in a socket read is woken some 130-170 µs after the peer's write
 // (the idle vCPU halts; waking it goes through the host): a raw TCP echo
 // between two processes took 172-178 µs p50 from Go, 136 µs from Python.
