@@ -18,7 +18,6 @@ import itertools
 import math
 import mmap
 import os
-import re
 import select
 import socket
 import struct
@@ -85,10 +84,6 @@ LANE_MAX_FRAMES = 64
 TRANSPORTS = ("auto", "frames", "stream")
 #: A request's first wait for its reply (ms): most replies come well within it.
 _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
-# The longest single wait for a reply: a Ctrl-C that lands after Python's
-# last look at its signals and before the blocking poll starts is only seen
-# when the poll returns, so no poll may block for ever.
-_SIGNAL_SLICE_MS = 1000
 COMPRESSIONS = (None, "zstd")
 
 
@@ -342,11 +337,13 @@ class _Lane:
         self.spin_busy = 0
         self._skip = 0
         self._backoff = 0
-        self._poll: Any = None  # select.select fails on descriptors past 1023
+        # poll, not select.select, which fails on descriptors past 1023;
+        # (Windows) a select-shaped stand-in where there is no poll.
+        self._poll: Any
         if hasattr(select, "poll"):
             self._poll = select.poll()
             self._poll.register(sock, select.POLLIN)
-        else:  # (Windows) a select-shaped stand-in
+        else:
             self._poll = _SelectPoll(sock)
         # The id of a request given up on (Ctrl-C, timeout) whose reply is
         # still to come on this lane: until it is read, requests go to ZeroMQ.
@@ -865,8 +862,6 @@ class Connection:
                     waiting.tick()
                     wait_ms = waiting.poll_ms(None if deadline is None else
                                               math.ceil(max(0.0, deadline - now) * 1000))
-                    if wait_ms is None:
-                        wait_ms = _SIGNAL_SLICE_MS
                     continue
                 frames = self._socket.recv_multipart(copy=False)
                 reply = decode_header(frames[0].buffer)
@@ -953,7 +948,7 @@ class Connection:
                     waiting.tick()
                     ms = waiting.poll_ms(None if deadline is None else
                                          math.ceil(max(0.0, deadline - now) * 1000))
-                    wait = (_SIGNAL_SLICE_MS if ms is None else ms) / 1000
+                    wait = ms / 1000
                     continue
                 broken = True
                 frames = lane.recv()

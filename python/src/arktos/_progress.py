@@ -18,6 +18,8 @@ MIN_TRANSFER_BYTES = 32 << 20
 SEND_CHUNK = 16 << 20
 #: How often (seconds) a waiting request wakes up to refresh its bar.
 POLL_INTERVAL = 0.2
+#: The longest wait for a reply without a deadline and without a bar (ms).
+SIGNAL_SLICE_MS = 1000
 
 
 def _tqdm() -> Any:
@@ -55,9 +57,13 @@ class Waiting:
         self.start = time.monotonic() if start is None else start
         self.bar: Any = None
 
-    def poll_ms(self, wait_ms: int | None) -> int | None:
+    def poll_ms(self, wait_ms: int | None) -> int:
+        """The next wait (ms), at most wait_ms (None: no deadline). Never
+        endless: a Ctrl-C that lands after Python's last look at its signals
+        and before the blocking poll starts is only seen when the poll
+        returns."""
         if not self.enabled:
-            return wait_ms
+            return SIGNAL_SLICE_MS if wait_ms is None else wait_ms
         step = int(POLL_INTERVAL * 1000)
         return step if wait_ms is None else min(wait_ms, step)
 
