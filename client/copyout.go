@@ -21,6 +21,13 @@ var shmCopies atomic.Uint64
 // segment (tests check that the path is taken).
 func ShmCopies() uint64 { return shmCopies.Load() }
 
+var shmMappedWrites atomic.Uint64
+
+// ShmMappedWrites returns how many uploads this process copied into a lent
+// segment through a mapping, the way taken when the segment is a pooled
+// one whose pages exist (tests check that the path is taken).
+func ShmMappedWrites() uint64 { return shmMappedWrites.Load() }
+
 // downloadCopyOut downloads the whole array name through the unix stream
 // st: read out of its segment (pread, on several threads) when it is
 // ShmCopyMin bytes or more, else off the stream. c.mu is held.

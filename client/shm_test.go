@@ -315,9 +315,10 @@ func mustRoundTrip(t *testing.T, ctx context.Context, c *client.Client, a *pdarr
 
 // TestShmLeasedSegmentsReused: a deleted array's leased segment is lent
 // again for the next upload of about its size (its pages are in memory
-// already), unless a client still maps a view of it: that view keeps its
-// bytes while the next upload fills another segment. A closed view no
-// longer holds the segment back.
+// already, so the client copies into it through a mapping, where it writes
+// a new segment's pages with pwrite), unless a client still maps a view of
+// it: that view keeps its bytes while the next upload fills another
+// segment. A closed view no longer holds the segment back.
 func TestShmLeasedSegmentsReused(t *testing.T) {
 	srv := testserver.Start(t)
 	ctx := ctxT(t)
@@ -331,14 +332,18 @@ func TestShmLeasedSegmentsReused(t *testing.T) {
 		}
 		return a, info
 	}
+	mapped := client.ShmMappedWrites()
 	_, first := upload(1)
+	if client.ShmMappedWrites() != mapped {
+		t.Fatal("a new segment was written through a mapping")
+	}
 	if err := c.Delete(ctx, first.Name); err != nil {
 		t.Fatal(err)
 	}
 	d := statsDelta(t, ctx, c)
 	a, info := upload(2)
-	if d("pool_hits") != 1 || d("shm_uploads") != 1 {
-		t.Fatalf("second upload: pool hits %d, shm uploads %d; want 1, 1", d("pool_hits"), d("shm_uploads"))
+	if d("pool_hits") != 1 || d("shm_uploads") != 1 || client.ShmMappedWrites() != mapped+1 {
+		t.Fatalf("second upload: pool hits %d, shm uploads %d, mapped writes %d; want 1, 1, 1", d("pool_hits"), d("shm_uploads"), client.ShmMappedWrites()-mapped)
 	}
 	v, err := client.DownloadView[int64](ctx, c, info.Name)
 	if err != nil || !v.Shared() {
@@ -369,9 +374,60 @@ func TestShmLeasedSegmentsReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = statsDelta(t, ctx, c)
-	upload(5)
+	b, info := upload(5)
 	if d("pool_hits") != 1 {
 		t.Fatalf("a released segment was not lent again (%d pool hits)", d("pool_hits"))
+	}
+	back, err := client.DownloadArray(ctx, c, info.Name)
+	if err != nil || !bytes.Equal(back.Bytes(), b.Bytes()) {
+		t.Fatal("an upload into a pooled segment is not bit-exact:", err)
+	}
+}
+
+// TestShmAdoptIntoPooledSegment: the first view of an array made on the
+// server copies it into a segment; when a pooled one of its size is free
+// the server copies through a mapping (shm_mapped_fills), and the view
+// holds the array's bytes exactly.
+func TestShmAdoptIntoPooledSegment(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	view := func(info client.ArrayInfo) *client.View[int64] {
+		t.Helper()
+		v, err := client.DownloadView[int64](ctx, c, info.Name)
+		if err != nil || !v.Shared() {
+			t.Fatal("view:", err)
+		}
+		return v
+	}
+	first, err := c.Arange(ctx, 0, 1<<20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := statsDelta(t, ctx, c)
+	if err := view(first).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d("shm_adopted") != 1 || d("shm_mapped_fills") != 0 {
+		t.Fatalf("first view: adopted %d, mapped fills %d; want 1, 0 (a new segment)", d("shm_adopted"), d("shm_mapped_fills"))
+	}
+	if err := c.Delete(ctx, first.Name); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.Arange(ctx, 7, 7+3*(1<<20), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = statsDelta(t, ctx, c)
+	v := view(second)
+	defer v.Close()
+	if d("shm_adopted") != 1 || d("pool_hits") != 1 || d("shm_mapped_fills") != 1 {
+		t.Fatalf("second view: adopted %d, pool hits %d, mapped fills %d; want 1, 1, 1", d("shm_adopted"), d("pool_hits"), d("shm_mapped_fills"))
+	}
+	for i, x := range v.Data {
+		if x != int64(7+3*i) {
+			t.Fatalf("view[%d] = %d, want %d", i, x, 7+3*i)
+		}
 	}
 }
 

@@ -221,11 +221,16 @@ func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bo
 		return false, nil
 	}
 	defer unix.Close(fd)
-	// Written with pwrite on every core: nothing is mapped, so this side
-	// keeps nothing of the segment and no mapping can be refused.
-	if err := transfer.WriteSegment(fd, body, runtime.GOMAXPROCS(0)); err != nil {
+	// Written on every core, through a mapping where the segment's pages
+	// exist (a pooled one), else with pwrite; this side keeps nothing of
+	// the segment once written.
+	mapped, err := transfer.WriteSegment(fd, body, runtime.GOMAXPROCS(0))
+	if err != nil {
 		c.endLease(ctx, st)
 		return false, nil
+	}
+	if mapped {
+		shmMappedWrites.Add(1)
 	}
 	return true, nil
 }

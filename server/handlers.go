@@ -789,6 +789,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"shm_views":               st.ShmViews.Load(),
 		"shm_uploads":             st.ShmUploads.Load(),
 		"shm_adopted":             st.ShmAdopted.Load(),
+		"shm_mapped_fills":        st.ShmMappedFills.Load(),
 		"shm_copies_on_write":     s.store.copiesOnWrite.Load(),
 		"bytes_compressed_in":     st.BytesCompressedIn.Load(),
 		"bytes_compressed_out":    st.BytesCompressedOut.Load(),

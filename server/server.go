@@ -86,6 +86,7 @@ type Stats struct {
 	ShmViews       atomic.Uint64 // downloads answered with a shared-memory segment
 	ShmUploads     atomic.Uint64 // uploads whose segment became the array's buffer (no copy)
 	ShmAdopted     atomic.Uint64 // arrays copied into a segment by a view, which then backs them
+	ShmMappedFills atomic.Uint64 // of those, copies into a pooled segment through a mapping (transfer.WriteSegment)
 	// compressed bytes received and sent (zstd frames)
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64

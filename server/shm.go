@@ -172,7 +172,7 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 			return nil, fmt.Errorf("ftruncate %d: %w", len(body), err)
 		}
 		// Not mapped: F_SEAL_WRITE needs no writable shared mapping left.
-		if err := fillShared(fd, body); err != nil {
+		if _, err := fillShared(fd, body); err != nil {
 			unix.Close(fd)
 			return nil, err
 		}
@@ -188,10 +188,11 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 	return g, err
 }
 
-// fillShared copies body to the start of the memfd fd with pwrite on every
-// core (transfer.WriteSegment: no mapping, and no zeroing of new pages
-// written whole).
-func fillShared(fd int, body []byte) error {
+// fillShared copies body to the start of the memfd fd on every core
+// (transfer.WriteSegment: with pwrite into new pages, which are then not
+// zeroed, and through a mapping into a pooled segment's), and reports
+// whether it mapped the segment.
+func fillShared(fd int, body []byte) (mapped bool, err error) {
 	return transfer.WriteSegment(fd, body, runtime.GOMAXPROCS(0))
 }
 
@@ -499,7 +500,14 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 			// Copied once into a segment (a pooled one when there is one:
 			// its pages are in memory already) that becomes the array's.
 			var err error
-			if g, err = s.store.adopt(name, arr, func() (*segment, error) { return s.store.lendFilled(body) }); err != nil {
+			fill := func() (*segment, error) {
+				g, mapped, err := s.store.lendFilled(body)
+				if mapped {
+					s.stats.ShmMappedFills.Add(1)
+				}
+				return g, err
+			}
+			if g, err = s.store.adopt(name, arr, fill); err != nil {
 				s.log.Debug("array not adopted into a segment; a one-off copy is sent", "name", name, "err", err)
 				g = nil
 			} else {

@@ -603,18 +603,17 @@ func (s *store) lendSegment(n int, readOnly bool) (*segment, error) {
 }
 
 // lendFilled is lendSegment holding a copy of body: a pooled segment's
-// pages are in memory already, so this costs one copy and no page
-// allocation. The bytes must be reserved.
-func (s *store) lendFilled(body []byte) (*segment, error) {
-	g, err := s.lendSegment(len(body), s.poison)
-	if err != nil {
-		return nil, err
+// pages are in memory already, so this costs one copy (through a mapping:
+// mapped) and no page allocation. The bytes must be reserved.
+func (s *store) lendFilled(body []byte) (g *segment, mapped bool, err error) {
+	if g, err = s.lendSegment(len(body), s.poison); err != nil {
+		return nil, false, err
 	}
-	if err := fillShared(g.fd, body); err != nil {
+	if mapped, err = fillShared(g.fd, body); err != nil {
 		g.free()
-		return nil, err
+		return nil, false, err
 	}
-	return g, nil
+	return g, mapped, nil
 }
 
 // addView records that a client maps the leased segment g (a view): until

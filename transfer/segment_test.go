@@ -10,7 +10,7 @@ import (
 )
 
 // TestSegmentIO: bytes written to a memfd with WriteSegment read back
-// exactly with ReadSegment, whatever the worker count and however the
+// exactly with ReadSegment (with pwrite: the memfd is not sealed), whatever the worker count and however the
 // length falls on the blocks; reading past the segment's end is an error
 // that says so.
 func TestSegmentIO(t *testing.T) {
@@ -22,8 +22,8 @@ func TestSegmentIO(t *testing.T) {
 			}
 			src := make([]byte, n)
 			rand.NewChaCha8([32]byte{byte(n), byte(workers)}).Read(src)
-			if err := WriteSegment(fd, src, workers); err != nil {
-				t.Fatalf("write %d bytes on %d workers: %v", n, workers, err)
+			if mapped, err := WriteSegment(fd, src, workers); err != nil || mapped {
+				t.Fatalf("write %d bytes on %d workers into an unsealed memfd: mapped %v, %v", n, workers, mapped, err)
 			}
 			dst := make([]byte, n)
 			if err := ReadSegment(fd, dst, workers); err != nil || !bytes.Equal(dst, src) {
@@ -35,5 +35,71 @@ func TestSegmentIO(t *testing.T) {
 			}
 			unix.Close(fd)
 		}
+	}
+}
+
+// TestWriteSegmentMaps: WriteSegment copies through a mapping exactly where
+// the segment is sealed against shrinking and every page it writes exists
+// already (a pooled segment lent again), and writes the same bytes either
+// way; pwrite everywhere else.
+func TestWriteSegmentMaps(t *testing.T) {
+	const size = 2*segmentBlock + 3*4096
+	segment := func(seals int) int {
+		t.Helper()
+		fd, err := unix.MemfdCreate("segment-test", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err != nil {
+			t.Skip("no memfd here:", err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		if err := unix.Ftruncate(fd, size); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+			t.Fatal(err)
+		}
+		return fd
+	}
+	rng := rand.NewChaCha8([32]byte{7})
+	write := func(fd, n, workers int, wantMapped bool) {
+		t.Helper()
+		src := make([]byte, n)
+		rng.Read(src)
+		mapped, err := WriteSegment(fd, src, workers)
+		if err != nil || mapped != wantMapped {
+			t.Fatalf("write %d bytes on %d workers: mapped %v, want %v; %v", n, workers, mapped, wantMapped, err)
+		}
+		dst := make([]byte, n)
+		if err := ReadSegment(fd, dst, 2); err != nil || !bytes.Equal(dst, src) {
+			t.Fatalf("read back %d bytes: equal %v, %v", n, bytes.Equal(dst, src), err)
+		}
+	}
+	shrink := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW
+	fd := segment(shrink)
+	write(fd, segmentBlock+100, 1, false) // new pages: pwrite
+	write(fd, segmentBlock+100, 3, true)  // its pages exist now
+	write(fd, 12345, 2, true)
+	write(fd, size, 2, false) // past the pages written so far: a hole
+	write(fd, size, 2, true)
+	write(fd, size-5, 1, true)
+	// A hole in the middle (punched out) sends it back to pwrite.
+	if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, segmentBlock, 4096); err != nil {
+		t.Fatal(err)
+	}
+	write(fd, size, 2, false)
+	write(fd, size, 2, true)
+
+	// Not sealed against shrinking: the pages could go under the copy.
+	fd = segment(unix.F_SEAL_GROW)
+	write(fd, size, 2, false)
+	write(fd, size, 2, false)
+
+	// Sealed against writes: the mapping is refused, and so is pwrite.
+	fd = segment(shrink)
+	write(fd, size, 2, false)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); err != nil {
+		t.Fatal(err)
+	}
+	if mapped, err := WriteSegment(fd, make([]byte, size), 2); mapped || err == nil || !strings.Contains(err.Error(), "write the shared-memory segment") {
+		t.Fatalf("write into a write-sealed segment: mapped %v, %v", mapped, err)
 	}
 }

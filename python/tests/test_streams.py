@@ -226,13 +226,17 @@ def test_shm_falls_back_when_the_segment_cannot_be_written(conn: ak.Connection,
 
 def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     """A deleted array's segment is lent again to the next upload of its size
-    (pages already in memory), unless a view of it is still mapped."""
+    (pages already in memory, so the client copies into it through a
+    mapping), unless a view of it is still mapped."""
+    connection = importlib.import_module("arktos._connection")
     x = np.arange(SHM_THRESHOLD // 8)
     conn.array(x).delete()
+    mapped = connection.path_counts["shm_mapped_writes"]
     before = stats(conn)
     a = conn.array(x[::-1].copy())
     mid = stats(conn)
     assert (mid["pool_hits"] - before["pool_hits"], mid["shm_uploads"] - before["shm_uploads"]) == (1, 1)
+    assert connection.path_counts["shm_mapped_writes"] == mapped + 1
     v = a.to_ndarray(copy=False)
     a.delete()
     b = conn.array(x)
@@ -243,8 +247,47 @@ def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     del w  # unmapped: the server is told before the next request
     b.delete()
     before = stats(conn)
-    conn.array(x)
+    c = conn.array(x * 3)
     assert stats(conn)["pool_hits"] - before["pool_hits"] == 1
+    assert connection.path_counts["shm_mapped_writes"] == mapped + 2
+    assert c.to_ndarray().tobytes() == (x * 3).tobytes()
+
+
+def test_new_segments_are_written_without_a_mapping(make_server: Callable[..., Any],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new segment's pages do not exist yet: the client writes them with
+    pwrite (the kernel then need not zero them), and maps only a segment
+    lent again; where the mapping is refused it writes that one with pwrite
+    too."""
+    connection = importlib.import_module("arktos._connection")
+    srv = make_server()
+    conn = srv.connect()
+    try:
+        x = np.arange(SHM_THRESHOLD // 8 + 1000, dtype=np.float64) / 3
+        mapped = connection.path_counts["shm_mapped_writes"]
+        before = stats(conn)
+        a = conn.array(x)
+        assert stats(conn)["shm_uploads"] - before["shm_uploads"] == 1
+        assert connection.path_counts["shm_mapped_writes"] == mapped
+        assert a.to_ndarray().tobytes() == x.tobytes()
+        a.delete()
+        b = conn.array(-x)
+        assert stats(conn)["pool_hits"] - before["pool_hits"] == 1
+        assert connection.path_counts["shm_mapped_writes"] == mapped + 1
+        assert b.to_ndarray().tobytes() == (-x).tobytes()
+        b.delete()
+
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise OSError(12, "Cannot allocate memory")
+
+        monkeypatch.setattr(connection.mmap, "mmap", refuse)
+        c = conn.array(x * 2)
+        monkeypatch.undo()
+        assert stats(conn)["pool_hits"] - before["pool_hits"] == 2
+        assert connection.path_counts["shm_mapped_writes"] == mapped + 1
+        assert c.to_ndarray().tobytes() == (x * 2).tobytes()
+    finally:
+        conn.close()
 
 
 def test_refused_shm_upload_then_recovers(make_server: Callable[..., Any]) -> None:
