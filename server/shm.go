@@ -171,7 +171,9 @@ func newSegment(body []byte, readOnly bool) (*segment, error) {
 			unix.Close(fd)
 			return nil, fmt.Errorf("ftruncate %d: %w", len(body), err)
 		}
-		// Not mapped: F_SEAL_WRITE needs no writable shared mapping left.
+		// Written with pwrite, never mapped (WriteSegment maps only a
+		// segment sealed against shrinking, and these seals come after):
+		// F_SEAL_WRITE needs no writable shared mapping left.
 		if _, err := fillShared(fd, body); err != nil {
 			unix.Close(fd)
 			return nil, err

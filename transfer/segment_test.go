@@ -81,12 +81,18 @@ func TestWriteSegmentMaps(t *testing.T) {
 	write(fd, size, 2, false) // past the pages written so far: a hole
 	write(fd, size, 2, true)
 	write(fd, size-5, 1, true)
-	// A hole in the middle (punched out) sends it back to pwrite.
+	// A hole in the middle (punched out) sends it back to pwrite. (Where
+	// shared memory takes huge pages, punching 4 KiB may zero it in place
+	// and leave no hole.)
 	if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, segmentBlock, 4096); err != nil {
 		t.Fatal(err)
 	}
-	write(fd, size, 2, false)
-	write(fd, size, 2, true)
+	if hole, err := unix.Seek(fd, 0, unix.SEEK_HOLE); err == nil && hole < size {
+		write(fd, size, 2, false)
+		write(fd, size, 2, true)
+	} else {
+		t.Log("punching 4 KiB left no hole here (huge pages?); that step is skipped")
+	}
 
 	// Not sealed against shrinking: the pages could go under the copy.
 	fd = segment(unix.F_SEAL_GROW)

@@ -277,17 +277,41 @@ def test_new_segments_are_written_without_a_mapping(make_server: Callable[..., A
         assert b.to_ndarray().tobytes() == (-x).tobytes()
         b.delete()
 
+        refused = []
+
         def refuse(*args: Any, **kwargs: Any) -> Any:
+            refused.append(args)
             raise OSError(12, "Cannot allocate memory")
 
         monkeypatch.setattr(connection.mmap, "mmap", refuse)
         c = conn.array(x * 2)
         monkeypatch.undo()
+        assert len(refused) == 1
         assert stats(conn)["pool_hits"] - before["pool_hits"] == 2
         assert connection.path_counts["shm_mapped_writes"] == mapped + 1
         assert c.to_ndarray().tobytes() == (x * 2).tobytes()
     finally:
         conn.close()
+
+
+def test_segment_copies_run_inline_once_the_copy_pool_is_shut_down(
+        conn: ak.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At interpreter exit (an atexit handler) the copy threads are gone:
+    large uploads, into a new segment and a pooled one, and downloads out of
+    a segment still work, copying on the calling thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    connection = importlib.import_module("arktos._connection")
+    dead = ThreadPoolExecutor(1)
+    dead.shutdown()
+    monkeypatch.setattr(connection, "_copy_pool", dead)
+    x = np.arange(2 * SHM_THRESHOLD // 8 + 99)
+    before = stats(conn)
+    conn.array(x).delete()
+    mapped = connection.path_counts["shm_mapped_writes"]
+    b = conn.array(x + 1)
+    assert stats(conn)["shm_uploads"] - before["shm_uploads"] == 2
+    assert connection.path_counts["shm_mapped_writes"] == mapped + 1
+    assert b.to_ndarray().tobytes() == (x + 1).tobytes()
 
 
 def test_refused_shm_upload_then_recovers(make_server: Callable[..., Any]) -> None:

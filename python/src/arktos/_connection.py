@@ -568,23 +568,28 @@ def _write_lease(fd: int, data: NDArray[Any]) -> None:
         raise
     path_counts["shm_mapped_writes"] += 1
     if _copy_pool is not None and len(buf) >= _PARALLEL_COPY:
-        _copy_pool.submit(_unmap, segment)
-    else:
-        _unmap(segment)
+        try:
+            _copy_pool.submit(_unmap, segment)
+            return
+        except RuntimeError:  # the pool is shut down (interpreter exit)
+            pass
+    _unmap(segment)
 
 
 def _unmap(segment: mmap.mmap) -> None:
     try:
         segment.close()
     except BufferError:
-        pass  # an exception's traceback still holds a slice: unmapped when it goes
+        # A slice is still held (by an exception's traceback, or a copy
+        # thread not yet done with its work item): unmapped when it goes.
+        pass
 
 
 def _resident(fd: int, n: int) -> bool:
-    """Whether the segment fd is sealed against shrinking (so no page of a
-    mapping of it can vanish under a copy, which would kill this process
-    with SIGBUS) and holds pages for all of its first n bytes (no hole
-    before byte n)."""
+    """Whether the segment fd is sealed against shrinking (so it can never
+    become shorter than a mapping of it, and no access falls past its end,
+    which would kill this process with SIGBUS) and holds pages for all of
+    its first n bytes (no hole before byte n)."""
     try:
         import fcntl
         seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
@@ -628,8 +633,16 @@ def _segment_io(fd: int, buf: memoryview, write: bool, label: str,
         if _copy_pool is None:
             _copy_pool = ThreadPoolExecutor(workers, thread_name_prefix="arktos-copy")
         block = 4 << 20
-        futures = [_copy_pool.submit(part, lo, min(n, lo + block)) for lo in range(0, n, block)]
+        futures: list[Any] = []
         try:
+            try:
+                for lo in range(0, n, block):
+                    futures.append(_copy_pool.submit(part, lo, min(n, lo + block)))
+            except RuntimeError:  # the pool is shut down (interpreter exit): the rest on this thread
+                for lo in range(len(futures) * block, n, block):
+                    part(lo, min(n, lo + block))
+                    if bar is not None:
+                        bar.update(min(block, n - lo))
             for lo, future in zip(range(0, n, block), futures):
                 future.result()
                 if bar is not None:
