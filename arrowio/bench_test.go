@@ -25,7 +25,9 @@ func BenchmarkReadParquetFile(b *testing.B) {
 	workers = max(1, workers)
 	// ARKTOS_BENCH_ARROWGO=1: arrow-go's reader only (A/B against the direct reader).
 	disableFast = os.Getenv("ARKTOS_BENCH_ARROWGO") == "1"
-	defer func() { disableFast = false }()
+	// ARKTOS_BENCH_NOAHEAD=1: no read-ahead of compressed chunks (A/B).
+	disableAhead = os.Getenv("ARKTOS_BENCH_NOAHEAD") == "1"
+	defer func() { disableFast, disableAhead = false, false }()
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -740,5 +741,88 @@ func TestPipelinedWriteError(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > g0 {
 		t.Errorf("%d goroutines left after failed writes (%d before)", g, g0)
+	}
+}
+
+// flakyReader fails every ReadAt that starts at or past from, the first
+// `fails` times, then reads as r does.
+type flakyReader struct {
+	*bytes.Reader
+	from  int64
+	mu    sync.Mutex
+	fails int
+}
+
+func (r *flakyReader) ReadAt(b []byte, off int64) (int, error) {
+	r.mu.Lock()
+	fail := off >= r.from && r.fails > 0
+	if fail {
+		r.fails--
+	}
+	r.mu.Unlock()
+	if fail {
+		return 0, errors.New("injected read error")
+	}
+	return r.Reader.ReadAt(b, off)
+}
+
+// TestReadAhead fails when compressed chunks stop being read ahead of the
+// workers that decode them (parquet_ahead.go), at 1, 2 and 3 workers, or
+// when uncompressed ones start to be (they are read straight into the
+// destination); a chunk whose read ahead fails is read again by its worker,
+// and an error that lasts ends the read with an error naming the column
+// (no hang).
+func TestReadAhead(t *testing.T) {
+	zstdFile := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true)
+	plain := writeNullable(t, 30000, 0, compress.Codecs.Uncompressed, parquet.DataPageV1, true)
+	read := func(r parquet.ReaderAtSeeker, workers int) (uint64, []*pdarray.Array, error) {
+		t.Helper()
+		a0 := Stats.AheadChunks.Load()
+		_, dst, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: r}}, nil, NullPolicy{}, workers)
+		return Stats.AheadChunks.Load() - a0, dst, err
+	}
+	_, want, err := read(bytes.NewReader(zstdFile), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(dst []*pdarray.Array) bool {
+		for i := range dst {
+			if !bytes.Equal(dst[i].Bytes(), want[i].Bytes()) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, workers := range []int{1, 2, 3} {
+		if n, dst, err := read(bytes.NewReader(zstdFile), workers); err != nil || n != 12 || !same(dst) {
+			t.Errorf("zstd, %d workers: %d of 12 chunks read ahead, same %v, %v", workers, n, err == nil && same(dst), err)
+		}
+		if n, _, err := read(bytes.NewReader(plain), workers); err != nil || n != 0 {
+			t.Errorf("uncompressed, %d workers: %d chunks read ahead, %v", workers, n, err)
+		}
+		// The footer sits past every chunk: fail reads from the middle of
+		// the chunks on, once (read ahead) and then for good.
+		from := int64(len(zstdFile) / 2)
+		r := &flakyReader{Reader: bytes.NewReader(zstdFile), from: from}
+		p, err := OpenParquet([]ParquetSource{{Name: "mem", R: r}}, nil, NullPolicy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]*pdarray.Array, len(p.Columns))
+		for i, c := range p.Columns {
+			dst[i], _ = pdarray.Alloc(c.DType, c.Rows)
+		}
+		r.fails = 1
+		a0 := Stats.AheadChunks.Load()
+		if _, err := p.Read(dst, make([]*pdarray.Array, len(dst)), workers); err != nil || !same(dst) || Stats.AheadChunks.Load()-a0 != 11 {
+			t.Errorf("%d workers, one failed read: same %v, %d chunks read ahead (want 11), %v", workers, err == nil && same(dst), Stats.AheadChunks.Load()-a0, err)
+		}
+		// (arrow-go's reader, which the chunk falls back to, reports the
+		// short chunk rather than the read error.)
+		r.fails = 1 << 30
+		if _, err := p.Read(dst, make([]*pdarray.Array, len(dst)), workers); err == nil || !strings.Contains(err.Error(), "column \"") {
+			t.Errorf("%d workers, failing reads: %v", workers, err)
+		}
+		p.Close()
 	}
 }

@@ -62,6 +62,10 @@ type fastScratch struct {
 	wide  []byte        // 8/16-bit columns' values as INT32, before narrowing
 	zstd  *zstd.Decoder // klauspost's, when libzstd is not loaded
 	nz    *nativeZstd   // the system's libzstd (zstd_native.go)
+	// ahead is the unit's compressed chunk read ahead, from file offset
+	// aheadStart (lent by readAhead.take; nil when not read ahead).
+	ahead      []byte
+	aheadStart int64
 }
 
 var zstdDecoders = sync.Pool{New: func() any {
@@ -158,12 +162,17 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 	}
 	u.start, u.pos, u.end = start, start, start+n
 	if u.codec != compress.Codecs.Uncompressed {
-		// One read for the whole chunk into a reused, unzeroed buffer.
-		sc.chunk = grow(sc.chunk, int(n), 0)
-		if err := readFull(u.r, sc.chunk, start); err != nil {
-			return 0, err
+		if sc.ahead != nil && sc.aheadStart == start && len(sc.ahead) == int(n) {
+			u.mem = sc.ahead // read ahead (parquet_ahead.go)
+			Stats.AheadChunks.Add(1)
+		} else {
+			// One read for the whole chunk into a reused, unzeroed buffer.
+			sc.chunk = grow(sc.chunk, int(n), 0)
+			if err := readFull(u.r, sc.chunk, start); err != nil {
+				return 0, err
+			}
+			u.mem = sc.chunk
 		}
-		u.mem = sc.chunk
 		if u.codec == compress.Codecs.Zstd && sc.zstd == nil && sc.nz == nil {
 			if sc.nz = getNativeZstd(); sc.nz == nil || disableNativeZstd {
 				sc.zstd = zstdDecoders.Get().(*zstd.Decoder)

@@ -77,6 +77,9 @@ type ReadStats struct {
 	// ScratchReused counts workers that started a read with buffers kept
 	// from an earlier one (getScratch).
 	ScratchReused atomic.Uint64
+	// AheadChunks are compressed chunks the direct reader decoded from a
+	// buffer read ahead (parquet_ahead.go) instead of reading them itself.
+	AheadChunks atomic.Uint64
 	// BoolPages are BOOLEAN data pages decoded by the direct reader.
 	BoolPages atomic.Uint64
 	// DeltaPages (DELTA_BINARY_PACKED) and SplitPages (BYTE_STREAM_SPLIT)
@@ -443,10 +446,7 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 			return ReadReport{}, errorf(ErrValue, "mask %d must be %d bool elements", i, pc.Rows)
 		}
 	}
-	type unit struct {
-		f, rg, col int
-		cost       int64
-	}
+	type unit = readUnitRef
 	units := make([]unit, 0, p.Units()) // at most maxReadUnits: checked when planned
 	for f, r := range p.files {
 		md := r.MetaData()
@@ -466,12 +466,13 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	if workers > 1 {
 		slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(b.cost, a.cost) })
 	}
+	workers = max(1, min(workers, len(units)))
+	ra := p.startReadAhead(units, workers)
 	nulls := make([]atomic.Int64, len(p.Columns))
 	var next atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
 	var failed atomic.Bool
-	workers = max(1, min(workers, len(units)))
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -488,7 +489,13 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 					return
 				}
 				u := units[i]
+				if ra != nil {
+					ra.take(i, &sc.fast)
+				}
 				n, err := p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], sc)
+				if ra != nil {
+					ra.give(&sc.fast)
+				}
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })
 					failed.Store(true)
@@ -499,6 +506,9 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		}()
 	}
 	wg.Wait()
+	if ra != nil {
+		ra.end()
+	}
 	Stats.PoolHits.Store(p.alloc.hits.Load())
 	if firstErr != nil {
 		return ReadReport{}, firstErr
@@ -508,6 +518,13 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		rep.Nulls[i] = nulls[i].Load()
 	}
 	return rep, nil
+}
+
+// readUnitRef is one unit of a Read: a column chunk, and its cost (bytes to
+// read plus a quarter of the bytes to produce) for the largest-first order.
+type readUnitRef struct {
+	f, rg, col int
+	cost       int64
 }
 
 // scratchFree keeps workers' buffers from one read to the next (Go memory
