@@ -771,10 +771,17 @@ func (r *flakyReader) ReadAt(b []byte, off int64) (int, error) {
 // when uncompressed ones start to be (they are read straight into the
 // destination); a chunk whose read ahead fails is read again by its worker,
 // and an error that lasts ends the read with an error naming the column
-// (no hang).
+// (no hang). Workers wait for the reader here (aheadNoSteal), so that the
+// counts are exact; TestReadAheadSteals lets them read what it has not.
+// With as many workers as GOMAXPROCS nothing is read ahead (no core left).
 func TestReadAhead(t *testing.T) {
+	aheadNoSteal = true
+	defer func() { aheadNoSteal = false }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
 	zstdFile := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true)
 	plain := writeNullable(t, 30000, 0, compress.Codecs.Uncompressed, parquet.DataPageV1, true)
+	mixed := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true,
+		parquet.WithCompressionFor("i32", compress.Codecs.Uncompressed))
 	read := func(r parquet.ReaderAtSeeker, workers int) (uint64, []*pdarray.Array, error) {
 		t.Helper()
 		a0 := Stats.AheadChunks.Load()
@@ -800,6 +807,9 @@ func TestReadAhead(t *testing.T) {
 		if n, _, err := read(bytes.NewReader(plain), workers); err != nil || n != 0 {
 			t.Errorf("uncompressed, %d workers: %d chunks read ahead, %v", workers, n, err)
 		}
+		if n, dst, err := read(bytes.NewReader(mixed), workers); err != nil || n != 9 || !same(dst) {
+			t.Errorf("one column uncompressed, %d workers: %d of 9 chunks read ahead, same %v, %v", workers, n, err == nil && same(dst), err)
+		}
 		// The footer sits past every chunk: fail reads from the middle of
 		// the chunks on, once (read ahead) and then for good.
 		from := int64(len(zstdFile) / 2)
@@ -824,5 +834,48 @@ func TestReadAhead(t *testing.T) {
 			t.Errorf("%d workers, failing reads: %v", workers, err)
 		}
 		p.Close()
+	}
+	runtime.GOMAXPROCS(2)
+	if n, dst, err := read(bytes.NewReader(zstdFile), 2); err != nil || n != 0 || !same(dst) {
+		t.Errorf("2 workers with GOMAXPROCS 2: %d chunks read ahead (want 0), same %v, %v", n, err == nil && same(dst), err)
+	}
+}
+
+// TestReadAheadSteals: workers read the chunks the reader has not reached
+// themselves; whoever reads each chunk, several reads at once read the
+// same bytes, and the reader's buffers go back to the kept ones.
+func TestReadAheadSteals(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	zstdFile := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true)
+	_, want, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(zstdFile)}}, nil, NullPolicy{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				_, dst, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(zstdFile)}}, nil, NullPolicy{}, 1+g)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for i := range dst {
+					if !bytes.Equal(dst[i].Bytes(), want[i].Bytes()) {
+						t.Errorf("%d workers: column %d differs", 1+g, i)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	aheadMu.Lock()
+	kept := len(aheadFree)
+	aheadMu.Unlock()
+	if kept == 0 || kept > maxKeptAhead {
+		t.Errorf("%d read-ahead buffers kept, want 1 to %d", kept, maxKeptAhead)
 	}
 }

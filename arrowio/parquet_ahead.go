@@ -2,7 +2,9 @@ package arrowio
 
 import (
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 )
@@ -13,21 +15,39 @@ import (
 // the file's pages out of the page cache for a quarter of the time (bench
 // io's zstd file, one worker: pread 0.71-0.91 of 2.6-2.7 s a read). One
 // goroutine per Read reads the chunks ahead, in the order the workers take
-// the units, so that the copy runs beside the decompression. It holds at
-// most workers+1 chunk buffers: a worker waiting for its chunk holds none,
-// so the reader always has a buffer to fill next (no deadlock), and the
-// workers cannot fall further behind than one chunk each.
+// the units, so that the copy runs beside the decompression, on a core the
+// workers leave free: with as many workers as GOMAXPROCS there is none, and
+// reading ahead made no difference or cost 2-4% (two workers on two cores:
+// 1.26-1.32 s a read against 1.15-1.31), so it reads ahead only with fewer.
+//
+// Each slot is claimed once, by the reader or by the worker that takes its
+// unit (a compare-and-swap on state): a worker whose unit the reader has
+// not reached yet reads the chunk itself, as it did before, so the one
+// reader never holds the workers up (a cold page cache, many workers), and
+// a worker waits only for a chunk the reader is already reading, with its
+// buffer in hand: no deadlock. The reader holds at most workers+1 buffers,
+// so it runs at most that many chunks ahead, and stops at the first failed
+// unit (Read's failed flag).
 //
 // Ownership: a buffer is the reader's while it fills it, the slot's once
 // ready is closed, then the worker's that took the unit, who hands it back
 // to free when the unit is done. Buffers are kept from one Read to the next
-// (aheadFree) so their pages are not faulted in again.
+// (aheadFree, at most maxKeptAhead of at most maxKeptScratchBuf bytes) so
+// their pages are not faulted in again; the server reserves them with the
+// workers' scratch (AheadChunk).
+
+const (
+	slotPending int32 = iota // nobody has claimed it
+	slotReader               // the reader reads it: wait for ready
+	slotWorker               // its worker reads it
+)
 
 // aheadSlot is one unit's chunk read ahead.
 type aheadSlot struct {
-	ready chan struct{} // closed once buf is set, or left nil (read it yourself)
+	state atomic.Int32
+	ready chan struct{} // closed once the reader has read it (buf nil: failed)
 	start int64         // the chunk's file offset
-	buf   []byte        // the chunk's bytes; nil when not read ahead
+	buf   []byte        // the chunk's bytes
 }
 
 type readAhead struct {
@@ -42,12 +62,39 @@ var (
 	aheadFree [][]byte
 )
 
-// disableAhead turns read-ahead off (benchmarks' A/B, ARKTOS_BENCH_NOAHEAD).
-var disableAhead bool
+// maxKeptAhead is how many read-ahead buffers are kept between reads: a
+// read holds workers+1 of them, and workers are at most the cores.
+var maxKeptAhead = 2*runtime.GOMAXPROCS(0) + 2
+
+// Test hooks: disableAhead turns read-ahead off (benchmarks' A/B,
+// ARKTOS_BENCH_NOAHEAD); aheadNoSteal makes workers always wait for the
+// reader, so that tests can count chunks read ahead exactly.
+var disableAhead, aheadNoSteal bool
+
+// chunkRange returns the file range of unit (cc)'s column chunk as the
+// direct reader reads it (from the dictionary page, if any, to the end of
+// the chunk); ok is false when the metadata's offsets or size cannot be
+// right for a file of fileSize bytes (0: unknown).
+func chunkRange(cc interface {
+	DataPageOffset() int64
+	HasDictionaryPage() bool
+	DictionaryPageOffset() int64
+	TotalCompressedSize() int64
+}, fileSize int64) (start, n int64, ok bool) {
+	start = cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	n = cc.TotalCompressedSize()
+	if start < 0 || n <= 0 || fileSize > 0 && start+n > fileSize || n > math.MaxInt32 {
+		return 0, 0, false
+	}
+	return start, n, true
+}
 
 // aheadRange returns the byte range of unit (f, rg, col)'s chunk when the
-// direct reader would read it whole (compressed and eligible), as
-// readUnitFast computes it; ok is false otherwise.
+// direct reader would read it whole (compressed and eligible); ok is false
+// otherwise.
 func (p *ParquetPlan) aheadRange(f, rg, col int) (start, n int64, ok bool) {
 	pc := &p.Columns[col]
 	md := p.files[f].MetaData()
@@ -56,26 +103,37 @@ func (p *ParquetPlan) aheadRange(f, rg, col int) (start, n int64, ok bool) {
 	if err != nil || cc.Compression() == compress.Codecs.Uncompressed || !p.fastEligible(pc, cc, md, md.Schema.Column(idx).MaxDefinitionLevel()) {
 		return 0, 0, false
 	}
-	start = cc.DataPageOffset()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-		start = cc.DictionaryPageOffset()
+	return chunkRange(cc, md.GetSourceFileSize())
+}
+
+// AheadChunk bounds one read-ahead buffer (the largest compressed chunk);
+// a Read with w workers holds at most w+1 of them, which the server
+// reserves beside WorkerScratch.
+func (p *ParquetPlan) AheadChunk() int64 {
+	var most int64
+	for _, r := range p.files {
+		md := r.MetaData()
+		for rg := 0; rg < md.NumRowGroups(); rg++ {
+			for _, c := range p.Columns {
+				if cc, err := md.RowGroup(rg).ColumnChunk(md.Schema.ColumnIndexByName(c.Name)); err == nil && cc.Compression() != compress.Codecs.Uncompressed {
+					most = max(most, cc.TotalCompressedSize())
+				}
+			}
+		}
 	}
-	n = cc.TotalCompressedSize()
-	if size := md.GetSourceFileSize(); start < 0 || n <= 0 || size > 0 && start+n > size || n > math.MaxInt32 {
-		return 0, 0, false
-	}
-	return start, n, true
+	return most
 }
 
 // startReadAhead starts reading the compressed chunks of units (in order)
-// ahead of workers workers; nil when no unit has one.
-func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int) *readAhead {
+// ahead of workers workers; nil when no unit has one, or no core is left
+// for it. It stops at the first unit after failed is set.
+func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *atomic.Bool) *readAhead {
+	if disableAhead || workers >= runtime.GOMAXPROCS(0) {
+		return nil
+	}
 	type plan struct {
 		start, n int64
 		ok       bool
-	}
-	if disableAhead {
-		return nil
 	}
 	plans := make([]plan, len(units))
 	any := false
@@ -98,30 +156,47 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int) *readAhea
 	}
 	aheadMu.Unlock()
 	for i := range ra.slots {
-		ra.slots[i].ready = make(chan struct{})
+		if plans[i].ok {
+			ra.slots[i].ready = make(chan struct{})
+		} else {
+			ra.slots[i].state.Store(slotWorker)
+		}
 	}
 	ra.done.Add(1)
 	go func() {
 		defer ra.done.Done()
+		// On leaving early, the slots nobody claimed yet are closed empty:
+		// a worker that waits for the reader (aheadNoSteal) reads its own.
+		giveUp := func(from int) {
+			for j := from; j < len(ra.slots); j++ {
+				if ra.slots[j].state.CompareAndSwap(slotPending, slotReader) {
+					close(ra.slots[j].ready)
+				}
+			}
+		}
 		for i := range ra.slots {
 			s := &ra.slots[i]
-			if !plans[i].ok {
-				close(s.ready)
-				continue
+			if failed.Load() {
+				giveUp(i)
+				return
+			}
+			if s.state.Load() != slotPending {
+				continue // not compressed, or its worker reads it
 			}
 			var b []byte
 			select {
 			case b = <-ra.free:
 			case <-ra.stop:
-				for j := i; j < len(ra.slots); j++ {
-					close(ra.slots[j].ready)
-				}
+				giveUp(i)
 				return
 			}
-			f := units[i].f
+			if !s.state.CompareAndSwap(slotPending, slotReader) {
+				ra.free <- b
+				continue
+			}
 			b = grow(b, int(plans[i].n), 0)
-			if err := readFull(p.srcs[f], b, plans[i].start); err != nil {
-				ra.free <- b // the worker reads it itself and reports the error
+			if err := readFull(p.srcs[units[i].f], b, plans[i].start); err != nil {
+				ra.free <- b // the worker reads it again, and reports the error
 			} else {
 				s.start, s.buf = plans[i].start, b
 			}
@@ -131,9 +206,13 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int) *readAhea
 	return ra
 }
 
-// take waits for unit i's chunk and lends it to sc (nil: not read ahead).
+// take claims unit i's chunk for sc: sc.ahead is the chunk read ahead, or
+// nil when the worker is to read it itself.
 func (ra *readAhead) take(i int, sc *fastScratch) {
 	s := &ra.slots[i]
+	if !aheadNoSteal && s.state.CompareAndSwap(slotPending, slotWorker) || s.state.Load() == slotWorker {
+		return
+	}
 	<-s.ready
 	sc.ahead, sc.aheadStart = s.buf, s.start
 	s.buf = nil
@@ -142,21 +221,29 @@ func (ra *readAhead) take(i int, sc *fastScratch) {
 // give hands sc's lent chunk back for the next one.
 func (ra *readAhead) give(sc *fastScratch) {
 	if sc.ahead != nil {
-		ra.free <- sc.ahead // never blocks: free holds every buffer
+		ra.free <- sc.ahead // never blocks: free has room for every buffer
 		sc.ahead = nil
 	}
 }
 
 // end stops the reader, waits for it, and keeps its buffers for the next
-// Read. Every worker has returned (and given back its chunk).
+// Read. Every worker has returned (and given back its chunk); chunks read
+// ahead for units nobody took (after a failure) are kept too.
 func (ra *readAhead) end() {
 	close(ra.stop)
 	ra.done.Wait()
+	keep := func(b []byte) {
+		if b != nil && cap(b) <= maxKeptScratchBuf && len(aheadFree) < maxKeptAhead {
+			aheadFree = append(aheadFree, b)
+		}
+	}
 	aheadMu.Lock()
 	defer aheadMu.Unlock()
 	for len(ra.free) > 0 {
-		if b := <-ra.free; b != nil && cap(b) <= maxKeptScratchBuf && len(aheadFree) < maxKeptScratch {
-			aheadFree = append(aheadFree, b)
-		}
+		keep(<-ra.free)
+	}
+	for i := range ra.slots {
+		keep(ra.slots[i].buf)
+		ra.slots[i].buf = nil
 	}
 }

@@ -150,14 +150,10 @@ func (p *ParquetPlan) readUnitFast(pc *PlanColumn, cc *metadata.ColumnChunkMetaD
 		dst: out, mask: mask, rows: rows, maxDef: maxDef, bits: pc.DType == pdarray.Bool,
 	}
 	u.fill = fillBits(pc.DType, p.policy)
-	start := cc.DataPageOffset()
-	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-		start = cc.DictionaryPageOffset()
-	}
-	n := cc.TotalCompressedSize()
 	// Sizes come from the file: check them against the file before
 	// allocating anything.
-	if size := p.files[f].MetaData().GetSourceFileSize(); start < 0 || n <= 0 || size > 0 && start+n > size || n > math.MaxInt32 {
+	start, n, ok := chunkRange(cc, p.files[f].MetaData().GetSourceFileSize())
+	if !ok {
 		return 0, errNotFast
 	}
 	u.start, u.pos, u.end = start, start, start+n

@@ -77,8 +77,9 @@ type ReadStats struct {
 	// ScratchReused counts workers that started a read with buffers kept
 	// from an earlier one (getScratch).
 	ScratchReused atomic.Uint64
-	// AheadChunks are compressed chunks the direct reader decoded from a
-	// buffer read ahead (parquet_ahead.go) instead of reading them itself.
+	// AheadChunks are compressed chunks the direct reader took from a
+	// buffer read ahead (parquet_ahead.go) instead of reading them itself
+	// (a chunk that then falls back to arrow-go's reader counts too).
 	AheadChunks atomic.Uint64
 	// BoolPages are BOOLEAN data pages decoded by the direct reader.
 	BoolPages atomic.Uint64
@@ -126,8 +127,9 @@ type ParquetPlan struct {
 // holds at a time: a column chunk read whole (its compressed size), its
 // pages decoded (at most its uncompressed size) and 4 bytes a row of the
 // row group for 8- and 16-bit and bool columns. The server reserves it per
-// worker while the read runs: a file whose row groups are too large for
-// the room left is refused before it is read.
+// worker while the read runs, with AheadChunk for the chunks read ahead:
+// a file whose row groups are too large for the room left is refused
+// before it is read.
 func (p *ParquetPlan) WorkerScratch() int64 {
 	var most int64
 	for _, r := range p.files {
@@ -467,12 +469,12 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(b.cost, a.cost) })
 	}
 	workers = max(1, min(workers, len(units)))
-	ra := p.startReadAhead(units, workers)
 	nulls := make([]atomic.Int64, len(p.Columns))
 	var next atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
 	var failed atomic.Bool
+	ra := p.startReadAhead(units, workers, &failed)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)

@@ -383,9 +383,17 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	defer plan.Close()
 	what := fmt.Sprintf("read_parquet of %d file(s)", len(files))
 	// The workers' column-chunk buffers grow with the files' row groups.
-	why := what + " (the workers' buffers for a column chunk each: smaller row groups need less)"
-	scratch, err := s.store.mulWithin(plan.WorkerScratch(), int64(max(1, min(s.cfg.Workers, plan.Units()))), why)
+	why := what + " (the workers' buffers for a column chunk each, and the chunks read ahead: smaller row groups need less)"
+	workers := max(1, min(s.cfg.Workers, plan.Units()))
+	scratch, err := s.store.mulWithin(plan.WorkerScratch(), int64(workers), why)
 	if err != nil {
+		return nil, err
+	}
+	ahead, err := s.store.mulWithin(plan.AheadChunk(), int64(workers+1), why)
+	if err != nil {
+		return nil, err
+	}
+	if scratch, err = s.store.addWithin(scratch, ahead, why); err != nil {
 		return nil, err
 	}
 	if err := s.store.reserve(scratch, why); err != nil {
