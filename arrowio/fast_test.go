@@ -770,8 +770,8 @@ func (r *flakyReader) ReadAt(b []byte, off int64) (int, error) {
 // workers that decode them (parquet_ahead.go), at 1, 2 and 3 workers, or
 // when uncompressed ones start to be (they are read straight into the
 // destination); a chunk whose read ahead fails is read again by its worker,
-// and an error that lasts ends the read with an error naming the column
-// (no hang). Workers wait for the reader here (aheadNoSteal), so that the
+// and an error that lasts ends the read with that error (ErrIO, naming the
+// column; no hang). Workers wait for the reader here (aheadNoSteal), so that the
 // counts are exact; TestReadAheadSteals lets them read what it has not.
 // With as many workers as GOMAXPROCS nothing is read ahead (no core left).
 func TestReadAhead(t *testing.T) {
@@ -827,10 +827,9 @@ func TestReadAhead(t *testing.T) {
 		if _, err := p.Read(dst, make([]*pdarray.Array, len(dst)), workers); err != nil || !same(dst) || Stats.AheadChunks.Load()-a0 != 11 {
 			t.Errorf("%d workers, one failed read: same %v, %d chunks read ahead (want 11), %v", workers, err == nil && same(dst), Stats.AheadChunks.Load()-a0, err)
 		}
-		// (arrow-go's reader, which the chunk falls back to, reports the
-		// short chunk rather than the read error.)
 		r.fails = 1 << 30
-		if _, err := p.Read(dst, make([]*pdarray.Array, len(dst)), workers); err == nil || !strings.Contains(err.Error(), "column \"") {
+		var e *Error
+		if _, err := p.Read(dst, make([]*pdarray.Array, len(dst)), workers); !errors.As(err, &e) || e.Kind != ErrIO || !strings.Contains(err.Error(), "injected read error") || !strings.Contains(err.Error(), "column \"") {
 			t.Errorf("%d workers, failing reads: %v", workers, err)
 		}
 		p.Close()

@@ -307,17 +307,28 @@ func (u *fastUnit) at(off int64, n int, into *[]byte) ([]byte, error) {
 }
 
 // readFull fills b from r at off: a short read is an error (b is never
-// zeroed, so stale bytes must not pass for data).
+// zeroed, so stale bytes must not pass for data). A failed read (not the
+// file's end) is a readError, which the read reports as it is instead of
+// trying arrow-go's reader, whose message would only say the chunk ended.
 func readFull(r io.ReaderAt, b []byte, off int64) error {
 	m, err := r.ReadAt(b, off)
 	if m == len(b) {
 		return nil
 	}
 	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
+		return io.ErrUnexpectedEOF
 	}
-	return err
+	return readError{off, err}
 }
+
+// readError is a read of the file that failed at byte off.
+type readError struct {
+	off int64
+	err error
+}
+
+func (e readError) Error() string { return fmt.Sprintf("reading at byte %d: %v", e.off, e.err) }
+func (e readError) Unwrap() error { return e.err }
 
 // readInto fills d with the chunk's bytes at off (uncompressed chunks only).
 func (u *fastUnit) readInto(off int64, d []byte) error {

@@ -622,6 +622,9 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 		if err == errNulls {
 			return 0, p.nullsErr(pc.Name, -1)
 		}
+		if re := (readError{}); errors.As(err, &re) {
+			return 0, errorf(ErrIO, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, re)
+		}
 		Stats.FallbackChunks.Add(1)
 	}
 	cr, err := rgr.Column(idx)
