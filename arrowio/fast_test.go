@@ -834,9 +834,25 @@ func TestReadAhead(t *testing.T) {
 		}
 		p.Close()
 	}
+	// What the server reserves for it: the largest chunk read ahead, and
+	// nothing when nothing is.
+	chunk := func(data []byte, workers int) int64 {
+		p, err := OpenParquet([]ParquetSource{{Name: "mem", R: bytes.NewReader(data)}}, nil, NullPolicy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		return p.AheadChunk(workers)
+	}
+	if z, n := chunk(zstdFile, 1), chunk(plain, 1); z <= 0 || z > int64(len(zstdFile)) || n != 0 {
+		t.Errorf("AheadChunk: zstd %d, uncompressed %d", z, n)
+	}
 	runtime.GOMAXPROCS(2)
 	if n, dst, err := read(bytes.NewReader(zstdFile), 2); err != nil || n != 0 || !same(dst) {
 		t.Errorf("2 workers with GOMAXPROCS 2: %d chunks read ahead (want 0), same %v, %v", n, err == nil && same(dst), err)
+	}
+	if z := chunk(zstdFile, 2); z != 0 {
+		t.Errorf("AheadChunk with no core left: %d, want 0", z)
 	}
 }
 

@@ -32,7 +32,7 @@ import (
 // Ownership: a buffer is the reader's while it fills it, the slot's once
 // ready is closed, then the worker's that took the unit, who hands it back
 // to free when the unit is done. Buffers are kept from one Read to the next
-// (aheadFree, at most maxKeptAhead of at most maxKeptScratchBuf bytes) so
+// (aheadFree, at most maxKeptAhead of them and maxKeptAheadBytes in all) so
 // their pages are not faulted in again; the server reserves them with the
 // workers' scratch (AheadChunk).
 
@@ -62,9 +62,15 @@ var (
 	aheadFree [][]byte
 )
 
-// maxKeptAhead is how many read-ahead buffers are kept between reads: a
-// read holds workers+1 of them, and workers are at most the cores.
+// maxKeptAhead is how many read-ahead buffers are kept between reads (a
+// read holds workers+1 of them, and workers are fewer than the cores), and
+// maxKeptAheadBytes how many bytes: they are outside --max-memory, like the
+// workers' kept scratch.
 var maxKeptAhead = 2*runtime.GOMAXPROCS(0) + 2
+
+const maxKeptAheadBytes = 128 << 20
+
+var aheadKeptBytes int // guarded by aheadMu
 
 // Test hooks: disableAhead turns read-ahead off (benchmarks' A/B,
 // ARKTOS_BENCH_NOAHEAD); aheadNoSteal makes workers always wait for the
@@ -106,17 +112,26 @@ func (p *ParquetPlan) aheadRange(f, rg, col int) (start, n int64, ok bool) {
 	return chunkRange(cc, md.GetSourceFileSize())
 }
 
-// AheadChunk bounds one read-ahead buffer (the largest compressed chunk);
-// a Read with w workers holds at most w+1 of them, which the server
-// reserves beside WorkerScratch.
-func (p *ParquetPlan) AheadChunk() int64 {
+// aheadWanted says whether a read with workers workers reads ahead: only
+// with a core the workers leave free.
+func aheadWanted(workers int) bool {
+	return !disableAhead && workers < runtime.GOMAXPROCS(0)
+}
+
+// AheadChunk bounds one read-ahead buffer of a Read with workers workers
+// (the largest chunk it would read ahead; 0 when it reads nothing ahead);
+// such a read holds at most workers+1 of them, which the server reserves
+// beside WorkerScratch.
+func (p *ParquetPlan) AheadChunk(workers int) int64 {
+	if !aheadWanted(workers) {
+		return 0
+	}
 	var most int64
-	for _, r := range p.files {
-		md := r.MetaData()
-		for rg := 0; rg < md.NumRowGroups(); rg++ {
-			for _, c := range p.Columns {
-				if cc, err := md.RowGroup(rg).ColumnChunk(md.Schema.ColumnIndexByName(c.Name)); err == nil && cc.Compression() != compress.Codecs.Uncompressed {
-					most = max(most, cc.TotalCompressedSize())
+	for f, r := range p.files {
+		for rg := 0; rg < r.MetaData().NumRowGroups(); rg++ {
+			for col := range p.Columns {
+				if _, n, ok := p.aheadRange(f, rg, col); ok {
+					most = max(most, n)
 				}
 			}
 		}
@@ -128,7 +143,7 @@ func (p *ParquetPlan) AheadChunk() int64 {
 // ahead of workers workers; nil when no unit has one, or no core is left
 // for it. It stops at the first unit after failed is set.
 func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *atomic.Bool) *readAhead {
-	if disableAhead || workers >= runtime.GOMAXPROCS(0) {
+	if !aheadWanted(workers) {
 		return nil
 	}
 	type plan struct {
@@ -151,6 +166,7 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 		var b []byte
 		if k := len(aheadFree); k > 0 {
 			b, aheadFree = aheadFree[k-1], aheadFree[:k-1]
+			aheadKeptBytes -= cap(b)
 		}
 		ra.free <- b
 	}
@@ -187,6 +203,11 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 			select {
 			case b = <-ra.free:
 			case <-ra.stop:
+				giveUp(i)
+				return
+			}
+			if failed.Load() { // set while waiting for the buffer
+				ra.free <- b
 				giveUp(i)
 				return
 			}
@@ -233,8 +254,9 @@ func (ra *readAhead) end() {
 	close(ra.stop)
 	ra.done.Wait()
 	keep := func(b []byte) {
-		if b != nil && cap(b) <= maxKeptScratchBuf && len(aheadFree) < maxKeptAhead {
+		if b != nil && cap(b) <= maxKeptAheadBytes-aheadKeptBytes && len(aheadFree) < maxKeptAhead {
 			aheadFree = append(aheadFree, b)
+			aheadKeptBytes += cap(b)
 		}
 	}
 	aheadMu.Lock()

@@ -41,7 +41,8 @@ import (
 // Anything else (other encodings, encrypted or
 // PARQUET-816 files, or any surprise while decoding, such as corrupt data)
 // falls back to arrow-go's reader, which rewrites the whole unit and
-// reports errors in its own words.
+// reports errors in its own words; a failed read of the file (readError)
+// is reported as it is.
 
 // errNotFast says the direct reader does not handle this chunk.
 var errNotFast = errors.New("not for the direct reader")
@@ -315,7 +316,7 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 	if m == len(b) {
 		return nil
 	}
-	if err == nil || err == io.EOF {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return io.ErrUnexpectedEOF
 	}
 	return readError{off, err}

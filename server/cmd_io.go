@@ -389,7 +389,7 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	ahead, err := s.store.mulWithin(plan.AheadChunk(), int64(workers+1), why)
+	ahead, err := s.store.mulWithin(plan.AheadChunk(workers), int64(workers+1), why)
 	if err != nil {
 		return nil, err
 	}
