@@ -151,13 +151,13 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 		ok       bool
 	}
 	plans := make([]plan, len(units))
-	any := false
+	some := false
 	for i, u := range units {
 		s, n, ok := p.aheadRange(u.f, u.rg, u.col)
 		plans[i] = plan{s, n, ok}
-		any = any || ok
+		some = some || ok
 	}
-	if !any {
+	if !some {
 		return nil
 	}
 	ra := &readAhead{slots: make([]aheadSlot, len(units)), free: make(chan []byte, workers+1), stop: make(chan struct{})}

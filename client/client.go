@@ -138,7 +138,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	} else if v := os.Getenv("ARKTOS_LANE_SPIN"); v != "" && !o.noLane { // (read only where a lane may open)
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > transfer.MaxLaneSpin {
-			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most 100ms), or 0 to turn polling off", v)
+			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most %v), or 0 to turn polling off", v, transfer.MaxLaneSpin)
 		}
 		laneSpin = d
 	}

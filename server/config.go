@@ -111,7 +111,7 @@ func (c *Config) validate() error {
 		c.LaneSpin = DefaultLaneSpin
 	}
 	if c.LaneSpin > transfer.MaxLaneSpin {
-		return fmt.Errorf("server: --lane-spin must be at most 100ms (it keeps a core busy while a lane waits), got %v", c.LaneSpin)
+		return fmt.Errorf("server: --lane-spin must be at most %v (it keeps a core busy while a lane waits), got %v", transfer.MaxLaneSpin, c.LaneSpin)
 	}
 	if c.FrameSize == 0 {
 		c.FrameSize = transfer.DefaultFrameSize

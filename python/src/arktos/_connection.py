@@ -293,7 +293,7 @@ def _lane_spin(value: float | str | None) -> float:
     else:
         raise TypeError(f"lane_spin must be a number of seconds or a duration such as '200us', got {type(value).__name__}")
     if not ok:
-        raise ValueError(f"{where}={value!r}: use {how}, at most 100ms, or 0 to turn polling off")
+        raise ValueError(f"{where}={value!r}: use {how}, at most {LANE_SPIN_MAX * 1e3:g}ms, or 0 to turn polling off")
     return secs
 
 
