@@ -267,70 +267,81 @@ func TestGroupByAggFusedPart(t *testing.T) {
 		"float-all":     {Values: fv, Ops: []string{"mean", "sum", "count", "size"}},
 		"size-only":     {Ops: []string{"size"}},
 	}
+	defer func(f int) { testFanOut = f }(testFanOut)
 	runs, ranged, expected := fusedPartRuns.Load(), rangedRuns.Load(), uint64(0)
 	rangedSeen, hashedSeen := false, false
-	for kn, keys := range keyCases {
-		for cn, col := range colCases {
-			for _, dropna := range []bool{true, false} {
-				if !dropna && kn != "float-nan" || kn == "heavy" && cn != "float-all" {
-					continue // no NaN: the same grouping; heavy: floats tell most
-				}
-				for _, w := range []int{1, 2, 8} {
-					if w == 8 && cn != "float-all" {
-						continue
+	for _, fan := range []int{partP, partFew} {
+		testFanOut = fan
+		for kn, keys := range keyCases {
+			for cn, col := range colCases {
+				for _, dropna := range []bool{true, false} {
+					if !dropna && kn != "float-nan" || kn == "heavy" && cn != "float-all" {
+						continue // no NaN: the same grouping; heavy: floats tell most
 					}
-					expected++
-					t.Run(fmt.Sprintf("%s/%s/dropna=%v/w=%d", kn, cn, dropna, w), func(t *testing.T) {
-						env := PlainEnv(w)
-						want, err := GroupByWith(env, keys, dropna, "auto", nil)
-						if err != nil {
-							t.Fatal(err)
+					for _, w := range []int{1, 2, 8} {
+						if w == 8 && cn != "float-all" {
+							continue
 						}
-						defer want.Free(env)
-						// At 8 workers each worker's rows have few enough
-						// distinct keys for the two steps' tables (at 2, the
-						// heavy key's too).
-						if want.Strategy != StrategyPartitioned && w < 8 && kn != "heavy" {
-							t.Fatalf("the two steps used %s", want.Strategy)
-						}
-						wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0)
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer freeOuts(env, wantOuts)
-						before, rb := fusedPartRuns.Load(), rangedRuns.Load()
-						g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, []AggColumn{col})
-						if err != nil || !fused || fusedPartRuns.Load() != before+1 {
-							t.Fatalf("fused %v, err %v, %d partitioned runs", fused, err, fusedPartRuns.Load()-before)
-						}
-						defer g.Free(env)
-						defer freeOuts(env, outs)
-						if rangedRuns.Load() > rb {
-							rangedSeen = true
-						} else {
-							hashedSeen = true
-						}
-						if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != StrategyPartitioned {
-							t.Fatalf("grouping: ngroups %d kept %d strategy %s, want %d %d partitioned", g.NGroups, g.Kept, g.Strategy, want.NGroups, want.Kept)
-						}
-						for k := range keys {
-							if !bytes.Equal(g.Keys[k].Bytes(), want.Keys[k].Bytes()) {
-								t.Fatalf("unique keys %d differ", k)
+						expected++
+						t.Run(fmt.Sprintf("parts=%d/%s/%s/dropna=%v/w=%d", fan, kn, cn, dropna, w), func(t *testing.T) {
+							env := PlainEnv(w)
+							want, err := GroupByWith(env, keys, dropna, "auto", nil)
+							if err != nil {
+								t.Fatal(err)
 							}
-						}
-						for i, op := range col.Ops {
-							got, exp := outs[0][i], wantOuts[0][i]
-							if got.DType() != exp.DType() || !bytes.Equal(got.Bytes(), exp.Bytes()) {
-								t.Fatalf("%s: %v %v, want %v %v", op, got.DType(), head(got), exp.DType(), head(exp))
+							defer want.Free(env)
+							// At 8 workers each worker's rows have few enough
+							// distinct keys for the two steps' tables (at 2, the
+							// heavy key's too).
+							if want.Strategy != StrategyPartitioned && w < 8 && kn != "heavy" {
+								t.Fatalf("the two steps used %s", want.Strategy)
 							}
-						}
-					})
+							wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0)
+							if err != nil {
+								t.Fatal(err)
+							}
+							defer freeOuts(env, wantOuts)
+							before, rb := fusedPartRuns.Load(), rangedRuns.Load()
+							few, lone := fewParts.Load(), loneScatters.Load()
+							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, []AggColumn{col})
+							if err != nil || !fused || fusedPartRuns.Load() != before+1 {
+								t.Fatalf("fused %v, err %v, %d partitioned runs", fused, err, fusedPartRuns.Load()-before)
+							}
+							if got := fewParts.Load() - few; got != uint64(btoi(fan == partFew)) {
+								t.Fatalf("%d runs with %d partitions, want them with %d", got, partFew, fan)
+							}
+							if got, want := loneScatters.Load()-lone, len(keys) == 1 && keys[0].DType() == dI64; got != uint64(btoi(want)) {
+								t.Fatalf("%d scatters of a lone int64 key (want %v)", got, want)
+							}
+							defer g.Free(env)
+							defer freeOuts(env, outs)
+							if rangedRuns.Load() > rb {
+								rangedSeen = true
+							} else {
+								hashedSeen = true
+							}
+							if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != StrategyPartitioned {
+								t.Fatalf("grouping: ngroups %d kept %d strategy %s, want %d %d partitioned", g.NGroups, g.Kept, g.Strategy, want.NGroups, want.Kept)
+							}
+							for k := range keys {
+								if !bytes.Equal(g.Keys[k].Bytes(), want.Keys[k].Bytes()) {
+									t.Fatalf("unique keys %d differ", k)
+								}
+							}
+							for i, op := range col.Ops {
+								got, exp := outs[0][i], wantOuts[0][i]
+								if got.DType() != exp.DType() || !bytes.Equal(got.Bytes(), exp.Bytes()) {
+									t.Fatalf("%s: %v %v, want %v %v", op, got.DType(), head(got), exp.DType(), head(exp))
+								}
+							}
+						})
+					}
 				}
 			}
 		}
 	}
-	if got := fusedPartRuns.Load() - runs; got != expected || got != 48 {
-		t.Errorf("%d fused partitioned groupings, want %d = 48", got, expected)
+	if got := fusedPartRuns.Load() - runs; got != expected || got != 96 {
+		t.Errorf("%d fused partitioned groupings, want %d = 96", got, expected)
 	}
 	if !rangedSeen || !hashedSeen || rangedRuns.Load() == ranged {
 		t.Errorf("range partitions seen %v, hash partitions seen %v", rangedSeen, hashedSeen)
@@ -368,10 +379,15 @@ func TestGroupByAggPartChoice(t *testing.T) {
 			keys = []*pdarray.Array{pdarray.FromSlice(f)}
 		}
 		env, used := limitEnv(1, 1<<30)
-		before := fusedPartRuns.Load()
+		before, few := fusedPartRuns.Load(), fewParts.Load()
 		g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, cols)
 		if err != nil || fused != c.fused || fusedPartRuns.Load()-before != uint64(btoi(c.fused)) {
 			t.Fatalf("%s: fused %v (want %v), err %v, %d partitioned runs", c.name, fused, c.fused, err, fusedPartRuns.Load()-before)
+		}
+		// 10^5 keys: 3,125 a partition of 32, a table of 256 KiB (under
+		// twice any L2 this runs on), so the few partitions.
+		if got := fewParts.Load() - few; got != uint64(btoi(c.fused)) {
+			t.Errorf("%s: %d runs with %d partitions", c.name, got, partFew)
 		}
 		if fused {
 			if g.Strategy != StrategyPartitioned {
@@ -454,5 +470,49 @@ func TestGroupByAggFusedPartAllocs(t *testing.T) {
 				t.Fatalf("%s: allocation %d of %d refused, and no error", c.name, k, calls)
 			}
 		}
+	}
+}
+
+// TestFusedFanOut: fusedPart takes partFew partitions while a partition's
+// table (a quarter full, 16-byte slots) fits fewPartsMaxTable, else partP.
+func TestFusedFanOut(t *testing.T) {
+	defer func(m int) { fewPartsMaxTable = m }(fewPartsMaxTable)
+	fewPartsMaxTable = 4 << 20
+	for _, c := range []struct {
+		distinct float64
+		want     int
+	}{
+		{1e5, partFew},
+		{1e6, partFew},            // 31,250 keys a partition: 2^17 slots, 2 MiB
+		{2.09e6, partFew},         // 65,312: 2^18 slots, 4 MiB
+		{2.1e6, partP},            // 65,625: 2^19 slots, 8 MiB
+		{3e6, partP},              //
+		{math.Inf(1), partP},      // no key repeated in the sample
+		{math.NaN(), partP},       //
+		{float64(1 << 62), partP}, // absurd
+	} {
+		if got := fusedFanOut(c.distinct); got != c.want {
+			t.Errorf("%g distinct keys: %d partitions, want %d", c.distinct, got, c.want)
+		}
+	}
+	fewPartsMaxTable = 0 // twice the L2 cache, whatever it is here
+	if got := fusedFanOut(1e3); got != partFew {
+		t.Errorf("10^3 keys with the L2 cache (%d bytes): %d partitions", l2CacheBytes(), got)
+	}
+}
+
+func TestParseCacheSize(t *testing.T) {
+	for in, want := range map[string]int{"2048K": 2 << 20, "1M": 1 << 20, "512": 512, "48K": 48 << 10} {
+		if got, ok := parseCacheSize(in); !ok || got != want {
+			t.Errorf("%q: %d %v, want %d", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "K", "x", "-4K", "0"} {
+		if got, ok := parseCacheSize(in); ok {
+			t.Errorf("%q: %d, want refused", in, got)
+		}
+	}
+	if l2CacheBytes() <= 0 {
+		t.Errorf("L2 cache %d bytes", l2CacheBytes())
 	}
 }

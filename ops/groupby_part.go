@@ -68,12 +68,14 @@ var partitionedRuns, rangedRuns, probeRuns atomic.Uint64
 var loneProbes atomic.Uint64
 
 // partFunc is a row's partition, the high word of (k*mul)·scale: one loop
-// serves both kinds (for hashes mul is hashMul and scale partP, so the
+// serves both kinds (for hashes mul is hashMul and scale parts, so the
 // partition is the hash's top bits; for ranges mul is 1 and scale
-// 2^64·partP/total, so the partition is k's place in [0, total) scaled to
-// [0, partP)).
+// 2^64·parts/total, so the partition is k's place in [0, total) scaled to
+// [0, parts)). parts is partP, or partFew (fusedPart, few keys): the
+// partitions from parts to partP are then empty.
 type partFunc struct {
 	mul, scale uint64
+	parts      int
 }
 
 func (f partFunc) of(k uint64) uint8 {
@@ -84,12 +86,12 @@ func (f partFunc) of(k uint64) uint8 {
 // rangeParts returns the range partitioning of packed keys below total when
 // a sample of rows spreads over it evenly enough: no partition with more
 // than twice its share of the sampled rows.
-func rangeParts(specs []keySpec, n int, total uint64) (partFunc, bool) {
-	if total <= 4*partP || n < partSamples {
+func rangeParts(specs []keySpec, n int, total uint64, parts int) (partFunc, bool) {
+	if total <= 4*uint64(parts) || n < partSamples {
 		return partFunc{}, false
 	}
-	scale, _ := bits.Div64(partP, 0, total) // partP < total: no overflow
-	f := partFunc{mul: 1, scale: scale}
+	scale, _ := bits.Div64(uint64(parts), 0, total) // parts < total: no overflow
+	f := partFunc{mul: 1, scale: scale, parts: parts}
 	var cnt [partP]int
 	p, buf := make([]uint64, 1), make([]uint64, 1)
 	got := 0
@@ -106,7 +108,7 @@ func rangeParts(specs []keySpec, n int, total uint64) (partFunc, bool) {
 	for _, c := range cnt {
 		most = max(most, c)
 	}
-	return f, got >= partSamples/2 && most*partP <= 2*got
+	return f, got >= partSamples/2 && most*parts <= 2*got
 }
 
 // probeBlock is how many rows probeIDs tries at a time before it settles
@@ -306,7 +308,7 @@ func tableIDs(env Env, t *hashTable, keys []uint64, out []int32, grow uint) erro
 func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), int, error) {
 	partitionedRuns.Add(1)
 	n := len(ids)
-	pf, ranged := partPlan(specs, n)
+	pf, ranged := partPlan(specs, n, partP)
 	var frees []func()
 	defer func() {
 		for _, f := range frees {
@@ -339,7 +341,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	defer pt.release()
 	errs := make([]error, partP)
 	var failed atomic.Bool // a partition failed (memory): the rest are not worth doing
-	forPartitions(env, func(w, q int) {
+	forPartitions(env, partP, func(w, q int) {
 		if failed.Load() {
 			return
 		}
@@ -378,7 +380,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	}
 	frees = append(frees, fr)
 	if ranged { // a range's ranks and flat indices are its own stretch
-		forPartitions(env, func(_, q int) {
+		forPartitions(env, partP, func(_, q int) {
 			for r := base[q]; r < base[q+1]; r++ {
 				rank[flat[r]] = int32(r)
 			}
@@ -390,7 +392,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	}
 	// Local ids become ranks, partition by partition (partition q's local
 	// id l is flat index base[q]+l).
-	forPartitions(env, func(_, q int) {
+	forPartitions(env, partP, func(_, q int) {
 		r := rank[base[q]:base[q+1]]
 		out := pid[start[q]:start[q+1]]
 		for i, l := range out {
@@ -415,16 +417,16 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 	return keys, fk, kept, nil
 }
 
-// partPlan picks the partitions of specs' packed keys (n rows): ranges of
-// them when a sample shows those even (ranged), else the top bits of their
-// hash.
-func partPlan(specs []keySpec, n int) (partFunc, bool) {
-	pf, ranged := rangeParts(specs, n, specs[0].span*specs[0].stride)
+// partPlan picks parts partitions (partP or partFew) of specs' packed keys
+// (n rows): ranges of them when a sample shows those even (ranged), else
+// the top bits of their hash.
+func partPlan(specs []keySpec, n int, parts int) (partFunc, bool) {
+	pf, ranged := rangeParts(specs, n, specs[0].span*specs[0].stride, parts)
 	if ranged {
 		rangedRuns.Add(1)
 		return pf, true
 	}
-	return partFunc{mul: hashMul, scale: partP}, false
+	return partFunc{mul: hashMul, scale: uint64(parts), parts: parts}, false
 }
 
 // partCount counts each worker's rows per partition and returns where
@@ -582,7 +584,7 @@ func rankParts(env Env, partUniq [][]uint64, ranged bool, frees *[]func()) (keys
 		}
 		return keys, fk, sp, base, nil
 	}
-	forPartitions(env, func(_, q int) {
+	forPartitions(env, len(partUniq), func(_, q int) {
 		lo, hi := base[q], base[q+1]
 		k, sp := keys[lo:hi], prov[lo:hi]
 		copy(k, partUniq[q])
@@ -599,16 +601,16 @@ func rankParts(env Env, partUniq [][]uint64, ranged bool, frees *[]func()) (keys
 	return keys, fk, prov[:ng], base, nil
 }
 
-// forPartitions runs f(w, q) on every partition q, the workers w taking the
-// next one as they finish (partitions differ in size when the keys are
-// skewed).
-func forPartitions(env Env, f func(w, q int)) {
-	nw := min(env.workers(), partP)
+// forPartitions runs f(w, q) on every partition q below parts, the workers
+// w taking the next one as they finish (partitions differ in size when the
+// keys are skewed).
+func forPartitions(env Env, parts int, f func(w, q int)) {
+	nw := min(env.workers(), parts)
 	var next atomic.Int32
 	parallelN(nw, func(w int) {
 		for {
 			q := int(next.Add(1)) - 1
-			if q >= partP {
+			if q >= parts {
 				return
 			}
 			f(w, q)
