@@ -317,7 +317,8 @@ func TestGroupByAggregate(t *testing.T) {
 	}{
 		{[]string{"sum", "mean", "count", "size"}, []string{fi.Name, fi.Name, fi.Name, ""}, true},
 		{[]string{"sum", "count"}, []string{ii.Name, ii.Name}, true},
-		{[]string{"sum", "mean"}, []string{ii.Name, fi.Name}, false},
+		{[]string{"sum", "mean"}, []string{ii.Name, fi.Name}, true}, // two arrays: a loop each
+		{[]string{"sum", "max"}, []string{ii.Name, fi.Name}, false},
 	} {
 		r, err := c.GroupByAggregate(ctx, []string{ki.Name}, q.ops, q.cols, 0)
 		if err != nil {

@@ -246,6 +246,19 @@ func BenchmarkG1Q4(b *testing.B) {
 				}
 			}
 		})
+		// The same in one request (GroupByAgg: fusedLone, a pass a column).
+		st := keyStatsOf(env, id4)
+		b.Run(fmt.Sprintf("fused/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 32)
+			for b.Loop() {
+				g, outs, fused, err := GroupByAgg(env, []*pdarray.Array{id4}, true, "auto", []*KeyStats{&st}, cols)
+				if err != nil || !fused {
+					b.Fatal(err, fused)
+				}
+				g.Free(env)
+				freeOuts(env, outs)
+			}
+		})
 		g, _ := GroupBy(env, []*pdarray.Array{id4}, true, "auto")
 		b.Run(fmt.Sprintf("agg/w=%d", w), func(b *testing.B) {
 			b.SetBytes(n * 28)

@@ -21,7 +21,10 @@ func TestGroupByAggFused(t *testing.T) {
 	// Blocks of 2048 rows: 30,000 rows make 15, probed on several workers.
 	defer func(b int) { fusedBlock = b }(fusedBlock)
 	fusedBlock = 2048
+	defer func(p bool) { testPairAlways = p }(testPairAlways)
+	testPairAlways = true // int64 columns paired at every key range (lonePlan: TestLonePlan)
 	start, expected, piped, pending := fusedPasses.Load(), uint64(0), fusedParallel.Load(), fusedPending.Load()
+	var multi, inexact uint64
 	defer func() {
 		if fusedParallel.Load() == piped {
 			t.Error("no fused hash grouping was probed on several goroutines")
@@ -31,9 +34,14 @@ func TestGroupByAggFused(t *testing.T) {
 		}
 		// 4 sizes × 4 dense lone integer keys, 2 sizes × 3 hashed keys, and
 		// the lone wide int64 key at 0 and 1 rows (dense there), × 4 lone
-		// columns × dropna × 3 worker counts.
-		if got := fusedPasses.Load() - start; got != expected || got != (16+6+2)*24 {
-			t.Errorf("%d fused groupings, want %d = %d", got, expected, (16+6+2)*24)
+		// columns × dropna × 3 worker counts; and the 18 dense lone keys ×
+		// 6 column cases only fusedLone takes (int64 means, several
+		// columns) × dropna × 3 worker counts.
+		if want := (16+6+2)*24 + 18*6*6; fusedPasses.Load()-start != expected || expected != uint64(want) {
+			t.Errorf("%d fused groupings, want %d = %d", fusedPasses.Load()-start, expected, want)
+		}
+		if multi == 0 || inexact == 0 {
+			t.Errorf("%d groupings of several columns, %d int64 means added as float64", multi, inexact)
 		}
 	}()
 	for _, n := range []int{0, 1, 4097, 30000} {
@@ -51,6 +59,7 @@ func TestGroupByAggFused(t *testing.T) {
 		}
 		fv := pdarray.FromSlice(v)
 		iv := gbInts[int64](r, n, math.MinInt64/2, math.MaxInt64/2) // sums wrap: exact either way
+		sv := gbInts[int64](r, n, -1<<20, 1<<20)                    // means exact from int64 sums
 		keyCases := map[string][]*pdarray.Array{
 			"one-int":    {gbInts[int64](r, n, 1, 101)},
 			"one-int32":  {gbInts[int32](r, n, -1000, 3000)},
@@ -69,6 +78,11 @@ func TestGroupByAggFused(t *testing.T) {
 			"int-sum-alone": {{Values: iv, Ops: []string{"sum"}}}, // the occupancy bitmap, no row counts
 			"float-all":     {{Values: fv, Ops: []string{"mean", "sum", "count", "size"}}},
 			"mixed":         {{Values: iv, Ops: []string{"sum"}}, {Values: fv, Ops: []string{"mean"}}, {Ops: []string{"size"}}},
+			"mixed-means":   {{Values: fv, Ops: []string{"mean", "size"}}, {Values: sv, Ops: []string{"mean", "sum"}}, {Values: fv, Ops: []string{"sum"}}, {Values: iv, Ops: []string{"count"}}},
+			"int-mean":      {{Values: sv, Ops: []string{"mean", "count", "sum"}}},
+			"int-mean-big":  {{Values: iv, Ops: []string{"size", "mean"}}},                            // added again as float64
+			"int-pair-sums": {{Values: iv, Ops: []string{"sum"}}, {Values: sv, Ops: []string{"sum"}}}, // paired: row counts, no bitmap
+			"three-ints":    {{Values: sv, Ops: []string{"sum"}}, {Values: iv, Ops: []string{"mean", "count"}}, {Values: sv, Ops: []string{"mean", "size"}}, {Ops: []string{"size"}}},
 			"size-only":     {{Ops: []string{"size"}}},
 			"not-fusable":   {{Values: fv, Ops: []string{"max"}}},
 		}
@@ -87,7 +101,7 @@ func TestGroupByAggFused(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							before, lones := fusedPasses.Load(), loneProbes.Load()
+							before, lones, mc, im, lp := fusedPasses.Load(), loneProbes.Load(), fusedMultiCols.Load(), loneInexactMeans.Load(), lonePairs.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, cols)
 							if err != nil {
 								t.Fatal(err)
@@ -96,12 +110,24 @@ func TestGroupByAggFused(t *testing.T) {
 								t.Fatal("a lone int64 key was packed before it was probed (probeLoneIDs not taken)")
 							}
 							lone := len(keys) == 1 && Kind(keys[0].DType()) != 'f' && keys[0].DType() != pdarray.Bool
-							expect := len(cols) == 1 && cn != "not-fusable" && (lone && want.Strategy == StrategyDense || want.Strategy == StrategyHash)
+							onlyLone := cn == "mixed" || cn == "mixed-means" || cn == "int-mean" || cn == "int-mean-big" || cn == "int-pair-sums" || cn == "three-ints"
+							expect := cn != "not-fusable" && (lone && want.Strategy == StrategyDense || !onlyLone && want.Strategy == StrategyHash)
 							if expect {
 								expected++
 							}
 							if fused != expect || fused != (fusedPasses.Load() == before+1) {
 								t.Fatalf("fused %v (counted %d)", fused, fusedPasses.Load()-before)
+							}
+							multi += fusedMultiCols.Load() - mc
+							inexact += loneInexactMeans.Load() - im
+							if got := fusedMultiCols.Load() - mc; got != uint64(btoi(fused && len(cols) > 1)) {
+								t.Fatalf("%d groupings of several columns counted", got)
+							}
+							if got, want := lonePairs.Load()-lp, btoi(fused && (cn == "mixed-means" || cn == "int-pair-sums" || cn == "three-ints")); got != uint64(want) {
+								t.Fatalf("%d groupings with paired int64 columns, want %d", got, want)
+							}
+							if got, want := loneInexactMeans.Load()-im, btoi(fused && (cn == "int-mean-big" || cn == "three-ints") && n > 0); got != uint64(want) {
+								t.Fatalf("%d int64 means added as float64", got)
 							}
 							if !fused {
 								return
@@ -166,7 +192,10 @@ func TestGroupByAggFusedLimits(t *testing.T) {
 	}{
 		"forced":   {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, StrategyDense, cols},
 		"int32":    {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: gbInts[int32](r, n, 0, 9), Ops: []string{"sum"}}}},
-		"int-mean": {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: v, Ops: []string{"mean"}}}},
+		"int-mean": {[]*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, "auto", []AggColumn{{Values: v, Ops: []string{"mean"}}}}, // hashed: dense keys only
+		"two-cols": {[]*pdarray.Array{gbInts[int64](r, n, 0, 1<<40)}, "auto", []AggColumn{cols[0], cols[0]}},                   // likewise
+		"two-keys": {[]*pdarray.Array{gbInts[int64](r, n, 0, 10), gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{cols[0], cols[0]}},
+		"a-max":    {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{cols[0], {Values: v, Ops: []string{"max"}}}},
 		"short":    {[]*pdarray.Array{gbInts[int64](r, n, 0, 10)}, "auto", []AggColumn{{Values: gbInts[int64](r, n-1, 0, 9), Ops: []string{"sum"}}}},
 	} {
 		if _, _, fused, err := GroupByAgg(env, c.keys, true, c.strategy, nil, c.cols); fused || err != nil || used() != 0 {
@@ -514,5 +543,56 @@ func TestParseCacheSize(t *testing.T) {
 	}
 	if l2CacheBytes() <= 0 {
 		t.Errorf("L2 cache %d bytes", l2CacheBytes())
+	}
+}
+
+// TestLonePlan: several columns by a lone dense key are fused while int64
+// columns pair up (their states in cache) or the passes are at most two;
+// else grouped then aggregated. Either way the answers are the two steps'.
+func TestLonePlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	n := 50_000
+	a, b, c := gbInts[int64](r, n, 0, 6), gbInts[int64](r, n, 0, 16), gbInts[int64](r, n, -9, 9)
+	f := pdarray.FromSlice(make([]float64, n))
+	threeSums := []AggColumn{{Values: a, Ops: []string{"sum"}}, {Values: b, Ops: []string{"sum"}}, {Values: f, Ops: []string{"sum"}}}
+	for _, tc := range []struct {
+		name          string
+		span          int64
+		cols          []AggColumn
+		fused, paired bool
+	}{
+		{"q5 by 100", 100, threeSums, true, true},
+		{"q5 by 10^5", 100_000, threeSums, false, false}, // three passes, states past L2
+		{"q3 by 10^5", 100_000, []AggColumn{{Values: a, Ops: []string{"sum"}}, {Values: f, Ops: []string{"mean"}}}, true, false},
+		{"two ints by 10^5", 100_000, []AggColumn{{Values: a, Ops: []string{"mean"}}, {Values: c, Ops: []string{"sum"}}}, true, false},
+		{"three ints by 10^3", 1000, []AggColumn{{Values: a, Ops: []string{"mean"}}, {Values: b, Ops: []string{"sum"}}, {Values: c, Ops: []string{"count"}}}, true, true},
+	} {
+		keys := []*pdarray.Array{gbInts[int64](r, n, 0, tc.span)}
+		for _, w := range []int{1, 2} {
+			env := PlainEnv(w)
+			pairs := lonePairs.Load()
+			g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, tc.cols)
+			if err != nil || fused != tc.fused || (lonePairs.Load() > pairs) != tc.paired {
+				t.Fatalf("%s, %d workers: fused %v (want %v), paired %v (want %v), err %v", tc.name, w, fused, tc.fused, lonePairs.Load() > pairs, tc.paired, err)
+			}
+			if !fused {
+				continue
+			}
+			want, _ := GroupByWith(env, keys, true, "auto", nil)
+			wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, tc.cols, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(g.Keys[0].Bytes(), want.Keys[0].Bytes()) {
+				t.Fatalf("%s: keys differ", tc.name)
+			}
+			for i := range tc.cols {
+				for j := range tc.cols[i].Ops {
+					if !bytes.Equal(outs[i][j].Bytes(), wantOuts[i][j].Bytes()) {
+						t.Fatalf("%s: column %d %s differs", tc.name, i, tc.cols[i].Ops[j])
+					}
+				}
+			}
+		}
 	}
 }

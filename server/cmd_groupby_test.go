@@ -38,9 +38,10 @@ func TestGroupByWithAggs(t *testing.T) {
 	}{
 		{[]any{"sum", "size", "count"}, []any{vn, "", vn}, false, true},
 		{[]any{"mean", "sum", "count"}, []any{fn, fn, fn}, false, true},
-		{[]any{"sum", "mean"}, []any{vn, fn}, false, false}, // two arrays
-		{[]any{"max"}, []any{fn}, false, false},             // not fused
-		{[]any{"sum"}, []any{vn}, true, false},              // ids asked for
+		{[]any{"sum", "mean"}, []any{vn, fn}, false, true}, // two arrays: a loop each
+		{[]any{"sum", "max"}, []any{vn, fn}, false, false}, // one not fusable
+		{[]any{"max"}, []any{fn}, false, false},            // not fused
+		{[]any{"sum"}, []any{vn}, true, false},             // ids asked for
 	} {
 		before := len(s.store.list())
 		fusedBefore := s.stats.GroupByFused.Load()

@@ -338,6 +338,34 @@ def test_fused_first_aggregation(conn: ak.Connection, rng: np.random.Generator,
     assert g.ngroups == 100 and g.nkept == N and g.strategy == "dense"
 
 
+def test_fused_several_columns(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Several columns aggregated by one small-range integer key go with the
+    grouping in one request and are fused too (G1 q4's shape: means of two
+    int64 columns and a float64 one), bit for bit the aggregation over the
+    ids; int64 means equal the float64 sums numpy makes of the groups."""
+    k = rng.integers(1, 101, N)
+    v1, v2 = rng.integers(1, 6, N), rng.integers(-15, 16, N)
+    v3 = np.round(rng.uniform(0, 100, N), 6)
+    v3[::89] = np.nan
+    ka, a1, a2, a3 = conn.array(k), conn.array(v1), conn.array(v2), conn.array(v3)
+    named = {"m1": (a1, "mean"), "m2": (a2, "mean"), "m3": (a3, "mean"), "s2": (a2, "sum"),
+             "n": (None, "size")}
+    before = _fused(conn)
+    g = ak.GroupBy(ka)
+    keys, got = g.agg(**named)
+    assert g.fused and _fused(conn) == before + 1 and g._ids is None
+    ref_keys, want = ak.GroupBy(ka).group().agg(**named)
+    assert keys.to_ndarray().tobytes() == ref_keys.to_ndarray().tobytes()
+    for out in named:
+        x, y = got[out].to_ndarray(), want[out].to_ndarray()
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), out
+    slots = k - 1
+    counts = np.bincount(slots, minlength=100)
+    for out, v in (("m1", v1), ("m2", v2)):
+        means = np.bincount(slots, weights=v.astype(np.float64), minlength=100) / counts
+        assert got[out].to_ndarray().tobytes() == means.tobytes(), out
+
+
 @pytest.mark.parametrize("values,fused,strategy", [
     (30_000, True, "hash"),              # one table: fused, hashed
     (100_000, True, "partitioned"),      # past one table, keys repeat: fused by partitions
