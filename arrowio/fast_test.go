@@ -744,6 +744,46 @@ func TestPipelinedWriteError(t *testing.T) {
 	}
 }
 
+// TestReadFailureArrowGoPath: a failed read of the file is reported as such
+// (ErrIO, naming the file, row group, column and the OS error) when the
+// chunk goes through arrow-go's reader too, and when the footer cannot be
+// read; a truncated file is still corrupt data (ErrData).
+func TestReadFailureArrowGoPath(t *testing.T) {
+	disableFast = true
+	defer func() { disableFast = false }()
+	data := writeNullable(t, 30000, 7, compress.Codecs.Zstd, parquet.DataPageV1, false)
+	var e *Error
+	r := &flakyReader{Reader: bytes.NewReader(data), from: int64(len(data) / 2)}
+	p, err := OpenParquet([]ParquetSource{{Name: "mem", R: r}}, nil, NullPolicy{Mode: "fill", Fill: int64(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	dst := make([]*pdarray.Array, len(p.Columns))
+	for i, c := range p.Columns {
+		dst[i], _ = pdarray.Alloc(c.DType, c.Rows)
+	}
+	r.fails = 1 << 30
+	fb := Stats.FallbackChunks.Load() + Stats.Chunks.Load()
+	_, err = p.Read(dst, make([]*pdarray.Array, len(dst)), 2)
+	if !errors.As(err, &e) || e.Kind != ErrIO || !strings.Contains(err.Error(), "injected read error") ||
+		!strings.Contains(err.Error(), "mem: row group") || !strings.Contains(err.Error(), "column \"") {
+		t.Errorf("failing reads through arrow-go's reader: %v", err)
+	}
+	if Stats.FallbackChunks.Load()+Stats.Chunks.Load() == fb {
+		t.Error("no chunk went through arrow-go's reader")
+	}
+	// The footer (the file's end).
+	r = &flakyReader{Reader: bytes.NewReader(data), from: 0, fails: 1 << 30}
+	if _, err := OpenParquet([]ParquetSource{{Name: "mem", R: r}}, nil, NullPolicy{}); !errors.As(err, &e) || e.Kind != ErrIO || !strings.Contains(err.Error(), "reading mem") {
+		t.Errorf("failing footer read: %v", err)
+	}
+	// Cut short: the bytes are missing, no read failed.
+	if _, err := OpenParquet([]ParquetSource{{Name: "mem", R: bytes.NewReader(data[:len(data)-100])}}, nil, NullPolicy{}); !errors.As(err, &e) || e.Kind != ErrData {
+		t.Errorf("truncated file: %v", err)
+	}
+}
+
 // flakyReader fails every ReadAt that starts at or past from, the first
 // `fails` times, then reads as r does.
 type flakyReader struct {

@@ -118,6 +118,7 @@ type ParquetPlan struct {
 	policy  NullPolicy
 	files   []*file.Reader
 	srcs    []io.ReaderAt
+	recs    []*recordingReader // srcs as recordingReaders (the failed reads arrow-go's reader met)
 	names   []string
 	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
 	alloc   *poolAllocator
@@ -228,12 +229,15 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 1 << 20
 	for _, src := range srcs {
+		rec := &recordingReader{ReaderAtSeeker: src.R}
+		src.R = rec
 		r, err := openParquetReader(src, props)
 		if err != nil {
 			return nil, err
 		}
 		p.files = append(p.files, r)
 		p.srcs = append(p.srcs, src.R)
+		p.recs = append(p.recs, rec)
 		p.names = append(p.names, src.Name)
 	}
 	sc := p.files[0].MetaData().Schema
@@ -337,9 +341,43 @@ func openParquetReader(src ParquetSource, props *parquet.ReaderProperties) (r *f
 	}()
 	r, err = file.NewParquetReader(src.R, file.WithReadProps(props))
 	if err != nil {
+		if rec, ok := src.R.(*recordingReader); ok {
+			if re := rec.last.Load(); re != nil {
+				return nil, errorf(ErrIO, "reading %s: %v", src.Name, *re)
+			}
+		}
 		return nil, errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, err)
 	}
 	return r, nil
+}
+
+// recordingReader is a file's reader that counts its failed reads (not the
+// file's end) and keeps the last, so that a read arrow-go's reader gives
+// up on is reported as the failed read it was (ErrIO), not as the corrupt
+// chunk arrow-go's message makes of it.
+type recordingReader struct {
+	parquet.ReaderAtSeeker
+	failures atomic.Uint64
+	last     atomic.Pointer[readError]
+}
+
+func (r *recordingReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.ReaderAtSeeker.ReadAt(b, off)
+	if err != nil && n < len(b) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		r.last.Store(&readError{off, err})
+		r.failures.Add(1)
+	}
+	return n, err
+}
+
+// ioErr is the failed read the file's reader met since it counted before
+// failed reads, as ErrIO naming the unit; nil when there was none.
+func (p *ParquetPlan) ioErr(f, rg int, col string, before uint64) error {
+	rec := p.recs[f]
+	if rec.failures.Load() == before {
+		return nil
+	}
+	return errorf(ErrIO, "%s: row group %d, column %q: %v", p.names[f], rg, col, *rec.last.Load())
 }
 
 func unsupportedNote(unsupported []string) string {
@@ -595,9 +633,16 @@ const batchRows = 64 << 10
 
 func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scratch) (nulls int64, err error) {
 	pc := &p.Columns[col]
+	failures := p.recs[f].failures.Load()
 	defer func() {
 		if x := recover(); x != nil {
 			err = errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, x)
+		}
+		if err != nil && !isErrIO(err) {
+			// arrow-go's reader (or a panic in it) over a failed read.
+			if ie := p.ioErr(f, rg, pc.Name, failures); ie != nil {
+				err = ie
+			}
 		}
 	}()
 	r := p.files[f]
@@ -675,6 +720,11 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
 	}
 	return nulls, nil
+}
+
+func isErrIO(err error) bool {
+	var ae *Error
+	return errors.As(err, &ae) && ae.Kind == ErrIO
 }
 
 type unitCtx struct {
