@@ -644,9 +644,24 @@ func usesSums[T Number](op string, shared bool) bool {
 }
 
 func groupAggManyT[T Number](env Env, gid []int32, ng int, ops []string, x []T, outs []*pdarray.Array, ddof float64, pre []sumSlot) error {
+	// With a median, the values are gathered by group anyway: the means,
+	// variances and standard deviations come from the gathered values too.
+	done := make([]bool, len(ops))
+	if x != nil && slices.Contains(ops, "median") {
+		var gops []string
+		var gouts [][]float64
+		for i, op := range ops {
+			if gatheredOp(op) {
+				gops, gouts, done[i] = append(gops, op), append(gouts, pdarray.View[float64](outs[i])), true
+			}
+		}
+		if err := groupGathered(env, gid, ng, x, gops, gouts, ddof); err != nil {
+			return err
+		}
+	}
 	shared := false
-	for _, op := range ops {
-		shared = shared || x != nil && usesSums[T](op, false)
+	for i, op := range ops {
+		shared = shared || !done[i] && x != nil && usesSums[T](op, false)
 	}
 	s := pre
 	if shared && s == nil {
@@ -659,6 +674,9 @@ func groupAggManyT[T Number](env Env, gid []int32, ng int, ops []string, x []T, 
 	}
 	for i, op := range ops {
 		out := outs[i]
+		if done[i] {
+			continue
+		}
 		if !shared || !usesSums[T](op, true) {
 			if op == "size" {
 				if err := groupCount(env, gid, ng, []uint8(nil), pdarray.View[int64](out)); err != nil {

@@ -11,65 +11,165 @@ import (
 	"sync/atomic"
 )
 
-// medianRuns counts groupMedian calls (tests check the path is taken).
-var medianRuns atomic.Uint64
+// medianRuns counts groupMedian calls, gatheredParallel those whose
+// counting sort ran on several workers, gatheredMoments those that also
+// made means, variances or standard deviations (tests check the paths).
+var medianRuns, gatheredParallel, gatheredMoments atomic.Uint64
 
+// groupMedian writes each group's median of x into out.
 func groupMedian[T Number](env Env, gid []int32, ng int, x []T, out []float64) error {
+	return groupGathered(env, gid, ng, x, []string{"median"}, [][]float64{out}, 0)
+}
+
+// gatheredOp reports whether groupGathered makes op.
+func gatheredOp(op string) bool {
+	return op == "median" || op == "mean" || op == "var" || op == "std"
+}
+
+// groupGathered writes ops (each a gatheredOp) of x by groups into outs.
+// Each group's non-NaN values are gathered, in row order, into a stretch
+// of one scratch buffer; its mean, variance and standard deviation are
+// then added up over the stretch in row order, as groupFloatSums and
+// groupMeanVar add them over all rows (bit-identical), and its median
+// selected in place. Where the groups are few enough for a count per
+// worker and group (rowSplit), the counting and the scatter run on row
+// blocks, one per worker (a group's rows from block w go after those from
+// block w-1: row order kept); the stretches are shared among the workers.
+// So a median and a standard deviation of one column (G1 q6) take two
+// passes over the rows, both on every worker, where they took four on
+// one.
+func groupGathered[T Number](env Env, gid []int32, ng int, x []T, ops []string, outs [][]float64, ddof float64) error {
 	medianRuns.Add(1)
-	x = x[:len(gid)]
+	n := len(gid)
+	x = x[:n]
+	nb := rowSplit(env, n, ng)
+	if nb > 1 {
+		gatheredParallel.Add(1)
+	}
+	// pos[b*ng+g]: where block b's next value of group g goes.
+	pos, freePos, err := slotsOf[int64](env, nb*ng)
+	if err != nil {
+		return err
+	}
+	defer freePos()
 	off, freeOff, err := slotsOf[int64](env, ng+1)
 	if err != nil {
 		return err
 	}
 	defer freeOff()
 	isF := isFloatT[T]()
-	for i, g := range gid {
-		if g >= 0 && (!isF || x[i] == x[i]) {
-			off[g+1]++
+	parallel(nb, n, 1, func(b, lo, hi int) {
+		c := pos[b*ng : (b+1)*ng]
+		for i, g := range gid[lo:hi] {
+			if g >= 0 && (!isF || x[lo+i] == x[lo+i]) {
+				c[g]++
+			}
+		}
+	})
+	at := int64(0)
+	for g := range ng {
+		off[g] = at
+		for b := range nb {
+			c := pos[b*ng+g]
+			pos[b*ng+g] = at
+			at += c
 		}
 	}
-	for g := 1; g <= ng; g++ {
-		off[g] += off[g-1]
-	}
-	vals, freeVals, err := scratchOf[T](env, int(off[ng]))
+	off[ng] = at
+	vals, freeVals, err := scratchOf[T](env, int(at))
 	if err != nil {
 		return err
 	}
 	defer freeVals()
-	pos, freePos, err := scratchOf[int64](env, ng)
-	if err != nil {
-		return err
-	}
-	defer freePos()
-	copy(pos, off[:ng])
-	for i, g := range gid {
-		if g >= 0 && (!isF || x[i] == x[i]) {
-			vals[pos[g]] = x[i]
-			pos[g]++
+	parallel(nb, n, 1, func(b, lo, hi int) {
+		p := pos[b*ng : (b+1)*ng]
+		xs := x[lo:hi]
+		for i, g := range gid[lo:hi] {
+			if g >= 0 && (!isF || xs[i] == xs[i]) {
+				vals[p[g]] = xs[i]
+				p[g]++
+			}
 		}
+	})
+	var median, mean, vr, std []float64
+	for i, op := range ops {
+		switch op {
+		case "median":
+			median = outs[i]
+		case "mean":
+			mean = outs[i]
+		case "var":
+			vr = outs[i]
+		case "std":
+			std = outs[i]
+		}
+	}
+	moments := mean != nil || vr != nil || std != nil
+	if moments {
+		gatheredMoments.Add(1)
 	}
 	parallel(env.workers(), ng, 64, func(_, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			a := vals[off[g]:off[g+1]]
-			c := len(a)
-			if c == 0 {
-				out[g] = math.NaN()
-				continue
+			if moments {
+				gatheredStats(a, g, ddof, mean, vr, std)
 			}
-			k := c / 2
-			selectNth(a, k)
-			if c%2 == 1 {
-				out[g] = float64(a[k])
-				continue
+			if median != nil {
+				median[g] = medianOf(a)
 			}
-			lo := a[0]
-			for _, v := range a[1:k] {
-				lo = max(lo, v)
-			}
-			out[g] = (float64(lo) + float64(a[k])) / 2
 		}
 	})
 	return nil
+}
+
+// gatheredStats writes group g's mean, variance and standard deviation
+// (each where its slice is not nil) from its values a, in row order, with
+// groupFloatSums' and groupMeanVar's arithmetic.
+func gatheredStats[T Number](a []T, g int, ddof float64, mean, vr, std []float64) {
+	s := 0.0
+	for _, v := range a {
+		s += float64(v)
+	}
+	m := s / float64(len(a))
+	if mean != nil {
+		mean[g] = m
+	}
+	if vr == nil && std == nil {
+		return
+	}
+	ss := 0.0
+	for _, v := range a {
+		d := float64(v) - m
+		ss += d * d
+	}
+	v := math.NaN()
+	if d := float64(len(a)) - ddof; d > 0 {
+		v = ss / d
+	}
+	if vr != nil {
+		vr[g] = v
+	}
+	if std != nil {
+		std[g] = math.Sqrt(v)
+	}
+}
+
+// medianOf returns the median of a (no NaN; NaN when empty), reordering a.
+func medianOf[T Number](a []T) float64 {
+	c := len(a)
+	if c == 0 {
+		return math.NaN()
+	}
+	k := c / 2
+	selectNth(a, k)
+	if c%2 == 1 {
+		return float64(a[k])
+	}
+	lo := a[0]
+	for _, v := range a[1:k] {
+		lo = max(lo, v)
+	}
+	return (float64(lo) + float64(a[k])) / 2
 }
 
 // selectNth reorders a (no NaN) so that a[k] is the value a sorted a would

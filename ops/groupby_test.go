@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -1315,6 +1316,104 @@ func TestDivPeel(t *testing.T) {
 		for i, x := range orig {
 			if u[i] != x/d || rem[i] != x%d {
 				t.Fatalf("%d / %d: got %d rem %d, want %d rem %d", x, d, u[i], rem[i], x/d, x%d)
+			}
+		}
+	}
+}
+
+// TestGroupGathered: a median with means, variances and standard deviations
+// of the same array (G1 q6) gathers the values by group once, on every
+// worker where the groups are few, and gives bit for bit what each
+// aggregation gives alone (groupFloatSums' and groupMeanVar's row-order
+// loops) and a sequential loop; float64 values with NaN and int64 values,
+// empty groups (ids -1 rows only), ddof 0 and 1, 1, 2 and 8 workers.
+func TestGroupGathered(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 200_000
+	for _, ng := range []int{1, 37, 5000, 150_000} {
+		ids := make([]int32, n)
+		f := make([]float64, n)
+		iv := make([]int64, n)
+		for i := range ids {
+			ids[i] = int32(r.IntN(ng))
+			if r.IntN(40) == 0 {
+				ids[i] = -1
+			}
+			f[i] = r.NormFloat64() * 1e3
+			if r.IntN(30) == 0 {
+				f[i] = math.NaN()
+			}
+			iv[i] = r.Int64N(1<<40) - 1<<39
+		}
+		if ng > 1 {
+			for i := range ids {
+				if ids[i] == 1 {
+					ids[i] = -1 // group 1 empty
+				}
+			}
+		}
+		gid := pdarray.FromSlice(ids)
+		for _, vals := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(iv)} {
+			for _, ddof := range []float64{0, 1} {
+				for _, w := range []int{1, 2, 8} {
+					env := PlainEnv(w)
+					ops := []string{"std", "median", "count", "mean", "var", "size"}
+					par, mom := gatheredParallel.Load(), gatheredMoments.Load()
+					got, err := GroupAggMany(env, gid, ng, ops, vals, ddof)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if gatheredMoments.Load() != mom+1 {
+						t.Fatalf("ng %d, %v: the moments were not made from the gathered values", ng, vals.DType())
+					}
+					wantPar := rowSplit(env, n, ng) > 1
+					if w == 2 && ng <= 5000 && !wantPar {
+						t.Fatalf("ng %d, 2 workers: no row blocks", ng)
+					}
+					if (gatheredParallel.Load() > par) != wantPar {
+						t.Fatalf("ng %d, %d workers: gathered on several workers %v, want %v", ng, w, gatheredParallel.Load() > par, wantPar)
+					}
+					for i, op := range ops {
+						alone, err := GroupAgg(PlainEnv(1), gid, ng, op, vals, ddof)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !bytes.Equal(got[i].Bytes(), alone.Bytes()) {
+							t.Fatalf("ng %d, %v, ddof %v, %d workers: %s differs from its own pass: %v against %v", ng, vals.DType(), ddof, w, op, head(got[i]), head(alone))
+						}
+					}
+					// A sequential loop for the standard deviation.
+					s, c := make([]float64, ng), make([]float64, ng)
+					x := func(i int) float64 {
+						if vals.DType() == dF64 {
+							return pdarray.View[float64](vals)[i]
+						}
+						return float64(pdarray.View[int64](vals)[i])
+					}
+					for i, g := range ids {
+						if v := x(i); g >= 0 && v == v {
+							s[g] += v
+							c[g]++
+						}
+					}
+					ss := make([]float64, ng)
+					for i, g := range ids {
+						if v := x(i); g >= 0 && v == v {
+							d := v - s[g]/c[g]
+							ss[g] += d * d
+						}
+					}
+					std := pdarray.View[float64](got[0])
+					for g := range ng {
+						want := math.NaN()
+						if c[g]-ddof > 0 {
+							want = math.Sqrt(ss[g] / (c[g] - ddof))
+						}
+						if math.Float64bits(std[g]) != math.Float64bits(want) && !(want != want && std[g] != std[g]) {
+							t.Fatalf("ng %d, group %d: std %v, loop %v", ng, g, std[g], want)
+						}
+					}
+				}
 			}
 		}
 	}
