@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -409,5 +410,38 @@ func BenchmarkProbeLone(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkSelectNth is the median's selection: 10,000 groups of 1,000
+// values each (G1 q6's shape), uniform float64 values, values 1..5, and
+// groups already sorted.
+func BenchmarkSelectNth(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const g, per = 10000, 1000
+	for _, kind := range []string{"uniform", "ints5", "sorted"} {
+		src := make([]float64, g*per)
+		for i := range src {
+			if kind == "ints5" {
+				src[i] = float64(1 + r.IntN(5))
+			} else {
+				src[i] = float64(int(r.Float64()*1e8)) / 1e6
+			}
+		}
+		if kind == "sorted" {
+			for q := 0; q < g; q++ {
+				slices.Sort(src[q*per : (q+1)*per])
+			}
+		}
+		a := make([]float64, len(src))
+		b.Run(kind, func(b *testing.B) {
+			b.SetBytes(int64(len(src) * 8))
+			for b.Loop() {
+				copy(a, src)
+				for q := 0; q < g; q++ {
+					selectNth(a[q*per:(q+1)*per], per/2)
+				}
+			}
+		})
 	}
 }
