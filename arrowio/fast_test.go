@@ -784,6 +784,41 @@ func TestReadFailureArrowGoPath(t *testing.T) {
 	}
 }
 
+// TestRecordingReader: a unit's error is put down to a failed read only
+// when that read touched the unit's bytes and came after the unit began.
+func TestRecordingReader(t *testing.T) {
+	data := make([]byte, 1000)
+	fr := &flakyReader{Reader: bytes.NewReader(data)}
+	r := &recordingReader{ReaderAtSeeker: fr}
+	b := make([]byte, 100)
+	if _, err := r.ReadAt(b, 100); err != nil { // fine
+		t.Fatal(err)
+	}
+	if _, err := r.ReadAt(b, 950); err == nil || r.seq.Load() != 0 { // the file's end: not a failure
+		t.Fatalf("read past the end: %v, %d failures", err, r.seq.Load())
+	}
+	fr.from, fr.fails = 600, 1
+	before := r.seq.Load()
+	if _, err := r.ReadAt(b, 600); err == nil || r.seq.Load() != before+1 {
+		t.Fatalf("failed read: %v, %d failures", err, r.seq.Load())
+	}
+	for _, c := range []struct {
+		after  uint64
+		lo, hi int64
+		want   bool
+	}{
+		{before, 600, 700, true},
+		{before, 650, 660, true},
+		{before, 0, 600, false},   // before the failed bytes
+		{before, 700, 900, false}, // after them
+		{before + 1, 600, 700, false},
+	} {
+		if _, got := r.failed(c.after, c.lo, c.hi); got != c.want {
+			t.Errorf("failed(%d, %d, %d) = %v, want %v", c.after, c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
 // flakyReader fails every ReadAt that starts at or past from, the first
 // `fails` times, then reads as r does.
 type flakyReader struct {

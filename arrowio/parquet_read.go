@@ -118,7 +118,7 @@ type ParquetPlan struct {
 	policy  NullPolicy
 	files   []*file.Reader
 	srcs    []io.ReaderAt
-	recs    []*recordingReader // srcs as recordingReaders (the failed reads arrow-go's reader met)
+	recs    []*recordingReader // srcs as recordingReaders (the failed reads arrow-go's reader met: dataErr)
 	names   []string
 	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
 	alloc   *poolAllocator
@@ -333,51 +333,83 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 }
 
 func openParquetReader(src ParquetSource, props *parquet.ReaderProperties) (r *file.Reader, err error) {
+	// A read of the footer that failed is the cause (the file is opened by
+	// one goroutine: any failure is this one's).
+	ioFirst := func(e error) error {
+		if rec, ok := src.R.(*recordingReader); ok {
+			if f, ok := rec.failed(0, 0, math.MaxInt64); ok {
+				return errorf(ErrIO, "reading %s: %v", src.Name, f)
+			}
+		}
+		return e
+	}
 	defer func() {
 		// arrow-go panics on some malformed footers.
 		if x := recover(); x != nil {
-			r, err = nil, errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, x)
+			r, err = nil, ioFirst(errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, x))
 		}
 	}()
 	r, err = file.NewParquetReader(src.R, file.WithReadProps(props))
 	if err != nil {
-		if rec, ok := src.R.(*recordingReader); ok {
-			if re := rec.last.Load(); re != nil {
-				return nil, errorf(ErrIO, "reading %s: %v", src.Name, *re)
-			}
-		}
-		return nil, errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, err)
+		return nil, ioFirst(errorf(ErrData, "%s is not a readable Parquet file: %v", src.Name, err))
 	}
 	return r, nil
 }
 
-// recordingReader is a file's reader that counts its failed reads (not the
-// file's end) and keeps the last, so that a read arrow-go's reader gives
-// up on is reported as the failed read it was (ErrIO), not as the corrupt
-// chunk arrow-go's message makes of it.
+// recordingReader is a file's reader that keeps its last failed reads
+// (not the file's end), so that a chunk arrow-go's reader gives up on
+// because a read of its bytes failed is reported as that failed read
+// (ErrIO), not as the corrupt chunk arrow-go's message makes of it.
 type recordingReader struct {
 	parquet.ReaderAtSeeker
-	failures atomic.Uint64
-	last     atomic.Pointer[readError]
+	seq  atomic.Uint64 // failed reads so far
+	mu   sync.Mutex
+	last [8]failedRead // the last ones, by seq
+}
+
+type failedRead struct {
+	seq uint64
+	off int64
+	n   int
+	err error
 }
 
 func (r *recordingReader) ReadAt(b []byte, off int64) (int, error) {
 	n, err := r.ReaderAtSeeker.ReadAt(b, off)
 	if err != nil && n < len(b) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		r.last.Store(&readError{off, err})
-		r.failures.Add(1)
+		r.mu.Lock()
+		seq := r.seq.Add(1)
+		r.last[seq%uint64(len(r.last))] = failedRead{seq, off, len(b), err}
+		r.mu.Unlock()
 	}
 	return n, err
 }
 
-// ioErr is the failed read the file's reader met since it counted before
-// failed reads, as ErrIO naming the unit; nil when there was none.
-func (p *ParquetPlan) ioErr(f, rg int, col string, before uint64) error {
-	rec := p.recs[f]
-	if rec.failures.Load() == before {
-		return nil
+// failed returns a failed read, counted after the first `after`, that
+// overlaps bytes [lo, hi) of the file, as a readError.
+func (r *recordingReader) failed(after uint64, lo, hi int64) (readError, bool) {
+	if r.seq.Load() == after {
+		return readError{}, false
 	}
-	return errorf(ErrIO, "%s: row group %d, column %q: %v", p.names[f], rg, col, *rec.last.Load())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.last {
+		if f.seq > after && f.off < hi && f.off+int64(f.n) > lo {
+			return readError{f.off, f.err}, true
+		}
+	}
+	return readError{}, false
+}
+
+// dataErr is a unit's failure in arrow-go's reader (what: its error or a
+// panic's value): ErrIO when a read of the unit's chunk (bytes [lo, hi))
+// failed since the unit began (after that many failed reads of its file),
+// else ErrData.
+func (p *ParquetPlan) dataErr(f, rg int, col string, after uint64, lo, hi int64, what any) error {
+	if re, ok := p.recs[f].failed(after, lo, hi); ok {
+		return errorf(ErrIO, "%s: row group %d, column %q: %v", p.names[f], rg, col, re)
+	}
+	return errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, col, what)
 }
 
 func unsupportedNote(unsupported []string) string {
@@ -633,21 +665,21 @@ const batchRows = 64 << 10
 
 func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scratch) (nulls int64, err error) {
 	pc := &p.Columns[col]
-	failures := p.recs[f].failures.Load()
-	defer func() {
-		if x := recover(); x != nil {
-			err = errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, x)
-		}
-		if err != nil && !isErrIO(err) {
-			// arrow-go's reader (or a panic in it) over a failed read.
-			if ie := p.ioErr(f, rg, pc.Name, failures); ie != nil {
-				err = ie
-			}
-		}
-	}()
 	r := p.files[f]
 	md := r.MetaData()
 	idx := md.Schema.ColumnIndexByName(pc.Name)
+	// The chunk's bytes, to tell a failed read of them (dataErr).
+	after, lo, hi := p.recs[f].seq.Load(), int64(0), int64(math.MaxInt64)
+	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil {
+		if start, n, ok := chunkRange(cc, 0); ok {
+			lo, hi = start, start+n
+		}
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			err = p.dataErr(f, rg, pc.Name, after, lo, hi, x)
+		}
+	}()
 	rgr := r.RowGroup(rg)
 	rows := int(rgr.NumRows())
 	off := p.offsets[f][rg]
@@ -674,7 +706,7 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 	}
 	cr, err := rgr.Column(idx)
 	if err != nil {
-		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
+		return 0, p.dataErr(f, rg, pc.Name, after, lo, hi, err)
 	}
 	defer cr.Close()
 	Stats.Chunks.Add(1)
@@ -717,14 +749,9 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 			}
 			return 0, ae
 		}
-		return 0, errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, pc.Name, err)
+		return 0, p.dataErr(f, rg, pc.Name, after, lo, hi, err)
 	}
 	return nulls, nil
-}
-
-func isErrIO(err error) bool {
-	var ae *Error
-	return errors.As(err, &ae) && ae.Kind == ErrIO
 }
 
 type unitCtx struct {

@@ -30,6 +30,18 @@ var l2CacheBytes = sync.OnceValue(func() int {
 	return 1 << 20
 })
 
+// testL2Bytes, when not 0, is what l2Bytes says (tests whose expectations
+// depend on the cache's size).
+var testL2Bytes = 0
+
+// l2Bytes is l2CacheBytes, or testL2Bytes in tests.
+func l2Bytes() int {
+	if testL2Bytes != 0 {
+		return testL2Bytes
+	}
+	return l2CacheBytes()
+}
+
 // parseCacheSize reads sysfs' cache size format: "2048K", "1M", or bytes.
 func parseCacheSize(s string) (int, bool) {
 	mul := 1

@@ -664,7 +664,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 		drops[w] = d
 	})
 	if slices.Contains(outside, true) {
-		return nil, nil, 0, errorf(ErrValue, "a key array was written while it was being grouped (a concurrent setitem?); group again")
+		return nil, nil, 0, errKeyWritten()
 	}
 	kept := n
 	for _, d := range drops {

@@ -319,7 +319,7 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, cols []AggColumn, pair
 	})
 	for _, o := range outside {
 		if o {
-			return nil, errorf(ErrValue, "a key array was written while it was being grouped (a concurrent setitem?); group again")
+			return nil, errKeyWritten()
 		}
 	}
 	for i := range lc {
@@ -335,7 +335,9 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, cols []AggColumn, pair
 			if err != nil {
 				return nil, err
 			}
-			loneFloatSums(keys, pdarray.View[int64](c.col.Values), mn, tot, c.fs)
+			if loneFloatSums(keys, pdarray.View[int64](c.col.Values), mn, tot, c.fs) {
+				return nil, errKeyWritten()
+			}
 			loneInexactMeans.Add(1)
 		}
 	}
@@ -411,7 +413,7 @@ var fusedMultiCols, lonePairs, loneInexactMeans atomic.Uint64
 // worker against 71 as two passes, their states missing L2), and how many
 // passes over the rows cols then take.
 func lonePlan(cols []AggColumn, total int) (pair bool, passes int) {
-	pair = total*24 <= l2CacheBytes()/4 || testPairAlways
+	pair = total*24 <= l2Bytes()/4 || testPairAlways
 	ints := 0
 	for _, c := range cols {
 		if _, isI, _ := fusedKind(c); isI {
@@ -1090,7 +1092,7 @@ func fusedFanOut(distinct float64) int {
 	}
 	limit := fewPartsMaxTable
 	if limit == 0 {
-		limit = 2 * l2CacheBytes()
+		limit = 2 * l2Bytes()
 	}
 	per := distinct / partFew
 	if !(per < 1<<40) { // +Inf, NaN or absurd
@@ -1287,6 +1289,9 @@ func fusedPart(env Env, specs []keySpec, col AggColumn, g *Grouping, fanOut int)
 		}
 	}()
 	pb.scatter(env, specs, pf, valueWords(col))
+	if pb.outside {
+		return nil, errKeyWritten()
+	}
 	pt := newPartTables(env, ranged)
 	defer pt.release()
 	nt := len(pt.tables)
@@ -1387,6 +1392,9 @@ type partBlocks struct {
 	lists  [][]int32 // lists[w*partP+q]: worker w's blocks of partition q, in row order
 	fill   []int     // fill[w*partP+q]: rows in the last of them
 	kept   int       // rows scattered (not dropped)
+	// outside: a key fell past the partitions (written since its range was
+	// taken); its row was not scattered.
+	outside bool
 }
 
 // scatter writes each kept row's packed key (and vals' word of it) into
@@ -1405,6 +1413,7 @@ func (pb *partBlocks) scatter(env Env, specs []keySpec, pf partFunc, vals []uint
 	if lone != nil {
 		loneScatters.Add(1)
 	}
+	bad := make([]bool, pb.nw)
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		var at, end [partP]int // next word and block end per partition; equal: take a block
 		lists := pb.lists[w*partP : (w+1)*partP]
@@ -1419,9 +1428,9 @@ func (pb *partBlocks) scatter(env Env, specs []keySpec, pf partFunc, vals []uint
 			if vals != nil {
 				v = vals[lo:hi]
 			}
-			scatterLone(lone[lo:hi], off, v, pf, words, &at, &end, take)
+			bad[w] = scatterLone(lone[lo:hi], off, v, pf, words, &at, &end, take)
 		} else {
-			scatterPacked(specs, lo, hi, vals, pf, words, stride, &at, &end, take)
+			bad[w] = scatterPacked(specs, lo, hi, vals, pf, words, stride, &at, &end, take)
 		}
 		for q := range partP {
 			if l := lists[q]; len(l) > 0 {
@@ -1434,12 +1443,15 @@ func (pb *partBlocks) scatter(env Env, specs []keySpec, pf partFunc, vals []uint
 	for _, k := range kept {
 		pb.kept += k
 	}
+	pb.outside = slices.Contains(bad, true)
 }
 
 // scatterPacked is scatter's loop for rows lo to hi of any keys, packed a
 // chunk at a time by packChunk (dropped rows skipped); vals, when not nil,
-// is every row's value. at, end and take are scatter's.
-func scatterPacked(specs []keySpec, lo, hi int, vals []uint64, pf partFunc, words []uint64, stride int, at, end *[partP]int, take func(uint8) int) {
+// is every row's value. at, end and take are scatter's. It skips a row whose
+// key falls past the partitions and returns whether there was one.
+func scatterPacked(specs []keySpec, lo, hi int, vals []uint64, pf partFunc, words []uint64, stride int, at, end *[partP]int, take func(uint8) int) bool {
+	bad := false
 	p, buf := make([]uint64, chunk), make([]uint64, chunk)
 	for x := lo; x < hi; x += chunk {
 		e := min(hi, x+chunk)
@@ -1452,7 +1464,12 @@ func scatterPacked(specs []keySpec, lo, hi int, vals []uint64, pf partFunc, word
 			if k == dropKey {
 				continue
 			}
-			q := pf.of(k)
+			h := pf.hi(k)
+			if h >= uint64(pf.parts) {
+				bad = true
+				continue
+			}
+			q := uint8(h)
 			j := at[q]
 			if j == end[q] {
 				j = take(q)
@@ -1464,6 +1481,7 @@ func scatterPacked(specs []keySpec, lo, hi int, vals []uint64, pf partFunc, word
 			at[q] = j + stride
 		}
 	}
+	return bad
 }
 
 // scatterLone is scatter's loop for a lone int64 key, x (a worker's
@@ -1472,15 +1490,22 @@ func scatterPacked(specs []keySpec, lo, hi int, vals []uint64, pf partFunc, word
 // written to a chunk buffer by packChunk and read back. 10^7 rows with a
 // value each into 128 range partitions, one worker, in process: 111 ->
 // 84 ms. vals is nil when there are no values (stride 1); at, end and take
-// are scatter's.
-func scatterLone(x []int64, off uint64, vals []uint64, pf partFunc, words []uint64, at, end *[partP]int, take func(uint8) int) {
+// are scatter's. Like scatterPacked it skips and reports a key past the
+// partitions.
+func scatterLone(x []int64, off uint64, vals []uint64, pf partFunc, words []uint64, at, end *[partP]int, take func(uint8) int) bool {
 	stride := 1
 	if vals != nil {
 		vals, stride = vals[:len(x)], 2
 	}
+	bad := false
 	for i, v := range x {
 		k := uint64(v) + off
-		q := pf.of(k)
+		h := pf.hi(k)
+		if h >= uint64(pf.parts) {
+			bad = true
+			continue
+		}
+		q := uint8(h)
 		j := at[q]
 		if j == end[q] {
 			j = take(q)
@@ -1491,6 +1516,7 @@ func scatterLone(x []int64, off uint64, vals []uint64, pf partFunc, words []uint
 		}
 		at[q] = j + stride
 	}
+	return bad
 }
 
 // rows returns partition q's row count.

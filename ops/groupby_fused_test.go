@@ -2,6 +2,7 @@ package ops
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -382,6 +383,8 @@ func TestGroupByAggFusedPart(t *testing.T) {
 // keys nearly all distinct, dropped rows aside, are left to the two steps
 // (not fused, nothing held).
 func TestGroupByAggPartChoice(t *testing.T) {
+	defer func(b int) { testL2Bytes = b }(testL2Bytes)
+	testL2Bytes = 2 << 20
 	n := 300_000
 	r := rand.New(rand.NewPCG(5, 6))
 	cols := []AggColumn{{Values: gbInts[int64](r, n, 0, 100), Ops: []string{"sum"}}}
@@ -550,8 +553,10 @@ func TestParseCacheSize(t *testing.T) {
 // columns pair up (their states in cache) or the passes are at most two;
 // else grouped then aggregated. Either way the answers are the two steps'.
 func TestLonePlan(t *testing.T) {
+	defer func(b int) { testL2Bytes = b }(testL2Bytes)
+	testL2Bytes = 2 << 20 // this VM's: pairs up to 21,845 slots
 	r := rand.New(rand.NewPCG(9, 9))
-	n := 50_000
+	n := 300_000 // several stretches a worker: per-worker sets merged
 	a, b, c := gbInts[int64](r, n, 0, 6), gbInts[int64](r, n, 0, 16), gbInts[int64](r, n, -9, 9)
 	f := pdarray.FromSlice(make([]float64, n))
 	threeSums := []AggColumn{{Values: a, Ops: []string{"sum"}}, {Values: b, Ops: []string{"sum"}}, {Values: f, Ops: []string{"sum"}}}
@@ -566,9 +571,10 @@ func TestLonePlan(t *testing.T) {
 		{"q3 by 10^5", 100_000, []AggColumn{{Values: a, Ops: []string{"sum"}}, {Values: f, Ops: []string{"mean"}}}, true, false},
 		{"two ints by 10^5", 100_000, []AggColumn{{Values: a, Ops: []string{"mean"}}, {Values: c, Ops: []string{"sum"}}}, true, false},
 		{"three ints by 10^3", 1000, []AggColumn{{Values: a, Ops: []string{"mean"}}, {Values: b, Ops: []string{"sum"}}, {Values: c, Ops: []string{"count"}}}, true, true},
+		{"q4 by 10^4", 10_000, []AggColumn{{Values: a, Ops: []string{"mean"}}, {Values: b, Ops: []string{"mean", "size"}}, {Values: f, Ops: []string{"mean"}}}, true, true},
 	} {
 		keys := []*pdarray.Array{gbInts[int64](r, n, 0, tc.span)}
-		for _, w := range []int{1, 2} {
+		for _, w := range []int{1, 2, 8} {
 			env := PlainEnv(w)
 			pairs := lonePairs.Load()
 			g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, tc.cols)
@@ -592,6 +598,43 @@ func TestLonePlan(t *testing.T) {
 						t.Fatalf("%s: column %d %s differs", tc.name, i, tc.cols[i].Ops[j])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestPartitionedKeyWritten: keys written past the range a grouping was
+// told (stale stats, as a concurrent setitem leaves them) end a partitioned
+// grouping, fused or not, with ErrValue, on one worker and several, with
+// 32 partitions and 128: no row is lost silently, nothing panics, nothing
+// is held.
+func TestPartitionedKeyWritten(t *testing.T) {
+	defer func(s float64, f int) { partFuseMaxShare, testFanOut = s, f }(partFuseMaxShare, testFanOut)
+	partFuseMaxShare = math.Inf(1)
+	r := rand.New(rand.NewPCG(21, 22))
+	n := 200_000
+	k := make([]int64, n)
+	for i := range k {
+		k[i] = r.Int64N(1 << 40) // even: range partitions
+	}
+	keys := []*pdarray.Array{pdarray.FromSlice(k)}
+	st := keyStatsOf(PlainEnv(1), keys[0])
+	wk := pdarray.View[int64](keys[0])
+	for _, i := range []int{7, 99_999, 150_001, n - 1} {
+		wk[i] = 1<<40 + int64(i) // past the stats' maximum
+	}
+	cols := []AggColumn{{Values: pdarray.FromSlice(make([]float64, n)), Ops: []string{"sum", "size"}}}
+	for _, fan := range []int{partFew, partP} {
+		testFanOut = fan
+		for _, w := range []int{1, 2} {
+			env, used := limitEnv(w, 1<<30)
+			var e *Error
+			_, _, fused, err := GroupByAgg(env, keys, true, "auto", []*KeyStats{&st}, cols)
+			if !fused || !errors.As(err, &e) || e.Kind != ErrValue || used() != 0 {
+				t.Errorf("fused, %d partitions, %d workers: fused %v, %v, %d bytes held", fan, w, fused, err, used())
+			}
+			if _, err := GroupByWith(env, keys, true, StrategyPartitioned, []*KeyStats{&st}); !errors.As(err, &e) || e.Kind != ErrValue || used() != 0 {
+				t.Errorf("partitioned, %d workers: %v, %d bytes held", w, err, used())
 			}
 		}
 	}

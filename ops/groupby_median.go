@@ -8,6 +8,7 @@ package ops
 
 import (
 	"math"
+	"sort"
 	"sync/atomic"
 )
 
@@ -34,7 +35,8 @@ func gatheredOp(op string) bool {
 // selected in place. Where the groups are few enough for a count per
 // worker and group (rowSplit), the counting and the scatter run on row
 // blocks, one per worker (a group's rows from block w go after those from
-// block w-1: row order kept); the stretches are shared among the workers.
+// block w-1: row order kept); the groups are then shared among the
+// workers by their values' count.
 // So a median and a standard deviation of one column (G1 q6) take two
 // passes over the rows, both on every worker, where they took four on
 // one.
@@ -108,8 +110,16 @@ func groupGathered[T Number](env Env, gid []int32, ng int, x []T, ops []string, 
 	if moments {
 		gatheredMoments.Add(1)
 	}
-	parallel(env.workers(), ng, 64, func(_, lo, hi int) {
-		for g := lo; g < hi; g++ {
+	// The groups split among the workers by their values (a few groups can
+	// hold them all).
+	nw := numWorkers(env.workers(), int(at))
+	bounds := make([]int, nw+1)
+	for w := 1; w < nw; w++ {
+		bounds[w] = sort.Search(ng, func(g int) bool { return off[g] >= at*int64(w)/int64(nw) })
+	}
+	bounds[nw] = ng
+	parallelN(nw, func(w int) {
+		for g := bounds[w]; g < bounds[w+1]; g++ {
 			a := vals[off[g]:off[g+1]]
 			if moments {
 				gatheredStats(a, g, ddof, mean, vr, std)

@@ -19,6 +19,7 @@ package ops
 
 import (
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -79,8 +80,21 @@ type partFunc struct {
 }
 
 func (f partFunc) of(k uint64) uint8 {
+	return uint8(f.hi(k))
+}
+
+// hi is k's partition before it is narrowed to a byte: at least parts (and
+// maybe more than a byte holds) for a range partition's key at or past
+// the total, which only a key array written since its range was taken
+// gives (such a row is reported, never placed: errKeyWritten).
+func (f partFunc) hi(k uint64) uint64 {
 	hi, _ := bits.Mul64(k*f.mul, f.scale)
-	return uint8(hi)
+	return hi
+}
+
+// errKeyWritten is the error of a grouping whose keys changed under it.
+func errKeyWritten() error {
+	return errorf(ErrValue, "a key array was written while it was being grouped (a concurrent setitem?); group again")
 }
 
 // rangeParts returns the range partitioning of packed keys below total when
@@ -321,14 +335,19 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fq)
-	start, pos, kept := partCount(env, specs, pf, qs)
+	start, pos, kept, outside := partCount(env, specs, pf, qs)
+	if outside {
+		return nil, nil, 0, errKeyWritten()
+	}
 	// Pass 2: scatter the packed keys.
 	pk, fpk, err := scratchOf[uint64](env, kept)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	frees = append(frees, fpk)
-	scatterPart(env, specs, pf, pos, pk)
+	if scatterPart(env, specs, pf, pos, qs, pk) {
+		return nil, nil, 0, errKeyWritten()
+	}
 	// Pass 3: each partition's keys get local ids (first seen, first
 	// numbered) from its worker's table.
 	pid, fpid, err := scratchOf[int32](env, kept)
@@ -433,11 +452,13 @@ func partPlan(specs []keySpec, n int, parts int) (partFunc, bool) {
 // each partition starts (start[partP] is the rows kept) and where each
 // worker's rows of it go (pos[w*partP+q]): partition-major, worker-minor,
 // so a partition keeps its rows in row order. It writes each row's
-// partition to qs (noPart for a dropped row).
-func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []int, kept int) {
+// partition to qs (noPart for a dropped row); outside says a key fell past
+// the partitions (errKeyWritten).
+func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []int, kept int, outside bool) {
 	n := specs[0].a.Len()
 	nw := numWorkers(env.workers(), n)
 	cnt := make([]int, nw*partP)
+	bad := make([]bool, nw)
 	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		c := cnt[w*partP : (w+1)*partP]
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
@@ -450,12 +471,18 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 					q[i] = noPart
 					continue
 				}
-				pq := pf.of(k)
-				q[i] = pq
+				pq := pf.hi(k)
+				if pq >= uint64(pf.parts) {
+					q[i] = noPart
+					bad[w] = true
+					continue
+				}
+				q[i] = uint8(pq)
 				c[pq]++
 			}
 		}
 	})
+	outside = slices.Contains(bad, true)
 	start = make([]int, partP+1)
 	pos = make([]int, nw*partP)
 	for q := 0; q < partP; q++ {
@@ -466,29 +493,40 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 		}
 	}
 	start[partP] = kept
-	return start, pos, kept
+	return start, pos, kept, outside
 }
 
 // scatterPart writes each kept row's packed key to pk at its partition's
-// next place (pos, from partCount: row order within a partition).
-func scatterPart(env Env, specs []keySpec, pf partFunc, pos []int, pk []uint64) {
-	parallel(env.workers(), specs[0].a.Len(), chunk, func(w, lo, hi int) {
+// next place (pos, from partCount: row order within a partition). A row
+// goes where partCount counted it (qs), so a key written in between cannot
+// push a partition past its place; it returns whether one was (its
+// partition now another: errKeyWritten).
+func scatterPart(env Env, specs []keySpec, pf partFunc, pos []int, qs []uint8, pk []uint64) bool {
+	n := specs[0].a.Len()
+	bad := make([]bool, numWorkers(env.workers(), n))
+	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
 		copy(ps, pos[w*partP:(w+1)*partP])
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
 		for x := lo; x < hi; x += chunk {
 			e := min(hi, x+chunk)
 			packChunk(specs, x, e, p, buf)
-			for _, k := range p[:e-x] {
-				if k == dropKey {
+			qx := qs[x:e]
+			for i, k := range p[:e-x] {
+				q := qx[i]
+				if q == noPart {
 					continue
 				}
-				q := pf.of(k)
+				if k == dropKey || pf.hi(k) != uint64(q) {
+					bad[w] = true
+					continue
+				}
 				pk[ps[q]] = k
 				ps[q]++
 			}
 		}
 	})
+	return slices.Contains(bad, true)
 }
 
 // partTables are the workers' hash tables for partitions: one per worker,
