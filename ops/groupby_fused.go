@@ -21,10 +21,11 @@ package ops
 // Three cases are fused, each with one value column (size, count and sum
 // of int64 values; size, count, sum and mean of float64 values; or size
 // alone): one integer key whose range spans at most fusedMaxSlots (the
-// dense strategy's case, every slot's state in cache: fusedLone); keys the
-// two steps would hash, while one table holds them (fusedHash); and past
-// that, by partitions as the two steps would (fusedPart). Everything else
-// is grouped and then aggregated, with the same answers.
+// dense strategy's case, every slot's state in cache: fusedLone, which
+// also takes several columns and int64 means); keys the two steps would
+// hash, while one table holds them (fusedHash); and past that, by
+// partitions as the two steps would (fusedPart). Everything else is
+// grouped and then aggregated, with the same answers.
 
 import (
 	"math"
