@@ -1250,6 +1250,28 @@ type bestSlot[T Number] struct {
 }
 
 func groupBest[T Number](env Env, gid []int32, ng int, op string, x []T, out *pdarray.Array) error {
+	if op == "min" || op == "max" {
+		// Integer values: no row to keep, no NaN (groupMinMaxInt).
+		wantMax := op == "max"
+		switch xs := any(x).(type) {
+		case []int64:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[int64](out))
+		case []int32:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[int32](out))
+		case []int16:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[int16](out))
+		case []int8:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[int8](out))
+		case []uint64:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[uint64](out))
+		case []uint32:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[uint32](out))
+		case []uint16:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[uint16](out))
+		case []uint8:
+			return groupMinMaxInt(env, gid, ng, wantMax, xs, viewT[uint8](out))
+		}
+	}
 	n := len(gid)
 	wantMax := op == "max" || op == "argmax"
 	first := op == "first"
@@ -1332,6 +1354,97 @@ func groupBest[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 		}
 	}
 	return nil
+}
+
+// minMaxIntRuns counts groupMinMaxInt calls (tests check the path).
+var minMaxIntRuns atomic.Uint64
+
+// groupMinMaxInt is groupBest for the max or min of integer values: a
+// value a group (its type's smallest, or largest, to start) and an
+// occupancy bitmap, mostly read, instead of a value and its row (16
+// bytes) with a branch on every row; rows in blocks, a set of states per
+// worker, when the groups are few enough (rowSplit), merged at the end
+// (any order: no ties to break). An empty group's answer is 0, as
+// groupBest's. The max of 10^7 values 1..5 by 10^5 groups, one worker: 56
+// ms through groupBest's loop, 19 ms with 8-byte states alone (43 with a
+// 16-byte state that also marks the group).
+func groupMinMaxInt[T Integer](env Env, gid []int32, ng int, wantMax bool, x []T, out []T) error {
+	minMaxIntRuns.Add(1)
+	n := len(gid)
+	x = x[:n]
+	var lo T // the type's smallest and largest
+	if T(0)-1 < 0 {
+		lo = T(int64(-1) << (8*unsafe.Sizeof(lo) - 1))
+	}
+	hi := ^lo
+	start := hi
+	if wantMax {
+		start = lo
+	}
+	nw := rowSplit(env, n, ng)
+	words := (ng + 63) / 64
+	vals, freeV, err := slotsOf[T](env, nw*ng)
+	if err != nil {
+		return err
+	}
+	defer freeV()
+	occ, freeO, err := slotsOf[uint64](env, nw*words)
+	if err != nil {
+		return err
+	}
+	defer freeO()
+	for i := range vals {
+		vals[i] = start
+	}
+	parallel(nw, n, chunk, func(w, lo, hi int) {
+		minMaxScan(gid[lo:hi], x[lo:hi], vals[w*ng:(w+1)*ng], occ[w*words:(w+1)*words], wantMax)
+	})
+	out = out[:ng]
+	for g := range out {
+		v, seen := start, false
+		for w := range nw {
+			if occ[w*words+g>>6]&(1<<(g&63)) != 0 {
+				seen = true
+				if x := vals[w*ng+g]; wantMax {
+					v = max(v, x)
+				} else {
+					v = min(v, x)
+				}
+			}
+		}
+		if !seen {
+			v = 0
+		}
+		out[g] = v
+	}
+	return nil
+}
+
+// minMaxScan is groupMinMaxInt's loop over a block of rows, a loop for
+// each direction (no branch on the values).
+func minMaxScan[T Integer](gid []int32, x []T, vals []T, occ []uint64, wantMax bool) {
+	x = x[:len(gid)]
+	if wantMax {
+		for i, g := range gid {
+			if uint32(g) >= uint32(len(vals)) { // a dropped row (-1)
+				continue
+			}
+			vals[g] = max(vals[g], x[i])
+			if b := occ[g>>6]; b&(1<<(g&63)) == 0 {
+				occ[g>>6] = b | 1<<(g&63)
+			}
+		}
+		return
+	}
+	for i, g := range gid {
+		if uint32(g) >= uint32(len(vals)) {
+			continue
+		}
+		vals[g] = min(vals[g], x[i])
+		if b := occ[g>>6]; b&(1<<(g&63)) == 0 {
+			occ[g>>6] = b | 1<<(g&63)
+		}
+	}
 }
 
 // viewT views out (whose dtype matches T, bool as uint8) as []T.

@@ -1427,3 +1427,90 @@ func TestGroupGathered(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupMinMaxInt: max and min of integer values take groupMinMaxInt
+// (every integer dtype and bool, dropped rows, empty groups, row blocks on
+// several workers and not) and equal a sequential loop (an empty group: 0).
+func TestGroupMinMaxInt(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	n := 150_000
+	for _, ng := range []int{1, 50, 40_000} {
+		ids := make([]int32, n)
+		for i := range ids {
+			ids[i] = int32(r.IntN(ng))
+			if r.IntN(20) == 0 {
+				ids[i] = -1
+			}
+			if ng > 1 && ids[i] == int32(ng-1) {
+				ids[i] = -1 // the last group empty
+			}
+		}
+		gid := pdarray.FromSlice(ids)
+		for _, vals := range []*pdarray.Array{
+			gbInts[int64](r, n, math.MinInt64/2, math.MaxInt64/2), gbInts[int32](r, n, math.MinInt32, math.MaxInt32),
+			gbInts[int16](r, n, -1<<15, 1<<15), gbInts[int8](r, n, -128, 256), gbInts[uint64](r, n, 0, math.MaxInt64),
+			gbInts[uint32](r, n, 0, 1<<32), gbInts[uint16](r, n, 0, 1<<16), gbInts[uint8](r, n, 0, 256),
+			pdarray.FromSlice(gbBools(r, n)),
+		} {
+			for _, op := range []string{"max", "min"} {
+				for _, w := range []int{1, 2, 8} {
+					before := minMaxIntRuns.Load()
+					got, err := GroupAgg(PlainEnv(w), gid, ng, op, vals, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if minMaxIntRuns.Load() != before+1 {
+						t.Fatalf("%v %s: not groupMinMaxInt", vals.DType(), op)
+					}
+					// The sequential loop, in int64 (or uint64) terms.
+					want, seen := make([]uint64, ng), make([]bool, ng)
+					for i, g := range ids {
+						if g < 0 {
+							continue
+						}
+						v := intAt(vals, i)
+						if !seen[g] || (op == "max") == greater(vals.DType(), v, want[g]) && v != want[g] {
+							want[g], seen[g] = v, true
+						}
+					}
+					for g := range ng {
+						if have := intAt(got, g); have != want[g] {
+							t.Fatalf("%v %s ng %d w %d group %d: %d, want %d (seen %v)", vals.DType(), op, ng, w, g, have, want[g], seen[g])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// intAt is a's element i as the bits of a uint64 (sign-extended for
+// signed dtypes).
+func intAt(a *pdarray.Array, i int) uint64 {
+	switch a.DType() {
+	case dI64:
+		return uint64(pdarray.View[int64](a)[i])
+	case dI32:
+		return uint64(int64(pdarray.View[int32](a)[i]))
+	case dI16:
+		return uint64(int64(pdarray.View[int16](a)[i]))
+	case dI8:
+		return uint64(int64(pdarray.View[int8](a)[i]))
+	case dU64:
+		return pdarray.View[uint64](a)[i]
+	case dU32:
+		return uint64(pdarray.View[uint32](a)[i])
+	case dU16:
+		return uint64(pdarray.View[uint16](a)[i])
+	}
+	return uint64(a.Bytes()[i]) // uint8, bool
+}
+
+// greater compares two intAt values of dtype d.
+func greater(d pdarray.DType, a, b uint64) bool {
+	switch d {
+	case dI64, dI32, dI16, dI8:
+		return int64(a) > int64(b)
+	}
+	return a > b
+}
