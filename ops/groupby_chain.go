@@ -200,12 +200,23 @@ func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarr
 			continue
 		}
 		// The column's ids are ranks into the earlier stage's distinct keys.
+		// A rank past them comes only from a key written past its range
+		// while it was grouped (its carry reached the ids' digit): an
+		// error, not an index out of range in a worker.
 		src := stages[st.from[c]].uniq
+		var bad atomic.Bool
 		parallel(env.workers(), len(v), chunk, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
+				if v[i] >= uint64(len(src)) {
+					bad.Store(true)
+					continue
+				}
 				v[i] = src[v[i]]
 			}
 		})
+		if bad.Load() {
+			return errKeyWritten()
+		}
 		if err := chainDecode(env, stages, st.from[c], v, keys); err != nil {
 			return err
 		}

@@ -60,10 +60,14 @@ func groupGathered[T Number](env Env, gid []int32, ng int, x []T, ops []string, 
 	}
 	defer freeOff()
 	isF := isFloatT[T]()
+	// A group id outside 0..ng-1 (only a dropped row's -1 is one) is
+	// skipped, and a group that got more values than it counted (ids
+	// written between the passes) is an error: never an index out of
+	// range in a worker.
 	parallel(nb, n, 1, func(b, lo, hi int) {
 		c := pos[b*ng : (b+1)*ng]
 		for i, g := range gid[lo:hi] {
-			if g >= 0 && (!isF || x[lo+i] == x[lo+i]) {
+			if uint32(g) < uint32(ng) && (!isF || x[lo+i] == x[lo+i]) {
 				c[g]++
 			}
 		}
@@ -83,16 +87,24 @@ func groupGathered[T Number](env Env, gid []int32, ng int, x []T, ops []string, 
 		return err
 	}
 	defer freeVals()
+	var bad atomic.Bool
 	parallel(nb, n, 1, func(b, lo, hi int) {
 		p := pos[b*ng : (b+1)*ng]
 		xs := x[lo:hi]
 		for i, g := range gid[lo:hi] {
-			if g >= 0 && (!isF || xs[i] == xs[i]) {
+			if uint32(g) < uint32(ng) && (!isF || xs[i] == xs[i]) {
+				if p[g] >= off[g+1] {
+					bad.Store(true)
+					continue
+				}
 				vals[p[g]] = xs[i]
 				p[g]++
 			}
 		}
 	})
+	if bad.Load() {
+		return errorf(ErrValue, "the group ids were written while they were being aggregated (a concurrent setitem?); aggregate again")
+	}
 	var median, mean, vr, std []float64
 	for i, op := range ops {
 		switch op {

@@ -1514,3 +1514,52 @@ func greater(d pdarray.DType, a, b uint64) bool {
 	}
 	return a > b
 }
+
+// TestChainedKeyWritten: a key written one past its range (stale stats, as
+// a concurrent setitem leaves them) on the row whose leading keys rank
+// last carries into a chained stage's ids digit; decoding that stage ends
+// the grouping with ErrValue, not an index out of range in a worker, for
+// stages grouped by hash, by range partitions and by hash partitions.
+func TestChainedKeyWritten(t *testing.T) {
+	defer func(l uint64) { chainLimit = l }(chainLimit)
+	for _, c := range []struct {
+		name       string
+		n          int
+		s01, s2    int64
+		limit      uint64
+		skew, part bool
+	}{
+		{"hash", 5000, 100, 100, 1_000_000, false, false},
+		{"range partitions", 300_000, 1000, 10, 5_000_000, false, true},
+		{"hash partitions", 300_000, 1000, 100, 100_000_000, true, true},
+	} {
+		chainLimit = c.limit
+		r := rand.New(rand.NewPCG(3, 4))
+		k0, k1, k2 := make([]int64, c.n), make([]int64, c.n), make([]int64, c.n)
+		for i := range k0 {
+			k0[i], k1[i], k2[i] = r.Int64N(c.s01), r.Int64N(c.s01), r.Int64N(c.s2)
+			if c.skew && r.IntN(4) != 0 {
+				k0[i], k1[i] = 0, r.Int64N(50)
+			}
+		}
+		k0[0], k1[0], k2[0] = c.s01-1, c.s01-1, c.s2-1 // the last (k0, k1) pair, and k2's max
+		keys := []*pdarray.Array{pdarray.FromSlice(k0), pdarray.FromSlice(k1), pdarray.FromSlice(k2)}
+		var st []*KeyStats
+		for _, k := range keys {
+			s := keyStatsOf(PlainEnv(1), k)
+			st = append(st, &s)
+		}
+		pdarray.View[int64](keys[2])[0] = c.s2 // past the stats' maximum
+		for _, w := range []int{1, 2} {
+			pr := partitionedRuns.Load()
+			_, err := GroupByWith(PlainEnv(w), keys, true, StrategyChained, st)
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != ErrValue {
+				t.Errorf("%s, %d workers: %v", c.name, w, err)
+			}
+			if w == 1 && (partitionedRuns.Load() > pr) != c.part {
+				t.Errorf("%s: partitioned %v", c.name, partitionedRuns.Load() > pr)
+			}
+		}
+	}
+}
