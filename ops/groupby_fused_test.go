@@ -639,3 +639,29 @@ func TestPartitionedKeyWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeSampleKeyWritten: sampled rows whose keys were written past the
+// range the stats say (by half a range: a partition past the 128) neither
+// index past the sample's counts nor pass unseen: range partitions are
+// still taken, and the grouping ends with ErrValue.
+func TestRangeSampleKeyWritten(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	n := 200_000
+	k := make([]int64, n)
+	for i := range k {
+		k[i] = r.Int64N(1 << 40)
+	}
+	keys := []*pdarray.Array{pdarray.FromSlice(k)}
+	st := keyStatsOf(PlainEnv(1), keys[0])
+	wk := pdarray.View[int64](keys[0])
+	for j := 0; j < partSamples; j += 10 {
+		i := int(uint64(j) * uint64(n) / partSamples) // a sampled row
+		wk[i] = 1<<40 + 1<<39
+	}
+	rr := rangedRuns.Load()
+	_, err := GroupByWith(PlainEnv(1), keys, true, StrategyPartitioned, []*KeyStats{&st})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrValue || rangedRuns.Load() == rr {
+		t.Errorf("%v, range partitions %v", err, rangedRuns.Load() > rr)
+	}
+}

@@ -68,7 +68,7 @@ var partitionedRuns, rangedRuns, probeRuns atomic.Uint64
 // loneProbes counts probeLoneIDs calls (tests check the path).
 var loneProbes atomic.Uint64
 
-// partFunc is a row's partition, the high word of (k*mul)·scale: one loop
+// partFunc is a row's partition, the high word of (k*mul)·scale (hi): one loop
 // serves both kinds (for hashes mul is hashMul and scale parts, so the
 // partition is the hash's top bits; for ranges mul is 1 and scale
 // 2^64·parts/total, so the partition is k's place in [0, total) scaled to
@@ -77,10 +77,6 @@ var loneProbes atomic.Uint64
 type partFunc struct {
 	mul, scale uint64
 	parts      int
-}
-
-func (f partFunc) of(k uint64) uint8 {
-	return uint8(f.hi(k))
 }
 
 // hi is k's partition before it is narrowed to a byte: at least parts (and
@@ -115,7 +111,11 @@ func rangeParts(specs []keySpec, n int, total uint64, parts int) (partFunc, bool
 		if p[0] == dropKey {
 			continue
 		}
-		cnt[f.of(p[0])]++
+		q := f.hi(p[0])
+		if q >= uint64(parts) {
+			continue // a key written past its range: partCount reports it
+		}
+		cnt[q]++
 		got++
 	}
 	most := 0
