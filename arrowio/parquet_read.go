@@ -117,8 +117,7 @@ type ParquetPlan struct {
 	Rows    int
 	policy  NullPolicy
 	files   []*file.Reader
-	srcs    []io.ReaderAt
-	recs    []*recordingReader // srcs as recordingReaders (the failed reads arrow-go's reader met: dataErr)
+	srcs    []*recordingReader // the files' readers, which keep their failed reads (dataErr)
 	names   []string
 	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
 	alloc   *poolAllocator
@@ -236,8 +235,7 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			return nil, err
 		}
 		p.files = append(p.files, r)
-		p.srcs = append(p.srcs, src.R)
-		p.recs = append(p.recs, rec)
+		p.srcs = append(p.srcs, rec)
 		p.names = append(p.names, src.Name)
 	}
 	sc := p.files[0].MetaData().Schema
@@ -406,7 +404,7 @@ func (r *recordingReader) failed(after uint64, lo, hi int64) (readError, bool) {
 // failed since the unit began (after that many failed reads of its file),
 // else ErrData.
 func (p *ParquetPlan) dataErr(f, rg int, col string, after uint64, lo, hi int64, what any) error {
-	if re, ok := p.recs[f].failed(after, lo, hi); ok {
+	if re, ok := p.srcs[f].failed(after, lo, hi); ok {
 		return errorf(ErrIO, "%s: row group %d, column %q: %v", p.names[f], rg, col, re)
 	}
 	return errorf(ErrData, "%s: row group %d, column %q: %v", p.names[f], rg, col, what)
@@ -669,7 +667,7 @@ func (p *ParquetPlan) readUnit(f, rg, col int, dst, mask *pdarray.Array, sc *scr
 	md := r.MetaData()
 	idx := md.Schema.ColumnIndexByName(pc.Name)
 	// The chunk's bytes, to tell a failed read of them (dataErr).
-	after, lo, hi := p.recs[f].seq.Load(), int64(0), int64(math.MaxInt64)
+	after, lo, hi := p.srcs[f].seq.Load(), int64(0), int64(math.MaxInt64)
 	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil {
 		if start, n, ok := chunkRange(cc, 0); ok {
 			lo, hi = start, start+n
