@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -169,6 +170,11 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		args = map[string]any{}
 	}
 	args["name"] = name
+	return c.downloadLocked(ctx, name, args, want, into)
+}
+
+// downloadLocked is download with c.mu held.
+func (c *Client) downloadLocked(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (*pdarray.Array, error) {
 	if a, ok, err := c.downloadLane(ctx, name, args, want, into); ok {
 		return a, err
 	}
@@ -197,7 +203,7 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 	if c.compression != "" {
 		args["compression"] = c.compression
 	}
-	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
+	rep, frames, done, err := c.downloadCall(ctx, args)
 	if err != nil {
 		if st != nil {
 			// Abandoned: the server will still write the bytes, so this
@@ -206,13 +212,40 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		}
 		return nil, err
 	}
-	defer m.Close()
+	defer func() { done() }()
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
 	info, err := parseInfo(rep.Result)
 	if err != nil {
 		return nil, err
+	}
+	_, streamed := rep.Result["stream"]
+	if inline, asked := rep.Result["inline"].(bool); asked && !inline && !streamed {
+		// Too large to come inline, and no stream to send it on (the lane
+		// carries no large reply): now that its size is known, open a
+		// stream for it where one pays, else ask again on ZeroMQ.
+		done()
+		done = func() {}
+		delete(args, "inline_max")
+		if info.NBytes >= StreamThreshold && c.transport == TransportAuto && c.stream == nil {
+			if st, _ := c.useStream(ctx, info.NBytes); st != nil {
+				return c.downloadLocked(ctx, name, args, want, into)
+			}
+		}
+		m, err := c.zmqCall(ctx, args, &rep)
+		if err != nil {
+			return nil, err
+		}
+		frames, done = m.frames, m.done
+		if err := rep.Err(); err != nil {
+			return nil, err
+		}
+		if info, err = parseInfo(rep.Result); err != nil {
+			return nil, err
+		}
+	} else if inline {
+		st = nil // the bytes are in the reply's frames
 	}
 	if st != nil {
 		a, err := result(info, into)
@@ -244,28 +277,37 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		return nil, fmt.Errorf("client: server sent frame_size %d", fs)
 	}
 	if asString(rep.Result["compression"]) == transfer.CompressionZstd {
-		if want := transfer.NumFrames(info.NBytes, fs); m.Len()-1 != want {
-			return nil, fmt.Errorf("client: server sent %d compressed frames, want %d", m.Len()-1, want)
+		if want := transfer.NumFrames(info.NBytes, fs); len(frames) != want {
+			return nil, fmt.Errorf("client: server sent %d compressed frames, want %d", len(frames), want)
 		}
 		a, err := result(info, into)
 		if err != nil {
 			return nil, err
 		}
 		dst := a.Bytes()
-		err = transfer.ParallelFrames(m.Len()-1, runtime.GOMAXPROCS(0), func(i int) error {
+		err = transfer.ParallelFrames(len(frames), runtime.GOMAXPROCS(0), func(i int) error {
 			lo, hi := transfer.FrameBounds(i, info.NBytes, fs)
-			return transfer.DecompressFrame(dst[lo:hi], m.Frame(i+1))
+			return transfer.DecompressFrame(dst[lo:hi], frames[i])
 		})
 		if err != nil {
 			return nil, fmt.Errorf("client: server's compressed download: %w", err)
 		}
 		return a, nil
 	}
-	sizes := make([]int, m.Len()-1)
-	for i := range sizes {
-		sizes[i] = m.FrameSize(i + 1)
+	return framesInto(info, into, frames, rep.Result)
+}
+
+// framesInto checks a download reply's payload frames against its
+// description and copies them into a new array, or a prefix of into.
+func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any) (*pdarray.Array, error) {
+	if info.NBytes != info.Size*info.DType.Size() {
+		return nil, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
 	}
-	if err := transfer.CheckFrames(sizes, info.NBytes, fs, fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
+	sizes := make([]int, len(frames))
+	for i, f := range frames {
+		sizes[i] = len(f)
+	}
+	if err := transfer.CheckFrames(sizes, info.NBytes, int(asInt(res["frame_size"])), fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
 		return nil, fmt.Errorf("client: server's reply to download: %w", err)
 	}
 	a, err := result(info, into)
@@ -273,11 +315,62 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		return nil, err
 	}
 	dst, off := a.Bytes(), 0
-	for i := 1; i < m.Len(); i++ {
-		off += copy(dst[off:], m.Frame(i))
+	for _, f := range frames {
+		off += copy(dst[off:], f)
 	}
 	return a, nil
 }
+
+// zmqReply is a reply's payload frames and the call that lets them go.
+type zmqReply struct {
+	frames [][]byte
+	done   func()
+}
+
+// zmqCall sends a download request on ZeroMQ; rep receives the reply.
+// The frames alias libzmq's message until done.
+func (c *Client) zmqCall(ctx context.Context, args map[string]any, rep **transfer.Reply) (zmqReply, error) {
+	r, m, err := c.callLocked(ctx, "download", args, nil, nil)
+	if err != nil {
+		return zmqReply{}, err
+	}
+	*rep = r
+	frames := make([][]byte, m.Len()-1)
+	for i := range frames {
+		frames[i] = m.Frame(i + 1)
+	}
+	return zmqReply{frames: frames, done: func() { m.Close() }}, nil
+}
+
+// downloadCall sends a download request whose reply's size the client
+// does not know: over the request lane, with inline_max, where the server
+// takes it (get_config's download_inline) and the lane could carry the
+// bytes (no compression, TransportAuto); else on ZeroMQ. Arrays under
+// LanePayloadMax then come back inline in the lane's reply, skipping
+// libzmq (and the stream, if args name one); larger ones go on the stream
+// args name, or, without one, the reply only describes them ("inline":
+// false). The frames stay valid until done.
+func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
+	// At most MaxLaneFrames-1 frames of the server's size fit a lane reply.
+	inlineMax := min(LanePayloadMax-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
+	if c.config.DownloadInline && c.config.LanePayload && c.compression == "" && c.transport == TransportAuto && inlineMax > 0 {
+		if l := c.laneFor(ctx, "download"); l != nil {
+			args["inline_max"] = inlineMax
+			laneDownloads.Add(1)
+			rep, frames, err := c.callLane(ctx, l, "download", args, nil)
+			return rep, frames, func() {}, err
+		}
+	}
+	var rep *transfer.Reply
+	m, err := c.zmqCall(ctx, args, &rep)
+	return rep, m.frames, m.done, err
+}
+
+var laneDownloads atomic.Uint64
+
+// LaneDownloads returns how many downloads of an array of unknown size
+// this process asked for over a request lane (tests check the path).
+func LaneDownloads() uint64 { return laneDownloads.Load() }
 
 // downloadLane downloads a small range of an array, or an array into a
 // small destination, over the request lane, in frames (ok false: neither,
@@ -318,30 +411,19 @@ func (c *Client) downloadLane(ctx context.Context, name string, args map[string]
 	if want != pdarray.Invalid && info.DType != want {
 		return nil, true, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
 	}
-	if info.NBytes != info.Size*info.DType.Size() {
-		return nil, true, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
-	}
-	sizes := make([]int, len(frames))
-	for i, f := range frames {
-		sizes[i] = len(f)
-	}
-	if err := transfer.CheckFrames(sizes, info.NBytes, int(asInt(rep.Result["frame_size"])), fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
-		return nil, true, fmt.Errorf("client: server's reply to download: %w", err)
-	}
-	if a, err = result(info, into); err != nil {
-		return nil, true, err
-	}
-	dst, off := a.Bytes(), 0
-	for _, f := range frames {
-		off += copy(dst[off:], f)
-	}
-	return a, true, nil
+	a, err = framesInto(info, into, frames, rep.Result)
+	return a, true, err
 }
 
 // result is the array a download writes into: a new one, or a prefix of into.
 func result(info ArrayInfo, into []byte) (*pdarray.Array, error) {
 	if into == nil {
-		return pdarray.AllocUninit(info.DType, info.Size) // every byte is written
+		nb, err := info.DType.NBytes(uint64(info.Size))
+		if err != nil || info.Size < 0 {
+			return pdarray.AllocUninit(info.DType, info.Size) // its error names what was wrong
+		}
+		// Every byte is written: a pooled buffer, or new memory unzeroed.
+		return pdarray.Wrap(info.DType, downloadPool.get(nb))
 	}
 	if len(into) < info.NBytes {
 		return nil, fmt.Errorf("client: array '%s' holds %d elements, more than the %d the destination holds", info.Name, info.Size, len(into)/max(info.DType.Size(), 1))
@@ -441,21 +523,41 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 // mem is then that copy, and segment copiedNotMapped.
 func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	args := map[string]any{"name": name, "stream": st.id, "shm": true}
+	var rep *transfer.Reply
+	var frames [][]byte
+	done := func() {}
 	if shmMin > 0 {
 		args["shm_min"] = shmMin
+		// A private copy of an array of unknown size: a small one may come
+		// inline over the lane.
+		rep, frames, done, err = c.downloadCall(ctx, args)
+	} else {
+		var m zmqReply
+		if m, err = c.zmqCall(ctx, args, &rep); err == nil {
+			m.done() // no frames: the bytes come on the stream or in a segment
+		}
 	}
-	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
 		c.closeStream() // abandoned: the descriptor may still come
 		return nil, info, 0, false, err
 	}
-	m.Close()
+	defer done()
 	if err := rep.Err(); err != nil {
 		return nil, info, 0, false, err
 	}
 	if info, err = parseInfo(rep.Result); err != nil {
 		c.closeStream()
 		return nil, info, 0, false, err
+	}
+	if inline, _ := rep.Result["inline"].(bool); inline {
+		if want != pdarray.Invalid && info.DType != want {
+			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
+		}
+		a, err := framesInto(info, into, frames, rep.Result)
+		if err != nil {
+			return nil, info, 0, false, err
+		}
+		return a.Bytes(), info, copiedNotMapped, true, nil
 	}
 	st.deadline(ctx)
 	if shm, _ := rep.Result["shm"].(bool); !shm {

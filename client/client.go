@@ -68,6 +68,7 @@ type ServerConfig struct {
 	Auth            bool
 	DTypes          []string
 	LanePayload     bool // takes small uploads and downloads over a request lane
+	DownloadInline  bool // download takes inline_max: small arrays inline in the reply
 }
 
 // ArrayInfo describes a stored array.
@@ -222,6 +223,7 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 		Workers:         int(asInt(res["workers"])),
 		Auth:            res["auth"] == true,
 		LanePayload:     res["lane_payload"] == true,
+		DownloadInline:  res["download_inline"] == true,
 	}
 	if l, ok := res["dtypes"].([]any); ok {
 		for _, d := range l {

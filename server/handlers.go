@@ -405,6 +405,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"auth":             s.cfg.Auth,
 		"dtypes":           pdarray.DTypeNames(),
 		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
+		"download_inline":  true, // download takes inline_max (cmdDownload)
 	}}, nil
 }
 
@@ -620,6 +621,8 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if !s.noShmMin {
 		shmMin = a.OptUint("shm_min", 0)
 	}
+	inline := a.Has("inline_max")
+	inlineMax := a.OptUint("inline_max", 0)
 	frameSize := s.frameSizeArg(a, false)
 	compression := s.compressionArg(a)
 	if err := a.Done(); err != nil {
@@ -648,6 +651,20 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	isz := uint64(arr.DType().Size())
 	body := arr.Bytes()[start*isz : stop*isz]
 	result := map[string]any{"name": name, "dtype": arr.DType().String(), "size": stop - start, "nbytes": len(body), "frame_size": frameSize}
+	if inline {
+		// inline_max (get_config's download_inline): a client that does not
+		// know the array's size asks over its request lane; bytes up to
+		// inline_max come back in the reply's frames, whatever stream and
+		// shm say (the stream is not touched); more go the way those say,
+		// or, without a stream, not at all: the reply describes the array
+		// ("inline": false) and the client asks again the way it wants.
+		result["inline"] = uint64(len(body)) <= inlineMax
+		if uint64(len(body)) <= inlineMax {
+			streamID, shm = 0, false
+		} else if streamID == 0 {
+			return &response{result: result}, nil
+		}
+	}
 	s.stats.Downloads.Add(1)
 	if streamID != 0 {
 		// Nothing is written before the reply, so a failure up to here

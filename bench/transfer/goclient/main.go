@@ -457,6 +457,11 @@ func timeLatency(ctx context.Context, n, block int, echoURL string, zc *client.C
 		log.Fatal(err)
 	}
 	defer arktosCli.Delete(ctx, info.Name)
+	whole, err := client.Upload(ctx, arktosCli, make([]int64, 100)) // Download of a whole small array
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer arktosCli.Delete(ctx, whole.Name)
 	type kind struct {
 		name string
 		do   func()
@@ -485,6 +490,10 @@ func timeLatency(ctx context.Context, n, block int, echoURL string, zc *client.C
 			made = append(made, up.Name)
 		}}, kind{"download 100 int64 (" + via.name + ")", func() {
 			if _, err := client.DownloadRange[int64](ctx, c, info.Name, 0, 100); err != nil {
+				log.Fatal(err)
+			}
+		}}, kind{"download whole 100 int64 (" + via.name + ")", func() {
+			if _, err := client.Download[int64](ctx, c, whole.Name); err != nil {
 				log.Fatal(err)
 			}
 		}})

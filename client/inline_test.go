@@ -1,0 +1,147 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// counts returns a function giving how many requests the server took over
+// ZeroMQ since now, and how many bytes it streamed out. The stats requests
+// go over the lane; the first is counted in the second's requests and
+// lane_requests alike, so the difference leaves both out.
+func counts(t *testing.T, ctx context.Context, c *client.Client) func() (zmq, streamed int64) {
+	t.Helper()
+	before, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() (int64, int64) {
+		t.Helper()
+		after, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := func(k string) int64 { return after[k] - before[k] }
+		return d("requests") - d("lane_requests"), d("bytes_stream_out")
+	}
+}
+
+// TestDownloadInline: a whole-array Download, whose size the client does
+// not know, asks over the request lane: a small array comes back in the
+// lane's reply and nothing goes over ZeroMQ; a large one, before the client
+// has a stream, is described, a stream is opened for it (the one ZeroMQ
+// request) and its bytes come on it; then large downloads take the lane and
+// the stream only. Over shared memory alike (the copy-out's release is on
+// ZeroMQ). Every result is bit-exact; errors come back over the lane and
+// the client goes on.
+func TestDownloadInline(t *testing.T) {
+	srv := testserver.Start(t)
+	for _, tc := range []struct {
+		name string
+		opts []client.Option
+	}{
+		{"tcp", []client.Option{client.WithSharedMemory(false), client.WithStreamNetwork("tcp")}},
+		{"shm", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxT(t)
+			c := dial(t, srv.URL, tc.opts...)
+			if !c.Config().DownloadInline {
+				t.Fatal("the server does not say download_inline")
+			}
+			small := randomArray(pdarray.Float64, 1000, 1)
+			large := randomArray(pdarray.Float64, 3<<17+5, 2) // 3 MiB: streamed
+			huge := randomArray(pdarray.Float64, client.ShmCopyMin/8+9, 3)
+			var names []string
+			for _, a := range []*pdarray.Array{small, large, huge} {
+				info, err := client.UploadArray(ctx, c, a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, info.Name)
+			}
+			c.Close() // a fresh client, with no stream yet
+			c = dial(t, srv.URL, tc.opts...)
+
+			check := func(what string, name string, want *pdarray.Array, wantZmq, wantStreamed int64) {
+				t.Helper()
+				n := counts(t, ctx, c)
+				lanes := client.LaneDownloads()
+				got, err := client.Download[float64](ctx, c, name)
+				if err != nil || !bytes.Equal(pdarray.AsBytes(got), want.Bytes()) {
+					t.Fatalf("%s: download differs: %v", what, err)
+				}
+				zmq, streamed := n()
+				if zmq != wantZmq || client.LaneDownloads() == lanes || streamed != wantStreamed {
+					t.Fatalf("%s: %d ZeroMQ requests, %d lane downloads, %d bytes streamed; want %d, at least 1, %d", what, zmq, client.LaneDownloads()-lanes, streamed, wantZmq, wantStreamed)
+				}
+			}
+			check("small, no stream", names[0], small, 0, 0)
+			check("large, no stream yet", names[1], large, 1, int64(large.NBytes())) // open_stream
+			check("large", names[1], large, 0, int64(large.NBytes()))
+			check("small, with a stream", names[0], small, 0, 0)
+			if tc.name == "shm" {
+				if c.StreamNetwork() != "unix" {
+					t.Fatalf("stream network %q, want unix", c.StreamNetwork())
+				}
+				copies := client.ShmCopies()
+				check("copy-out", names[2], huge, 1, 0) // shm_release
+				if client.ShmCopies() != copies+1 {
+					t.Fatal("the huge array was not copied out of its segment")
+				}
+			} else {
+				check("huge", names[2], huge, 0, int64(huge.NBytes()))
+			}
+			// Into a caller's buffer larger than the lane's payload.
+			dst := make([]float64, large.Len()+3)
+			if k, err := client.DownloadInto(ctx, c, names[1], dst); err != nil || k != large.Len() || !bytes.Equal(pdarray.AsBytes(dst[:k]), large.Bytes()) {
+				t.Fatal("DownloadInto:", k, err)
+			}
+			// Errors come back over the lane; the lane and the stream go on.
+			if _, err := client.Download[int64](ctx, c, names[0]); err == nil || !strings.Contains(err.Error(), "float64") {
+				t.Fatalf("wrong dtype: %v", err)
+			}
+			if _, err := client.Download[float64](ctx, c, "no_such_array"); err == nil || !strings.Contains(err.Error(), "no_such_array") {
+				t.Fatalf("missing array: %v", err)
+			}
+			check("after errors", names[1], large, 0, int64(large.NBytes()))
+		})
+	}
+}
+
+// TestDownloadInlineRaw: inline_max over ZeroMQ, as any client may send it:
+// an array over it, with no stream, is only described ("inline": false,
+// its size and dtype, counted as no download); at or under it, it comes
+// inline.
+func TestDownloadInlineRaw(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	if _, err := client.Upload(ctx, c, make([]int32, 1000), client.WithName("x")); err != nil {
+		t.Fatal(err)
+	}
+	d := statsDelta(t, ctx, c)
+	for _, tc := range []struct {
+		max    int
+		inline bool
+	}{{3999, false}, {4000, true}, {0, false}} {
+		rep, err := c.SendRaw(ctx, [][]byte{header(t, 77, "download", map[string]any{"name": "x", "inline_max": tc.max})})
+		if err != nil || rep.Err() != nil {
+			t.Fatal(err, rep.Err())
+		}
+		r := rep.Result
+		if r["inline"] != tc.inline || r["dtype"] != "int32" || fmt.Sprint(r["nbytes"]) != "4000" || fmt.Sprint(r["size"]) != "1000" {
+			t.Fatalf("inline_max %d: %v; want inline %v, int32, 1000 elements, 4000 bytes", tc.max, r, tc.inline)
+		}
+	}
+	if got := d("downloads"); got != 1 {
+		t.Fatalf("%d downloads counted, want 1 (the inline one)", got)
+	}
+}
