@@ -218,16 +218,32 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 	}
 	info, err := parseInfo(rep.Result)
 	if err != nil {
+		if st != nil {
+			c.closeStream() // the bytes may follow on it
+		}
 		return nil, err
 	}
 	_, streamed := rep.Result["stream"]
-	if inline, asked := rep.Result["inline"].(bool); asked && !inline && !streamed {
+	inline, isBool := rep.Result["inline"].(bool)
+	if _, asked := args["inline_max"]; asked && !isBool {
+		if st != nil {
+			c.closeStream()
+		}
+		return nil, fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
+	}
+	if isBool && !inline && !streamed {
 		// Too large to come inline, and no stream to send it on (the lane
 		// carries no large reply): now that its size is known, open a
 		// stream for it where one pays, else ask again on ZeroMQ.
 		done()
 		done = func() {}
 		delete(args, "inline_max")
+		if want != pdarray.Invalid && info.DType != want {
+			return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+		}
+		if into != nil && len(into) < info.NBytes {
+			return result(info, into) // its error says the destination is too small
+		}
 		if info.NBytes >= StreamThreshold && c.transport == TransportAuto && c.stream == nil {
 			if st, _ := c.useStream(ctx, info.NBytes); st != nil {
 				return c.downloadLocked(ctx, name, args, want, into)
@@ -244,7 +260,7 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		if info, err = parseInfo(rep.Result); err != nil {
 			return nil, err
 		}
-	} else if inline {
+	} else if isBool && inline {
 		st = nil // the bytes are in the reply's frames
 	}
 	if st != nil {
@@ -332,7 +348,7 @@ type zmqReply struct {
 func (c *Client) zmqCall(ctx context.Context, args map[string]any, rep **transfer.Reply) (zmqReply, error) {
 	r, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
-		return zmqReply{}, err
+		return zmqReply{done: func() {}}, err
 	}
 	*rep = r
 	frames := make([][]byte, m.Len()-1)
@@ -549,7 +565,12 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		c.closeStream()
 		return nil, info, 0, false, err
 	}
-	if inline, _ := rep.Result["inline"].(bool); inline {
+	inline, isBool := rep.Result["inline"].(bool)
+	if _, asked := args["inline_max"]; asked && !isBool {
+		c.closeStream()
+		return nil, info, 0, false, fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
+	}
+	if inline {
 		if want != pdarray.Invalid && info.DType != want {
 			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
 		}

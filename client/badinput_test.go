@@ -76,6 +76,7 @@ func TestBadInput(t *testing.T) {
 		{name: "shm without a stream", cmd: "download", args: map[string]any{"name": "keep", "shm": true}, code: transfer.MissingArgument, substr: "needs the unix 'stream'"},
 		{name: "negative shm_min", cmd: "download", args: map[string]any{"name": "keep", "shm_min": -1}, code: transfer.ArgumentValue, substr: "argument 'shm_min' of 'download' must be >= 0, got -1"},
 		{name: "mistyped shm_min", cmd: "download", args: map[string]any{"name": "keep", "shm_min": "16MiB"}, code: transfer.ArgumentType, substr: "argument 'shm_min' of 'download' must be a non-negative integer, got str"},
+		{name: "compression with a stream", cmd: "download", args: map[string]any{"name": "keep", "stream": 5, "compression": "zstd"}, code: transfer.ArgumentValue, substr: "compression applies to frames, not to a bulk stream"},
 		{name: "negative inline_max", cmd: "download", args: map[string]any{"name": "keep", "inline_max": -1}, code: transfer.ArgumentValue, substr: "argument 'inline_max' of 'download' must be >= 0, got -1"},
 		{name: "mistyped inline_max", cmd: "download", args: map[string]any{"name": "keep", "inline_max": true}, code: transfer.ArgumentType, substr: "argument 'inline_max' of 'download' must be a non-negative integer, got bool"},
 		{name: "delete non-list", cmd: "delete", args: map[string]any{"names": "keep"}, code: transfer.ArgumentType, substr: "must be a list of strings, got str"},

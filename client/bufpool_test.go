@@ -12,10 +12,21 @@ import (
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
-// freshPool empties the download pool (other tests' garbage may have filled
-// it) and restores the default limit when the test ends.
+// freshPool empties the download pool and restores the default limit when
+// the test ends. Other tests' downloads may be garbage not yet found: it
+// collects until three rounds in a row hand nothing back.
 func freshPool(t *testing.T) {
 	t.Helper()
+	for same := 0; same < 3; {
+		_, _, before := client.DownloadPoolStats()
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+		if _, _, after := client.DownloadPoolStats(); after == before {
+			same++
+		} else {
+			same = 0
+		}
+	}
 	client.SetDownloadPool(0)
 	client.SetDownloadPool(1 << 30)
 	t.Cleanup(func() { client.SetDownloadPool(1 << 30) })

@@ -46,6 +46,7 @@ type Client struct {
 	compression   string
 	noShm         bool               // WithSharedMemory(false)
 	noShmMin      bool               // the server refused download's shm_min (an older server)
+	noStream      bool               // a stream could not be opened (TransportAuto): frames from then on
 	stream        *bulkStream        // nil until the first large transfer; guarded by mu
 	noLane        bool               // WithLane(false)
 	laneSpin      time.Duration      // WithLaneSpin; 0: none

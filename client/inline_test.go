@@ -145,3 +145,31 @@ func TestDownloadInlineRaw(t *testing.T) {
 		t.Fatalf("%d downloads counted, want 1 (the inline one)", got)
 	}
 }
+
+// TestDownloadInlineOlderServer: a server that does not say download_inline
+// (ARKTOS_DEBUG_NO_DOWNLOAD_INLINE makes ours one) is never sent inline_max:
+// whole downloads go over ZeroMQ as before, bit-exact.
+func TestDownloadInlineOlderServer(t *testing.T) {
+	t.Setenv("ARKTOS_DEBUG_NO_DOWNLOAD_INLINE", "1")
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	if c.Config().DownloadInline {
+		t.Fatal("the server says download_inline")
+	}
+	for _, a := range []*pdarray.Array{randomArray(pdarray.Int64, 100, 1), randomArray(pdarray.Int64, 3<<17, 2)} {
+		info, err := client.UploadArray(ctx, c, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lanes := client.LaneDownloads()
+		n := counts(t, ctx, c)
+		got, err := client.Download[int64](ctx, c, info.Name)
+		if err != nil || !bytes.Equal(pdarray.AsBytes(got), a.Bytes()) {
+			t.Fatal("download differs:", err)
+		}
+		if zmq, _ := n(); zmq < 1 || client.LaneDownloads() != lanes {
+			t.Fatalf("%d ZeroMQ requests, %d lane downloads; want the download on ZeroMQ", zmq, client.LaneDownloads()-lanes)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	case TransportFrames:
 		return nil, nil
 	case TransportAuto:
-		if nbytes < StreamThreshold {
+		if nbytes < StreamThreshold || c.noStream {
 			return nil, nil
 		}
 	}
@@ -81,7 +81,10 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	}
 	st, err := c.openStream(ctx)
 	if err != nil && c.transport == TransportAuto {
-		return nil, nil // the server offers none, or it cannot be reached: frames work
+		// The server offers none, or it cannot be reached: frames work,
+		// and this client does not ask again (unless the caller gave up).
+		c.noStream = ctx.Err() == nil
+		return nil, nil
 	}
 	c.stream = st
 	return st, err

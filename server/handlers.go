@@ -396,7 +396,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	return &response{result: map[string]any{
+	cfg := map[string]any{
 		"protocol_version": transfer.Version,
 		"server_version":   Version,
 		"max_frame_size":   s.cfg.FrameSize,
@@ -405,8 +405,11 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"auth":             s.cfg.Auth,
 		"dtypes":           pdarray.DTypeNames(),
 		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
-		"download_inline":  true, // download takes inline_max (cmdDownload)
-	}}, nil
+	}
+	if !s.noInline {
+		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
+	}
+	return &response{result: cfg}, nil
 }
 
 // checkName refuses names a user could not type back or that break logs.
@@ -621,8 +624,11 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if !s.noShmMin {
 		shmMin = a.OptUint("shm_min", 0)
 	}
-	inline := a.Has("inline_max")
-	inlineMax := a.OptUint("inline_max", 0)
+	inline, inlineMax := false, uint64(0)
+	if !s.noInline {
+		inline = a.Has("inline_max")
+		inlineMax = a.OptUint("inline_max", 0)
+	}
 	frameSize := s.frameSizeArg(a, false)
 	compression := s.compressionArg(a)
 	if err := a.Done(); err != nil {
@@ -630,6 +636,9 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	}
 	if shm && streamID == 0 {
 		return nil, transfer.Errorf(transfer.MissingArgument, "download with shm=true needs the unix 'stream' its descriptor travels on")
+	}
+	if compression != transfer.CompressionNone && streamID != 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "compression applies to frames, not to a bulk stream; drop one of them")
 	}
 	arr, release, err := s.store.acquire(name)
 	if err != nil {
@@ -706,9 +715,6 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		frames[i] = body[lo:hi]
 	}
 	if compression == transfer.CompressionZstd {
-		if streamID != 0 {
-			return nil, transfer.Errorf(transfer.ArgumentValue, "compression applies to frames, not to a bulk stream; drop one of them")
-		}
 		// The compressed copies (at most about the array's size, random
 		// data) count against --max-memory until the reply is sent.
 		held := int64(len(body)) + int64(len(frames))*64

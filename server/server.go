@@ -71,6 +71,10 @@ type Server struct {
 	// noShmMin: download takes no shm_min argument, as a server older than
 	// it (ARKTOS_DEBUG_NO_SHM_MIN=1, for the clients' fallback tests).
 	noShmMin bool
+	// noInline: download takes no inline_max and get_config does not say
+	// download_inline, as a server older than it
+	// (ARKTOS_DEBUG_NO_DOWNLOAD_INLINE=1, for the clients' tests).
+	noInline bool
 }
 
 // Stats are counters exposed by the stats command; tests use them to prove
@@ -113,6 +117,7 @@ func New(cfg Config) (*Server, error) {
 		memfdDisabled.Store(true)
 	}
 	s.noShmMin = os.Getenv("ARKTOS_DEBUG_NO_SHM_MIN") == "1"
+	s.noInline = os.Getenv("ARKTOS_DEBUG_NO_DOWNLOAD_INLINE") == "1"
 	if err := s.setupToken(); err != nil {
 		return nil, err
 	}
