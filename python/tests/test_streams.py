@@ -50,9 +50,14 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
         before = stats(conn)
         a = conn.array(x)
         copies = path_counts["shm_copies_out"]
+        mid = stats(conn)
         back = a.to_ndarray()
         after = stats(conn)
         assert back.tobytes() == x.tobytes() and back.flags.writeable
+        # A download whose bytes go on the stream or in a segment is asked
+        # over the lane (the segment's release goes over ZeroMQ).
+        zmq = (after["requests"] - mid["requests"]) - (after["lane_requests"] - mid["lane_requests"])
+        assert zmq == {"shm": 1, "stream": 0, "frames": 1}[path]
         d = {k: after[k] - before[k] for k in after}
         if path == "shm":
             assert (d["shm_uploads"], d["bytes_stream_in"], d["bytes_copied_in"]) == (1, 0, 0)

@@ -965,6 +965,11 @@ class Connection:
                 and bool(self.__dict__.get("config", {}).get("lane_payload"))
                 and n_frames(nbytes, self.max_frame_size) < LANE_MAX_FRAMES)
 
+    def _lane_reply_only(self) -> bool:
+        """Whether a download whose bytes go on a stream or in a segment may
+        be asked over the lane, to a server that takes downloads there."""
+        return bool(self.lane and self.__dict__.get("config", {}).get("lane_payload"))
+
     def _usable_lane(self) -> _Lane | None:
         """The lane to send a small request on, opened on first use; None
         when there is none (lane=False, not offered, or still owed the reply
@@ -1108,7 +1113,11 @@ class Connection:
             if stream is not None:
                 args["stream"] = stream.id
             try:
-                result, frames = self._roundtrip("download", args, (), None, lane_ok=lane_ok and stream is None)
+                # Its bytes on a stream, or its segment's descriptor, follow
+                # a reply that carries none: the request may take the lane.
+                result, frames = self._roundtrip("download", args, (), None,
+                                                 lane_ok=(lane_ok and stream is None) or
+                                                 (stream is not None and self._lane_reply_only()))
             except BaseException:
                 if stream is not None:
                     # Abandoned (Ctrl-C, timeout): the server will still write
