@@ -14,6 +14,7 @@ import (
 
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
 // UploadOption configures Upload.
@@ -103,14 +104,24 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 			return parseInfo(rep.Result)
 		}
 	}
-	rep, m, err := c.callLocked(ctx, "upload", args, frames, whileWaiting)
+	var rep *transfer.Reply
+	if l := c.laneForStream(ctx, st); l != nil {
+		// The bytes go on the stream (or are in the lent segment): the
+		// request and its reply, without payload, take the lane.
+		laneStreamUploads.Add(1)
+		rep, err = c.callLaneWhile(ctx, l, "upload", args, whileWaiting)
+	} else {
+		var m *zframe.Multipart
+		if rep, m, err = c.callLocked(ctx, "upload", args, frames, whileWaiting); err == nil {
+			m.Close()
+		}
+	}
 	if err != nil {
 		if st != nil {
 			c.closeStream() // the bytes may be half-sent
 		}
 		return ArrayInfo{}, err
 	}
-	m.Close()
 	if err := rep.Err(); err != nil {
 		if st != nil {
 			c.closeStream() // a refused upload's stream is closed by the server
@@ -381,6 +392,22 @@ func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transf
 	m, err := c.zmqCall(ctx, args, &rep)
 	return rep, m.frames, m.done, err
 }
+
+// laneForStream returns the lane for an upload whose bytes go on stream st
+// or in a lent segment (st not nil), or nil: no lane, or a server that does
+// not take uploads there (c.mu held).
+func (c *Client) laneForStream(ctx context.Context, st *bulkStream) *reqLane {
+	if st == nil || !c.config.LanePayload {
+		return nil
+	}
+	return c.laneFor(ctx, "upload")
+}
+
+var laneStreamUploads atomic.Uint64
+
+// LaneStreamUploads returns how many uploads over a stream or a lent
+// segment this process asked for over a request lane (tests check the path).
+func LaneStreamUploads() uint64 { return laneStreamUploads.Load() }
 
 var laneDownloads atomic.Uint64
 

@@ -394,7 +394,7 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 		if err != nil {
 			return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
 		}
-		rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil)
+		rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -173,3 +173,42 @@ func TestDownloadInlineOlderServer(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamUploadOverLane: an upload whose bytes go on the bulk stream, or
+// into a lent segment, sends its request over the lane: once the stream is
+// open no ZeroMQ request is made (a lease is asked for on ZeroMQ), and the
+// arrays come back bit-exact.
+func TestStreamUploadOverLane(t *testing.T) {
+	srv := testserver.Start(t)
+	for _, tc := range []struct {
+		name    string
+		opts    []client.Option
+		n       int
+		wantZmq int64
+	}{
+		{"tcp", []client.Option{client.WithSharedMemory(false), client.WithStreamNetwork("tcp")}, 3<<17 + 1, 0},
+		{"shm", nil, client.ShmCopyMin/8 + 1, 1}, // shm_lease
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := ctxT(t)
+			c := dial(t, srv.URL, tc.opts...)
+			for i := range 3 {
+				a := randomArray(pdarray.Float64, tc.n, uint64(i))
+				n := counts(t, ctx, c)
+				ups := client.LaneStreamUploads()
+				info, err := client.UploadArray(ctx, c, a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				zmq, _ := n()
+				if i > 0 && (zmq != tc.wantZmq || client.LaneStreamUploads() != ups+1) {
+					t.Fatalf("upload %d: %d ZeroMQ requests, %d over the lane; want %d, 1", i, zmq, client.LaneStreamUploads()-ups, tc.wantZmq)
+				}
+				back, err := client.DownloadArray(ctx, c, info.Name)
+				if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
+					t.Fatal("round trip differs:", err)
+				}
+			}
+		})
+	}
+}

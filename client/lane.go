@@ -60,7 +60,7 @@ func (c *Client) closeLane() {
 // laneCall sends one request on the lane and reads its reply. A request cut
 // short (ctx done, the server gone) closes the lane: a late reply has no
 // place on it; the next request opens another.
-func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, [][]byte, error) {
+func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte, cmd string, args map[string]any, payload [][]byte, whileWaiting func()) (*transfer.Reply, [][]byte, error) {
 	conn := l.s.conn
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
@@ -91,6 +91,9 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	}
 	if err := transfer.WriteLane(l.w, append([][]byte{hdr}, payload...)...); err != nil {
 		return fail(err)
+	}
+	if whileWaiting != nil {
+		whileWaiting()
 	}
 	if _, err := l.r.Peek(1); err != nil {
 		if ctx.Err() == nil {
@@ -165,7 +168,20 @@ func (c *Client) callLane(ctx context.Context, l *reqLane, cmd string, args map[
 	if err != nil {
 		return nil, nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
 	}
-	return c.laneCall(ctx, l, c.nextID, hdr, cmd, args, payload)
+	return c.laneCall(ctx, l, c.nextID, hdr, cmd, args, payload, nil)
+}
+
+// callLaneWhile is callLane with whileWaiting run once the request is
+// sent, before its reply is read (an upload's bytes on the bulk stream).
+func (c *Client) callLaneWhile(ctx context.Context, l *reqLane, cmd string, args map[string]any, whileWaiting func()) (*transfer.Reply, error) {
+	c.flushDeletes()
+	c.nextID++
+	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
+	if err != nil {
+		return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
+	}
+	rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil, whileWaiting)
+	return rep, err
 }
 
 // laneReplyWait is how long a lane reply that has begun may take to
