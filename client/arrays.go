@@ -94,7 +94,7 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 			}
 		} else if l := c.laneForPayload(ctx, "upload", len(body), fs); l != nil {
 			// A small array: its frames go over the request lane.
-			rep, _, err := c.callLane(ctx, l, "upload", args, frames)
+			rep, _, err := c.callLane(ctx, l, "upload", args, frames, nil)
 			if err != nil {
 				return ArrayInfo{}, err
 			}
@@ -109,7 +109,7 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 		// The bytes go on the stream (or are in the lent segment): the
 		// request and its reply, without payload, take the lane.
 		laneStreamUploads.Add(1)
-		rep, err = c.callLaneWhile(ctx, l, "upload", args, whileWaiting)
+		rep, _, err = c.callLane(ctx, l, "upload", args, nil, whileWaiting)
 	} else {
 		var m *zframe.Multipart
 		if rep, m, err = c.callLocked(ctx, "upload", args, frames, whileWaiting); err == nil {
@@ -384,7 +384,7 @@ func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transf
 		if l := c.laneFor(ctx, "download"); l != nil {
 			args["inline_max"] = inlineMax
 			laneDownloads.Add(1)
-			rep, frames, err := c.callLane(ctx, l, "download", args, nil)
+			rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
 			return rep, frames, func() {}, err
 		}
 	}
@@ -440,7 +440,7 @@ func (c *Client) downloadLane(ctx context.Context, name string, args map[string]
 	if l == nil {
 		return nil, false, nil
 	}
-	rep, frames, err := c.callLane(ctx, l, "download", args, nil)
+	rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
 	if err != nil {
 		return nil, true, err
 	}

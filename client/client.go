@@ -388,13 +388,7 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 	c.mu.Lock()
 	if l := c.laneFor(ctx, cmd); l != nil && c.sock != nil {
 		defer c.mu.Unlock()
-		c.flushDeletes()
-		c.nextID++
-		hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
-		if err != nil {
-			return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
-		}
-		rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil, nil)
+		rep, _, err := c.callLane(ctx, l, cmd, args, nil, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -160,28 +160,17 @@ func (c *Client) laneForPayload(ctx context.Context, cmd string, nbytes, fs int)
 }
 
 // callLane runs cmd on lane l with payload frames (c.mu held), as callLocked
-// does on ZeroMQ; it returns the reply and its payload frames.
-func (c *Client) callLane(ctx context.Context, l *reqLane, cmd string, args map[string]any, payload [][]byte) (*transfer.Reply, [][]byte, error) {
+// does on ZeroMQ, whileWaiting (when not nil) once the request is sent
+// (an upload's bytes on the bulk stream); it returns the reply and its
+// payload frames.
+func (c *Client) callLane(ctx context.Context, l *reqLane, cmd string, args map[string]any, payload [][]byte, whileWaiting func()) (*transfer.Reply, [][]byte, error) {
 	c.flushDeletes()
 	c.nextID++
 	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
 	if err != nil {
 		return nil, nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
 	}
-	return c.laneCall(ctx, l, c.nextID, hdr, cmd, args, payload, nil)
-}
-
-// callLaneWhile is callLane with whileWaiting run once the request is
-// sent, before its reply is read (an upload's bytes on the bulk stream).
-func (c *Client) callLaneWhile(ctx context.Context, l *reqLane, cmd string, args map[string]any, whileWaiting func()) (*transfer.Reply, error) {
-	c.flushDeletes()
-	c.nextID++
-	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: c.nextID, Token: c.token, Cmd: cmd, Args: args})
-	if err != nil {
-		return nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
-	}
-	rep, _, err := c.laneCall(ctx, l, c.nextID, hdr, cmd, args, nil, whileWaiting)
-	return rep, err
+	return c.laneCall(ctx, l, c.nextID, hdr, cmd, args, payload, whileWaiting)
 }
 
 // laneReplyWait is how long a lane reply that has begun may take to

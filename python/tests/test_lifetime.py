@@ -101,22 +101,20 @@ def test_close_sends_pending_deletes(server, conn: ak.Connection) -> None:
     assert name not in names_on(conn)
 
 
-def test_interrupted_request_leaves_connection_working(conn: ak.Connection, monkeypatch) -> None:
-    """Ctrl-C while waiting: the late reply is dropped by its id later."""
+@pytest.mark.parametrize("via", ["zmq", "lane"])
+def test_interrupted_request_leaves_connection_working(conn: ak.Connection, monkeypatch, via: str) -> None:
+    """Ctrl-C while waiting for a stream download's reply, on ZeroMQ or on
+    the lane: the late reply is dropped by its id later, and the stream,
+    whose position is lost, is opened again."""
     first = conn.array(np.arange(1_000_000, dtype=np.int64))
     second = conn.array(np.arange(7, dtype=np.int8))
-
-    class InterruptedPoller:
-        def poll(self, timeout=None):
-            raise KeyboardInterrupt
-
-    real_poller = conn._poller
-    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
-    with pytest.raises(KeyboardInterrupt):
-        first.to_ndarray()
-    monkeypatch.setattr(conn, "_poller", real_poller)
+    with interrupted_waits(conn, monkeypatch, via):
+        with pytest.raises(KeyboardInterrupt):
+            first.to_ndarray()
     assert second.to_ndarray().tolist() == list(range(7))
     assert first.to_ndarray()[-1] == 999_999
+    third = conn.array(np.arange(2_000_000, dtype=np.int64))  # over a stream again
+    assert third.to_ndarray()[-1] == 1_999_999
 
 
 @contextlib.contextmanager

@@ -47,6 +47,16 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
     conn = ak.Connection(server.url, **options)
     try:
         x = rng.standard_normal(SHM_THRESHOLD // 8 + 5)
+        if path != "frames":
+            conn.array(x).delete()  # opens the stream
+            s0 = stats(conn)
+            w = conn.array(x)
+            s1 = stats(conn)
+            w.delete()
+            # With the stream open, an upload's request takes the lane (over
+            # shared memory its lease is asked for on ZeroMQ).
+            assert (s1["requests"] - s0["requests"]) - (s1["lane_requests"] - s0["lane_requests"]) == \
+                {"shm": 1, "stream": 0}[path]
         before = stats(conn)
         a = conn.array(x)
         copies = path_counts["shm_copies_out"]

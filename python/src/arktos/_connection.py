@@ -877,16 +877,18 @@ class Connection:
 
     def _roundtrip(self, cmd: str, args: dict[str, Any], payload: Sequence[Any],
                    timeout: float | None, while_waiting: Callable[[], None] | None = None,
-                   lane_ok: bool = False) -> tuple[dict[str, Any], list[zmq.Frame]]:
+                   lane_ok: bool = False, lane_while: bool = False) -> tuple[dict[str, Any], list[zmq.Frame]]:
         """One request and its reply: over the lane when there is one and
         the request may take it (no payload either way, or lane_ok: a small
-        upload or download, see _lane_payload), else over ZeroMQ."""
+        upload or download, see _lane_payload, or one whose bytes go on a
+        stream), else over ZeroMQ. while_waiting runs once the request is
+        sent; a request with one takes the lane only with lane_while."""
         if timeout is None:
             timeout = self.timeout
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
-        if while_waiting is None and (lane_ok if cmd in _LANE_PAYLOAD else
-                                      not len(payload) and cmd not in _NOT_ON_LANE):
+        if (while_waiting is None or lane_while) and (lane_ok if cmd in _LANE_PAYLOAD else
+                                                      not len(payload) and cmd not in _NOT_ON_LANE):
             lane = self._usable_lane()
             if lane is not None:
                 try:
@@ -901,6 +903,13 @@ class Connection:
                         self._abandoned[req_id] = (cmd, args)
                     raise
                 else:
+                    if while_waiting is not None:
+                        try:
+                            while_waiting()
+                        except BaseException:  # Ctrl-C: the reply is owed on the lane
+                            lane.owed = req_id
+                            self._abandoned[req_id] = (cmd, args)
+                            raise
                     return self._lane_roundtrip(lane, req_id, cmd, args, timeout)
         if len(payload):
             self._socket.send_multipart([header, *payload], copy=False)
@@ -1391,7 +1400,9 @@ class Connection:
                 raise
 
         try:
-            result, _ = self._roundtrip("upload", args, (), None, send)
+            # The reply carries no payload: the request may take the lane.
+            result, _ = self._roundtrip("upload", args, (), None, send,
+                                        lane_ok=self._lane_reply_only(), lane_while=True)
         except ArktosError:
             self._drop_stream()  # the server closes a refused upload's stream
             raise
