@@ -70,6 +70,9 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 		// Straight from the caller's slice into the kernel: no copy.
 		whileWaiting = func() {
 			st.deadline(ctx)
+			// A cancelled ctx (not only its deadline) stops the write.
+			stop := context.AfterFunc(ctx, func() { st.conn.SetWriteDeadline(time.Now()) })
+			defer stop()
 			if _, streamErr = st.conn.Write(body); streamErr != nil {
 				c.closeStream() // the server closed it: its reply says why
 			}

@@ -17,7 +17,7 @@ import (
 // collects until three rounds in a row hand nothing back.
 func freshPool(t *testing.T) {
 	t.Helper()
-	for same := 0; same < 3; {
+	for same, rounds := 0, 0; same < 3 && rounds < 500; rounds++ {
 		_, _, before := client.DownloadPoolStats()
 		runtime.GC()
 		time.Sleep(2 * time.Millisecond)

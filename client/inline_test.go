@@ -3,9 +3,11 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/internal/testserver"
@@ -210,5 +212,43 @@ func TestStreamUploadOverLane(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLaneDeadlineLeavesNothing: requests over the lane cut short by their
+// deadline fail with context.DeadlineExceeded (the lane connection's timer,
+// set to the same deadline, may fire first), and the arrays their late
+// replies name are deleted.
+func TestLaneDeadlineLeavesNothing(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL)
+	src, err := c.Random(ctx, "uniform", 2<<20, 1, 0.0, 1.0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m0, err := c.MemUsed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		short, cancel := context.WithTimeout(ctx, 3*time.Millisecond)
+		_, err := c.Sort(short, src.Name)
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a sort cut short by its deadline: %v, not context.DeadlineExceeded", err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		m1, err := c.MemUsed(ctx) // reads late replies, deletes what they named
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m1.Arrays == m0.Arrays {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d arrays left after the cut-short sorts, want %d", m1.Arrays, m0.Arrays)
+		}
 	}
 }

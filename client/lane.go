@@ -3,7 +3,9 @@ package client
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -96,7 +98,13 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		whileWaiting()
 	}
 	if _, err := l.r.Peek(1); err != nil {
-		if ctx.Err() == nil {
+		ctxErr := ctx.Err()
+		if dl, ok := ctx.Deadline(); ctxErr == nil && ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
+			// The connection's timer, set to ctx's deadline, fired first:
+			// ctx has ended all the same, and its late reply is owed.
+			ctxErr = context.DeadlineExceeded
+		}
+		if ctxErr == nil {
 			return fail(err)
 		}
 		// Given up on before any byte of the reply came: the request may
@@ -112,7 +120,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		a.onLane = true
 		c.abandoned[id] = a
 		go c.drainLane(l, id)
-		return nil, nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctx.Err())
+		return nil, nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctxErr)
 	}
 	// The reply has begun: if ctx ends (or its deadline passes) before it
 	// is whole, it still gets laneReplyWait to arrive. Cut short

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -81,9 +82,11 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	}
 	st, err := c.openStream(ctx)
 	if err != nil && c.transport == TransportAuto {
-		// The server offers none, or it cannot be reached: frames work,
-		// and this client does not ask again (unless the caller gave up).
-		c.noStream = ctx.Err() == nil
+		// The server offers none, or it cannot be reached: frames work.
+		// A server that refused (it offers no streams) is not asked again;
+		// a failed dial or handshake is tried again next time.
+		var te *transfer.Error
+		c.noStream = errors.As(err, &te)
 		return nil, nil
 	}
 	c.stream = st

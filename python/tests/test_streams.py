@@ -689,3 +689,59 @@ def test_shm_download_falls_back_when_the_segment_cannot_be_mapped(
     assert stats(conn)["pool_hits"] - mid["pool_hits"] == 1
     w = b.to_ndarray(copy=False)  # and mapping works again
     assert (w == x).all() and not w.flags.writeable
+
+
+@pytest.mark.parametrize("via", ["lane", "zmq"])
+def test_ctrl_c_after_a_stream_upload_request_drops_the_stream(make_server: Callable[..., Any],
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                via: str) -> None:
+    """A Ctrl-C after a stream upload's request has left, before any of its
+    bytes did, drops the stream: the server, still waiting for those bytes,
+    must not take the next upload's as this one's. The next upload is
+    bit-exact and quick, and the abandoned one leaves no array behind."""
+    srv = make_server()
+    conn = srv.connect(shm=False, timeout=30)
+    try:
+        conn.array(np.arange(3 << 17, dtype=np.int64)).delete()  # opens the stream (and the lane)
+        assert conn._stream is not None
+        arrays = conn._request("mem_used")[0]["arrays"]
+        if via == "lane":
+            assert conn._lane is not None
+            real_send = _Lane.send
+
+            def lane_send(self: _Lane, header: Any, payload: Any = ()) -> None:
+                real_send(self, header, payload)
+                if b"upload" in bytes(header):
+                    raise KeyboardInterrupt
+
+            monkeypatch.setattr(_Lane, "send", lane_send)
+        else:
+            conn.lane = False
+            conn._drop_lane()
+            sock = conn._socket
+
+            class Sock:
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(sock, name)
+
+                def send(self, header: Any, *args: Any, **kwargs: Any) -> Any:
+                    sent = sock.send(header, *args, **kwargs)
+                    if b"upload" in bytes(header):
+                        raise KeyboardInterrupt
+                    return sent
+
+            monkeypatch.setattr(conn, "_socket", Sock())
+        with pytest.raises(KeyboardInterrupt):
+            conn.array(np.arange(3 << 17, dtype=np.int64))
+        monkeypatch.undo()
+        assert conn._stream is None
+        t0 = time.monotonic()
+        x = np.arange(3 << 17, dtype=np.int64) + 7
+        a = conn.array(x)
+        assert time.monotonic() - t0 < 10
+        assert a.to_ndarray().tobytes() == x.tobytes()
+        a.delete()
+        conn.list_arrays()  # reads the late reply (lane) and deletes what it named
+        assert conn._request("mem_used")[0]["arrays"] == arrays
+    finally:
+        conn.close()

@@ -1386,12 +1386,14 @@ class Connection:
         """Upload over `stream`: the segment leased on it when `leased`
         (nothing more to send), else the bytes. Callers hold _lock."""
         failure: list[OSError] = []
+        sent = [leased]  # every byte is on the stream (or in the segment)
 
         def send() -> None:
             if leased:
                 return
             try:
                 stream.send(data)  # straight from the array into the kernel
+                sent[0] = True
             except OSError as err:  # the server closed it; its reply says why
                 failure.append(err)
                 self._drop_stream()
@@ -1405,6 +1407,13 @@ class Connection:
                                         lane_ok=self._lane_reply_only(), lane_while=True)
         except ArktosError:
             self._drop_stream()  # the server closes a refused upload's stream
+            raise
+        except BaseException:
+            if not sent[0]:
+                # Cut short (Ctrl-C) after the request left but before its
+                # bytes did: the server would take the next upload's bytes
+                # as this one's, so the stream goes.
+                self._drop_stream()
             raise
         if failure:
             raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
