@@ -913,6 +913,39 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 		ready[j%ring] <- struct{}{}
 	}
 	var next atomic.Int64 // the next block not taken
+	// A block is taken only once the block ring before it is added (its
+	// slot's token is then the one for it): added counts the blocks added,
+	// and a helper whose next block lies past the window waits for the
+	// caller's signal. (Taking tickets past the window let a helper's
+	// block j+ring take the token meant for block j, which the caller had
+	// just taken: a deadlock.)
+	var added atomic.Int64
+	var progMu sync.Mutex
+	prog := sync.NewCond(&progMu)
+	stopped := false
+	take := func() (int, bool) {
+		for {
+			t := next.Load()
+			if t >= int64(nb) {
+				return 0, false
+			}
+			if t >= added.Load()+int64(ring) {
+				progMu.Lock()
+				for !stopped && t >= added.Load()+int64(ring) {
+					prog.Wait()
+				}
+				s := stopped
+				progMu.Unlock()
+				if s {
+					return 0, false
+				}
+				continue
+			}
+			if next.CompareAndSwap(t, t+1) {
+				return int(t), true
+			}
+		}
+	}
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	for range nw - 1 {
@@ -921,8 +954,8 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 			defer wg.Done()
 			w := new(fusedWorker)
 			for {
-				j := int(next.Add(1) - 1)
-				if j >= nb {
+				j, ok := take()
+				if !ok {
 					return
 				}
 				select {
@@ -936,6 +969,12 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 	}
 	defer wg.Wait()
 	defer close(quit)
+	defer func() {
+		progMu.Lock()
+		stopped = true
+		prog.Broadcast()
+		progMu.Unlock()
+	}()
 	w0 := new(fusedWorker)
 	for j := 0; j < nb; j++ {
 		for waiting := true; waiting; {
@@ -949,6 +988,9 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 			// slot is free (all before j are added, so k < j+ring is).
 			if k := next.Load(); k < int64(nb) && k < int64(j+ring) {
 				if next.CompareAndSwap(k, k+1) {
+					if testStealPause != nil {
+						testStealPause()
+					}
 					<-free[int(k)%ring]
 					probe(w0, int(k))
 				}
@@ -971,9 +1013,17 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 		}
 		fp.add(b, ids)
 		free[j%ring] <- struct{}{}
+		added.Store(int64(j + 1))
+		progMu.Lock()
+		prog.Broadcast()
+		progMu.Unlock()
 	}
 	return false, nil
 }
+
+// testStealPause, when set (tests), runs between the caller's taking a
+// block and its wait for the block's slot.
+var testStealPause func()
 
 // The fused hash path's accumulating loops: each returns the rows it kept
 // (id >= 0; a dropped row's id is -1). Row i's value is xs[i*stride]

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -663,5 +664,67 @@ func TestRangeSampleKeyWritten(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrValue || rangedRuns.Load() == rr {
 		t.Errorf("%v, range partitions %v", err, rangedRuns.Load() > rr)
+	}
+}
+
+// TestFusedProbeStealPause: the caller of the parallel probing paused
+// between taking a block and waiting for its slot (the window in which a
+// helper once took that slot's token for the block a ring later, and both
+// waited forever) finishes, bit for bit as the two steps, at 2, 3 and 8
+// workers.
+func TestFusedProbeStealPause(t *testing.T) {
+	defer func(b int) { fusedBlock = b }(fusedBlock)
+	fusedBlock = 1024
+	defer func() { testStealPause = nil }()
+	var pauses atomic.Int64
+	testStealPause = func() {
+		if pauses.Add(1) <= 40 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 9))
+	n := 40000
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	keys := []*pdarray.Array{gbInts[int64](r, n, -1<<40, 1<<41)}
+	cols := []AggColumn{{Values: pdarray.FromSlice(v), Ops: []string{"sum"}}}
+	for _, w := range []int{2, 3, 8} {
+		env := PlainEnv(w)
+		want, err := GroupByWith(env, keys, true, "auto", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, cols, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		par := fusedParallel.Load()
+		done := make(chan error, 1)
+		var outs [][]*pdarray.Array
+		go func() {
+			var err error
+			_, outs, _, err = GroupByAgg(env, keys, true, "auto", nil, cols)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("w=%d: the fused group-by hung", w)
+		}
+		if fusedParallel.Load() == par {
+			t.Fatalf("w=%d: the parallel probing did not run", w)
+		}
+		if !bytes.Equal(outs[0][0].Bytes(), wantOuts[0][0].Bytes()) {
+			t.Fatalf("w=%d: sums differ from the two steps", w)
+		}
+		want.Free(env)
+	}
+	if pauses.Load() == 0 {
+		t.Fatal("the caller never took a block itself")
 	}
 }
