@@ -238,13 +238,7 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		return nil, err
 	}
 	_, streamed := rep.Result["stream"]
-	inline, isBool := rep.Result["inline"].(bool)
-	if _, asked := args["inline_max"]; asked && !isBool {
-		if st != nil {
-			c.closeStream()
-		}
-		return nil, fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
-	}
+	inline, isBool := rep.Result["inline"].(bool) // a bool whenever inline_max was sent (downloadCall)
 	if isBool && !inline && !streamed {
 		// Too large to come inline, and no stream to send it on (the lane
 		// carries no large reply): now that its size is known, open a
@@ -263,11 +257,9 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 				return c.downloadLocked(ctx, name, args, want, into)
 			}
 		}
-		m, err := c.zmqCall(ctx, args, &rep)
-		if err != nil {
+		if rep, frames, done, err = c.zmqCall(ctx, args); err != nil {
 			return nil, err
 		}
-		frames, done = m.frames, m.done
 		if err := rep.Err(); err != nil {
 			return nil, err
 		}
@@ -351,25 +343,18 @@ func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any
 	return a, nil
 }
 
-// zmqReply is a reply's payload frames and the call that lets them go.
-type zmqReply struct {
-	frames [][]byte
-	done   func()
-}
-
-// zmqCall sends a download request on ZeroMQ; rep receives the reply.
-// The frames alias libzmq's message until done.
-func (c *Client) zmqCall(ctx context.Context, args map[string]any, rep **transfer.Reply) (zmqReply, error) {
-	r, m, err := c.callLocked(ctx, "download", args, nil, nil)
+// zmqCall sends a download request on ZeroMQ and returns its reply and
+// payload frames, which alias libzmq's message until done.
+func (c *Client) zmqCall(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
+	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
-		return zmqReply{done: func() {}}, err
+		return nil, nil, func() {}, err
 	}
-	*rep = r
 	frames := make([][]byte, m.Len()-1)
 	for i := range frames {
 		frames[i] = m.Frame(i + 1)
 	}
-	return zmqReply{frames: frames, done: func() { m.Close() }}, nil
+	return rep, frames, func() { m.Close() }, nil
 }
 
 // downloadCall sends a download request whose reply's size the client
@@ -379,7 +364,8 @@ func (c *Client) zmqCall(ctx context.Context, args map[string]any, rep **transfe
 // LanePayloadMax then come back inline in the lane's reply, skipping
 // libzmq (and the stream, if args name one); larger ones go on the stream
 // args name, or, without one, the reply only describes them ("inline":
-// false). The frames stay valid until done.
+// false); a successful reply without a bool "inline" is a protocol error.
+// The frames stay valid until done.
 func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
 	// At most MaxLaneFrames-1 frames of the server's size fit a lane reply.
 	inlineMax := min(LanePayloadMax-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
@@ -388,12 +374,15 @@ func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transf
 			args["inline_max"] = inlineMax
 			laneDownloads.Add(1)
 			rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
+			if err == nil && rep.Err() == nil {
+				if _, ok := rep.Result["inline"].(bool); !ok {
+					err = fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
+				}
+			}
 			return rep, frames, func() {}, err
 		}
 	}
-	var rep *transfer.Reply
-	m, err := c.zmqCall(ctx, args, &rep)
-	return rep, m.frames, m.done, err
+	return c.zmqCall(ctx, args)
 }
 
 // laneForStream returns the lane for an upload whose bytes go on stream st
@@ -569,20 +558,14 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 // mem is then that copy, and segment copiedNotMapped.
 func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	args := map[string]any{"name": name, "stream": st.id, "shm": true}
-	var rep *transfer.Reply
-	var frames [][]byte
-	done := func() {}
+	call := c.zmqCall // a view: the bytes come in a segment (or on the stream)
 	if shmMin > 0 {
 		args["shm_min"] = shmMin
 		// A private copy of an array of unknown size: a small one may come
 		// inline over the lane.
-		rep, frames, done, err = c.downloadCall(ctx, args)
-	} else {
-		var m zmqReply
-		if m, err = c.zmqCall(ctx, args, &rep); err == nil {
-			m.done() // no frames: the bytes come on the stream or in a segment
-		}
+		call = c.downloadCall
 	}
+	rep, frames, done, err := call(ctx, args)
 	if err != nil {
 		c.closeStream() // abandoned: the descriptor may still come
 		return nil, info, 0, false, err
@@ -595,12 +578,7 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		c.closeStream()
 		return nil, info, 0, false, err
 	}
-	inline, isBool := rep.Result["inline"].(bool)
-	if _, asked := args["inline_max"]; asked && !isBool {
-		c.closeStream()
-		return nil, info, 0, false, fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
-	}
-	if inline {
+	if inline, _ := rep.Result["inline"].(bool); inline {
 		if want != pdarray.Invalid && info.DType != want {
 			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
 		}
