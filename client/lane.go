@@ -88,6 +88,8 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		c.closeLane()
 		if ctx.Err() != nil {
 			err = ctx.Err()
+		} else if dl, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
+			err = context.DeadlineExceeded // the connection's timer, set to ctx's deadline, fired first
 		}
 		return nil, nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
 	}
