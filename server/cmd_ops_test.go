@@ -17,7 +17,7 @@ func opServer(t *testing.T, limit int64) *Server {
 
 func opRun(t *testing.T, s *Server, cmd string, args map[string]any) (map[string]any, error) {
 	t.Helper()
-	resp, err := s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil)
+	resp, err := s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ type request struct {
 	args    *transfer.Args
 	payload [][]byte
 	peer    []byte // the client's ZeroMQ routing id: bulk streams belong to one peer
+	held    *held  // the bulk streams this request took (takeStream)
 }
 
 // response is what a handler returns: the result map and payload frames,
@@ -316,15 +317,33 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 }
 
 // runRecovered dispatches req, turning a panic in its handler into an
-// INTERNAL error (the ZeroMQ path and request lanes alike).
+// INTERNAL error (the ZeroMQ path and request lanes alike), and a panic in
+// the response's after function into a log line: neither stops the server.
+// A bulk stream the request still holds after either panic is closed (its
+// byte position is unknown); the client opens another.
 func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []byte) (resp *response, err error) {
+	h := &held{}
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("panic in request handler", "panic", p, "stack", string(debug.Stack()))
+			s.log.Error("panic in request handler", "cmd", req.Cmd, "panic", p, "stack", string(debug.Stack()))
+			s.dropHeld(h)
 			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 		}
 	}()
-	return s.dispatch(req, payload, peer)
+	resp, err = s.dispatch(req, payload, peer, h)
+	if err == nil && resp.after != nil {
+		after := resp.after
+		resp.after = func() {
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("panic after a reply", "cmd", req.Cmd, "panic", p, "stack", string(debug.Stack()))
+					s.dropHeld(h)
+				}
+			}()
+			after()
+		}
+	}
+	return resp, err
 }
 
 // replyTo builds the reply to req (nil: its header could not be read) from
@@ -364,7 +383,7 @@ func (s *Server) encodeReply(reply *transfer.Reply, frames [][]byte) ([]byte, []
 	return hdr, frames
 }
 
-func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte) (*response, error) {
+func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte, h *held) (*response, error) {
 	if req.V != transfer.Version {
 		return nil, transfer.Errorf(transfer.UnsupportedVersion, "protocol version %d is not supported; this server (%s) speaks version %d: upgrade the client", req.V, Version, transfer.Version)
 	}
@@ -389,7 +408,7 @@ func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte) 
 	if !cmd.payload && len(payload) > 0 {
 		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
 	}
-	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer})
+	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer, held: h})
 }
 
 func (s *Server) cmdGetConfig(r *request) (*response, error) {
@@ -452,21 +471,24 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	if streamID != 0 {
 		// The client is already writing the bytes: if anything fails, the
 		// stream's position is lost, so it is closed.
-		x, serr := s.takeStream(streamID, r.peer)
+		x, serr := s.takeStream(streamID, r)
 		if serr != nil {
 			return nil, serr
 		}
-		defer func() {
-			if err != nil {
-				s.dropStream(x)
-			} else {
-				x.mu.Unlock()
-			}
-		}()
-		return s.upload(r, x)
+		// Not deferred: a panic leaves x held, and runRecovered drops it.
+		if resp, err = s.upload(r, x); err != nil {
+			s.dropStream(x)
+		} else {
+			x.unlock()
+		}
+		return resp, err
 	}
 	return s.upload(r, nil)
 }
+
+// testUploadPanic, when a test sets it (before its server starts), runs in
+// every upload once its arguments are checked: a stand-in for a bug.
+var testUploadPanic func(name string)
 
 // upload stores an array whose bytes come in r's payload frames, or from
 // stream x when it is not nil.
@@ -521,6 +543,9 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 		if err := transfer.CheckFrames(sizes, nbytes, frameSize, fmt.Sprintf("%d %s elements", size, dt)); err != nil {
 			return nil, err
 		}
+	}
+	if testUploadPanic != nil {
+		testUploadPanic(name)
 	}
 	if leased {
 		// The segment lent by shm_lease, filled by the client, becomes
@@ -678,7 +703,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if streamID != 0 {
 		// Nothing is written before the reply, so a failure up to here
 		// leaves the stream usable.
-		x, err := s.takeStream(streamID, r.peer)
+		x, err := s.takeStream(streamID, r)
 		if err != nil {
 			return nil, err
 		}
@@ -701,7 +726,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 				s.dropStream(x)
 				return
 			}
-			x.mu.Unlock()
+			x.unlock()
 		}}, nil
 	}
 	nf := transfer.NumFrames(len(body), frameSize)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,21 +16,38 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-// registerHold registers a command that holds the worker running it: each
-// run says so on started, then waits until release is closed (once per
-// process, so each test that holds a worker has a command of its own).
-func registerHold(name string) (started, release chan struct{}) {
-	started, release = make(chan struct{}, 1), make(chan struct{})
+// hold is a registered command that holds the worker running it: each run
+// says so on started, then waits until release is closed. A test arms it
+// for itself (fresh channels), so it runs again under -count.
+type hold struct {
+	mu               sync.Mutex
+	started, release chan struct{}
+}
+
+func registerHold(name string) *hold {
+	h := &hold{}
+	h.arm()
 	register(name, command{run: func(s *Server, r *request) (*response, error) {
+		h.mu.Lock()
+		started, release := h.started, h.release
+		h.mu.Unlock()
 		started <- struct{}{}
 		<-release
 		return &response{result: map[string]any{}}, nil
 	}})
-	return started, release
+	return h
+}
+
+// arm gives the command fresh channels, for a test that starts its own server.
+func (h *hold) arm() (started, release chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.started, h.release = make(chan struct{}, 1), make(chan struct{})
+	return h.started, h.release
 }
 
 // test_block holds the worker that runs it until the test lets it go.
-var blockStarted, blockRelease = registerHold("test_block")
+var testBlock = registerHold("test_block")
 
 // startServer runs a real Server on a loopback port until the test ends.
 func startServer(t *testing.T, cfg Config) (s *Server) {
@@ -41,7 +59,9 @@ func startServer(t *testing.T, cfg Config) (s *Server) {
 	cfg.Addr = "tcp://" + l.Addr().String() // loopback: no token
 	l.Close()
 	cfg.TokenFile = filepath.Join(t.TempDir(), "token")
-	cfg.StreamPort = -1
+	if cfg.StreamPort == 0 {
+		cfg.StreamPort = -1 // no bulk streams unless the test names a port
+	}
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	s, err = New(cfg)
 	if err != nil {
@@ -103,6 +123,7 @@ func recvReply(t *testing.T, d *zmq.Socket, wait time.Duration) *transfer.Reply 
 // command is still answered (by the I/O goroutine, with no hand-off), and a
 // worker command waits for the worker.
 func TestInlineCommandsSkipTheWorkers(t *testing.T) {
+	blockStarted, blockRelease := testBlock.arm()
 	s := startServer(t, Config{Workers: 1, MaxMemory: 1 << 20})
 	d := dealer(t, s.Endpoint())
 	sendRequest(t, d, 1, "test_block", nil)
@@ -175,9 +196,6 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 	}
 }
 
-// test_hold is test_block for TestQueuedUploadsCounted.
-var holdStarted, holdRelease = registerHold("test_hold")
-
 // TestQueuedUploadsCounted: uploads waiting for the only (busy) worker hold
 // their frames in memory; they are reserved against --max-memory while they
 // wait, so once the queue holds the limit the next upload is refused at
@@ -185,13 +203,14 @@ var holdStarted, holdRelease = registerHold("test_hold")
 // rest are stored when the worker is free, with nothing left reserved.
 func TestQueuedUploadsCounted(t *testing.T) {
 	const limit, each = 8 << 20, 3 << 20 // two uploads fit in the queue, not three
+	holdStarted, holdRelease := testBlock.arm()
 	s := startServer(t, Config{Workers: 1, MaxMemory: limit})
 	d := dealer(t, s.Endpoint())
-	sendRequest(t, d, 1, "test_hold", nil)
+	sendRequest(t, d, 1, "test_block", nil)
 	select {
 	case <-holdStarted:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("test_hold never started; reply %+v", recvReply(t, d, time.Second))
+		t.Fatalf("test_block never started; reply %+v", recvReply(t, d, time.Second))
 	}
 	released := false
 	defer func() {

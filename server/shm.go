@@ -277,17 +277,17 @@ func (s *Server) cmdShmLease(r *request) (*response, error) {
 	if n == 0 || n > 1<<62 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "nbytes must be between 1 and 2^62, got %d", n)
 	}
-	x, err := s.takeStream(id, r.peer)
+	x, err := s.takeStream(id, r)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := x.conn.(*net.UnixConn); !ok {
-		x.mu.Unlock()
+		x.unlock()
 		return nil, transfer.Errorf(transfer.ArgumentValue, "shm_lease needs a unix bulk stream (a client on the server's host); stream %d is TCP: upload over the stream instead", x.id)
 	}
 	s.endLease(x)
 	if err := s.store.reserve(int64(n), fmt.Sprintf("a shared-memory segment of %s for an upload", transfer.FormatBytes(int64(n)))); err != nil {
-		x.mu.Unlock()
+		x.unlock()
 		return nil, err
 	}
 	g, err := s.store.lendSegment(int(n), s.store.poison)
@@ -296,7 +296,7 @@ func (s *Server) cmdShmLease(r *request) (*response, error) {
 		// lent, and the client streams the bytes instead.
 		s.log.Debug("no shared-memory segment to lend", "nbytes", n, "err", err)
 		s.store.release(int64(n))
-		x.mu.Unlock()
+		x.unlock()
 		return &response{result: map[string]any{"nbytes": n, "leased": false}}, nil
 	}
 	l := &lease{g: g, nbytes: int(n)}
@@ -308,7 +308,7 @@ func (s *Server) cmdShmLease(r *request) (*response, error) {
 			s.dropStream(x) // ends the lease
 			return
 		}
-		x.mu.Unlock()
+		x.unlock()
 	}}, nil
 }
 
@@ -334,7 +334,7 @@ func (s *Server) watchLease(x *stream, l *lease) {
 		}
 		x.mu.Lock()
 		if x.lease != l {
-			x.mu.Unlock() // uploaded, or ended
+			x.unlock() // uploaded, or ended
 			return
 		}
 		if hup {
@@ -345,10 +345,10 @@ func (s *Server) watchLease(x *stream, l *lease) {
 		if time.Now().After(deadline) {
 			s.log.Debug("unused shm lease ended", "stream", x.id, "nbytes", l.nbytes)
 			s.endLease(x)
-			x.mu.Unlock()
+			x.unlock()
 			return
 		}
-		x.mu.Unlock()
+		x.unlock()
 	}
 }
 
@@ -488,7 +488,7 @@ func (s *Server) shmUpload(x *stream, dt pdarray.DType, nbytes int) (*pdarray.Ar
 // (else the bytes stream).
 func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []byte, whole, oneOff bool, result map[string]any, release func()) (*response, error) {
 	if _, ok := x.conn.(*net.UnixConn); !ok {
-		x.mu.Unlock()
+		x.unlock()
 		release()
 		return nil, transfer.Errorf(transfer.ArgumentValue, "shm needs a unix bulk stream (a client on the server's host); stream %d is TCP: download over the stream without shm", x.id)
 	}
@@ -582,6 +582,6 @@ func (s *Server) shmDownload(x *stream, name string, arr *pdarray.Array, body []
 			s.dropStream(x)
 			return
 		}
-		x.mu.Unlock()
+		x.unlock()
 	}}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arktos-dev/arktos/transfer"
@@ -43,6 +44,31 @@ type stream struct {
 	conn  net.Conn
 	mu    sync.Mutex // one transfer at a time
 	lease *lease     // a segment lent for the next upload (shm.go); guarded by mu
+	// holder is the request that holds mu, set by takeStream after locking
+	// and cleared before unlocking (unlock, dropStream), so a request whose
+	// handler panics can tell the streams it still holds (see held).
+	holder atomic.Pointer[held]
+}
+
+// held lists the streams one request took; it outlives the handler, since
+// a response's after function may release them.
+type held struct{ streams []*stream }
+
+// unlock ends the transfer that holds x, leaving the stream open.
+func (x *stream) unlock() {
+	x.holder.Store(nil)
+	x.mu.Unlock()
+}
+
+// dropHeld closes every stream h still holds: a request that panicked
+// left each one at an unknown byte position (the client opens another).
+func (s *Server) dropHeld(h *held) {
+	for _, x := range h.streams {
+		if x.holder.Load() == h {
+			s.log.Error("stream dropped after a panic", "stream", x.id)
+			s.dropStream(x)
+		}
+	}
 }
 
 type streams struct {
@@ -233,7 +259,7 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 	if err := r.args.Done(); err != nil {
 		return nil, err
 	}
-	x, err := s.takeStream(id, r.peer)
+	x, err := s.takeStream(id, r)
 	if err != nil {
 		return nil, err
 	}
@@ -241,9 +267,10 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 	return &response{result: map[string]any{}}, nil
 }
 
-// takeStream returns stream id, locked for one transfer. A stream serves
-// only the peer that opened it: to any other it does not exist.
-func (s *Server) takeStream(id uint64, peer []byte) (*stream, error) {
+// takeStream returns stream id, locked for request r's transfer. A stream
+// serves only the peer that opened it: to any other it does not exist.
+func (s *Server) takeStream(id uint64, r *request) (*stream, error) {
+	peer := r.peer
 	s.streams.mu.Lock()
 	x, ok := s.streams.open[id]
 	s.streams.mu.Unlock()
@@ -254,6 +281,10 @@ func (s *Server) takeStream(id uint64, peer []byte) (*stream, error) {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer, or never connected); open another with open_stream", id)
 	}
 	x.mu.Lock()
+	if r.held != nil {
+		x.holder.Store(r.held)
+		r.held.streams = append(r.held.streams, x)
+	}
 	return x, nil
 }
 
@@ -264,7 +295,7 @@ func (s *Server) dropStream(x *stream) {
 	s.streams.mu.Lock()
 	delete(s.streams.open, x.id)
 	s.streams.mu.Unlock()
-	x.mu.Unlock()
+	x.unlock()
 }
 
 // readFull reads len(b) bytes with an idle timeout that restarts as bytes
