@@ -111,8 +111,9 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 	if l := c.laneForStream(ctx, st); l != nil {
 		// The bytes go on the stream (or are in the lent segment): the
 		// request and its reply, without payload, take the lane.
-		laneStreamUploads.Add(1)
-		rep, _, err = c.callLane(ctx, l, "upload", args, nil, whileWaiting)
+		if rep, _, err = c.callLane(ctx, l, "upload", args, nil, whileWaiting); err == nil && rep.Err() == nil {
+			laneStreamUploads.Add(1)
+		}
 	} else {
 		var m *zframe.Multipart
 		if rep, m, err = c.callLocked(ctx, "upload", args, frames, whileWaiting); err == nil {
@@ -372,11 +373,12 @@ func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transf
 	if c.config.DownloadInline && c.config.LanePayload && c.compression == "" && c.transport == TransportAuto && inlineMax > 0 {
 		if l := c.laneFor(ctx, "download"); l != nil {
 			args["inline_max"] = inlineMax
-			laneDownloads.Add(1)
 			rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
 			if err == nil && rep.Err() == nil {
 				if _, ok := rep.Result["inline"].(bool); !ok {
 					err = fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
+				} else {
+					laneDownloads.Add(1)
 				}
 			}
 			return rep, frames, func() {}, err
@@ -398,13 +400,15 @@ func (c *Client) laneForStream(ctx context.Context, st *bulkStream) *reqLane {
 var laneStreamUploads atomic.Uint64
 
 // LaneStreamUploads returns how many uploads over a stream or a lent
-// segment this process asked for over a request lane (tests check the path).
+// segment this process asked for over a request lane and the server
+// answered with success (tests check the path).
 func LaneStreamUploads() uint64 { return laneStreamUploads.Load() }
 
 var laneDownloads atomic.Uint64
 
 // LaneDownloads returns how many downloads of an array of unknown size
-// this process asked for over a request lane (tests check the path).
+// this process asked for over a request lane and the server answered with
+// success (the bytes inline, or the array described; tests check the path).
 func LaneDownloads() uint64 { return laneDownloads.Load() }
 
 // downloadLane downloads a small range of an array, or an array into a

@@ -110,8 +110,12 @@ func TestDownloadInline(t *testing.T) {
 			if _, err := client.Download[int64](ctx, c, names[0]); err == nil || !strings.Contains(err.Error(), "float64") {
 				t.Fatalf("wrong dtype: %v", err)
 			}
+			lanes := client.LaneDownloads()
 			if _, err := client.Download[float64](ctx, c, "no_such_array"); err == nil || !strings.Contains(err.Error(), "no_such_array") {
 				t.Fatalf("missing array: %v", err)
+			}
+			if client.LaneDownloads() != lanes {
+				t.Error("a refused download was counted as a lane download")
 			}
 			check("after errors", names[1], large, 0, int64(large.NBytes()))
 		})

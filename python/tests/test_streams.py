@@ -17,6 +17,7 @@ from arktos._connection import (
     LANE_SPIN_BACKOFF_MAX,
     SHM_THRESHOLD,
     STREAM_THRESHOLD,
+    STREAM_MAGIC,
     _Lane,
     _parse_duration_ns,
     _usable_cpus,
@@ -626,6 +627,32 @@ def test_no_lane_without_streams(make_server: Callable[..., Any]) -> None:
     try:
         assert conn.array(np.arange(5)).sum() == 10
         assert conn._lane is None and conn._lane_failed
+    finally:
+        conn.close()
+
+
+def test_refused_stream_is_not_asked_again(make_server: Callable[..., Any],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that offers no streams refuses open_stream; transport="auto"
+    then sends frames without asking again on every large transfer (as Go's
+    client does), and the arrays still arrive bit-exact."""
+    srv = make_server("--stream-port", "-1")
+    conn = srv.connect()
+    asked: list[bytes] = []
+    real = conn._stream_socket
+
+    def counting(magic: bytes) -> Any:
+        asked.append(magic)
+        return real(magic)
+
+    monkeypatch.setattr(conn, "_stream_socket", counting)
+    try:
+        x = np.arange(STREAM_THRESHOLD // 8 + 1000, dtype=np.int64)
+        for _ in range(3):
+            a = conn.array(x)
+            assert np.array_equal(a.to_ndarray(), x)
+        assert asked.count(STREAM_MAGIC) == 1, asked
+        assert conn._stream is None
     finally:
         conn.close()
 

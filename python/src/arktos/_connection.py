@@ -744,6 +744,9 @@ class Connection:
         self.shm = bool(shm)
         self.stream_network = stream_network
         self._stream: _Stream | None = None
+        # The server refused a stream (it offers none): transport="auto"
+        # sends frames from then on without asking again, as Go's client does.
+        self._no_stream = False
         self.lane = bool(lane)
         # ARKTOS_LANE_SPIN is read only where a lane may be opened.
         self.lane_spin = _lane_spin(lane_spin) if self.lane or lane_spin is not None else 0.0
@@ -1253,10 +1256,17 @@ class Connection:
         return stream if stream is not None and stream.network == "unix" else None
 
     def _try_open_stream(self) -> _Stream | None:
-        """Open a stream if the server offers one; None (frames work) if not."""
+        """Open a stream if the server offers one; None (frames work) if not.
+        A server that refused (an error reply) is not asked again; a failed
+        connect or handshake is tried again next time."""
+        if self._no_stream:
+            return None
         try:
             return self._open_stream()
-        except (ArktosError, ConnectionError, OSError):
+        except ArktosError:
+            self._no_stream = True
+            return None
+        except (ConnectionError, OSError):
             return None
 
     def _drop_stream(self) -> None:
