@@ -102,8 +102,13 @@ type Option func(*options)
 // WithToken sets the access token (it wins over the URL and the environment).
 func WithToken(token string) Option { return func(o *options) { o.token = token } }
 
+// connectTimeout bounds Dial's first request when ctx has no deadline, as
+// Python's connect (CONNECT_TIMEOUT); a variable for the tests.
+var connectTimeout = 10 * time.Second
+
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
-// server answers get_config before ctx is done. The token comes from
+// server answers get_config before ctx is done (within 10 s when ctx has
+// no deadline). The token comes from
 // WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
 // names, or, when the server asks for one, ~/.arktos/token.
 func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
@@ -155,8 +160,19 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	}
 	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane,
 		laneSpin: laneSpin}
+	// ZeroMQ connects lazily (a server that is not running is not an
+	// error), so a ctx without a deadline waits connectTimeout at most.
+	cctx := ctx
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, connectTimeout)
+		defer cancel()
+	}
 	for {
-		err = c.loadConfig(ctx)
+		err = c.loadConfig(cctx)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("client: no reply from %s to get_config within %v; is arktos-server running? start it with `make serve`: %w", endpoint, connectTimeout, err)
+		}
 		var te *transfer.Error
 		if err != nil && errors.As(err, &te) && te.Code == transfer.AuthFailed && token == "" && !fromHomeFile {
 			fromHomeFile = true

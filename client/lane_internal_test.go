@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"errors"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -144,5 +146,32 @@ func laneSpinRound(t *testing.T, url, serverSpin string, spin time.Duration) {
 	}
 	if serverSpin == "0" && srvHits+srvBusy != 0 {
 		t.Errorf("--lane-spin 0: the server counted %d requests read while polling, %d busy polls", srvHits, srvBusy)
+	}
+}
+
+// TestDialNoServer: Dial with a context without a deadline, to a port where
+// no server listens (ZeroMQ's connect does not fail), gives up after
+// connectTimeout with an error that says what to do, instead of waiting
+// forever.
+func TestDialNoServer(t *testing.T) {
+	defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
+	connectTimeout = 300 * time.Millisecond
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "tcp://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	c, err := Dial(context.Background(), url)
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial to no server succeeded")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "is arktos-server running") || !strings.Contains(err.Error(), url[len("tcp://"):]) {
+		t.Errorf("error %q: want DeadlineExceeded naming the address and what to do", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Dial gave up after %v, want about %v", took, connectTimeout)
 	}
 }
