@@ -272,3 +272,30 @@ func TestQueuedUploadsCounted(t *testing.T) {
 		t.Fatalf("after the uploads: queued %d, used %d in %d arrays; want 0, %d in 2", q, used, n, 2*each)
 	}
 }
+
+// TestAddressInUse: a second server on an address another one holds fails
+// at once, naming the address; before, New hung for good (zmq_ctx_term
+// waited for the router socket it had not closed), a server that never
+// said a word.
+func TestAddressInUse(t *testing.T) {
+	s := startServer(t, Config{Workers: 1})
+	done := make(chan error, 1)
+	go func() {
+		cfg := Config{Addr: s.Endpoint(), Workers: 1, StreamPort: -1, TokenFile: filepath.Join(t.TempDir(), "token"), Logger: slog.New(slog.DiscardHandler)}
+		s2, err := New(cfg)
+		if err == nil {
+			s2.router.Close()
+			s2.pull.Close()
+			s2.zctx.Term()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), s.Endpoint()) || !strings.Contains(err.Error(), "another arktos-server") {
+			t.Fatalf("second server on %s: %v, want an error naming the address", s.Endpoint(), err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("New on a taken address did not return")
+	}
+}

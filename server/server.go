@@ -130,33 +130,41 @@ func New(cfg Config) (*Server, error) {
 	if s.zctx, err = zmq.NewContext(); err != nil {
 		return nil, fmt.Errorf("server: zmq context: %w", err)
 	}
+	// fail closes what was opened: zmq_ctx_term waits for every socket of
+	// the context to be closed, so a socket left open would hang New (it
+	// did, silently, when --addr was taken by another server).
+	fail := func(err error) (*Server, error) {
+		for _, sock := range []*zmq.Socket{s.router, s.pull} {
+			if sock != nil {
+				sock.Close()
+			}
+		}
+		s.zctx.Term()
+		return nil, err
+	}
 	if s.router, err = s.zctx.NewSocket(zmq.ROUTER); err != nil {
-		return nil, fmt.Errorf("server: router socket: %w", err)
+		return fail(fmt.Errorf("server: router socket: %w", err))
 	}
 	s.router.SetLinger(0)
 	if err := s.router.SetMaxmsgsize(hardFrameCap(cfg.FrameSize)); err != nil {
-		return nil, fmt.Errorf("server: set ZMQ_MAXMSGSIZE: %w", err)
+		return fail(fmt.Errorf("server: set ZMQ_MAXMSGSIZE: %w", err))
 	}
 	if err := s.router.Bind(cfg.Addr); err != nil {
-		s.zctx.Term()
-		return nil, fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there? pick another --addr)", cfg.Addr, err)
+		return fail(fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there, or one still stopping? pick another --addr, or stop it)", cfg.Addr, err))
 	}
 	s.endpoint, _ = s.router.GetLastEndpoint()
 	if s.pull, err = s.zctx.NewSocket(zmq.PULL); err != nil {
-		return nil, fmt.Errorf("server: reply socket: %w", err)
+		return fail(fmt.Errorf("server: reply socket: %w", err))
 	}
 	s.pull.SetRcvhwm(0) // unlimited: workers must never block on a reply
 	s.pull.SetLinger(0)
 	s.replyEP = fmt.Sprintf("inproc://arktos-replies-%p", s)
 	if err := s.pull.Bind(s.replyEP); err != nil {
-		return nil, fmt.Errorf("server: bind %s: %w", s.replyEP, err)
+		return fail(fmt.Errorf("server: bind %s: %w", s.replyEP, err))
 	}
 	s.pushPool = make(chan *zmq.Socket, 4*cfg.Workers+16)
 	if err := s.listenStreams(); err != nil {
-		s.router.Close()
-		s.pull.Close()
-		s.zctx.Term()
-		return nil, err
+		return fail(err)
 	}
 	return s, nil
 }
