@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,7 +59,9 @@ func startServer(t *testing.T, cfg Config) (s *Server) {
 	}
 	cfg.Addr = "tcp://" + l.Addr().String() // loopback: no token
 	l.Close()
-	cfg.TokenFile = filepath.Join(t.TempDir(), "token")
+	if cfg.TokenFile == "" {
+		cfg.TokenFile = filepath.Join(t.TempDir(), "token")
+	}
 	if cfg.StreamPort == 0 {
 		cfg.StreamPort = -1 // no bulk streams unless the test names a port
 	}
@@ -276,12 +279,18 @@ func TestQueuedUploadsCounted(t *testing.T) {
 // TestAddressInUse: a second server on an address another one holds fails
 // at once, naming the address; before, New hung for good (zmq_ctx_term
 // waited for the router socket it had not closed), a server that never
-// said a word.
+// said a word. It leaves the first server's token file alone (it used to
+// write its own token there before trying the address).
 func TestAddressInUse(t *testing.T) {
-	s := startServer(t, Config{Workers: 1})
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	s := startServer(t, Config{Workers: 1, Auth: true, TokenFile: tokenFile})
+	before, err := os.ReadFile(tokenFile)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("the first server's token file: %q, %v", before, err)
+	}
 	done := make(chan error, 1)
 	go func() {
-		cfg := Config{Addr: s.Endpoint(), Workers: 1, StreamPort: -1, TokenFile: filepath.Join(t.TempDir(), "token"), Logger: slog.New(slog.DiscardHandler)}
+		cfg := Config{Addr: s.Endpoint(), Workers: 1, StreamPort: -1, Auth: true, TokenFile: tokenFile, Logger: slog.New(slog.DiscardHandler)}
 		s2, err := New(cfg)
 		if err == nil {
 			s2.router.Close()
@@ -297,5 +306,8 @@ func TestAddressInUse(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("New on a taken address did not return")
+	}
+	if after, err := os.ReadFile(tokenFile); err != nil || string(after) != string(before) {
+		t.Errorf("the token file changed: %q, was %q (%v)", after, before, err)
 	}
 }

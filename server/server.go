@@ -75,6 +75,10 @@ type Server struct {
 	// download_inline, as a server older than it
 	// (ARKTOS_DEBUG_NO_DOWNLOAD_INLINE=1, for the clients' tests).
 	noInline bool
+	// panicCmd: the first request of this command to take a bulk stream
+	// panics there (ARKTOS_DEBUG_PANIC_WITH_STREAM=download, say: a
+	// stand-in for a handler's bug, for the clients' tests).
+	panicCmd atomic.Pointer[string]
 }
 
 // Stats are counters exposed by the stats command; tests use them to prove
@@ -118,13 +122,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.noShmMin = os.Getenv("ARKTOS_DEBUG_NO_SHM_MIN") == "1"
 	s.noInline = os.Getenv("ARKTOS_DEBUG_NO_DOWNLOAD_INLINE") == "1"
-	if err := s.setupToken(); err != nil {
-		return nil, err
-	}
-	// Checkpoint (cmd_io.go): bring back the arrays saved at the last clean
-	// shutdown before anyone can connect.
-	if err := s.restoreCheckpoint(); err != nil {
-		return nil, err
+	if c := os.Getenv("ARKTOS_DEBUG_PANIC_WITH_STREAM"); c != "" {
+		s.panicCmd.Store(&c)
 	}
 	var err error
 	if s.zctx, err = zmq.NewContext(); err != nil {
@@ -134,6 +133,7 @@ func New(cfg Config) (*Server, error) {
 	// the context to be closed, so a socket left open would hang New (it
 	// did, silently, when --addr was taken by another server).
 	fail := func(err error) (*Server, error) {
+		s.closeStreams() // nil-safe: the listeners, if opened
 		for _, sock := range []*zmq.Socket{s.router, s.pull} {
 			if sock != nil {
 				sock.Close()
@@ -164,6 +164,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.pushPool = make(chan *zmq.Socket, 4*cfg.Workers+16)
 	if err := s.listenStreams(); err != nil {
+		return fail(err)
+	}
+	// Only once every address is ours: a server that cannot bind must not
+	// overwrite the token file of the one that holds the address, nor load
+	// a checkpoint for nothing.
+	if err := s.setupToken(); err != nil {
+		return fail(err)
+	}
+	// Checkpoint (cmd_io.go): bring back the arrays saved at the last clean
+	// shutdown before any request is served (Run starts after New; requests
+	// that come sooner wait in the socket's queue).
+	if err := s.restoreCheckpoint(); err != nil {
 		return fail(err)
 	}
 	return s, nil

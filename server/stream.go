@@ -285,6 +285,18 @@ func (s *Server) takeStream(id uint64, r *request) (*stream, error) {
 		x.holder.Store(r.held)
 		r.held.streams = append(r.held.streams, x)
 	}
+	// A request that waited for the lock behind one that failed finds the
+	// stream closed (dropStream forgot it).
+	s.streams.mu.Lock()
+	_, open := s.streams.open[id]
+	s.streams.mu.Unlock()
+	if !open {
+		x.unlock()
+		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer); open another with open_stream", id)
+	}
+	if c := s.panicCmd.Load(); c != nil && *c == r.Cmd && s.panicCmd.CompareAndSwap(c, nil) {
+		panic("ARKTOS_DEBUG_PANIC_WITH_STREAM: a stand-in for a bug in " + r.Cmd)
+	}
 	return x, nil
 }
 
