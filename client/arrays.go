@@ -229,6 +229,9 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 	}
 	defer func() { done() }()
 	if err := rep.Err(); err != nil {
+		if st != nil {
+			c.closeStreamIfInternal(err)
+		}
 		return nil, err
 	}
 	info, err := parseInfo(rep.Result)
@@ -576,6 +579,7 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 	}
 	defer done()
 	if err := rep.Err(); err != nil {
+		c.closeStreamIfInternal(err)
 		return nil, info, 0, false, err
 	}
 	if info, err = parseInfo(rep.Result); err != nil {

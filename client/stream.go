@@ -83,10 +83,12 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	st, err := c.openStream(ctx)
 	if err != nil && c.transport == TransportAuto {
 		// The server offers none, or it cannot be reached: frames work.
-		// A server that refused (it offers no streams) is not asked again;
-		// a failed dial or handshake is tried again next time.
+		// A server that refused (it offers no streams, or does not know
+		// open_stream) is not asked again; a failed dial or handshake, or
+		// a passing refusal (shutting down, out of memory), is tried again
+		// next time.
 		var te *transfer.Error
-		c.noStream = errors.As(err, &te)
+		c.noStream = errors.As(err, &te) && (te.Code == transfer.ArgumentValue || te.Code == transfer.UnknownCommand)
 		return nil, nil
 	}
 	c.stream = st
@@ -157,6 +159,17 @@ func (c *Client) closeStream() {
 	}
 }
 
+// closeStreamIfInternal closes the stream after an error reply to a request
+// that named it when the error is INTERNAL: a handler's bug, after which the
+// server closes any stream the request held. Other refusals come before the
+// server touches the stream, which stays usable.
+func (c *Client) closeStreamIfInternal(err error) {
+	var te *transfer.Error
+	if errors.As(err, &te) && te.Code == transfer.Internal {
+		c.closeStream()
+	}
+}
+
 func controlHost(endpoint string) string {
 	rest := endpoint[strings.Index(endpoint, "://")+3:]
 	host, _, err := net.SplitHostPort(rest)
@@ -215,6 +228,7 @@ func (c *Client) fillLease(ctx context.Context, st *bulkStream, body []byte) (bo
 	}
 	m.Close()
 	if err := rep.Err(); err != nil {
+		c.closeStreamIfInternal(err)
 		return false, err
 	}
 	if leased, _ := rep.Result["leased"].(bool); !leased {

@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -191,5 +192,45 @@ func TestZstdDownloadCounted(t *testing.T) {
 	wantCode(t, err, transfer.OutOfMemory, "the compressed reply of '"+info.Name+"' needs")
 	if b, err := client.DownloadArray(ctx, plain, info.Name); err != nil || !bytes.Equal(b.Bytes(), random.Bytes()) {
 		t.Fatal("plain download after the refused one:", err)
+	}
+}
+
+// TestStreamAfterServerPanic: a download whose handler panics on the server
+// after taking the stream (ARKTOS_DEBUG_PANIC_WITH_STREAM) is answered
+// INTERNAL, and the server closes the stream; the client closes its end
+// too, so the next download opens another and succeeds, bit-exact (before,
+// it kept the dead stream and every later stream download failed with "no
+// open stream"). Over TCP and the unix socket (shared memory there).
+func TestStreamAfterServerPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []client.Option
+	}{
+		{"tcp", []client.Option{client.WithSharedMemory(false), client.WithStreamNetwork("tcp")}},
+		{"unix-shm", []client.Option{client.WithStreamNetwork("unix")}},
+		{"stream-only", []client.Option{client.WithTransport(client.TransportStream), client.WithSharedMemory(false)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("ARKTOS_DEBUG_PANIC_WITH_STREAM", "download")
+			srv := testserver.Start(t)
+			ctx := ctxT(t)
+			c := dial(t, srv.URL, tc.opts...)
+			a := randomArray(pdarray.Float64, 3<<17, 7) // 3 MiB: over the stream
+			info, err := client.UploadArray(ctx, c, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = client.Download[float64](ctx, c, info.Name)
+			var te *transfer.Error
+			if !errors.As(err, &te) || te.Code != transfer.Internal {
+				t.Fatalf("first download: %v, want INTERNAL", err)
+			}
+			for i := range 2 {
+				got, err := client.Download[float64](ctx, c, info.Name)
+				if err != nil || !bytes.Equal(pdarray.AsBytes(got), a.Bytes()) {
+					t.Fatalf("download %d after the panic: %v", i+2, err)
+				}
+			}
+		})
 	}
 }

@@ -53,8 +53,12 @@ func FuzzDispatch(f *testing.F) {
 				panic(fmt.Sprintf("%s %#v has run for 10 s", cmd, args))
 			}
 		}()
+		var payload [][]byte
+		if commands[cmd].payload {
+			payload = fuzzFrames(data)
+		}
 		h := &held{}
-		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, h)
+		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, payload, nil, h)
 		if err == nil && resp.after != nil {
 			resp.after()
 		}
@@ -64,6 +68,23 @@ func FuzzDispatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzFrames makes payload frames of data's bytes (an upload's): its last
+// byte says how many (0 to 3) and where they split.
+func fuzzFrames(data []byte) [][]byte {
+	if len(data) < 2 {
+		return nil
+	}
+	last := data[len(data)-1]
+	body := data[1 : len(data)-1]
+	var frames [][]byte
+	for range int(last & 3) {
+		cut := min(len(body), int(last>>2)%9*8)
+		frames = append(frames, body[:cut])
+		body = body[cut:]
+	}
+	return frames
 }
 
 type fuzzServer struct {
@@ -157,15 +178,21 @@ func (fz *fuzzServer) probe(tb testing.TB, cmd string) []string {
 		for k, v := range args {
 			probe[k] = v
 		}
-		_, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: probe}, nil, nil, &held{})
+		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: probe}, nil, nil, &held{})
 		if err == nil {
+			if resp.after != nil {
+				resp.after() // releases what the reply held
+			}
 			break
 		}
 		msg := err.Error()
 		if m := missingRe.FindStringSubmatch(msg); m != nil && args[m[1]] == nil {
 			args[m[1]] = "a_int64"
-			if _, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, &held{}); err != nil && strings.Contains(err.Error(), "'"+m[1]+"'") {
+			resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, &held{})
+			if err != nil && strings.Contains(err.Error(), "'"+m[1]+"'") {
 				args[m[1]] = int64(1)
+			} else if err == nil && resp.after != nil {
+				resp.after()
 			}
 			keys = append(keys, m[1])
 			continue

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,10 +41,11 @@ def main() -> None:
     args = ap.parse_args()
     port = free_port()
     url = f"tcp://127.0.0.1:{port}"
+    exe = Path(tempfile.mkdtemp(prefix="arktos-idle-")) / "idle"
+    subprocess.run(["go", "build", "-o", str(exe), "./bench/transfer/idle"], cwd=REPO, check=True)
     srv = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run(["go", "build", "-o", "/tmp/arktos-idlebench", "./bench/transfer/idle"], cwd=REPO, check=True)
-    echo = subprocess.Popen(["/tmp/arktos-idlebench", "-serve-echo"], stdout=subprocess.PIPE, text=True)
+    echo = subprocess.Popen([str(exe), "-serve-echo"], stdout=subprocess.PIPE, text=True)
     try:
         assert echo.stdout is not None
         host, _, eport = echo.stdout.readline().strip().rpartition(":")
@@ -84,8 +87,10 @@ def main() -> None:
         zmq.close()
     finally:
         echo.kill()
+        echo.wait()
         srv.terminate()
         srv.wait()
+        shutil.rmtree(exe.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

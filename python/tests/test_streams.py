@@ -657,6 +657,49 @@ def test_refused_stream_is_not_asked_again(make_server: Callable[..., Any],
         conn.close()
 
 
+def test_passing_stream_refusal_is_asked_again(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal that passes (here SHUTTING_DOWN, once) does not stop the
+    connection from asking for a stream at the next large transfer."""
+    conn = server.connect(shm=False)
+    real = conn._roundtrip
+    refused: list[str] = []
+
+    def once(cmd: str, *args: Any, **kwargs: Any) -> Any:
+        if cmd == "open_stream" and not refused:
+            refused.append(cmd)
+            raise ak.ShuttingDownError("the server is shutting down and takes no new work")
+        return real(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(conn, "_roundtrip", once)
+    try:
+        x = np.arange(STREAM_THRESHOLD // 8 + 1000, dtype=np.int64)
+        assert np.array_equal(conn.array(x).to_ndarray(), x)
+        assert refused and not conn._no_stream
+        assert np.array_equal(conn.array(x).to_ndarray(), x)
+        assert conn._stream is not None
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("shm", [False, True])
+def test_stream_after_server_panic(make_server: Callable[..., Any], shm: bool) -> None:
+    """A download whose handler panics on the server after taking the stream
+    (ARKTOS_DEBUG_PANIC_WITH_STREAM) is answered INTERNAL and the server
+    closes the stream; the client drops its end, and the next downloads
+    open another stream and come back bit-exact."""
+    srv = make_server(env={"ARKTOS_DEBUG_PANIC_WITH_STREAM": "download"})
+    conn = srv.connect(shm=shm)
+    try:
+        x = np.arange(STREAM_THRESHOLD // 8 * 3, dtype=np.float64)
+        a = conn.array(x)
+        with pytest.raises(ak.InternalError):
+            a.to_ndarray()
+        for _ in range(2):
+            assert np.array_equal(a.to_ndarray(), x)
+    finally:
+        conn.close()
+
+
 def test_unix_socket_not_made_falls_back_to_tcp(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the unix socket itself cannot be made (say, no descriptors
     left), the stream opens over TCP instead of failing on the cleanup."""

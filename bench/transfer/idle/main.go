@@ -43,7 +43,10 @@ func main() {
 	if err := cmd.Start(); err != nil {
 		panic(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
 	addr, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		panic(err)

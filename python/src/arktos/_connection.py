@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
-from ._errors import ArktosError, AuthFailedError
+from ._errors import ArgumentValueError, ArktosError, AuthFailedError, UnknownCommandError
 from ._pdarray import pdarray
 from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
 from ._protocol import (PROTOCOL_VERSION, decode_header, encode_request, join_frames, n_frames,
@@ -1257,16 +1257,18 @@ class Connection:
 
     def _try_open_stream(self) -> _Stream | None:
         """Open a stream if the server offers one; None (frames work) if not.
-        A server that refused (an error reply) is not asked again; a failed
-        connect or handshake is tried again next time."""
+        A server that refused (it offers no streams, or does not know
+        open_stream) is not asked again; a failed connect or handshake, or a
+        passing refusal (shutting down, out of memory), is tried again next
+        time."""
         if self._no_stream:
             return None
         try:
             return self._open_stream()
-        except ArktosError:
+        except (ArgumentValueError, UnknownCommandError):
             self._no_stream = True
             return None
-        except (ConnectionError, OSError):
+        except (ArktosError, ConnectionError, OSError):
             return None
 
     def _drop_stream(self) -> None:
