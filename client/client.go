@@ -108,7 +108,8 @@ var connectTimeout = 10 * time.Second
 
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
 // server answers get_config before ctx is done (within 10 s when ctx has
-// no deadline). The token comes from
+// no deadline: give a ctx with a later deadline to wait for a server that
+// is still restoring a large checkpoint). The token comes from
 // WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
 // names, or, when the server asks for one, ~/.arktos/token.
 func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
