@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -49,11 +49,9 @@ func Checksum(b []byte, workers int) uint64 {
 	nb := (len(b) + checksumBlock - 1) / checksumBlock
 	sums := make([]byte, 8*nb)
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group
 	for w := 0; w < max(1, min(workers, nb)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= nb {
@@ -62,9 +60,9 @@ func Checksum(b []byte, workers int) uint64 {
 				lo := i * checksumBlock
 				binary.LittleEndian.PutUint64(sums[8*i:], xxh3.Hash(b[lo:min(len(b), lo+checksumBlock)]))
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return xxh3.Hash(sums)
 }
 

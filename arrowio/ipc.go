@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -252,11 +252,9 @@ func (p *IPCPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport, er
 	}
 	nulls := make([]atomic.Int64, len(p.Columns))
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group // a worker's panic reaches the caller
 	for w := 0; w < max(1, min(workers, len(units))); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(units) {
@@ -272,9 +270,9 @@ func (p *IPCPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport, er
 				}
 				nulls[u.col].Add(copyArrow(dst[u.col], off, a, m, p.policy))
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	rep := ReadReport{Nulls: make([]int64, len(p.Columns))}
 	for i := range nulls {
 		rep.Nulls[i] = nulls[i].Load()

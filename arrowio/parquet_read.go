@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -543,11 +544,10 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	var errOnce sync.Once
 	var failed atomic.Bool
 	ra := p.startReadAhead(units, workers, &failed)
-	var wg sync.WaitGroup
+	// A worker's panic (a bug) stops the others and reaches the caller.
+	g := par.Group{OnPanic: func() { failed.Store(true) }}
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			sc := getScratch()
 			defer func() {
 				sc.fast.release()
@@ -559,13 +559,13 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 					return
 				}
 				u := units[i]
-				if ra != nil {
-					ra.take(i, &sc.fast)
-				}
-				n, err := p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], sc)
-				if ra != nil {
-					ra.give(&sc.fast)
-				}
+				n, err := func() (int64, error) {
+					if ra != nil {
+						ra.take(i, &sc.fast)
+						defer ra.give(&sc.fast) // on a panic too: the read-ahead waits for it
+					}
+					return p.readUnit(u.f, u.rg, u.col, dst[u.col], masks[u.col], sc)
+				}()
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })
 					failed.Store(true)
@@ -573,12 +573,14 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 				}
 				nulls[u.col].Add(n)
 			}
-		}()
+		})
 	}
-	wg.Wait()
-	if ra != nil {
-		ra.end()
-	}
+	defer func() {
+		if ra != nil {
+			ra.end()
+		}
+	}()
+	g.Wait()
 	Stats.PoolHits.Store(p.alloc.hits.Load())
 	if firstErr != nil {
 		return ReadReport{}, firstErr

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -348,7 +349,7 @@ func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterPr
 					u.done <- fmt.Errorf("stopped: an earlier column failed")
 					continue
 				}
-				u.done <- finishChunk(u.cw, u.a, u.lo, u.hi, &scratch)
+				u.done <- finishChunkCaught(u, &scratch)
 			}
 		}()
 	}
@@ -595,4 +596,11 @@ func widenInto[T narrowInt](dst []int32, src []T) {
 	for i, v := range src {
 		dst[i] = int32(v)
 	}
+}
+
+// finishChunkCaught is finishChunk whose panic (a bug) becomes a
+// *par.Panic error: the writer waits on u.done, so a worker must answer.
+func finishChunkCaught(u writeUnit, sc *writeScratch) (err error) {
+	defer par.Catch(&err)
+	return finishChunk(u.cw, u.a, u.lo, u.hi, sc)
 }

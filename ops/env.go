@@ -2,8 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"sync"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -80,19 +80,15 @@ func parallel(workers, n, align int, f func(w, lo, hi int)) {
 		return
 	}
 	bounds := splitBounds(n, nw, align)
-	var wg sync.WaitGroup
+	var g par.Group // a worker's panic reaches the caller (a request's INTERNAL error), not the process
 	for w := 0; w < len(bounds)-1; w++ {
 		lo, hi := bounds[w], bounds[w+1]
 		if lo == hi {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(w, lo, hi)
-		}()
+		g.Go(func() { f(w, lo, hi) })
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // splitBounds returns nw+1 boundaries splitting [0, n) into contiguous

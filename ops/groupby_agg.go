@@ -17,10 +17,10 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -179,17 +179,15 @@ func GroupAggColumns(env Env, ids *pdarray.Array, ngroups int, cols []AggColumn,
 		sub := env
 		sub.Workers = per
 		slots := make(chan struct{}, max(1, w/per))
-		var wg sync.WaitGroup
+		var g par.Group
 		for i, c := range cols {
-			wg.Add(1)
 			slots <- struct{}{}
-			go func() {
-				defer wg.Done()
+			g.Go(func() {
 				defer func() { <-slots }()
 				outs[i], errs[i] = groupAggMany(sub, ids, ngroups, c.Ops, c.Values, ddof, pre[i])
-			}()
+			})
 		}
-		wg.Wait()
+		g.Wait()
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -736,16 +734,11 @@ func byGroups(env Env, n, ngroups int, f func(glo, ghi int32)) {
 		return
 	}
 	b := splitBounds(ngroups, nw, 1)
-	done := make(chan struct{}, nw)
+	var g par.Group
 	for w := 0; w < nw; w++ {
-		go func() {
-			f(int32(b[w]), int32(b[w+1]))
-			done <- struct{}{}
-		}()
+		g.Go(func() { f(int32(b[w]), int32(b[w+1])) })
 	}
-	for w := 0; w < nw; w++ {
-		<-done
-	}
+	g.Wait()
 }
 
 // orderedScan runs f over ranges of group ids like byGroups, each range

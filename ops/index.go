@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -333,16 +334,11 @@ func parallelN(nw int, f func(w int)) {
 		f(0)
 		return
 	}
-	done := make(chan struct{}, nw)
+	var g par.Group
 	for w := 0; w < nw; w++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			f(w)
-		}()
+		g.Go(func() { f(w) })
 	}
-	for w := 0; w < nw; w++ {
-		<-done
-	}
+	g.Wait()
 }
 
 // CountTrue counts the true elements of a bool array.

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/arktos-dev/arktos/arrowio"
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -136,8 +137,14 @@ func fileErr(p, abs string, err error) error {
 	return transfer.Errorf(transfer.Internal, "%s: %v", p, err)
 }
 
-// ioErr maps an arrowio error to the registry.
+// ioErr maps an arrowio error to the registry. A worker's panic that came
+// back as an error (par.Catch) is raised again, for runRecovered to log
+// and answer as INTERNAL.
 func ioErr(err error) error {
+	var wp *par.Panic
+	if errors.As(err, &wp) {
+		panic(wp)
+	}
 	var ae *arrowio.Error
 	if !errors.As(err, &ae) {
 		var te *transfer.Error

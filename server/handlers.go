@@ -12,6 +12,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 	"github.com/arktos-dev/arktos/transfer/zframe"
@@ -325,7 +326,11 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 	h := &held{}
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.Error("panic in request handler", "cmd", req.Cmd, "panic", p, "stack", string(debug.Stack()))
+			stack := debug.Stack()
+			if wp, ok := p.(*par.Panic); ok {
+				stack = wp.Stack // the worker goroutine's, where the bug is
+			}
+			s.log.Error("panic in request handler", "cmd", req.Cmd, "panic", p, "stack", string(stack))
 			s.dropHeld(h)
 			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,38 @@ func init() {
 			panic(fmt.Sprintf("test: a bug after the reply, stream %d held", x.id))
 		}}, nil
 	}})
+}
+
+// test_panic_worker panics in one of its worker goroutines, as a kernel's
+// bug would.
+func init() {
+	register("test_panic_worker", command{run: func(s *Server, r *request) (*response, error) {
+		err := transfer.ParallelFrames(8, 2, func(i int) error {
+			if i == 5 {
+				var m map[int]int
+				m[i] = 1 // a nil map write
+			}
+			return nil
+		})
+		return &response{result: map[string]any{}}, err
+	}})
+}
+
+// TestWorkerPanicIsInternal: a panic in a goroutine a handler started is
+// answered INTERNAL and the server goes on (before internal/par, such a
+// panic stopped the server with every array it held).
+func TestWorkerPanicIsInternal(t *testing.T) {
+	s := startServer(t, Config{Workers: 2})
+	d := dealer(t, s.cfg.Addr)
+	sendRequest(t, d, 1, "test_panic_worker", nil)
+	rep := recvReply(t, d, 10*time.Second)
+	if rep == nil || rep.Code != transfer.Internal || !strings.Contains(rep.Message, "nil map") {
+		t.Fatalf("reply %+v, want INTERNAL naming the worker's panic", rep)
+	}
+	sendRequest(t, d, 2, "get_config", nil)
+	if rep := recvReply(t, d, 5*time.Second); rep == nil || rep.Status != 0 {
+		t.Fatalf("get_config after the panic: %+v", rep)
+	}
 }
 
 // openTestStream opens a bulk stream over TCP as a client does: its id, and

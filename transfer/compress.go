@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/arktos-dev/arktos/internal/par"
 )
 
 // Compression names a payload frame codec. Frames are compressed one by one
@@ -75,7 +77,7 @@ func ParallelFrames(n, workers int, f func(i int) error) error {
 	if workers < 1 {
 		workers = 1
 	}
-	var wg sync.WaitGroup
+	var g par.Group
 	errs := make([]error, n)
 	next := make(chan int, n)
 	for i := 0; i < n; i++ {
@@ -83,14 +85,12 @@ func ParallelFrames(n, workers int, f func(i int) error) error {
 	}
 	close(next)
 	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for i := range next {
 				errs[i] = f(i)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait() // a worker's panic (a decoder's bug) reaches the caller
 	return errors.Join(errs...)
 }

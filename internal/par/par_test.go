@@ -1,0 +1,59 @@
+package par
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestPanicReachesWait: a worker's panic does not stop the process; Wait
+// raises it (the first one, with the worker's stack) after every worker is
+// done, and OnPanic runs.
+func TestPanicReachesWait(t *testing.T) {
+	var done, told atomic.Int32
+	g := Group{OnPanic: func() { told.Add(1) }}
+	for i := range 8 {
+		g.Go(func() {
+			if i == 3 {
+				var m map[string]int
+				m["x"] = 1 // a nil map write: a runtime panic
+			}
+			done.Add(1)
+		})
+	}
+	defer func() {
+		r := recover()
+		p, ok := r.(*Panic)
+		if !ok {
+			t.Fatalf("Wait panicked with %#v, want *Panic", r)
+		}
+		var err error = p
+		if !strings.Contains(err.Error(), "nil map") || !strings.Contains(string(p.Stack), "par_test.go") {
+			t.Errorf("panic %q, stack %q", err, p.Stack)
+		}
+		if strings.Contains(err.Error(), "goroutine") && strings.Contains(err.Error(), ".go:") {
+			t.Error("Error() carries the stack")
+		}
+		if done.Load() != 7 || told.Load() != 1 {
+			t.Errorf("%d workers finished, OnPanic ran %d times; want 7 and 1", done.Load(), told.Load())
+		}
+		if !errors.As(err, &p) {
+			t.Error("not an error")
+		}
+	}()
+	g.Wait()
+	t.Fatal("Wait returned")
+}
+
+func TestNoPanic(t *testing.T) {
+	var g Group
+	var n atomic.Int32
+	for range 4 {
+		g.Go(func() { n.Add(1) })
+	}
+	g.Wait()
+	if n.Load() != 4 {
+		t.Fatal(n.Load())
+	}
+}
