@@ -708,13 +708,11 @@ func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
 	var total int64
 	errs := make([]error, len(arrays))
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group // a worker's panic reaches runRecovered
 	// Files are written in parallel; each checksum runs while another
 	// file's bytes go to the kernel.
 	for w := 0; w < max(1, min(s.cfg.Workers, len(arrays))); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(arrays) {
@@ -726,9 +724,9 @@ func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
 					File: file, Checksum: arrowio.FormatChecksum(arrowio.Checksum(h.a.Bytes(), 1))}
 				errs[i] = writeSynced(root, path.Join(tmp, file), h.a.Bytes())
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for i, err := range errs {
 		if err != nil {
 			return 0, 0, fmt.Errorf("checkpoint: array '%s': %w", arrays[i].name, err)
@@ -867,11 +865,9 @@ func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
 		}
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group // a worker's panic reaches runRecovered
 	for w := 0; w < max(1, min(s.cfg.Workers, len(m.Arrays))); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(m.Arrays) {
@@ -879,9 +875,9 @@ func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
 				}
 				errs[i] = readCheckpointFile(root, rel, shown, m.Arrays[i], arrays[i])
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
