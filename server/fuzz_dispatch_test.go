@@ -40,7 +40,7 @@ func FuzzDispatch(f *testing.F) {
 		defer fz.mu.Unlock()
 		fz.reset(t)
 		cmd, args := fz.request(data)
-		// Every request here (arrays of at most 3,000 elements, 64 MiB)
+		// Every request here (arrays of at most 40,000 elements, 64 MiB)
 		// takes milliseconds: one still running after 10 s is a hang,
 		// reported (with every goroutine's stack) as a crash of this input.
 		done := make(chan struct{})
@@ -134,11 +134,16 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 		fz.base["a_"+name] = a
 	}
 	fz.base["empty"] = pdarray.FromSlice([]int64{})
-	long := make([]int64, 3000)
+	// Over ops' minPar (32,768 elements), so kernels split work over
+	// workers here: their goroutines' code is fuzzed too.
+	long := make([]int64, 40000)
+	longF := make([]float64, len(long))
 	for i := range long {
 		long[i] = int64(i*7919) % 101
+		longF[i] = float64(i%13) / 4
 	}
 	fz.base["long"] = pdarray.FromSlice(long)
+	fz.base["long_f"] = pdarray.FromSlice(longF)
 	fz.base["floats"] = pdarray.FromSlice([]float64{1.5, math.NaN(), -0.0, math.Inf(1), 2.5, 1.5, math.Inf(-1)})
 
 	for name := range commands {
