@@ -250,8 +250,8 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		done()
 		done = func() {}
 		delete(args, "inline_max")
-		if want != pdarray.Invalid && info.DType != want {
-			return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+		if err := wrongDType(name, info, want); err != nil {
+			return nil, err
 		}
 		if into != nil && len(into) < info.NBytes {
 			return result(info, into) // its error says the destination is too small
@@ -284,13 +284,13 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 			c.closeStream()
 			return nil, fmt.Errorf("client: download stream: %w", err)
 		}
-		if want != pdarray.Invalid && info.DType != want {
-			return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+		if err := wrongDType(name, info, want); err != nil {
+			return nil, err
 		}
 		return a, nil
 	}
-	if want != pdarray.Invalid && info.DType != want {
-		return nil, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+	if err := wrongDType(name, info, want); err != nil {
+		return nil, err
 	}
 	if info.NBytes >= StreamThreshold && c.transport == TransportAuto && c.stream == nil {
 		c.useStream(ctx, info.NBytes) // the next download streams
@@ -345,6 +345,15 @@ func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any
 		off += copy(dst[off:], f)
 	}
 	return a, nil
+}
+
+// wrongDType refuses a download of array name (info) as a slice of want:
+// nil when want is Invalid (any dtype) or the array's own.
+func wrongDType(name string, info ArrayInfo, want pdarray.DType) error {
+	if want == pdarray.Invalid || info.DType == want {
+		return nil
+	}
+	return fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
 }
 
 // zmqCall sends a download request on ZeroMQ and returns its reply and
@@ -450,8 +459,8 @@ func (c *Client) downloadLane(ctx context.Context, name string, args map[string]
 	if err != nil {
 		return nil, true, err
 	}
-	if want != pdarray.Invalid && info.DType != want {
-		return nil, true, fmt.Errorf("client: array '%s' is %v, not %v; download it as []%v", name, info.DType, want, info.DType)
+	if err := wrongDType(name, info, want); err != nil {
+		return nil, true, err
 	}
 	a, err = framesInto(info, into, frames, rep.Result)
 	return a, true, err
@@ -587,8 +596,8 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		return nil, info, 0, false, err
 	}
 	if inline, _ := rep.Result["inline"].(bool); inline {
-		if want != pdarray.Invalid && info.DType != want {
-			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
+		if err := wrongDType(name, info, want); err != nil {
+			return nil, info, 0, false, err
 		}
 		a, err := framesInto(info, into, frames, rep.Result)
 		if err != nil {
@@ -608,8 +617,8 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 			c.closeStream()
 			return nil, info, 0, false, fmt.Errorf("client: download stream: %w", err)
 		}
-		if want != pdarray.Invalid && info.DType != want {
-			return nil, info, 0, false, fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType)
+		if err := wrongDType(name, info, want); err != nil {
+			return nil, info, 0, false, err
 		}
 		return a.Bytes(), info, copiedNotMapped, true, nil
 	}
@@ -624,8 +633,8 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		c.releaseSegmentLocked(ctx, segment) // nothing maps it
 		return nil, info, 0, false, err
 	}
-	if want != pdarray.Invalid && info.DType != want {
-		return fail(fmt.Errorf("client: array '%s' is %v, not %v; ask for []%v", name, info.DType, want, info.DType))
+	if err := wrongDType(name, info, want); err != nil {
+		return fail(err)
 	}
 	if info.NBytes == 0 {
 		c.releaseSegmentLocked(ctx, segment)

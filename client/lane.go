@@ -59,6 +59,19 @@ func (c *Client) closeLane() {
 	}
 }
 
+// ctxEnded returns why ctx has ended, or nil: ctx.Err(), or
+// context.DeadlineExceeded when err is the connection's timer (set to ctx's
+// deadline) firing just before ctx reports it.
+func ctxEnded(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if dl, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // laneCall sends one request on the lane and reads its reply. A request cut
 // short (ctx done, the server gone) closes the lane: a late reply has no
 // place on it; the next request opens another.
@@ -86,10 +99,8 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	defer stop()
 	fail := func(err error) (*transfer.Reply, [][]byte, error) {
 		c.closeLane()
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		} else if dl, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
-			err = context.DeadlineExceeded // the connection's timer, set to ctx's deadline, fired first
+		if ctxErr := ctxEnded(ctx, err); ctxErr != nil {
+			err = ctxErr
 		}
 		return nil, nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
 	}
@@ -100,12 +111,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		whileWaiting()
 	}
 	if _, err := l.r.Peek(1); err != nil {
-		ctxErr := ctx.Err()
-		if dl, ok := ctx.Deadline(); ctxErr == nil && ok && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(dl) {
-			// The connection's timer, set to ctx's deadline, fired first:
-			// ctx has ended all the same, and its late reply is owed.
-			ctxErr = context.DeadlineExceeded
-		}
+		ctxErr := ctxEnded(ctx, err) // ended: its late reply is owed
 		if ctxErr == nil {
 			return fail(err)
 		}
