@@ -324,14 +324,19 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 // byte position is unknown); the client opens another.
 func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []byte) (resp *response, err error) {
 	h := &held{}
+	// recovered logs panic p (with the stack of the goroutine where it
+	// happened) and closes the streams the request still holds.
+	recovered := func(what string, p any) {
+		stack := debug.Stack()
+		if wp, ok := p.(*par.Panic); ok {
+			stack = wp.Stack // the worker goroutine's, where the bug is
+		}
+		s.log.Error(what, "cmd", req.Cmd, "panic", p, "stack", string(stack))
+		s.dropHeld(h)
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			stack := debug.Stack()
-			if wp, ok := p.(*par.Panic); ok {
-				stack = wp.Stack // the worker goroutine's, where the bug is
-			}
-			s.log.Error("panic in request handler", "cmd", req.Cmd, "panic", p, "stack", string(stack))
-			s.dropHeld(h)
+			recovered("panic in request handler", p)
 			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 		}
 	}()
@@ -341,8 +346,7 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 		resp.after = func() {
 			defer func() {
 				if p := recover(); p != nil {
-					s.log.Error("panic after a reply", "cmd", req.Cmd, "panic", p, "stack", string(debug.Stack()))
-					s.dropHeld(h)
+					recovered("panic after a reply", p)
 				}
 			}()
 			after()

@@ -270,29 +270,27 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 // takeStream returns stream id, locked for request r's transfer. A stream
 // serves only the peer that opened it: to any other it does not exist.
 func (s *Server) takeStream(id uint64, r *request) (*stream, error) {
-	peer := r.peer
-	s.streams.mu.Lock()
-	x, ok := s.streams.open[id]
-	s.streams.mu.Unlock()
-	if ok && !bytes.Equal(x.owner, peer) {
-		ok = false
+	lookup := func() (*stream, bool) {
+		s.streams.mu.Lock()
+		defer s.streams.mu.Unlock()
+		x, ok := s.streams.open[id]
+		return x, ok && bytes.Equal(x.owner, r.peer)
+	}
+	x, ok := lookup()
+	if ok {
+		x.mu.Lock()
+		// A request that waited for the lock behind one that failed finds
+		// the stream closed (dropStream forgot it).
+		if _, ok = lookup(); !ok {
+			x.mu.Unlock()
+		}
 	}
 	if !ok {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer, or never connected); open another with open_stream", id)
 	}
-	x.mu.Lock()
 	if r.held != nil {
 		x.holder.Store(r.held)
 		r.held.streams = append(r.held.streams, x)
-	}
-	// A request that waited for the lock behind one that failed finds the
-	// stream closed (dropStream forgot it).
-	s.streams.mu.Lock()
-	_, open := s.streams.open[id]
-	s.streams.mu.Unlock()
-	if !open {
-		x.unlock()
-		return nil, transfer.Errorf(transfer.ArgumentValue, "no open stream %d (it was closed after a failed transfer); open another with open_stream", id)
 	}
 	if c := s.panicCmd.Load(); c != nil && *c == r.Cmd && s.panicCmd.CompareAndSwap(c, nil) {
 		panic("ARKTOS_DEBUG_PANIC_WITH_STREAM: a stand-in for a bug in " + r.Cmd)

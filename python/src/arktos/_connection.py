@@ -972,14 +972,14 @@ class Connection:
         """Whether an upload or download of nbytes may take the lane: a
         small array in plain frames (not compressed, transport "auto"), to a
         server that takes them there."""
-        return (0 < nbytes < LANE_PAYLOAD_MAX and self._zstd is None and self.lane
-                and self.transport == "auto"
-                and bool(self.__dict__.get("config", {}).get("lane_payload"))
+        return (0 < nbytes < LANE_PAYLOAD_MAX and self._zstd is None and self.transport == "auto"
+                and self._lane_reply_only()
                 and n_frames(nbytes, self.max_frame_size) < LANE_MAX_FRAMES)
 
     def _lane_reply_only(self) -> bool:
-        """Whether a download whose bytes go on a stream or in a segment may
-        be asked over the lane, to a server that takes downloads there."""
+        """Whether an upload or download whose bytes go on a stream or in a
+        segment may be asked over the lane: a lane, to a server that takes
+        uploads and downloads there."""
         return bool(self.lane and self.__dict__.get("config", {}).get("lane_payload"))
 
     def _usable_lane(self) -> _Lane | None:
