@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
 // Config is the server's configuration; cmd/arktos-server fills it from
@@ -39,6 +40,17 @@ type Config struct {
 	// request before it blocks (transfer.SpinReader; 0:
 	// transfer.DefaultLaneSpin, negative: no polling).
 	LaneSpin time.Duration
+	// FrameHeap is how many bytes of freed ZeroMQ message buffers malloc
+	// keeps resident for the next message (zframe.TuneMalloc; 0:
+	// DefaultFrameHeap, negative: glibc's own settings, which fault every
+	// frame in afresh). It is outside MaxMemory, like libzmq's queues.
+	FrameHeap int64
+}
+
+// DefaultFrameHeap is the FrameHeap used when none is given: an eighth of
+// the arrays' limit, at most zframe.MaxMallocKeep (1 GiB).
+func DefaultFrameHeap(maxMemory int64) int64 {
+	return min(maxMemory/8, zframe.MaxMallocKeep)
 }
 
 // DefaultLaneSpin is how long a request lane polls for the next request
@@ -64,34 +76,9 @@ func DefaultMaxMemory() int64 {
 	return 4 << 30
 }
 
-// ParseBytes parses a size like "8GiB", "512MiB", "1.5GB", "64k" or "1024".
-func ParseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("size %q is not a number with an optional unit (e.g. 8GiB, 512MiB, 1048576)", s)
-	}
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
-		"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
-		"t": 1 << 40, "tb": 1e12, "tib": 1 << 40,
-	}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("size %q has unknown unit %q; use B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB)", s, unit)
-	}
-	n := v * mult
-	if n > 1<<62 {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return int64(n), nil
-}
+// ParseBytes parses a size like "8GiB", "512MiB", "1.5GB", "64k" or "1024"
+// (transfer.ParseBytes, which the clients share, for cmd/arktos-server).
+var ParseBytes = transfer.ParseBytes
 
 // validate fills defaults and checks the configuration.
 func (c *Config) validate() error {
@@ -115,6 +102,9 @@ func (c *Config) validate() error {
 	}
 	if c.FrameSize == 0 {
 		c.FrameSize = transfer.DefaultFrameSize
+	}
+	if c.FrameHeap == 0 {
+		c.FrameHeap = DefaultFrameHeap(c.MaxMemory)
 	}
 	if c.FrameSize < 1024 || c.FrameSize > 1<<30 {
 		return fmt.Errorf("server: --frame-size must be between 1KiB and 1GiB, got %d", c.FrameSize)

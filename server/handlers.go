@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
@@ -434,6 +435,12 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"dtypes":           pdarray.DTypeNames(),
 		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
 	}
+	// frame_heap: bytes of freed ZeroMQ frames kept resident for the next
+	// message (zframe.TuneMalloc); 0 where glibc did not take the settings.
+	cfg["frame_heap"] = int64(0)
+	if s.mallocTuned {
+		cfg["frame_heap"] = min(s.cfg.FrameHeap, zframe.MaxMallocKeep)
+	}
 	if !s.noInline {
 		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
 	}
@@ -855,7 +862,19 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"lane_spin_busy":          st.LaneSpin.Busy.Load(),
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 		"groupby_fused":           st.GroupByFused.Load(),
+		"minor_faults":            minorFaults(),
 	}}, nil
+}
+
+// minorFaults is the server process's minor page faults so far: pages the
+// kernel mapped and zeroed on first touch (tests check that frames reuse
+// resident memory: zframe.TuneMalloc).
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return -1
+	}
+	return ru.Minflt
 }
 
 func (s *Server) cmdShutdown(r *request) (*response, error) {

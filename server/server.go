@@ -46,16 +46,19 @@ const Version = "0.1.0"
 
 // Server serves named arrays over ZeroMQ. Make one with New, then Run it.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	token    string
-	store    *store
-	zctx     *zmq.Context
-	router   *zmq.Socket
-	pull     *zmq.Socket
-	replyEP  string
-	endpoint string
-	jobs     chan job
+	cfg   Config
+	log   *slog.Logger
+	token string
+	store *store
+	zctx  *zmq.Context
+	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
+	// reuse resident memory; reported by get_config.
+	mallocTuned bool
+	router      *zmq.Socket
+	pull        *zmq.Socket
+	replyEP     string
+	endpoint    string
+	jobs        chan job
 	// repliesDue counts requests handed to workers or stream goroutines
 	// whose replies (one message each, through pull) are not forwarded yet.
 	// Only the I/O goroutine touches it. A reply that is never sent (a
@@ -125,6 +128,9 @@ func New(cfg Config) (*Server, error) {
 	if c := os.Getenv("ARKTOS_DEBUG_PANIC_WITH_STREAM"); c != "" {
 		s.panicCmd.Store(&c)
 	}
+	// Before the first socket, so libzmq's I/O threads allocate from the
+	// tuned heap (a thread keeps the malloc arena it first took).
+	s.mallocTuned = zframe.TuneMalloc(cfg.FrameHeap)
 	var err error
 	if s.zctx, err = zmq.NewContext(); err != nil {
 		return nil, fmt.Errorf("server: zmq context: %w", err)

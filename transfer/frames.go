@@ -1,6 +1,10 @@
 package transfer
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // DefaultFrameSize is the default size of one payload frame. 16 MiB keeps
 // per-frame overhead negligible while no single message buffer grows huge.
@@ -75,3 +79,32 @@ const (
 	StreamMagic = "ARKTOS-STREAM-1\n"
 	TicketSize  = 16
 )
+
+// ParseBytes parses a size like "8GiB", "512MiB", "1.5GB", "64k" or "1024".
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("size %q is not a number with an optional unit (e.g. 8GiB, 512MiB, 1048576)", s)
+	}
+	mult := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
+		"t": 1 << 40, "tb": 1e12, "tib": 1 << 40,
+	}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("size %q has unknown unit %q; use B, KiB, MiB, GiB, TiB (or KB, MB, GB, TB)", s, unit)
+	}
+	n := v * mult
+	if n > 1<<62 {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return int64(n), nil
+}

@@ -45,6 +45,7 @@ func run(args []string) error {
 	workersDef, _ := strconv.Atoi(env("WORKERS", "0"))
 	workers := fs.Int("workers", workersDef, "worker goroutines (env ARKTOS_WORKERS; default all cores)")
 	frameSize := fs.String("frame-size", env("FRAME_SIZE", "16MiB"), "largest payload frame, sent and accepted (env ARKTOS_FRAME_SIZE)")
+	frameHeap := fs.String("frame-heap", env("FRAME_HEAP", ""), "freed ZeroMQ frames malloc keeps resident for the next message, e.g. 512MiB; 0: glibc's defaults, which fault every frame in afresh (env ARKTOS_FRAME_HEAP; default an eighth of --max-memory, at most 1GiB)")
 	streamPortDef, _ := strconv.Atoi(env("STREAM_PORT", "0"))
 	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
@@ -87,6 +88,16 @@ func run(args []string) error {
 		return fmt.Errorf("--frame-size: %w", err)
 	}
 	cfg.FrameSize = int(n)
+	if *frameHeap != "" {
+		n, err := server.ParseBytes(*frameHeap)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--frame-heap (ARKTOS_FRAME_HEAP) %q: use a size such as 512MiB, or 0 for glibc's defaults", *frameHeap)
+		}
+		cfg.FrameHeap = n
+		if n == 0 {
+			cfg.FrameHeap = -1 // Config's 0 is the default
+		}
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

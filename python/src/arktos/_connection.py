@@ -35,6 +35,7 @@ import numpy as np
 import zmq
 from numpy.typing import ArrayLike, NDArray
 
+from . import _malloc
 from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArgumentValueError, ArktosError, AuthFailedError, UnknownCommandError
@@ -768,6 +769,7 @@ class Connection:
         # Requests given up on (Ctrl-C, timeout) before their reply: id → (cmd,
         # args). Arrays their late replies created are freed (see _late_reply).
         self._abandoned: dict[int, tuple[str, dict[str, Any]]] = {}
+        _malloc.tune()  # before the first socket starts libzmq's I/O thread
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._close_socket = weakref.finalize(self, self._socket.close, 0)
