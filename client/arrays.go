@@ -24,8 +24,13 @@ type UploadOption func(map[string]any)
 func WithName(name string) UploadOption { return func(a map[string]any) { a["name"] = name } }
 
 // Upload stores data on the server and describes the new array. The bytes
-// are sent straight from data (no per-element encode; libzmq copies each
-// frame once into its message).
+// are sent straight from data, with no per-element encode and no copy: over
+// a bulk stream, into shared memory, or in ZeroMQ frames that libzmq reads
+// in place (frames of 64 KiB and more; smaller ones are copied). data is
+// the caller's again once Upload returns; after an error (ctx ended before
+// the reply) libzmq may still be sending it, so a write to data then may
+// reach the server in the abandoned upload, whose array is deleted when
+// its late reply comes.
 func Upload[T pdarray.Element](ctx context.Context, c *Client, data []T, opts ...UploadOption) (ArrayInfo, error) {
 	return c.uploadBytes(ctx, pdarray.DTypeOf[T](), len(data), pdarray.AsBytes(data), opts)
 }

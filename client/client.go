@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,6 +58,9 @@ type Client struct {
 	// Requests given up on, and arrays their late replies made (late.go).
 	abandoned      map[uint64]abandonedReq
 	pendingDeletes []string
+	// refs: payload frames sent without a copy that libzmq may still hold
+	// (sendParts); guarded by mu.
+	refs []*zframe.Refs
 }
 
 // ServerConfig is what get_config reports.
@@ -304,6 +308,10 @@ func (c *Client) Close() error {
 	c.closeStream()
 	c.closeLane()
 	err := c.sock.Close()
+	for _, r := range c.refs {
+		r.Leak() // kept pinned until libzmq drops the closed socket's messages
+	}
+	c.refs = nil
 	c.sock = nil
 	return err
 }
@@ -358,6 +366,7 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 			m.Close()
 			continue
 		}
+		c.sweepRefs() // the server had every byte: libzmq has likely let go
 		return rep, m, nil
 	}
 }
@@ -378,7 +387,25 @@ func (c *Client) SendRaw(ctx context.Context, frames [][]byte) (*transfer.Reply,
 	return transfer.DecodeReply(m.Frame(0))
 }
 
+// sweepRefs unpins the zero-copy sends libzmq has let go of (c.mu held).
+func (c *Client) sweepRefs() {
+	if len(c.refs) > 0 {
+		c.refs = slices.DeleteFunc(c.refs, (*zframe.Refs).Done)
+	}
+}
+
+// zeroCopyMin is the least payload frame sent without a copy: below it
+// libzmq's copy costs less than pinning the frame and tracking its release.
+const zeroCopyMin = 64 << 10
+
+// sendParts sends one request. Payload frames of zeroCopyMin bytes and more
+// are handed to libzmq in place (zframe.Refs) instead of copied into
+// messages malloc gives it: an upload's frames are the caller's array. The
+// caller must not write them until the reply has come (the server replies
+// only once it has every byte, so libzmq no longer reads them); libzmq's
+// release of them is collected at the next request (c.refs).
 func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
+	c.sweepRefs()
 	flag := zmq.SNDMORE
 	if len(payload) == 0 {
 		flag = 0
@@ -386,12 +413,24 @@ func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
 	if _, err := c.sock.SendBytes(hdr, flag); err != nil {
 		return fmt.Errorf("client: send to %s: %w", c.url, err)
 	}
+	var refs *zframe.Refs
 	for i, p := range payload {
-		flag = zmq.SNDMORE
-		if i == len(payload)-1 {
+		more := i < len(payload)-1
+		var err error
+		if len(p) >= zeroCopyMin {
+			if refs == nil {
+				refs = zframe.NewRefs()
+				c.refs = append(c.refs, refs)
+			}
+			err = refs.Send(c.sock, p, more)
+		} else {
 			flag = 0
+			if more {
+				flag = zmq.SNDMORE
+			}
+			_, err = c.sock.SendBytes(p, flag)
 		}
-		if _, err := c.sock.SendBytes(p, flag); err != nil {
+		if err != nil {
 			return fmt.Errorf("client: send to %s: %w", c.url, err)
 		}
 	}

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
 // TestFramesReuseMemory: arrays sent in ZeroMQ frames land in memory malloc
@@ -95,4 +98,50 @@ func ownMinorFaults(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return ru.Minflt
+}
+
+// TestUploadFramesWithoutCopy: an upload's payload frames go to libzmq in
+// place (zframe.Refs), not copied into messages malloc gives it; the server
+// gets every byte, libzmq lets go of the frames (they are unpinned at a
+// later request), and the caller's array is its own again once Upload has
+// returned.
+func TestUploadFramesWithoutCopy(t *testing.T) {
+	srv := testserver.Start(t, "--frame-size", "1MiB")
+	ctx := ctxT(t)
+	c := dial(t, srv.URL, client.WithTransport(client.TransportFrames))
+	xs := make([]float64, 3_000_001) // 23 frames of 1 MiB and less, each over the zero-copy minimum
+	for i := range xs {
+		xs[i] = float64(i) / 7
+	}
+	want := slices.Clone(xs)
+	live, byRef := zframe.RefsLive(), zframe.BytesSentByRef()
+	info, err := client.Upload(ctx, c, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := zframe.BytesSentByRef() - byRef; got != int64(len(xs)*8) {
+		t.Errorf("%d bytes sent without a copy, want all %d", got, len(xs)*8)
+	}
+	for i := range xs {
+		xs[i] = -1
+	}
+	back, err := client.Download[float64](ctx, c, info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pdarray.AsBytes(back), pdarray.AsBytes(want)) {
+		t.Fatal("the uploaded array is not what the caller's slice held at the call")
+	}
+	// libzmq released the frames long ago; the next request unpins them.
+	for deadline := time.Now().Add(10 * time.Second); zframe.RefsLive() != live; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d zero-copy sends still pinned", zframe.RefsLive()-live)
+		}
+		if _, m, err := c.Call(ctx, "get_config", nil, nil); err != nil { // over ZeroMQ, not the lane
+			t.Fatal(err)
+		} else {
+			m.Close()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
