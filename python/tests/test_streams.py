@@ -90,9 +90,10 @@ def test_frames_reuse_memory(server: Any) -> None:
     """Arrays in ZeroMQ frames land in memory malloc kept from the previous
     message (arktos._malloc here, the server's --frame-heap there), not in
     pages faulted in afresh: before, each 64 MiB transfer in 16 MiB frames
-    faulted in 12,000-16,000 pages on each side. A round may still grow a
-    heap now and then (a message freed a little late), so two of eight may
-    fault."""
+    faulted in 4,000-49,000 pages on each side. A round may still fault one
+    frame in now and then (a message freed a little late), so each side's
+    faults over eight rounds need only stay under one and a half
+    transfers' pages."""
     import resource
 
     from arktos import _malloc
@@ -104,7 +105,7 @@ def test_frames_reuse_memory(server: Any) -> None:
         assert int(conn.get_config()["frame_heap"]) > 0, "the server's malloc is not tuned"
         x = np.arange(8 << 20, dtype=np.int64)  # 64 MiB
         pages = x.nbytes // os.sysconf("SC_PAGE_SIZE")
-        faulted, log = 0, []
+        theirs_sum, mine_sum, log = 0, 0, []
         for rnd in range(10):
             s0, self0 = stats(conn), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             w = conn.array(x)
@@ -117,9 +118,12 @@ def test_frames_reuse_memory(server: Any) -> None:
             assert s1["bytes_copied_in"] - s0["bytes_copied_in"] == x.nbytes, "not in frames"
             theirs = s1["minor_faults"] - s0["minor_faults"]
             log.append((theirs, mine))
-            if rnd >= 2 and (theirs > pages // 4 or mine > pages // 4):
-                faulted += 1
-        assert faulted <= 2, f"(server, client) minor faults a round for {pages} pages each way: {log}"
+            if rnd >= 2:
+                theirs_sum += theirs
+                mine_sum += mine
+        limit = pages * 3 // 2
+        assert theirs_sum <= limit and mine_sum <= limit, \
+            f"(server, client) minor faults a round for {pages} pages each way: {log}"
     finally:
         conn.close()
 
