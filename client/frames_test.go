@@ -149,3 +149,69 @@ func TestUploadFramesWithoutCopy(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDownloadFramesInPlace: the server sends a download's frames from the
+// array's own buffer (libzmq reads it in place: bytes_zero_copy_out, nothing
+// copied), for an array in the Go heap (uploaded in frames) and one in a
+// shared-memory segment (uploaded by a local client); the client gets every
+// byte, and once libzmq has let go the request's hold on the array ends (a
+// deleted array's buffer goes back to the server's pool).
+func TestDownloadFramesInPlace(t *testing.T) {
+	srv := testserver.Start(t, "--frame-size", "1MiB")
+	ctx := ctxT(t)
+	c := dial(t, srv.URL, client.WithTransport(client.TransportFrames))
+	local := dial(t, srv.URL) // shared memory on one host: its upload's segment becomes the array
+	xs := make([]int64, 3_000_001)
+	for i := range xs {
+		xs[i] = int64(i)*3 - 7
+	}
+	nb := int64(len(xs) * 8)
+	for _, tc := range []struct {
+		name string
+		up   *client.Client
+	}{{"heap", c}, {"segment", local}} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := client.Upload(ctx, tc.up, xs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st0, err := c.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := client.Download[int64](ctx, c, info.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st1, err := c.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(pdarray.AsBytes(back), pdarray.AsBytes(xs)) {
+				t.Fatal("download in frames is not bit-exact")
+			}
+			if in, cp := st1["bytes_zero_copy_out"]-st0["bytes_zero_copy_out"], st1["bytes_copied_out"]-st0["bytes_copied_out"]; in != nb || cp != 0 {
+				t.Errorf("server sent %d bytes in place and copied %d; want %d and 0", in, cp, nb)
+			}
+			if err := c.Delete(ctx, info.Name); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// The heap array's buffer is pooled once its download's hold ends.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		rep, m, err := c.Call(ctx, "mem_used", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		pooled, _ := transfer.AsInt(rep.Result["pooled"])
+		if pooled >= nb {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pooled %d bytes, want at least %d: a download in frames still holds its deleted array", pooled, nb)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

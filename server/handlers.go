@@ -256,7 +256,13 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 	}
 	// Shared-memory segments dropped from the store meanwhile are unmapped
 	// only after this request (reply and after included) ends: see grace.
-	defer s.store.grace.exit(s.store.grace.enter())
+	// A reply whose frames libzmq reads in place ends when it lets go.
+	tok, handedOff := s.store.grace.enter(), false
+	defer func() {
+		if !handedOff {
+			s.store.grace.exit(tok)
+		}
+	}()
 	var resp *response
 	err := decodeErr
 	if err == nil {
@@ -271,9 +277,16 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 	if req != nil {
 		cmd = req.Cmd
 	}
-	s.send(sock, j.identity, reply, frames)
-	if err == nil && resp.after != nil {
-		resp.after() // e.g. a download's bytes, after the header that announces them
+	after := func() {
+		if err == nil && resp.after != nil {
+			resp.after() // e.g. a download's bytes, after the header that announces them; or its array's release
+		}
+	}
+	if refs := s.send(sock, j.identity, reply, frames); refs != nil {
+		handedOff = true
+		s.inPlace.add(refs, func() { after(); s.store.grace.exit(tok) })
+	} else {
+		after()
 	}
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.log.Debug("request", "cmd", cmd, "id", reply.ID, "frames_in", m.Len()-2, "frames_out", len(frames), "took", time.Since(start))
@@ -285,12 +298,17 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 
 // send sends a reply on sock: the ROUTER itself from the I/O goroutine, or
 // (sock nil) a pooled PUSH socket whose messages the I/O goroutine forwards.
-func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, frames [][]byte) {
+// Payload frames of zeroCopyMin bytes and more go to libzmq in place (a
+// download's are the stored array's own bytes): the returned Refs, when not
+// nil, tells when libzmq has let go of them, and until then the memory must
+// stay allocated and unchanged by the request (complete hands its release
+// to sentInPlace). Smaller frames are copied.
+func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, frames [][]byte) *zframe.Refs {
 	if sock == nil {
 		push, err := s.replySocket()
 		if err != nil {
 			s.log.Error("reply socket", "err", err)
-			return
+			return nil
 		}
 		defer s.returnReplySocket(push)
 		sock = push
@@ -298,24 +316,41 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 	hdr, frames := s.encodeReply(reply, frames)
 	// Counted before the reply leaves: the client's next request may be
 	// stats, answered inline, possibly before this goroutine runs again.
-	var out uint64
+	var copied, inPlace uint64
 	for _, f := range frames {
-		out += uint64(len(f))
+		if len(f) >= zeroCopyMin {
+			inPlace += uint64(len(f))
+		} else {
+			copied += uint64(len(f))
+		}
 	}
-	s.stats.BytesCopiedOut.Add(out)
+	s.stats.BytesCopiedOut.Add(copied)
+	s.stats.BytesZeroCopyOut.Add(inPlace)
 	parts := append([][]byte{identity, hdr}, frames...)
+	var refs *zframe.Refs
 	for i, p := range parts {
-		flag := zmq.SNDMORE
-		if i == len(parts)-1 {
-			flag = 0
+		more := i < len(parts)-1
+		var err error
+		if i >= 2 && len(p) >= zeroCopyMin {
+			if refs == nil {
+				refs = zframe.NewRefs()
+			}
+			err = refs.Send(sock, p, more)
+		} else {
+			flag := zmq.Flag(0)
+			if more {
+				flag = zmq.SNDMORE
+			}
+			_, err = sock.SendBytes(p, flag) // a copy into a libzmq message
 		}
-		// SendBytes copies p into a libzmq message (the one copy out).
-		if _, err := sock.SendBytes(p, flag); err != nil {
-			s.stats.BytesCopiedOut.Add(-out)
+		if err != nil {
+			s.stats.BytesCopiedOut.Add(-copied)
+			s.stats.BytesZeroCopyOut.Add(-inPlace)
 			s.log.Error("send reply", "err", err)
-			return
+			return refs // what was queued is still read in place
 		}
 	}
+	return refs
 }
 
 // runRecovered dispatches req, turning a panic in its handler into an
@@ -843,6 +878,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"downloads":               st.Downloads.Load(),
 		"bytes_copied_in":         st.BytesCopiedIn.Load(),
 		"bytes_copied_out":        st.BytesCopiedOut.Load(),
+		"bytes_zero_copy_out":     st.BytesZeroCopyOut.Load(),
 		"bytes_stream_in":         st.BytesStreamIn.Load(),
 		"bytes_stream_out":        st.BytesStreamOut.Load(),
 		"frames_held":             zframe.Live(),

@@ -13,8 +13,10 @@
 //
 // Copies: an upload's bytes are copied once, from libzmq's receive buffers
 // into the array's final aligned buffer (counted in Stats.BytesCopiedIn); a
-// download is sent from the array's own buffer, copied once into libzmq's
-// message (Stats.BytesCopiedOut). No per-element decode happens anywhere.
+// download's frames of 64 KiB and more are sent by libzmq from the array's
+// own buffer in place (Stats.BytesZeroCopyOut; zerocopy.go), smaller ones
+// copied into libzmq's messages (Stats.BytesCopiedOut). No per-element
+// decode happens anywhere.
 // Over a bulk stream nothing is copied in user space; over shared memory
 // (shm.go) an upload's segment becomes the array and a view passes the
 // array's own segment, so neither copies at all.
@@ -54,11 +56,13 @@ type Server struct {
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
 	// reuse resident memory; reported by get_config.
 	mallocTuned bool
-	router      *zmq.Socket
-	pull        *zmq.Socket
-	replyEP     string
-	endpoint    string
-	jobs        chan job
+	// inPlace holds replies whose frames libzmq reads in place (send).
+	inPlace  *sentInPlace
+	router   *zmq.Socket
+	pull     *zmq.Socket
+	replyEP  string
+	endpoint string
+	jobs     chan job
 	// repliesDue counts requests handed to workers or stream goroutines
 	// whose replies (one message each, through pull) are not forwarded yet.
 	// Only the I/O goroutine touches it. A reply that is never sent (a
@@ -92,12 +96,14 @@ type Stats struct {
 	Errors         atomic.Uint64
 	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
 	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
-	BytesStreamIn  atomic.Uint64 // bytes read from a bulk stream straight into arrays
-	BytesStreamOut atomic.Uint64 // bytes written to a bulk stream straight from arrays
-	ShmViews       atomic.Uint64 // downloads answered with a shared-memory segment
-	ShmUploads     atomic.Uint64 // uploads whose segment became the array's buffer (no copy)
-	ShmAdopted     atomic.Uint64 // arrays copied into a segment by a view, which then backs them
-	ShmMappedFills atomic.Uint64 // of those, copies into a pooled segment through a mapping (transfer.WriteSegment)
+	// BytesZeroCopyOut: reply frames libzmq sent from the array in place.
+	BytesZeroCopyOut atomic.Uint64
+	BytesStreamIn    atomic.Uint64 // bytes read from a bulk stream straight into arrays
+	BytesStreamOut   atomic.Uint64 // bytes written to a bulk stream straight from arrays
+	ShmViews         atomic.Uint64 // downloads answered with a shared-memory segment
+	ShmUploads       atomic.Uint64 // uploads whose segment became the array's buffer (no copy)
+	ShmAdopted       atomic.Uint64 // arrays copied into a segment by a view, which then backs them
+	ShmMappedFills   atomic.Uint64 // of those, copies into a pooled segment through a mapping (transfer.WriteSegment)
 	// compressed bytes received and sent (zstd frames)
 	BytesCompressedIn, BytesCompressedOut atomic.Uint64
 	Uploads                               atomic.Uint64
@@ -118,7 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{}), inPlace: newSentInPlace()}
 	s.store.poison = os.Getenv("ARKTOS_DEBUG_POISON") == "1"
 	if os.Getenv("ARKTOS_DEBUG_NO_MEMFD") == "1" {
 		memfdDisabled.Store(true)
@@ -128,8 +134,8 @@ func New(cfg Config) (*Server, error) {
 	if c := os.Getenv("ARKTOS_DEBUG_PANIC_WITH_STREAM"); c != "" {
 		s.panicCmd.Store(&c)
 	}
-	// Before the first socket, so libzmq's I/O threads allocate from the
-	// tuned heap (a thread keeps the malloc arena it first took).
+	// Before the first socket and its libzmq I/O threads. (The one malloc
+	// arena was asked for when the program was loaded: zframe's constructor.)
 	s.mallocTuned = zframe.TuneMalloc(cfg.FrameHeap)
 	var err error
 	if s.zctx, err = zmq.NewContext(); err != nil {
@@ -248,6 +254,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.worker()
 		}()
 	}
+	go s.inPlace.run(s.stopped)
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
 		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version)
 
@@ -314,6 +321,7 @@ loop:
 	s.router.Close()
 	s.pull.Close()
 	s.zctx.Term()
+	s.inPlace.drain() // every message is destroyed now: let their arrays go
 	// Checkpoint (cmd_io.go): save every array now that no request runs.
 	if err := s.saveCheckpoint(); err != nil && loopErr == nil {
 		loopErr = err

@@ -35,6 +35,14 @@ func env(name, def string) string {
 	return def
 }
 
+// zeroOff maps a flag's 0 (off) to Config's -1: Config's 0 is the default.
+func zeroOff[T ~int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
 func run(args []string) error {
 	fs := flag.NewFlagSet("arktos-server", flag.ContinueOnError)
 	addr := fs.String("addr", env("ADDR", server.DefaultAddr), "ZeroMQ endpoint to bind (env ARKTOS_ADDR); a non-loopback address requires a token")
@@ -69,10 +77,7 @@ func run(args []string) error {
 	if err != nil || laneSpin < 0 {
 		return fmt.Errorf("--lane-spin (ARKTOS_LANE_SPIN) %q: use a duration such as 200us, or 0 to turn polling off", *laneSpinS)
 	}
-	cfg.LaneSpin = laneSpin
-	if laneSpin == 0 {
-		cfg.LaneSpin = -1 // Config's 0 is the default
-	}
+	cfg.LaneSpin = zeroOff(laneSpin)
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {
@@ -93,10 +98,7 @@ func run(args []string) error {
 		if err != nil || n < 0 {
 			return fmt.Errorf("--frame-heap (ARKTOS_FRAME_HEAP) %q: use a size such as 512MiB, or 0 for glibc's defaults", *frameHeap)
 		}
-		cfg.FrameHeap = n
-		if n == 0 {
-			cfg.FrameHeap = -1 // Config's 0 is the default
-		}
+		cfg.FrameHeap = zeroOff(n)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

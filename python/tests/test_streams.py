@@ -44,7 +44,7 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
     """The server's counters prove which path moved the bytes: over shared
     memory the upload's segment becomes the array (nothing copied or
     streamed) and a private download reads that segment (nothing streamed); over a stream nothing is copied in user space; in
-    frames exactly one copy each way."""
+    frames one copy in, and none out (libzmq sends the array's bytes in place)."""
     conn = ak.Connection(server.url, **options)
     try:
         x = rng.standard_normal(SHM_THRESHOLD // 8 + 5)
@@ -76,8 +76,10 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
         elif path == "stream":
             assert (d["bytes_stream_in"], d["bytes_stream_out"]) == (x.nbytes, x.nbytes)
             assert (d["bytes_copied_in"], d["bytes_copied_out"], d["shm_uploads"]) == (0, 0, 0)
-        else:
-            assert (d["bytes_copied_in"], d["bytes_copied_out"]) == (x.nbytes, x.nbytes)
+        else:  # one copy in; out, libzmq reads the array in place (frames under 64 KiB are copied)
+            assert d["bytes_copied_in"] == x.nbytes
+            assert d["bytes_copied_out"] + d["bytes_zero_copy_out"] == x.nbytes
+            assert d["bytes_copied_out"] < 64 << 10
             assert (d["bytes_stream_in"], d["bytes_stream_out"], d["shm_uploads"]) == (0, 0, 0)
         assert path_counts["shm_copies_out"] == copies + (path == "shm")
         assert conn.stream_network == network

@@ -14,8 +14,10 @@ The settings, as the Go client and the server make them (Go's
 the main heap), frames under 32 MiB from that heap, and up to ``keep`` bytes
 of its freed top kept resident for the next message. They are process-wide
 and made once, at the first connect, before its socket: a thread keeps the
-arena it first took, so a ZeroMQ context whose I/O thread already ran (a
-Jupyter kernel's own) may keep part of the old behaviour.
+arena it first took, so a ZeroMQ I/O thread that already ran may keep its
+own. Measured inside a Jupyter kernel (ipykernel 7.4, whose sockets share
+``zmq.Context.instance()`` with ours): no faults after the first transfer,
+256 MiB at 2.2-3.3 GiB/s up and 2.2-2.9 down.
 
 ``ARKTOS_FRAME_HEAP=0`` leaves malloc alone; another size (``512MiB``,
 bytes) sets what is kept, at most 1 GiB (the default).
