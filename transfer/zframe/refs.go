@@ -67,9 +67,11 @@ import (
 // keep the memory alive) and must not be written until Done has returned
 // true: libzmq may still be reading it. Done is true once libzmq has
 // destroyed every message (sent, or dropped when the socket closed); it then
-// unpins the frames and frees the C counter. A Refs that is never Done stays
-// pinned and reachable for the life of the process (Leak), rather than let
-// the garbage collector free memory libzmq might read.
+// unpins the frames and frees the C counter. A Refs whose socket is closed
+// before it is Done goes to Leak, which keeps it pinned and reachable until
+// it is, rather than let the garbage collector free memory libzmq might
+// read. One goroutine at a time may use a Refs (its owner's lock: the
+// client's mutex, the server's sentInPlace, the leaked list's).
 type Refs struct {
 	c    *C.ax_refs
 	pin  runtime.Pinner
