@@ -394,45 +394,21 @@ func (c *Client) sweepRefs() {
 	}
 }
 
-// zeroCopyMin is the least payload frame sent without a copy: below it
-// libzmq's copy costs less than pinning the frame and tracking its release.
-const zeroCopyMin = 64 << 10
-
-// sendParts sends one request. Payload frames of zeroCopyMin bytes and more
-// are handed to libzmq in place (zframe.Refs) instead of copied into
-// messages malloc gives it: an upload's frames are the caller's array. The
-// caller must not write them until the reply has come (the server replies
-// only once it has every byte, so libzmq no longer reads them); libzmq's
-// release of them is collected at the next request (c.refs).
+// sendParts sends one request. Payload frames of zframe.ZeroCopyMin bytes
+// and more are handed to libzmq in place (zframe.SendParts) instead of
+// copied into messages malloc gives it: an upload's frames are the caller's
+// array. The caller must not write them until the reply has come (the
+// server replies only once it has every byte, so libzmq no longer reads
+// them); libzmq's release of them is collected at the next request
+// (c.refs).
 func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
 	c.sweepRefs()
-	flag := zmq.SNDMORE
-	if len(payload) == 0 {
-		flag = 0
+	refs, err := zframe.SendParts(c.sock, append([][]byte{hdr}, payload...), 1)
+	if refs != nil {
+		c.refs = append(c.refs, refs)
 	}
-	if _, err := c.sock.SendBytes(hdr, flag); err != nil {
+	if err != nil {
 		return fmt.Errorf("client: send to %s: %w", c.url, err)
-	}
-	var refs *zframe.Refs
-	for i, p := range payload {
-		more := i < len(payload)-1
-		var err error
-		if len(p) >= zeroCopyMin {
-			if refs == nil {
-				refs = zframe.NewRefs()
-				c.refs = append(c.refs, refs)
-			}
-			err = refs.Send(c.sock, p, more)
-		} else {
-			flag = 0
-			if more {
-				flag = zmq.SNDMORE
-			}
-			_, err = c.sock.SendBytes(p, flag)
-		}
-		if err != nil {
-			return fmt.Errorf("client: send to %s: %w", c.url, err)
-		}
 	}
 	return nil
 }

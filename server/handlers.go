@@ -298,7 +298,7 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 
 // send sends a reply on sock: the ROUTER itself from the I/O goroutine, or
 // (sock nil) a pooled PUSH socket whose messages the I/O goroutine forwards.
-// Payload frames of zeroCopyMin bytes and more go to libzmq in place (a
+// Payload frames of zframe.ZeroCopyMin bytes and more go to libzmq in place (a
 // download's are the stored array's own bytes): the returned Refs, when not
 // nil, tells when libzmq has let go of them, and until then the memory must
 // stay allocated and unchanged by the request (complete hands its release
@@ -318,7 +318,7 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 	// stats, answered inline, possibly before this goroutine runs again.
 	var copied, inPlace uint64
 	for _, f := range frames {
-		if len(f) >= zeroCopyMin {
+		if len(f) >= zframe.ZeroCopyMin {
 			inPlace += uint64(len(f))
 		} else {
 			copied += uint64(len(f))
@@ -326,31 +326,13 @@ func (s *Server) send(sock *zmq.Socket, identity []byte, reply *transfer.Reply, 
 	}
 	s.stats.BytesCopiedOut.Add(copied)
 	s.stats.BytesZeroCopyOut.Add(inPlace)
-	parts := append([][]byte{identity, hdr}, frames...)
-	var refs *zframe.Refs
-	for i, p := range parts {
-		more := i < len(parts)-1
-		var err error
-		if i >= 2 && len(p) >= zeroCopyMin {
-			if refs == nil {
-				refs = zframe.NewRefs()
-			}
-			err = refs.Send(sock, p, more)
-		} else {
-			flag := zmq.Flag(0)
-			if more {
-				flag = zmq.SNDMORE
-			}
-			_, err = sock.SendBytes(p, flag) // a copy into a libzmq message
-		}
-		if err != nil {
-			s.stats.BytesCopiedOut.Add(-copied)
-			s.stats.BytesZeroCopyOut.Add(-inPlace)
-			s.log.Error("send reply", "err", err)
-			return refs // what was queued is still read in place
-		}
+	refs, err := zframe.SendParts(sock, append([][]byte{identity, hdr}, frames...), 2)
+	if err != nil {
+		s.stats.BytesCopiedOut.Add(-copied)
+		s.stats.BytesZeroCopyOut.Add(-inPlace)
+		s.log.Error("send reply", "err", err)
 	}
-	return refs
+	return refs // on an error too: what was queued is still read in place
 }
 
 // runRecovered dispatches req, turning a panic in its handler into an

@@ -7,11 +7,6 @@ import (
 	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
-// zeroCopyMin is the least reply frame handed to libzmq in place (send):
-// below it libzmq's copy costs less than pinning the frame and waiting for
-// its release.
-const zeroCopyMin = 64 << 10
-
 // sentInPlace holds the replies whose frames libzmq still reads in place: a
 // download's frames are the stored array's own bytes, so what the request
 // holds (its acquire of the array, a compressed reply's reservation, the

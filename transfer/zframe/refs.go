@@ -160,3 +160,38 @@ func (r *Refs) Leak() {
 	leakedRefs = append(leakedRefs, r)
 	leakedMu.Unlock()
 }
+
+// ZeroCopyMin is the least frame SendParts hands libzmq in place: below it
+// libzmq's copy costs less than pinning the frame and waiting for its
+// release.
+const ZeroCopyMin = 64 << 10
+
+// SendParts sends parts as one multipart message on s. Parts from index
+// first on of ZeroCopyMin bytes and more go in place (Refs.Send: the caller
+// must keep them allocated and unwritten until the returned Refs is Done);
+// the others, and every part before first, are copied into libzmq's
+// messages. The Refs (nil when nothing went in place) comes back on an error
+// too: what was queued is still read in place.
+func SendParts(s *zmq.Socket, parts [][]byte, first int) (*Refs, error) {
+	var refs *Refs
+	for i, p := range parts {
+		more := i < len(parts)-1
+		if i >= first && len(p) >= ZeroCopyMin {
+			if refs == nil {
+				refs = NewRefs()
+			}
+			if err := refs.Send(s, p, more); err != nil {
+				return refs, err
+			}
+			continue
+		}
+		flag := zmq.Flag(0)
+		if more {
+			flag = zmq.SNDMORE
+		}
+		if _, err := s.SendBytes(p, flag); err != nil { // a copy into a libzmq message
+			return refs, err
+		}
+	}
+	return refs, nil
+}
