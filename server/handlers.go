@@ -245,6 +245,10 @@ func (s *Server) returnReplySocket(p *zmq.Socket) {
 // complete runs a decoded request (or answers its decoding error), sends
 // the reply on sock (nil: a pooled reply socket) and closes j.m.
 func (s *Server) complete(sock *zmq.Socket, j job) {
+	// runRecovered answers a handler's panic; one here (building or sending
+	// the reply, or in what runs after it) loses this reply only, not the
+	// goroutine that called complete: the I/O loop, a worker, a stream's.
+	defer par.Recover(s.logPanic("panic while completing a request"))
 	m, req, decodeErr, start := j.m, j.req, j.err, j.start
 	defer m.Close()
 	if j.queued > 0 {
@@ -277,6 +281,9 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 	if req != nil {
 		cmd = req.Cmd
 	}
+	if testPanic != nil {
+		testPanic("reply", cmd)
+	}
 	after := func() {
 		if err == nil && resp.after != nil {
 			resp.after() // e.g. a download's bytes, after the header that announces them; or its array's release
@@ -284,7 +291,11 @@ func (s *Server) complete(sock *zmq.Socket, j job) {
 	}
 	if refs := s.send(sock, j.identity, reply, frames); refs != nil {
 		handedOff = true
-		s.inPlace.add(refs, func() { after(); s.store.grace.exit(tok) })
+		s.inPlace.add(refs, func() {
+			defer par.Recover(s.logPanic("panic after a reply sent in place"))
+			after()
+			s.store.grace.exit(tok)
+		})
 	} else {
 		after()
 	}
@@ -349,6 +360,7 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 		if wp, ok := p.(*par.Panic); ok {
 			stack = wp.Stack // the worker goroutine's, where the bug is
 		}
+		s.stats.Panics.Add(1)
 		s.log.Error(what, "cmd", req.Cmd, "panic", p, "stack", string(stack))
 		s.dropHeld(h)
 	}
@@ -371,6 +383,16 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 		}
 	}
 	return resp, err
+}
+
+// logPanic is par.Recover's report for the server's own goroutines: the
+// bug is logged with the stack where it happened, and counted (stats'
+// "panics", which also counts the panics runRecovered answers).
+func (s *Server) logPanic(what string) func(*par.Panic) {
+	return func(p *par.Panic) {
+		s.stats.Panics.Add(1)
+		s.log.Error(what, "panic", p.Value, "stack", string(p.Stack))
+	}
 }
 
 // replyTo builds the reply to req (nil: its header could not be read) from
@@ -519,9 +541,13 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	return s.upload(r, nil)
 }
 
-// testUploadPanic, when a test sets it (before its server starts), runs in
-// every upload once its arguments are checked: a stand-in for a bug.
-var testUploadPanic func(name string)
+// testPanic, when a test sets it (before its server starts), runs at these
+// points with where and a name: where a handler holds a reservation
+// ("upload": an upload's bytes, once its arguments are checked;
+// "download_zstd": a compressed reply's copies; with the array's name), and
+// outside any handler ("reply": complete, once the reply is built; "lane":
+// a lane's request, once decoded; with the command): a stand-in for a bug.
+var testPanic func(where, name string)
 
 // upload stores an array whose bytes come in r's payload frames, or from
 // stream x when it is not nil.
@@ -577,9 +603,6 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 			return nil, err
 		}
 	}
-	if testUploadPanic != nil {
-		testUploadPanic(name)
-	}
 	if leased {
 		// The segment lent by shm_lease, filled by the client, becomes
 		// the array's buffer: no copy, and its bytes are reserved already.
@@ -588,26 +611,37 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	if err := s.store.reserve(int64(nbytes), uploadDesc(name, size, dt.String())); err != nil {
 		return nil, err
 	}
+	// The reservation goes to the stored array, or back to the store on
+	// any other way out: an error, or a panic (a bug) that runRecovered
+	// answers INTERNAL.
+	stored := false
+	defer func() {
+		if !stored {
+			s.store.release(int64(nbytes))
+		}
+	}()
+	if testPanic != nil {
+		testPanic("upload", name)
+	}
 	if shm {
 		// The client's segment becomes the array's buffer: no copy.
 		arr, g, err := s.shmUpload(x, dt, nbytes)
 		if err != nil {
-			s.store.release(int64(nbytes))
 			return nil, err
 		}
-		return s.storeUpload(name, arr, g, nbytes)
+		resp, err := s.storeUpload(name, arr, g)
+		stored = err == nil
+		return resp, err
 	}
 	// Every byte is overwritten below, so a pooled (dirty) buffer will do.
 	arr, err := s.store.allocMayBeDirty(dt, int(size))
 	if err != nil {
-		s.store.release(int64(nbytes))
 		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
 	}
 	dst := arr.Bytes()
 	if x != nil {
 		// The kernel copies the bytes straight into the final buffer.
 		if err := readFull(x.conn, dst); err != nil {
-			s.store.release(int64(nbytes))
 			return nil, transfer.Errorf(transfer.PayloadLength, "upload over stream %d: %v", x.id, err)
 		}
 		s.stats.BytesStreamIn.Add(uint64(len(dst)))
@@ -621,7 +655,6 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 			return nil
 		})
 		if err != nil {
-			s.store.release(int64(nbytes))
 			return nil, transfer.Errorf(transfer.InvalidData, "compressed upload: %v", err)
 		}
 		var in uint64
@@ -637,15 +670,16 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 		}
 		s.stats.BytesCopiedIn.Add(uint64(off))
 	}
-	return s.storeUpload(name, arr, nil, nbytes)
+	resp, err := s.storeUpload(name, arr, nil)
+	stored = err == nil
+	return resp, err
 }
 
-// storeUpload checks an uploaded array's bools and stores it under name, its
-// nbytes already reserved; g is the segment backing it, or nil. On error
-// the reservation is released and g freed.
-func (s *Server) storeUpload(name string, arr *pdarray.Array, g *segment, nbytes int) (*response, error) {
+// storeUpload checks an uploaded array's bools and stores it under name;
+// its bytes are reserved, and stay the caller's to release on error. g is
+// the segment backing it, or nil: freed on error.
+func (s *Server) storeUpload(name string, arr *pdarray.Array, g *segment) (*response, error) {
 	fail := func(err error) (*response, error) {
-		s.store.release(int64(nbytes))
 		if g != nil {
 			g.free() // never stored: nobody else maps it
 		}
@@ -779,13 +813,21 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		if err := s.store.reserve(held, fmt.Sprintf("the compressed reply of '%s'", name)); err != nil {
 			return nil, err
 		}
+		handed := false // to the reply's after, which releases it once sent
+		defer func() {
+			if !handed { // an error, or a panic
+				s.store.release(held)
+			}
+		}()
+		if testPanic != nil {
+			testPanic("download_zstd", name)
+		}
 		err := transfer.ParallelFrames(len(frames), s.cfg.Workers, func(i int) error {
 			var err error
 			frames[i], err = transfer.CompressFrameAppend(nil, frames[i])
 			return err
 		})
 		if err != nil {
-			s.store.release(held)
 			return nil, transfer.Errorf(transfer.Internal, "compress: %v", err)
 		}
 		var out uint64
@@ -795,6 +837,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		s.stats.BytesCompressedOut.Add(out)
 		result["compression"] = compression
 		// The compressed frames are copies: the deferred release lets the array go.
+		handed = true
 		return &response{result: result, frames: frames, after: func() { s.store.release(held) }}, nil
 	}
 	ok = true
@@ -861,6 +904,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_copied_in":         st.BytesCopiedIn.Load(),
 		"bytes_copied_out":        st.BytesCopiedOut.Load(),
 		"bytes_zero_copy_out":     st.BytesZeroCopyOut.Load(),
+		"panics":                  st.Panics.Load(), // bugs caught and logged (see Stats.Panics)
 		"bytes_stream_in":         st.BytesStreamIn.Load(),
 		"bytes_stream_out":        st.BytesStreamOut.Load(),
 		"frames_held":             zframe.Live(),

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -26,6 +27,8 @@ import (
 // framing, or the server shuts down (closeStreams closes c).
 func (s *Server) serveLane(c net.Conn, owner []byte) {
 	defer s.endLane(c)
+	// A bug outside a handler (runRecovered) ends this lane, not the server.
+	defer par.Recover(s.logPanic("panic on a request lane"))
 	rd := transfer.NewSpinReader(c, s.cfg.LaneSpin, &s.stats.LaneSpin)
 	r, w := bufio.NewReaderSize(rd, 64<<10), bufio.NewWriterSize(c, 64<<10)
 	for {
@@ -63,6 +66,9 @@ func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) boo
 	start := time.Now()
 	defer s.store.grace.exit(s.store.grace.enter())
 	req, err := transfer.DecodeRequest(frames[0])
+	if testPanic != nil && err == nil {
+		testPanic("lane", req.Cmd)
+	}
 	var resp *response
 	if err == nil && !transfer.LaneCommand(req.Cmd) {
 		err = transfer.Errorf(transfer.UnknownCommand, "command '%s' is not taken over a request lane; send it on the ZeroMQ socket", req.Cmd)

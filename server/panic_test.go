@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -75,6 +77,13 @@ func TestWorkerPanicIsInternal(t *testing.T) {
 // the client's end of the connection.
 func openTestStream(t *testing.T, d *zmq.Socket, id uint64) (uint64, net.Conn) {
 	t.Helper()
+	return openTestConn(t, d, id, transfer.StreamMagic)
+}
+
+// openTestConn takes a ticket (open_stream) and connects with it as a bulk
+// stream (magic transfer.StreamMagic) or a request lane (LaneMagic).
+func openTestConn(t *testing.T, d *zmq.Socket, id uint64, magic string) (uint64, net.Conn) {
+	t.Helper()
 	sendRequest(t, d, id, "open_stream", nil)
 	rep := recvReply(t, d, 5*time.Second)
 	if rep == nil || rep.Status != 0 {
@@ -91,12 +100,12 @@ func openTestStream(t *testing.T, d *zmq.Socket, id uint64) (uint64, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Write(append([]byte(transfer.StreamMagic), tk...)); err != nil {
+	if _, err := c.Write(append([]byte(magic), tk...)); err != nil {
 		t.Fatal(err)
 	}
 	one := make([]byte, 1)
 	if _, err := io.ReadFull(c, one); err != nil || one[0] != 1 {
-		t.Fatalf("stream handshake: %v %v", one, err)
+		t.Fatalf("handshake: %v %v", one, err)
 	}
 	return sid, c
 }
@@ -117,19 +126,13 @@ func closedByServer(c net.Conn) bool {
 // request naming it held a worker forever: this test hangs), and one in
 // upload left the stream open at a wrong byte position.
 func TestPanicDropsHeldStream(t *testing.T) {
-	testUploadPanic = func(name string) {
-		if name == "lost" {
+	testPanic = func(where, name string) {
+		if where == "upload" && name == "lost" {
 			panic("test: upload's bug")
 		}
 	}
-	t.Cleanup(func() { testUploadPanic = nil }) // after the server stops (cleanups run last first)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := startServer(t, Config{Workers: 2, StreamPort: port})
+	t.Cleanup(func() { testPanic = nil }) // after the server stops (cleanups run last first)
+	s := startServer(t, Config{Workers: 2, StreamPort: testserver.FreePort(t)})
 	d := dealer(t, s.cfg.Addr)
 	// A stored array that must outlive the panics.
 	body := make([]byte, 800)
@@ -193,5 +196,129 @@ func TestPanicDropsHeldStream(t *testing.T) {
 	}
 	if !bytes.Equal(arr.Bytes(), body) {
 		t.Error("the array stored before the panics changed")
+	}
+}
+
+// TestPanicReleasesReservation: a handler that panics while it holds a
+// reservation (an upload's bytes; a compressed download's copies) gives it
+// back: the server answers INTERNAL, keeps what it stored, and its memory
+// is whole again. Before, each such panic kept its bytes reserved until a
+// restart: three panicked uploads of 400 KiB here would have left a 1 MiB
+// server refusing the next upload of 400 KiB as OUT_OF_MEMORY.
+func TestPanicReleasesReservation(t *testing.T) {
+	testPanic = func(where, name string) {
+		if name == "lost" || where == "download_zstd" {
+			panic("test: a bug in " + where)
+		}
+	}
+	t.Cleanup(func() { testPanic = nil })
+	s := startServer(t, Config{Workers: 2, MaxMemory: 1 << 20})
+	d := dealer(t, s.cfg.Addr)
+	id := uint64(0)
+	upload := func(name string, n int) *transfer.Reply {
+		t.Helper()
+		id++
+		hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Cmd: "upload",
+			Args: map[string]any{"dtype": "int64", "size": n, "name": name, "frame_size": 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.SendMessage(hdr, make([]byte, 8*n)); err != nil {
+			t.Fatal(err)
+		}
+		rep := recvReply(t, d, 10*time.Second)
+		if rep == nil {
+			t.Fatal("no reply")
+		}
+		return rep
+	}
+	if rep := upload("kept", 1000); rep.Status != 0 {
+		t.Fatalf("upload of kept: %+v", rep)
+	}
+	used := func() int64 {
+		u, _, _, _ := s.store.usage()
+		return u
+	}
+	want := used()
+	for range 3 {
+		if rep := upload("lost", 50_000); rep.Code != transfer.Internal {
+			t.Fatalf("upload that panics: %+v, want INTERNAL", rep)
+		}
+		id++
+		sendRequest(t, d, id, "download", map[string]any{"name": "kept", "compression": "zstd"})
+		if rep := recvReply(t, d, 10*time.Second); rep == nil || rep.Code != transfer.Internal {
+			t.Fatalf("compressed download that panics: %+v, want INTERNAL", rep)
+		}
+		if got := used(); got != want {
+			t.Fatalf("%d bytes reserved after the panics, want %d (the kept array's)", got, want)
+		}
+	}
+	if rep := upload("fits", 50_000); rep.Status != 0 {
+		t.Fatalf("an upload the limit has room for: %+v", rep)
+	}
+	id++
+	sendRequest(t, d, id, "download", map[string]any{"name": "kept"})
+	if rep := recvReply(t, d, 10*time.Second); rep == nil || rep.Status != 0 {
+		t.Fatalf("download of kept: %+v", rep)
+	}
+}
+
+// TestPanicOutsideHandlers: a bug outside a handler (where runRecovered does
+// not reach) ends only its own work: building the reply on the I/O
+// goroutine (an inline command) or on a worker loses that one reply, and
+// one on a request lane closes that lane; each is counted in stats'
+// "panics", and the server goes on answering, on ZeroMQ and on a new lane.
+// Before, each of these panics stopped the server (this test's process).
+func TestPanicOutsideHandlers(t *testing.T) {
+	testPanic = func(where, cmd string) {
+		if (where == "reply" || where == "lane") && cmd == "list" || where == "reply" && cmd == "arange" {
+			panic("test: a bug in the " + where + " of " + cmd)
+		}
+	}
+	t.Cleanup(func() { testPanic = nil })
+	s := startServer(t, Config{Workers: 2, StreamPort: testserver.FreePort(t)})
+	d := dealer(t, s.cfg.Addr)
+	// list runs on the I/O goroutine, arange on a worker: neither replies.
+	sendRequest(t, d, 1, "list", nil)
+	sendRequest(t, d, 2, "arange", map[string]any{"start": 0, "stop": 10, "step": 1, "dtype": "int64"})
+	if rep := recvReply(t, d, time.Second); rep != nil {
+		t.Fatalf("a reply whose sending panicked came: %+v", rep)
+	}
+	if n := s.stats.Panics.Load(); n != 2 {
+		t.Fatalf("stats' panics = %d, want 2", n)
+	}
+	sendRequest(t, d, 3, "get_config", nil)
+	if rep := recvReply(t, d, 5*time.Second); rep == nil || rep.Status != 0 || rep.ID != 3 {
+		t.Fatalf("get_config after the panics: %+v", rep)
+	}
+	lane := func(id uint64) (net.Conn, *bufio.Reader, *bufio.Writer) {
+		_, c := openTestConn(t, d, id, transfer.LaneMagic)
+		return c, bufio.NewReader(c), bufio.NewWriter(c)
+	}
+	ask := func(w *bufio.Writer, id uint64, cmd string) {
+		hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Cmd: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := transfer.WriteLane(w, hdr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _, w := lane(10)
+	ask(w, 20, "list")
+	if !closedByServer(c) {
+		t.Fatal("the lane whose request panicked outside its handler is still open")
+	}
+	if n := s.stats.Panics.Load(); n != 3 {
+		t.Fatalf("stats' panics = %d, want 3", n)
+	}
+	_, r, w := lane(30)
+	ask(w, 40, "get_config")
+	frames, err := transfer.ReadLane(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := transfer.DecodeReply(frames[0]); err != nil || rep.Status != 0 || rep.ID != 40 {
+		t.Fatalf("get_config over a new lane: %+v %v", rep, err)
 	}
 }

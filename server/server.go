@@ -110,6 +110,10 @@ type Stats struct {
 	LaneRequests                          atomic.Uint64      // requests answered over a request lane (lane.go)
 	LaneSpin                              transfer.SpinStats // what the request lanes' polling reads did (transfer.SpinReader)
 	Downloads                             atomic.Uint64
+	// Panics: bugs caught (in a handler, its worker goroutines, a lane's
+	// or stream's goroutine, a reply's sending) and logged instead of
+	// stopping the server. Anything but 0 is a bug worth reporting.
+	Panics atomic.Uint64
 }
 
 // hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):
@@ -126,6 +130,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{}), inPlace: newSentInPlace()}
 	s.store.poison = os.Getenv("ARKTOS_DEBUG_POISON") == "1"
+	s.store.grace.report = s.logPanic("panic freeing shared-memory segments")
 	if os.Getenv("ARKTOS_DEBUG_NO_MEMFD") == "1" {
 		memfdDisabled.Store(true)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -301,7 +302,10 @@ func (s *Server) cmdShmLease(r *request) (*response, error) {
 	}
 	l := &lease{g: g, nbytes: int(n)}
 	x.lease = l
-	go s.watchLease(x, l)
+	go func() {
+		defer par.Recover(s.logPanic("panic watching a shared-memory lease"))
+		s.watchLease(x, l)
+	}()
 	return &response{result: map[string]any{"nbytes": n, "leased": true}, after: func() {
 		if err := sendFD(x.conn, g.fd); err != nil {
 			s.log.Debug("lease descriptor not sent", "stream", x.id, "err", err)
@@ -374,13 +378,20 @@ func (s *Server) leaseUpload(x *stream, dt pdarray.DType, nbytes int, name strin
 		return nil, transfer.Errorf(transfer.ArgumentValue, "the segment leased on stream %d holds %d bytes but the upload declares %d", x.id, l.nbytes, nbytes)
 	}
 	x.lease = nil // its reservation and segment go to the array
+	stored := false
+	defer func() {
+		if !stored { // an error, or a panic
+			s.store.release(int64(nbytes))
+		}
+	}()
 	arr, err := l.g.array(dt, nbytes)
 	if err != nil {
-		s.store.release(int64(nbytes))
 		l.g.free()
 		return nil, transfer.Errorf(transfer.Internal, "%v", err)
 	}
-	return s.storeUpload(name, arr, l.g, nbytes)
+	resp, err := s.storeUpload(name, arr, l.g)
+	stored = err == nil
+	return resp, err
 }
 
 // readOnlyFD opens the file of fd again, read-only, for a view of a leased

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -704,6 +705,9 @@ type grace struct {
 	epoch   uint64
 	running map[uint64]int // epoch → requests in it still running
 	waiting []deferred     // in epoch order
+	// report, when set (the server's logPanic), gets a panic of the frees
+	// run on a goroutine of their own.
+	report func(*par.Panic)
 }
 
 type deferred struct {
@@ -747,6 +751,9 @@ func (g *grace) defer_(free func()) {
 	g.mu.Unlock()
 	if len(ready) > 0 {
 		go func() {
+			if g.report != nil {
+				defer par.Recover(g.report)
+			}
 			for _, f := range ready {
 				f()
 			}

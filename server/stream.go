@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -156,6 +157,7 @@ func (s *Server) closeStreams() {
 }
 
 func (s *Server) acceptStreams(l net.Listener) {
+	defer par.Recover(s.logPanic("panic accepting bulk streams (no new stream is accepted on this listener)"))
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -170,6 +172,10 @@ func (s *Server) acceptStreams(l net.Listener) {
 
 // handshake reads magic + ticket and registers the connection.
 func (s *Server) handshake(c net.Conn) {
+	defer par.Recover(func(p *par.Panic) {
+		s.logPanic("panic in a stream's handshake")(p)
+		c.Close()
+	})
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	buf := make([]byte, len(transfer.StreamMagic)+transfer.TicketSize)
 	_, err := io.ReadFull(c, buf)

@@ -69,3 +69,14 @@ func Catch(errp *error) {
 		*errp = &Panic{Value: r, Stack: debug.Stack()}
 	}
 }
+
+// Recover, deferred first thing in a goroutine that is not waited for (a
+// connection's, a sweeper's, a server's worker), hands a panic of that
+// goroutine to report as a *Panic instead of letting it stop the process:
+// the bug then ends only that goroutine's work (report logs it, and closes
+// what the goroutine owned).
+func Recover(report func(*Panic)) {
+	if r := recover(); r != nil {
+		report(&Panic{Value: r, Stack: debug.Stack()})
+	}
+}

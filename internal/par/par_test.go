@@ -57,3 +57,21 @@ func TestNoPanic(t *testing.T) {
 		t.Fatal(n.Load())
 	}
 }
+
+// TestRecover: a goroutine nobody waits for hands its panic to report (the
+// value and that goroutine's stack) and the process goes on.
+func TestRecover(t *testing.T) {
+	got := make(chan *Panic, 1)
+	go func() {
+		defer Recover(func(p *Panic) { got <- p })
+		var s []int
+		_ = s[3] // an index out of range: a runtime panic
+	}()
+	p := <-got
+	if !strings.Contains(p.Error(), "index out of range") || !strings.Contains(string(p.Stack), "par_test.go") {
+		t.Fatalf("panic %q, stack %q", p, p.Stack)
+	}
+	func() {
+		defer Recover(func(*Panic) { t.Error("report ran without a panic") })
+	}()
+}
