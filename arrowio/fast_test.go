@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -967,5 +968,53 @@ func TestReadAheadSteals(t *testing.T) {
 	aheadMu.Unlock()
 	if kept == 0 || kept > maxKeptAhead {
 		t.Errorf("%d read-ahead buffers kept, want 1 to %d", kept, maxKeptAhead)
+	}
+}
+
+// TestReadAheadPanic: a panic in the read-ahead goroutine (a bug) fails the
+// read and reaches Read's caller as a *par.Panic (the server answers it
+// INTERNAL), with every worker done (none left waiting for the chunk the
+// reader was reading), whether the reader was reading the first chunk, one
+// in the middle or the last; a read after it is whole again.
+func TestReadAheadPanic(t *testing.T) {
+	aheadNoSteal = true // workers wait for the reader: the worst case
+	defer func() { aheadNoSteal, testAheadPanic = false, nil }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	zstdFile := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true)
+	_, want, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(zstdFile)}}, nil, NullPolicy{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{0, 5, 11} {
+		for _, workers := range []int{1, 3} {
+			testAheadPanic = func(i int) {
+				if i == at {
+					panic(fmt.Sprintf("test: a bug reading chunk %d ahead", i))
+				}
+			}
+			done := make(chan any, 1)
+			go func() {
+				defer func() { done <- recover() }()
+				readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(zstdFile)}}, nil, NullPolicy{}, workers)
+			}()
+			select {
+			case p := <-done:
+				if pp, ok := p.(*par.Panic); !ok || !strings.Contains(fmt.Sprint(pp.Value), "a bug reading chunk") {
+					t.Fatalf("chunk %d, %d workers: Read ended with %v, want the reader's *par.Panic", at, workers, p)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("chunk %d, %d workers: Read hung after the reader panicked", at, workers)
+			}
+		}
+	}
+	testAheadPanic = nil
+	_, dst, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: bytes.NewReader(zstdFile)}}, nil, NullPolicy{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range dst {
+		if !bytes.Equal(dst[i].Bytes(), want[i].Bytes()) {
+			t.Fatalf("column %d differs after the panics", i)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/arktos-dev/arktos/internal/par"
 )
 
 // Read-ahead of compressed column chunks. A worker of the direct reader
@@ -55,6 +57,9 @@ type readAhead struct {
 	free  chan []byte
 	stop  chan struct{}
 	done  sync.WaitGroup
+	// panicked is the reader goroutine's panic (a bug): it fails the read
+	// like a worker's, and Read raises it once the reader has ended.
+	panicked *par.Panic
 }
 
 var (
@@ -71,6 +76,10 @@ var maxKeptAhead = 2*runtime.GOMAXPROCS(0) + 2
 const maxKeptAheadBytes = 128 << 20
 
 var aheadKeptBytes int // guarded by aheadMu
+
+// testAheadPanic, when set (tests), runs as the reader starts reading
+// unit i's chunk: a stand-in for a bug there.
+var testAheadPanic func(i int)
 
 // Test hooks: disableAhead turns read-ahead off (benchmarks' A/B,
 // ARKTOS_BENCH_NOAHEAD); aheadNoSteal makes workers always wait for the
@@ -190,7 +199,20 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 				}
 			}
 		}
+		// On a panic, the slot being read is closed empty (its worker reads
+		// it itself, or sees the read failed) and the rest given up.
+		at, reading := 0, false
+		defer par.Recover(func(p *par.Panic) {
+			ra.panicked = p
+			failed.Store(true)
+			if reading {
+				close(ra.slots[at].ready)
+				at++
+			}
+			giveUp(at)
+		})
 		for i := range ra.slots {
+			at = i
 			s := &ra.slots[i]
 			if failed.Load() {
 				giveUp(i)
@@ -215,6 +237,10 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 				ra.free <- b
 				continue
 			}
+			reading = true
+			if testAheadPanic != nil {
+				testAheadPanic(i)
+			}
 			b = grow(b, int(plans[i].n), 0)
 			if err := readFull(p.srcs[units[i].f], b, plans[i].start); err != nil {
 				ra.free <- b // the worker reads it again, and reports the error
@@ -222,6 +248,7 @@ func (p *ParquetPlan) startReadAhead(units []readUnitRef, workers int, failed *a
 				s.start, s.buf = plans[i].start, b
 			}
 			close(s.ready)
+			reading = false
 		}
 	}()
 	return ra

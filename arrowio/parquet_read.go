@@ -581,6 +581,14 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 		}
 	}()
 	g.Wait()
+	if ra != nil {
+		ra.end()
+		p := ra.panicked
+		ra = nil // ended
+		if p != nil {
+			panic(p) // the read-ahead's bug; it failed the read (failed)
+		}
+	}
 	Stats.PoolHits.Store(p.alloc.hits.Load())
 	if firstErr != nil {
 		return ReadReport{}, firstErr

@@ -28,6 +28,7 @@ package ops
 // grouped and then aggregated, with the same answers.
 
 import (
+	"errors"
 	"math"
 	"math/bits"
 	"slices"
@@ -35,6 +36,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -905,11 +907,16 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 		free[i] <- struct{}{}
 	}
 	var mu sync.RWMutex // the table
-	probe := func(w *fusedWorker, j int) {
+	probe := func(w *fusedWorker, j int, helper bool) {
 		b, e := bounds(j)
-		mu.RLock()
-		fp.lookup(env, w, slots[j%ring], b, e)
-		mu.RUnlock()
+		func() {
+			mu.RLock()
+			defer mu.RUnlock() // also if lookup panics: the caller still adds
+			if testProbePanic != nil {
+				testProbePanic(j, helper)
+			}
+			fp.lookup(env, w, slots[j%ring], b, e)
+		}()
 		ready[j%ring] <- struct{}{}
 	}
 	var next atomic.Int64 // the next block not taken
@@ -947,11 +954,14 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 		}
 	}
 	quit := make(chan struct{})
-	var wg sync.WaitGroup
+	// A helper's panic (a bug) must not leave the caller waiting for the
+	// block it took: dead tells the caller, which stops, and Wait raises
+	// the helper's panic to the request (par).
+	dead := make(chan struct{})
+	var deadOnce sync.Once
+	g := par.Group{OnPanic: func() { deadOnce.Do(func() { close(dead) }) }}
 	for range nw - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			w := new(fusedWorker)
 			for {
 				j, ok := take()
@@ -963,11 +973,11 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 				case <-quit:
 					return
 				}
-				probe(w, j)
+				probe(w, j, true)
 			}
-		}()
+		})
 	}
-	defer wg.Wait()
+	defer g.Wait()
 	defer close(quit)
 	defer func() {
 		progMu.Lock()
@@ -982,6 +992,8 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 			case <-ready[j%ring]:
 				waiting = false
 				continue
+			case <-dead:
+				panic(errHelperDied) // the deferred Wait raises the helper's panic instead
 			default:
 			}
 			// Block j is being probed: probe a later one meanwhile, if its
@@ -992,11 +1004,15 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 						testStealPause()
 					}
 					<-free[int(k)%ring]
-					probe(w0, int(k))
+					probe(w0, int(k), false)
 				}
 				continue
 			}
-			<-ready[j%ring]
+			select {
+			case <-ready[j%ring]:
+			case <-dead:
+				panic(errHelperDied)
+			}
 			waiting = false
 		}
 		sl := slots[j%ring]
@@ -1024,6 +1040,14 @@ func (fp *fusedProbe) parallel(env Env, lo, n int, seen *keySample) (gaveUp bool
 // testStealPause, when set (tests), runs between the caller's taking a
 // block and its wait for the block's slot.
 var testStealPause func()
+
+// testProbePanic, when set (tests), runs before block j is probed, by a
+// helper or by the caller: a stand-in for a bug in lookup.
+var testProbePanic func(j int, helper bool)
+
+// errHelperDied stops parallel's caller when a helper panicked; the
+// helper's own panic replaces it (par.Group.Wait, deferred).
+var errHelperDied = errors.New("a fused probing helper panicked")
 
 // The fused hash path's accumulating loops: each returns the rows it kept
 // (id >= 0; a dropped row's id is -1). Row i's value is xs[i*stride]

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
@@ -682,14 +684,7 @@ func TestFusedProbeStealPause(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	r := rand.New(rand.NewPCG(3, 9))
-	n := 40000
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = r.NormFloat64()
-	}
-	keys := []*pdarray.Array{gbInts[int64](r, n, -1<<40, 1<<41)}
-	cols := []AggColumn{{Values: pdarray.FromSlice(v), Ops: []string{"sum"}}}
+	keys, cols := probeCase(3, 9)
 	for _, w := range []int{2, 3, 8} {
 		env := PlainEnv(w)
 		want, err := GroupByWith(env, keys, true, "auto", nil)
@@ -726,5 +721,74 @@ func TestFusedProbeStealPause(t *testing.T) {
 	}
 	if pauses.Load() == 0 {
 		t.Fatal("the caller never took a block itself")
+	}
+}
+
+// probeCase is the parallel probing tests' grouping: 40,000 rows of spread
+// int64 keys (hashed, 40 blocks of 1,024 rows) and a float64 column to sum.
+func probeCase(seed1, seed2 uint64) ([]*pdarray.Array, []AggColumn) {
+	r := rand.New(rand.NewPCG(seed1, seed2))
+	n := 40000
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.NormFloat64()
+	}
+	keys := []*pdarray.Array{gbInts[int64](r, n, -1<<40, 1<<41)}
+	return keys, []AggColumn{{Values: pdarray.FromSlice(v), Ops: []string{"sum"}}}
+}
+
+// TestFusedProbeHelperPanic: a panic in a helper of the parallel probing
+// (a bug in lookup) reaches GroupByAgg's caller as the helper's *par.Panic
+// (the server answers it INTERNAL) at 2, 3 and 8 workers, instead of
+// stopping the process or leaving the caller waiting for the block the
+// helper took; one in the caller's own probing does too.
+func TestFusedProbeHelperPanic(t *testing.T) {
+	defer func(b int) { fusedBlock = b }(fusedBlock)
+	fusedBlock = 1024
+	defer func() { testProbePanic = nil }()
+	keys, cols := probeCase(5, 11)
+	callerHits := 0
+	for _, byHelper := range []bool{true, false} {
+		for _, w := range []int{2, 3, 8} {
+			var hit atomic.Bool
+			testProbePanic = func(j int, helper bool) {
+				if j >= 6 && helper == byHelper && hit.CompareAndSwap(false, true) {
+					panic(fmt.Sprintf("test: a bug probing block %d", j))
+				}
+			}
+			par0 := fusedParallel.Load()
+			done := make(chan any, 1)
+			go func() {
+				defer func() { done <- recover() }()
+				GroupByAgg(PlainEnv(w), keys, true, "auto", nil, cols)
+			}()
+			select {
+			case p := <-done:
+				if fusedParallel.Load() == par0 {
+					t.Fatalf("w=%d: the parallel probing did not run", w)
+				}
+				if !hit.Load() {
+					if byHelper {
+						t.Fatalf("w=%d: no helper probed a block past the fifth", w)
+					}
+					continue // the helpers probed every block
+				}
+				if !byHelper {
+					callerHits++
+				}
+				pp, ok := p.(*par.Panic)
+				if byHelper && (!ok || !strings.Contains(fmt.Sprint(pp.Value), "a bug probing")) {
+					t.Fatalf("w=%d: GroupByAgg panicked with %v, want the helper's *par.Panic", w, p)
+				}
+				if !byHelper && !strings.Contains(fmt.Sprint(p), "a bug probing") {
+					t.Fatalf("w=%d: GroupByAgg panicked with %v, want the caller's panic", w, p)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("w=%d, helper %v: the fused group-by hung after a panic", w, byHelper)
+			}
+		}
+	}
+	if callerHits == 0 {
+		t.Fatal("the caller never probed a block past the fifth: its panic went untested")
 	}
 }
