@@ -27,7 +27,9 @@ func BenchmarkReadParquetFile(b *testing.B) {
 	disableFast = os.Getenv("ARKTOS_BENCH_ARROWGO") == "1"
 	// ARKTOS_BENCH_NOAHEAD=1: no read-ahead of compressed chunks (A/B).
 	disableAhead = os.Getenv("ARKTOS_BENCH_NOAHEAD") == "1"
-	defer func() { disableFast, disableAhead = false, false }()
+	// ARKTOS_BENCH_NOSPAREP=1: no P lent to workers that call libzstd (A/B).
+	disableSpareP = os.Getenv("ARKTOS_BENCH_NOSPAREP") == "1"
+	defer func() { disableFast, disableAhead, disableSpareP = false, false, false }()
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

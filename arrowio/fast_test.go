@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1016,5 +1017,61 @@ func TestReadAheadPanic(t *testing.T) {
 		if !bytes.Equal(dst[i].Bytes(), want[i].Bytes()) {
 			t.Fatalf("column %d differs after the panics", i)
 		}
+	}
+}
+
+// procsReader records the most GOMAXPROCS any of its reads saw.
+type procsReader struct {
+	*bytes.Reader
+	most atomic.Int32
+}
+
+func (r *procsReader) ReadAt(b []byte, off int64) (int, error) {
+	for n := int32(runtime.GOMAXPROCS(0)); ; {
+		m := r.most.Load()
+		if n <= m || r.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return r.Reader.ReadAt(b, off)
+}
+
+// TestSparePRead: a read of zstd chunks with as many workers as Ps lends
+// the scheduler one more P while it runs (its workers' reads see
+// GOMAXPROCS 3 of 2) and gives it back, with the same bytes as one worker;
+// fewer workers than Ps (the read-ahead's case) or an uncompressed file
+// lend none.
+func TestSparePRead(t *testing.T) {
+	if !nativeZstdOK() {
+		t.Skip("no libzstd: the reader makes no cgo calls")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	zstdFile := writeNullable(t, 30000, 0, compress.Codecs.Zstd, parquet.DataPageV1, true)
+	plain := writeNullable(t, 30000, 0, compress.Codecs.Uncompressed, parquet.DataPageV1, true)
+	read := func(file []byte, workers int) (lent uint64, most int32, dst []*pdarray.Array) {
+		t.Helper()
+		r := &procsReader{Reader: bytes.NewReader(file)}
+		n0 := Stats.SparePReads.Load()
+		_, dst, _, _, err := readAll(t, []ParquetSource{{Name: "mem", R: r}}, nil, NullPolicy{}, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runtime.GOMAXPROCS(0); got != 2 {
+			t.Fatalf("GOMAXPROCS %d after a read, want 2", got)
+		}
+		return Stats.SparePReads.Load() - n0, r.most.Load(), dst
+	}
+	_, most1, want := read(zstdFile, 1)
+	lent, most, dst := read(zstdFile, 2)
+	if lent != 1 || most != 3 || most1 != 2 {
+		t.Fatalf("zstd: 2 workers lent %d Ps (reads saw GOMAXPROCS %d), 1 worker's reads saw %d; want 1, 3, 2", lent, most, most1)
+	}
+	for i := range dst {
+		if !bytes.Equal(dst[i].Bytes(), want[i].Bytes()) {
+			t.Fatalf("column %d differs from one worker's read", i)
+		}
+	}
+	if lent, most, _ := read(plain, 2); lent != 0 || most != 2 {
+		t.Fatalf("uncompressed: %d Ps lent, reads saw GOMAXPROCS %d; want 0 and 2", lent, most)
 	}
 }

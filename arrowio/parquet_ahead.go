@@ -77,6 +77,10 @@ const maxKeptAheadBytes = 128 << 20
 
 var aheadKeptBytes int // guarded by aheadMu
 
+// disableSpareP turns off the P lent to reads whose workers call libzstd
+// (benchmarks' A/B: ARKTOS_BENCH_NOSPAREP).
+var disableSpareP bool
+
 // testAheadPanic, when set (tests), runs as the reader starts reading
 // unit i's chunk: a stand-in for a bug there.
 var testAheadPanic func(i int)
@@ -124,7 +128,7 @@ func (p *ParquetPlan) aheadRange(f, rg, col int) (start, n int64, ok bool) {
 // aheadWanted says whether a read with workers workers reads ahead: only
 // with a core the workers leave free.
 func aheadWanted(workers int) bool {
-	return !disableAhead && workers < runtime.GOMAXPROCS(0)
+	return !disableAhead && workers < par.Procs() // not counting a P lent by another read
 }
 
 // AheadChunk bounds one read-ahead buffer of a Read with workers workers

@@ -2,6 +2,7 @@ package par
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,4 +75,25 @@ func TestRecover(t *testing.T) {
 	func() {
 		defer Recover(func(*Panic) { t.Error("report ran without a panic") })
 	}()
+}
+
+// TestSpareP: GOMAXPROCS is one more while any SpareP caller is not done,
+// back to what it was after the last; Procs says the value without the
+// spare all along; done twice is done once.
+func TestSpareP(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	d1 := SpareP()
+	d2 := SpareP()
+	if got := runtime.GOMAXPROCS(0); got != base+1 || Procs() != base {
+		t.Fatalf("GOMAXPROCS %d, Procs %d during; want %d and %d", got, Procs(), base+1, base)
+	}
+	d1()
+	d1()
+	if got := runtime.GOMAXPROCS(0); got != base+1 {
+		t.Fatalf("GOMAXPROCS %d with one caller left, want %d", got, base+1)
+	}
+	d2()
+	if got := runtime.GOMAXPROCS(0); got != base || Procs() != base {
+		t.Fatalf("GOMAXPROCS %d, Procs %d after; want %d", got, Procs(), base)
+	}
 }
