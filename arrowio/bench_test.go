@@ -70,6 +70,9 @@ func BenchmarkWriteParquet(b *testing.B) {
 		codec = "zstd"
 	}
 	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	// ARKTOS_BENCH_NOSPAREP=1: no P lent to workers that call libzstd (A/B).
+	disableSpareP = os.Getenv("ARKTOS_BENCH_NOSPAREP") == "1"
+	defer func() { disableSpareP = false }()
 	const n = 5_000_000
 	rng := rand.New(rand.NewPCG(7, 7))
 	keys, ids, x, y := make([]int64, n), make([]int64, n), make([]float64, n), make([]float64, n)

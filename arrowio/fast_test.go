@@ -1075,3 +1075,53 @@ func TestSparePRead(t *testing.T) {
 		t.Fatalf("uncompressed: %d Ps lent, reads saw GOMAXPROCS %d; want 0 and 2", lent, most)
 	}
 }
+
+// procsWriter records the most GOMAXPROCS any of its writes saw.
+type procsWriter struct {
+	bytes.Buffer
+	most int
+}
+
+func (w *procsWriter) Write(b []byte) (int, error) {
+	w.most = max(w.most, runtime.GOMAXPROCS(0))
+	return w.Buffer.Write(b)
+}
+
+// TestSparePWrite: a zstd write with as many workers as Ps lends a P while
+// it runs (its file writes see GOMAXPROCS 3 of 2) and writes the same
+// bytes as one worker; one worker or snappy lend none.
+func TestSparePWrite(t *testing.T) {
+	if !nativeZstdOK() {
+		t.Skip("no libzstd: the writer makes no cgo calls")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	n := 300_000
+	x, k := make([]float64, n), make([]int64, n)
+	for i := range x {
+		x[i], k[i] = float64(i)*0.37, int64(i%977)
+	}
+	cols := []Column{{"x", pdarray.FromSlice(x)}, {"k", pdarray.FromSlice(k)}}
+	write := func(codec string, workers int) (uint64, *procsWriter) {
+		t.Helper()
+		w := &procsWriter{}
+		n0 := WriteStats.SparePWrites.Load()
+		if err := WriteParquet(w, cols, ParquetWriteOptions{Compression: codec, RowGroupSize: 50_000, Workers: workers}); err != nil {
+			t.Fatal(err)
+		}
+		if got := runtime.GOMAXPROCS(0); got != 2 {
+			t.Fatalf("GOMAXPROCS %d after a write, want 2", got)
+		}
+		return WriteStats.SparePWrites.Load() - n0, w
+	}
+	_, one := write("zstd", 1)
+	lent, two := write("zstd", 2)
+	if lent != 1 || two.most != 3 || one.most != 2 {
+		t.Fatalf("zstd: 2 workers lent %d Ps (writes saw GOMAXPROCS %d), 1 worker's writes saw %d; want 1, 3, 2", lent, two.most, one.most)
+	}
+	if !bytes.Equal(one.Bytes(), two.Bytes()) {
+		t.Fatal("two workers wrote other bytes than one")
+	}
+	if lent, w := write("snappy", 2); lent != 0 || w.most != 2 {
+		t.Fatalf("snappy: %d Ps lent, writes saw GOMAXPROCS %d; want 0 and 2", lent, w.most)
+	}
+}
