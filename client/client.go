@@ -209,7 +209,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	for {
 		err = c.loadConfig(cctx)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("client: no answer within %v (Dial's limit when ctx has no deadline): %w", connectTimeout, err)
+			err = fmt.Errorf("client: no answer within %v (Dial's limit when ctx has no deadline; a server restoring a large --checkpoint answers once it has: give Dial a ctx with a later deadline): %w", connectTimeout, err)
 		}
 		var te *transfer.Error
 		if err != nil && errors.As(err, &te) && te.Code == transfer.AuthFailed && token == "" && !fromHomeFile {

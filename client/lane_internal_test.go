@@ -151,8 +151,8 @@ func laneSpinRound(t *testing.T, url, serverSpin string, spin time.Duration) {
 
 // TestDialNoServer: Dial with a context without a deadline, to a port where
 // no server listens (ZeroMQ's connect does not fail), gives up after
-// connectTimeout with an error that says what to do, instead of waiting
-// forever.
+// connectTimeout with an error that says what to do (start a server, or
+// wait longer for one restoring a checkpoint), instead of waiting forever.
 func TestDialNoServer(t *testing.T) {
 	defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
 	connectTimeout = 300 * time.Millisecond
@@ -168,7 +168,7 @@ func TestDialNoServer(t *testing.T) {
 		c.Close()
 		t.Fatal("Dial to no server succeeded")
 	}
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "is arktos-server running") || !strings.Contains(err.Error(), url[len("tcp://"):]) {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "is arktos-server running") || !strings.Contains(err.Error(), url[len("tcp://"):]) || !strings.Contains(err.Error(), "later deadline") {
 		t.Errorf("error %q: want DeadlineExceeded naming the address and what to do", err)
 	} else {
 		t.Log(err)

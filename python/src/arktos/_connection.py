@@ -792,6 +792,11 @@ class Connection:
         wait = CONNECT_TIMEOUT if self.timeout is None else self.timeout
         try:
             return self._request("get_config", timeout=wait)[0]
+        except TimeoutError as err:
+            # A server restoring a large --checkpoint is bound but answers
+            # only once the arrays are back.
+            raise TimeoutError(f"{err}; a server restoring a large --checkpoint answers once it has: "
+                               "pass a longer timeout= to connect()") from None
         except AuthFailedError as err:
             if token_given:
                 raise
