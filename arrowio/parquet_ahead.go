@@ -77,10 +77,6 @@ const maxKeptAheadBytes = 128 << 20
 
 var aheadKeptBytes int // guarded by aheadMu
 
-// disableSpareP turns off the P lent to reads whose workers call libzstd
-// (benchmarks' A/B: ARKTOS_BENCH_NOSPAREP).
-var disableSpareP bool
-
 // testAheadPanic, when set (tests), runs as the reader starts reading
 // unit i's chunk: a stand-in for a bug there.
 var testAheadPanic func(i int)

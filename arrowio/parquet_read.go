@@ -552,12 +552,10 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	var errOnce sync.Once
 	var failed atomic.Bool
 	ra := p.startReadAhead(units, workers, &failed)
-	// Workers that decode zstd pages call libzstd through cgo: with as many
-	// of them as Ps, a P is lent for the read so that the scheduler leaves
-	// theirs alone during the calls (par.SpareP; 20-30% of a two-worker
-	// read on two cores). Decided after the read-ahead, which counts the
-	// cores without it.
-	if zstdUnits > 0 && workers >= par.Procs() && !disableFast && !disableSpareP && nativeZstdOK() {
+	// Workers that decode zstd pages call libzstd through cgo (see
+	// zstdWorkersNeedSpareP; 20-30% of a two-worker read on two cores).
+	// Decided after the read-ahead, which counts the cores without it.
+	if zstdUnits > 0 && !disableFast && zstdWorkersNeedSpareP(workers) {
 		defer par.SpareP()()
 		Stats.SparePReads.Add(1)
 	}
@@ -616,6 +614,18 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 	}
 	return rep, nil
 }
+
+// zstdWorkersNeedSpareP says whether workers goroutines that call libzstd
+// through cgo (decoding or encoding zstd pages) should lend the scheduler a
+// P for their work (par.SpareP): when libzstd is loaded and they are as many
+// as the Ps, none of which would otherwise be idle for sysmon to see.
+func zstdWorkersNeedSpareP(workers int) bool {
+	return workers >= par.Procs() && !disableSpareP && nativeZstdOK()
+}
+
+// disableSpareP turns off the P lent to zstd reads and writes (benchmarks'
+// A/B: ARKTOS_BENCH_NOSPAREP).
+var disableSpareP bool
 
 // readUnitRef is one unit of a Read: a column chunk, and its cost (bytes to
 // read plus a quarter of the bytes to produce) for the largest-first order.

@@ -221,11 +221,10 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 	}
 	wp := parquet.NewWriterProperties(props...)
 	workers := max(1, o.Workers)
-	// Pages are compressed with libzstd through cgo: with as many workers
-	// as Ps, one more P keeps the scheduler from handing theirs off at
-	// every page (par.SpareP; as Read). BenchmarkWriteParquet, zstd, two
-	// workers on two cores: 167-191 ms a write without, 130-172 with.
-	if codec == compress.Codecs.Zstd && workers >= par.Procs() && !disableSpareP && nativeZstdOK() {
+	// Pages are compressed with libzstd through cgo, as Read decodes them.
+	// BenchmarkWriteParquet, zstd, two workers on two cores: 167-191 ms a
+	// write without the spare P, 130-172 with.
+	if codec == compress.Codecs.Zstd && zstdWorkersNeedSpareP(workers) {
 		defer par.SpareP()()
 		WriteStats.SparePWrites.Add(1)
 	}

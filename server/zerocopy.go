@@ -57,7 +57,7 @@ func (p *sentInPlace) sweep() int {
 	n := len(kept)
 	p.mu.Unlock()
 	for _, f := range done {
-		f() // a response's after runs recovered (runRecovered); grace exit cannot panic
+		f() // recovers its own panic (complete's finish)
 	}
 	return n
 }
