@@ -445,3 +445,46 @@ func BenchmarkSelectNth(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoneSums is a dense int64 key's int64 sums alone, fused: 10^7
+// rows by 100, 10^4 and 6·10^4 keys, one and two workers, every key of the
+// range met ("full") or the even keys of twice the range ("holes"). Values
+// from 1 to 5 keep no occupancy bitmap; from 0 to 4 they do (marked
+// once the first block shows a 0).
+func BenchmarkLoneSums(b *testing.B) {
+	const n = 10_000_000
+	env1 := PlainEnv(runtime.NumCPU())
+	for _, k := range []int64{100, 10_000, 60_000} {
+		for _, c := range []struct {
+			name  string
+			holes bool
+			lo    int64
+		}{{"full", false, 1}, {"full", false, 0}, {"holes", true, 1}, {"holes", true, 0}} {
+			keys, _ := pdarray.Alloc(dI64, n)
+			RandInt(env1, keys, 1, k+1, 1)
+			if c.holes {
+				for i, x := range pdarray.View[int64](keys) {
+					pdarray.View[int64](keys)[i] = 2 * x
+				}
+			}
+			st := keyStatsOf(env1, keys)
+			v, _ := pdarray.Alloc(dI64, n)
+			RandInt(env1, v, c.lo, c.lo+5, 2)
+			cols := []AggColumn{{Values: v, Ops: []string{"sum"}}}
+			for _, w := range []int{1, 2} {
+				env := poolEnv(w)
+				b.Run(fmt.Sprintf("k=%d/%s/min=%d/w=%d", k, c.name, c.lo, w), func(b *testing.B) {
+					b.SetBytes(n * 16)
+					for b.Loop() {
+						g, outs, _, err := GroupByAgg(env, []*pdarray.Array{keys}, true, "auto", []*KeyStats{&st}, cols)
+						if err != nil {
+							b.Fatal(err)
+						}
+						g.Free(env)
+						freeOuts(env, outs)
+					}
+				})
+			}
+		}
+	}
+}

@@ -37,11 +37,11 @@ func TestGroupByAggFused(t *testing.T) {
 			t.Error("no key new to the table was met by a parallel probe (wide keys are)")
 		}
 		// 4 sizes × 4 dense lone integer keys, 2 sizes × 3 hashed keys, and
-		// the lone wide int64 key at 0 and 1 rows (dense there), × 4 lone
+		// the lone wide int64 key at 0 and 1 rows (dense there), × 6 lone
 		// columns × dropna × 3 worker counts; and the 18 dense lone keys ×
 		// 6 column cases only fusedLone takes (int64 means, several
 		// columns) × dropna × 3 worker counts.
-		if want := (16+6+2)*24 + 18*6*6; fusedPasses.Load()-start != expected || expected != uint64(want) {
+		if want := (16+6+2)*36 + 18*6*6; fusedPasses.Load()-start != expected || expected != uint64(want) {
 			t.Errorf("%d fused groupings, want %d = %d", fusedPasses.Load()-start, expected, want)
 		}
 		if multi == 0 || inexact == 0 {
@@ -64,6 +64,8 @@ func TestGroupByAggFused(t *testing.T) {
 		fv := pdarray.FromSlice(v)
 		iv := gbInts[int64](r, n, math.MinInt64/2, math.MaxInt64/2) // sums wrap: exact either way
 		sv := gbInts[int64](r, n, -1<<20, 1<<20)                    // means exact from int64 sums
+		pv := gbInts[int64](r, n, 1, 1000)                          // at least 1: a sum of 0 is an empty slot
+		zv := pdarray.FromSlice(make([]int64, n))                   // every sum 0: occupancy from the keys, in the loop
 		keyCases := map[string][]*pdarray.Array{
 			"one-int":    {gbInts[int64](r, n, 1, 101)},
 			"one-int32":  {gbInts[int32](r, n, -1000, 3000)},
@@ -79,7 +81,9 @@ func TestGroupByAggFused(t *testing.T) {
 		}
 		colCases := map[string][]AggColumn{
 			"int-sum":       {{Values: iv, Ops: []string{"sum", "count", "size"}}},
-			"int-sum-alone": {{Values: iv, Ops: []string{"sum"}}}, // the occupancy bitmap, no row counts
+			"int-sum-alone": {{Values: iv, Ops: []string{"sum"}}}, // no row counts: occupancy from the sums, or a pass over the keys
+			"pos-sums":      {{Values: pv, Ops: []string{"sum"}}}, // no pass over the keys
+			"zero-sums":     {{Values: zv, Ops: []string{"sum"}}}, // slots marked as the values are added
 			"float-all":     {{Values: fv, Ops: []string{"mean", "sum", "count", "size"}}},
 			"mixed":         {{Values: iv, Ops: []string{"sum"}}, {Values: fv, Ops: []string{"mean"}}, {Ops: []string{"size"}}},
 			"mixed-means":   {{Values: fv, Ops: []string{"mean", "size"}}, {Values: sv, Ops: []string{"mean", "sum"}}, {Values: fv, Ops: []string{"sum"}}, {Values: iv, Ops: []string{"count"}}},
@@ -96,16 +100,9 @@ func TestGroupByAggFused(t *testing.T) {
 					for _, w := range []int{1, 2, 8} {
 						t.Run(fmt.Sprintf("n=%d/%s/%s/dropna=%v/w=%d", n, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, err := GroupByWith(env, keys, dropna, "auto", nil)
-							if err != nil {
-								t.Fatal(err)
-							}
+							want, wantOuts := twoSteps(t, env, keys, dropna, cols)
 							defer want.Free(env)
-							wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, cols, 0)
-							if err != nil {
-								t.Fatal(err)
-							}
-							before, lones, mc, im, lp := fusedPasses.Load(), loneProbes.Load(), fusedMultiCols.Load(), loneInexactMeans.Load(), lonePairs.Load()
+							before, lones, mc, im, lp, op, om := fusedPasses.Load(), loneProbes.Load(), fusedMultiCols.Load(), loneInexactMeans.Load(), lonePairs.Load(), loneOccPasses.Load(), loneOccMarked.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, cols)
 							if err != nil {
 								t.Fatal(err)
@@ -133,6 +130,10 @@ func TestGroupByAggFused(t *testing.T) {
 							if got, want := loneInexactMeans.Load()-im, btoi(fused && (cn == "int-mean-big" || cn == "three-ints") && n > 0); got != uint64(want) {
 								t.Fatalf("%d int64 means added as float64", got)
 							}
+							passes, marked := loneOccPasses.Load()-op, loneOccMarked.Load()-om
+							if cn == "pos-sums" && marked+passes != 0 || cn == "zero-sums" && fused && g.Strategy == StrategyDense && n > 0 && (passes != 0 || marked == 0) {
+								t.Fatalf("%d passes over the keys for occupancy, %d tasks marked slots", passes, marked)
+							}
 							if !fused {
 								return
 							}
@@ -159,6 +160,22 @@ func TestGroupByAggFused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// twoSteps is what a fused grouping is checked against: keys grouped, then
+// cols aggregated over the ids (the caller frees both).
+func twoSteps(t *testing.T, env Env, keys []*pdarray.Array, dropna bool, cols []AggColumn) (Grouping, [][]*pdarray.Array) {
+	t.Helper()
+	want, err := GroupByWith(env, keys, dropna, "auto", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := GroupAggColumns(env, want.IDs, want.NGroups, cols, 0)
+	if err != nil {
+		want.Free(env)
+		t.Fatal(err)
+	}
+	return want, outs
 }
 
 func head(a *pdarray.Array) string {
@@ -687,14 +704,7 @@ func TestFusedProbeStealPause(t *testing.T) {
 	keys, cols := probeCase(3, 9)
 	for _, w := range []int{2, 3, 8} {
 		env := PlainEnv(w)
-		want, err := GroupByWith(env, keys, true, "auto", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, cols, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, wantOuts := twoSteps(t, env, keys, true, cols)
 		par := fusedParallel.Load()
 		done := make(chan error, 1)
 		var outs [][]*pdarray.Array
@@ -790,5 +800,52 @@ func TestFusedProbeHelperPanic(t *testing.T) {
 	}
 	if callerHits == 0 {
 		t.Fatal("the caller never probed a block past the fifth: its panic went untested")
+	}
+}
+
+// TestLoneOccupied: int64 sums alone by a dense key find their groups from
+// the sums while the values say a sum of 0 is an empty slot, mark the
+// slots once a value below 1 is met (in its block: loneBlock is 2 rows
+// here), and take one more pass over the keys where positive values may
+// wrap to 0; bit for bit the two steps' answer.
+func TestLoneOccupied(t *testing.T) {
+	defer func(b int) { loneBlock = b }(loneBlock)
+	loneBlock = 2
+	const big = math.MaxInt64
+	cases := []struct {
+		name           string
+		keys           []int64
+		vals           []int64
+		passes, marked uint64
+	}{
+		{"positive, holes", []int64{1, 5, 9, 5}, []int64{1, 2, 3, 4}, 0, 0},
+		{"wraps to 0", []int64{5, 5, 5, 7, 9}, []int64{big, big, 2, 1, 1}, 1, 0},
+		{"a zero", []int64{3, 1, 3}, []int64{0, 4, 0}, 0, 1},
+		{"a late zero", []int64{1, 3, 5, 3, 7}, []int64{1, 2, 3, 0, 1}, 0, 1},
+		{"a late zero, holes", []int64{1, 3, 5, 9, 7, 3, 1}, []int64{1, 2, 3, 4, 0, -2, 1}, 0, 1},
+		{"both signs, sum 0", []int64{1, 2, 3, 2}, []int64{-1, 1, 1, -1}, 0, 1},
+	}
+	for _, tc := range cases {
+		for _, w := range []int{1, 2} {
+			env := PlainEnv(w)
+			keys := []*pdarray.Array{pdarray.FromSlice(tc.keys)}
+			cols := []AggColumn{{Values: pdarray.FromSlice(tc.vals), Ops: []string{"sum"}}}
+			want, wantOuts := twoSteps(t, env, keys, true, cols)
+			p, m := loneOccPasses.Load(), loneOccMarked.Load()
+			g, outs, fused, err := GroupByAgg(env, keys, true, "auto", nil, cols)
+			if err != nil || !fused || g.Strategy != StrategyDense {
+				t.Fatalf("%s: fused %v strategy %s err %v", tc.name, fused, g.Strategy, err)
+			}
+			if p, m := loneOccPasses.Load()-p, loneOccMarked.Load()-m; p != tc.passes || m != tc.marked {
+				t.Errorf("%s, %d workers: %d passes over the keys and %d tasks marking slots, want %d and %d", tc.name, w, p, m, tc.passes, tc.marked)
+			}
+			if !bytes.Equal(g.Keys[0].Bytes(), want.Keys[0].Bytes()) || !bytes.Equal(outs[0][0].Bytes(), wantOuts[0][0].Bytes()) {
+				t.Errorf("%s, %d workers: keys %v sums %v, want %v %v", tc.name, w, head(g.Keys[0]), head(outs[0][0]), head(want.Keys[0]), head(wantOuts[0][0]))
+			}
+			g.Free(env)
+			want.Free(env)
+			freeOuts(env, outs)
+			freeOuts(env, wantOuts)
+		}
 	}
 }
