@@ -77,6 +77,17 @@ type ServerConfig struct {
 	// FrameHeap: bytes of freed ZeroMQ frames the server keeps resident
 	// for the next message (0: its malloc is not tuned; --frame-heap).
 	FrameHeap int64
+	// Restoring: a server started with --checkpoint still bringing its
+	// arrays back (nil once it has); Dial waits until it has.
+	Restoring *RestoreProgress
+}
+
+// RestoreProgress is get_config's "restoring": how far a server's restore
+// of its --checkpoint is.
+type RestoreProgress struct {
+	Arrays, ArraysDone int
+	Bytes, BytesDone   int64
+	Seconds            float64
 }
 
 // ArrayInfo describes a stored array.
@@ -145,8 +156,9 @@ var connectTimeout = 10 * time.Second
 
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
 // server answers get_config before ctx is done (within 10 s when ctx has
-// no deadline: give a ctx with a later deadline to wait for a server that
-// is still restoring a large checkpoint). The token comes from
+// no deadline). A server still restoring its --checkpoint answers at once
+// but runs other requests only once its arrays are back: Dial waits for
+// that as long as ctx allows (no limit of its own). The token comes from
 // WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
 // names, or, when the server asks for one, ~/.arktos/token.
 func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
@@ -209,7 +221,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	for {
 		err = c.loadConfig(cctx)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("client: no answer within %v (Dial's limit when ctx has no deadline; a server restoring a large --checkpoint answers once it has: give Dial a ctx with a later deadline): %w", connectTimeout, err)
+			err = fmt.Errorf("client: no answer within %v (Dial's limit when ctx has no deadline: give Dial a ctx with a later deadline to wait longer): %w", connectTimeout, err)
 		}
 		var te *transfer.Error
 		if err != nil && errors.As(err, &te) && te.Code == transfer.AuthFailed && token == "" && !fromHomeFile {
@@ -223,11 +235,35 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		}
 		break
 	}
+	if err == nil {
+		err = c.awaitRestore(ctx)
+	}
 	if err != nil {
 		sock.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// restorePoll is how often Dial asks a restoring server how far it is.
+var restorePoll = 50 * time.Millisecond
+
+// awaitRestore polls get_config while the server restores its checkpoint,
+// until it has or ctx is done.
+func (c *Client) awaitRestore(ctx context.Context) error {
+	for c.config.Restoring != nil {
+		select {
+		case <-ctx.Done():
+			p := c.config.Restoring
+			return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial a ctx with a later deadline to wait for it: %w",
+				c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
+		case <-time.After(restorePoll):
+		}
+		if err := c.loadConfig(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readTokenFile(path string) string {
@@ -285,6 +321,11 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 		for _, d := range l {
 			cfg.DTypes = append(cfg.DTypes, asString(d))
 		}
+	}
+	if r, ok := res["restoring"].(map[string]any); ok {
+		secs, _ := r["seconds"].(float64)
+		cfg.Restoring = &RestoreProgress{Arrays: int(asInt(r["arrays"])), ArraysDone: int(asInt(r["arrays_done"])),
+			Bytes: asInt(r["bytes"]), BytesDone: asInt(r["bytes_done"]), Seconds: secs}
 	}
 	if cfg.MaxFrameSize <= 0 {
 		return cfg, fmt.Errorf("reported max_frame_size %d", cfg.MaxFrameSize)

@@ -152,7 +152,7 @@ func laneSpinRound(t *testing.T, url, serverSpin string, spin time.Duration) {
 // TestDialNoServer: Dial with a context without a deadline, to a port where
 // no server listens (ZeroMQ's connect does not fail), gives up after
 // connectTimeout with an error that says what to do (start a server, or
-// wait longer for one restoring a checkpoint), instead of waiting forever.
+// give a later deadline), instead of waiting forever.
 func TestDialNoServer(t *testing.T) {
 	defer func(d time.Duration) { connectTimeout = d }(connectTimeout)
 	connectTimeout = 300 * time.Millisecond

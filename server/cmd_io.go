@@ -659,7 +659,7 @@ func (s *Server) cmdLoadAll(r *request) (*response, error) {
 		return nil, err
 	}
 	defer root.Close()
-	infos, err := s.loadAll(root, rel, p)
+	infos, err := s.loadAll(root, rel, p, nil)
 	if err != nil {
 		return nil, fileOrIOErr(p, abs, err)
 	}
@@ -819,7 +819,10 @@ func writeSynced(root *os.Root, name string, b []byte) error {
 // loadAll reads the checkpoint rel under root and stores its arrays under
 // their saved names: every checksum is verified before any array is
 // stored, and a failure stores nothing.
-func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
+//
+// st, when not nil, is the start-up restore's: it counts the bytes read,
+// and a stop (shutdown) ends the reading between arrays (errRestoreStopped).
+func (s *Server) loadAll(root *os.Root, rel, shown string, st *restoreState) ([]any, error) {
 	mb, err := root.ReadFile(path.Join(rel, arrowio.ManifestName))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -847,6 +850,10 @@ func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
 	if err := s.store.reserve(total, fmt.Sprintf("load_all of %q (%d arrays)", shown, len(m.Arrays))); err != nil {
 		return nil, err
 	}
+	if st != nil {
+		st.arrays.Store(int64(len(m.Arrays)))
+		st.bytes.Store(total)
+	}
 	var stored []string
 	var kept int64 // bytes of stored arrays: deleting them gives those back
 	ok := false
@@ -873,7 +880,15 @@ func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
 				if i >= len(m.Arrays) {
 					return
 				}
+				if st != nil && s.closing.Load() {
+					errs[i] = errRestoreStopped
+					continue
+				}
 				errs[i] = readCheckpointFile(root, rel, shown, m.Arrays[i], arrays[i])
+				if st != nil && errs[i] == nil {
+					st.arraysDone.Add(1)
+					st.bytesDone.Add(int64(m.Arrays[i].NBytes))
+				}
 			}
 		})
 	}
@@ -942,10 +957,37 @@ func (s *Server) checkpointRoot() (*os.Root, string, error) {
 	return root, base, nil
 }
 
-// restoreCheckpoint loads --checkpoint at start-up when it exists. A
-// damaged checkpoint stops the start: starting empty would overwrite it
-// at the next clean shutdown.
-func (s *Server) restoreCheckpoint() error {
+// restoreState is the progress of the start-up restore of --checkpoint,
+// which get_config reports ("restoring") and requests refused meanwhile
+// quote.
+type restoreState struct {
+	start                                time.Time
+	arrays, arraysDone, bytes, bytesDone atomic.Int64
+}
+
+// errRestoreStopped ends a restore the server was stopped in.
+var errRestoreStopped = errors.New("the server was stopped")
+
+// refusal is the error a request other than get_config, stats and
+// shutdown gets while the checkpoint is restored.
+func (st *restoreState) refusal(cmd, checkpoint string) error {
+	return transfer.Errorf(transfer.Restoring, "the server is restoring its checkpoint %s (%d of %d arrays, %.1f of %.1f GiB, for %.0f s); '%s' runs once it has: retry in a moment (clients wait for it when they connect)",
+		checkpoint, st.arraysDone.Load(), st.arrays.Load(), float64(st.bytesDone.Load())/(1<<30), float64(st.bytes.Load())/(1<<30), time.Since(st.start).Seconds(), cmd)
+}
+
+// progress is get_config's "restoring" map.
+func (st *restoreState) progress() map[string]any {
+	return map[string]any{
+		"arrays": st.arrays.Load(), "arrays_done": st.arraysDone.Load(),
+		"bytes": st.bytes.Load(), "bytes_done": st.bytesDone.Load(),
+		"seconds": time.Since(st.start).Seconds(),
+	}
+}
+
+// prepareRestore looks at --checkpoint at start-up: when it holds a
+// checkpoint, the restore is pending (Run runs restoreCheckpoint while it
+// serves) and until it succeeds nothing is saved over the checkpoint.
+func (s *Server) prepareRestore() error {
 	if s.cfg.Checkpoint == "" {
 		return nil
 	}
@@ -954,22 +996,68 @@ func (s *Server) restoreCheckpoint() error {
 		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	defer root.Close()
-	if _, err := root.Stat(path.Join(base, arrowio.ManifestName)); errors.Is(err, fs.ErrNotExist) {
+	mb, err := root.ReadFile(path.Join(base, arrowio.ManifestName))
+	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("no checkpoint to restore yet", "checkpoint", s.cfg.Checkpoint)
 		return nil
 	}
-	start := time.Now()
-	infos, err := s.loadAll(root, base, s.cfg.Checkpoint)
+	s.restorePending.Store(true) // from here on, never saved over
+	m, err := arrowio.ParseManifest(mb)
+	if err != nil {
+		var ae *arrowio.Error
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Msg)
+		}
+		return fmt.Errorf("server: cannot restore --checkpoint %s: %v (move it away to start without it)", s.cfg.Checkpoint, err)
+	}
+	st := &restoreState{start: time.Now()}
+	st.arrays.Store(int64(len(m.Arrays)))
+	for _, e := range m.Arrays {
+		st.bytes.Add(int64(e.NBytes))
+	}
+	s.restore.Store(st)
+	return nil
+}
+
+// restoreCheckpoint loads --checkpoint (prepareRestore found it). A
+// damaged checkpoint stops the server: starting empty would overwrite it
+// at the next clean shutdown. A stop during the restore ends it between
+// arrays (nil: the checkpoint stays as it was, unsaved over).
+func (s *Server) restoreCheckpoint(st *restoreState) error {
+	root, base, err := s.checkpointRoot()
+	if err != nil {
+		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	defer root.Close()
+	// ARKTOS_DEBUG_RESTORE_DELAY (a duration, for the clients' tests): the
+	// restore waits that long first, so the server is seen restoring.
+	if d, err := time.ParseDuration(os.Getenv("ARKTOS_DEBUG_RESTORE_DELAY")); err == nil && d > 0 {
+		select {
+		case <-time.After(d):
+		case <-s.stopped:
+		}
+	}
+	infos, err := s.loadAll(root, base, s.cfg.Checkpoint, st)
+	if errors.Is(err, errRestoreStopped) {
+		s.log.Info("checkpoint restore stopped by a shutdown; the checkpoint stays as it was", "checkpoint", s.cfg.Checkpoint)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("server: cannot restore --checkpoint %s: %v (move it away to start without it)", s.cfg.Checkpoint, err)
 	}
-	s.log.Info("restored checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", len(infos), "took", time.Since(start))
+	s.restorePending.Store(false)
+	s.restore.Store(nil)
+	s.log.Info("restored checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", len(infos), "took", time.Since(st.start))
 	return nil
 }
 
 // saveCheckpoint saves every array to --checkpoint at a clean shutdown.
 func (s *Server) saveCheckpoint() error {
 	if s.cfg.Checkpoint == "" {
+		return nil
+	}
+	if s.restorePending.Load() {
+		s.log.Warn("checkpoint not saved: its restore did not finish, so the one there stays as it was", "checkpoint", s.cfg.Checkpoint)
 		return nil
 	}
 	start := time.Now()

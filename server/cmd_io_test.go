@@ -2,13 +2,19 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
 
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -201,12 +207,23 @@ func TestCheckpoint(t *testing.T) {
 	}
 }
 
+// restore is the start-up restore of s's --checkpoint, run in place.
+func restore(s *Server) error {
+	if err := s.prepareRestore(); err != nil {
+		return err
+	}
+	if st := s.restore.Load(); st != nil {
+		return s.restoreCheckpoint(st)
+	}
+	return nil
+}
+
 // TestCheckpointOption: restoreCheckpoint brings back what saveCheckpoint
 // saved; a damaged checkpoint stops the start.
 func TestCheckpointOption(t *testing.T) {
 	s, _ := ioServer(t)
 	s.cfg.Checkpoint = filepath.Join(t.TempDir(), "ckpt")
-	if err := s.restoreCheckpoint(); err != nil {
+	if err := restore(s); err != nil || s.restorePending.Load() {
 		t.Fatal("no checkpoint yet:", err)
 	}
 	opPut(t, s, []uint16{9, 8})
@@ -215,7 +232,7 @@ func TestCheckpointOption(t *testing.T) {
 	}
 	s2 := opServer(t, 1<<20)
 	s2.cfg.Checkpoint = s.cfg.Checkpoint
-	if err := s2.restoreCheckpoint(); err != nil {
+	if err := restore(s2); err != nil || s2.restorePending.Load() || s2.restore.Load() != nil {
 		t.Fatal(err)
 	}
 	x, err := s2.store.get("arr_1")
@@ -225,9 +242,157 @@ func TestCheckpointOption(t *testing.T) {
 	os.WriteFile(filepath.Join(s.cfg.Checkpoint, "manifest.json"), []byte("{"), 0o644)
 	s3 := opServer(t, 1<<20)
 	s3.cfg.Checkpoint = s.cfg.Checkpoint
-	if err := s3.restoreCheckpoint(); err == nil || !strings.Contains(err.Error(), "move it away") {
+	if err := restore(s3); err == nil || !strings.Contains(err.Error(), "move it away") {
 		t.Errorf("damaged checkpoint: %v", err)
 	}
+	if err := s3.saveCheckpoint(); err != nil || !s3.restorePending.Load() {
+		t.Errorf("save after a failed restore: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.cfg.Checkpoint, "manifest.json")); string(b) != "{" {
+		t.Errorf("the damaged checkpoint was saved over: %q", b)
+	}
+}
+
+// checkpointWith saves arrays to a new checkpoint directory and returns it.
+func checkpointWith(t *testing.T, arrays ...[]int64) string {
+	t.Helper()
+	s := opServer(t, 64<<20)
+	s.cfg.Checkpoint = filepath.Join(t.TempDir(), "ckpt")
+	for _, a := range arrays {
+		opPut(t, s, a)
+	}
+	if err := s.saveCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	return s.cfg.Checkpoint
+}
+
+// runCheckpointServer starts a real server on ckpt (ARKTOS_DEBUG_RESTORE_DELAY
+// set by the caller) and a dealer on it; wait returns Run's error once Run
+// returns by itself, stop ends Run and returns its error.
+func runCheckpointServer(t *testing.T, ckpt string) (s *Server, d *zmq.Socket, wait, stop func() error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "tcp://" + l.Addr().String()
+	l.Close()
+	s, err = New(Config{Addr: addr, Workers: 2, MaxMemory: 64 << 20, FrameSize: 1 << 20, StreamPort: -1, Checkpoint: ckpt,
+		TokenFile: filepath.Join(t.TempDir(), "token"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var runErr error
+	finished := make(chan struct{})
+	go func() {
+		runErr = s.Run(ctx)
+		close(finished)
+	}()
+	wait = func() error {
+		select {
+		case <-finished:
+			return runErr
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return")
+			return nil
+		}
+	}
+	stop = func() error {
+		cancel()
+		return wait()
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-finished
+	})
+	return s, dealer(t, addr), wait, stop
+}
+
+// TestRestoreWhileServing: a server started on a checkpoint answers
+// get_config (with the restore's progress) and stats while it restores,
+// refuses other requests with RESTORING, and serves the arrays once they
+// are back; a shutdown during the restore stops it and leaves the
+// checkpoint as it was; a damaged one stops the server with an error.
+func TestRestoreWhileServing(t *testing.T) {
+	ckpt := checkpointWith(t, []int64{1, 2, 3}, []int64{4, 5})
+	t.Run("served after", func(t *testing.T) {
+		t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1500ms")
+		s, d, _, stop := runCheckpointServer(t, ckpt)
+		sendRequest(t, d, 1, "get_config", nil)
+		rep := recvReply(t, d, 5*time.Second)
+		if p, ok := rep.Result["restoring"].(map[string]any); rep == nil || rep.Status != 0 || !ok || p["seconds"] == nil {
+			t.Fatalf("get_config while restoring: %+v", rep)
+		}
+		sendRequest(t, d, 2, "stats", nil)
+		if rep := recvReply(t, d, 5*time.Second); rep == nil || rep.Status != 0 {
+			t.Fatalf("stats while restoring: %+v", rep)
+		}
+		sendRequest(t, d, 3, "list", nil)
+		rep = recvReply(t, d, 5*time.Second)
+		if rep == nil || rep.Code != transfer.Restoring || !strings.Contains(rep.Message, "restoring its checkpoint") || !strings.Contains(rep.Message, "'list' runs once it has") {
+			t.Fatalf("list while restoring: %+v", rep)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for id := uint64(4); ; id++ {
+			sendRequest(t, d, id, "get_config", nil)
+			rep := recvReply(t, d, 5*time.Second)
+			if rep == nil || rep.Status != 0 {
+				t.Fatalf("get_config: %+v", rep)
+			}
+			if _, ok := rep.Result["restoring"]; !ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("still restoring after 20 s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if x, err := s.store.get("arr_2"); err != nil || !slices.Equal(pdarray.View[int64](x), []int64{4, 5}) {
+			t.Fatalf("restored %v %v", x, err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("shutdown during", func(t *testing.T) {
+		t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1h")
+		manifest, err := os.ReadFile(filepath.Join(ckpt, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, d, _, stop := runCheckpointServer(t, ckpt)
+		sendRequest(t, d, 1, "shutdown", nil)
+		if rep := recvReply(t, d, 5*time.Second); rep == nil || rep.Status != 0 {
+			t.Fatalf("shutdown while restoring: %+v", rep)
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("Run after a shutdown during the restore: %v", err)
+		}
+		if _, _, _, n := s.store.usage(); n != 0 {
+			t.Errorf("%d arrays restored after the shutdown", n)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ckpt, "manifest.json")); !bytes.Equal(b, manifest) {
+			t.Errorf("the checkpoint was saved over: %s", b)
+		}
+	})
+	t.Run("damaged", func(t *testing.T) {
+		f := filepath.Join(ckpt, "0.bin")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[3] ^= 0x10
+		os.WriteFile(f, b, 0o644)
+		_, _, wait, _ := runCheckpointServer(t, ckpt)
+		if err := wait(); err == nil || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), "move it away") {
+			t.Errorf("Run: %v", err)
+		}
+		if b2, _ := os.ReadFile(f); !bytes.Equal(b2, b) {
+			t.Error("the damaged checkpoint was saved over")
+		}
+	})
 }
 
 // TestWritebackFile: written files have their writeback started every

@@ -454,6 +454,9 @@ func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte, 
 	if s.closing.Load() && req.Cmd != "shutdown" {
 		return nil, transfer.Errorf(transfer.ShuttingDown, "the server is shutting down and takes no new work")
 	}
+	if st := s.restore.Load(); st != nil && req.Cmd != "get_config" && req.Cmd != "stats" && req.Cmd != "shutdown" {
+		return nil, st.refusal(req.Cmd, s.cfg.Checkpoint)
+	}
 	if !cmd.payload && len(payload) > 0 {
 		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
 	}
@@ -482,6 +485,9 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 	}
 	if !s.noInline {
 		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
+	}
+	if st := s.restore.Load(); st != nil {
+		cfg["restoring"] = st.progress() // --checkpoint's arrays are coming back
 	}
 	return &response{result: cfg}, nil
 }

@@ -39,6 +39,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/transfer"
 	"github.com/arktos-dev/arktos/transfer/zframe"
 )
@@ -74,7 +75,12 @@ type Server struct {
 	stopOnce   sync.Once
 	stopped    chan struct{}
 	closing    atomic.Bool
-	stats      Stats
+	// restore is the --checkpoint restore Run runs while it serves (nil:
+	// none, or it is over); restorePending says it has not succeeded yet,
+	// so a shutdown must not save over the checkpoint.
+	restore        atomic.Pointer[restoreState]
+	restorePending atomic.Bool
+	stats          Stats
 	// noShmMin: download takes no shm_min argument, as a server older than
 	// it (ARKTOS_DEBUG_NO_SHM_MIN=1, for the clients' fallback tests).
 	noShmMin bool
@@ -189,10 +195,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.setupToken(); err != nil {
 		return fail(err)
 	}
-	// Checkpoint (cmd_io.go): bring back the arrays saved at the last clean
-	// shutdown before any request is served (Run starts after New; requests
-	// that come sooner wait in the socket's queue).
-	if err := s.restoreCheckpoint(); err != nil {
+	// Checkpoint (cmd_io.go): the arrays saved at the last clean shutdown
+	// come back while Run serves: until they have, get_config and stats
+	// answer (with the restore's progress) and other requests are refused
+	// with RESTORING; clients wait in Dial and connect.
+	if err := s.prepareRestore(); err != nil {
 		return fail(err)
 	}
 	return s, nil
@@ -260,6 +267,24 @@ func (s *Server) Run(ctx context.Context) error {
 		}()
 	}
 	go s.inPlace.run(s.stopped)
+	var restoreErr error
+	restoreDone := make(chan struct{})
+	if st := s.restore.Load(); st != nil {
+		go func() {
+			defer close(restoreDone)
+			defer par.Recover(func(p *par.Panic) {
+				s.logPanic("panic restoring the checkpoint")(p)
+				restoreErr = fmt.Errorf("server: cannot restore --checkpoint %s: internal error %v (a bug: please report it with the server log)", s.cfg.Checkpoint, p.Value)
+				s.Stop()
+			})
+			if restoreErr = s.restoreCheckpoint(st); restoreErr != nil {
+				s.log.Error("checkpoint restore failed: stopping", "err", restoreErr)
+				s.Stop()
+			}
+		}()
+	} else {
+		close(restoreDone)
+	}
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
 		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version)
 
@@ -313,6 +338,10 @@ loop:
 		}
 	}
 	s.Stop()
+	<-restoreDone // a restore stops early at a stop, between arrays
+	if restoreErr != nil && loopErr == nil {
+		loopErr = restoreErr
+	}
 	close(s.jobs)
 	wg.Wait() // workers finish what is queued (answering SHUTTING_DOWN)
 	s.closeStreams()

@@ -28,6 +28,7 @@ const (
 	InvalidData        Code = 17
 	ShuttingDown       Code = 18
 	Overflow           Code = 19
+	Restoring          Code = 20
 )
 
 var codeNames = map[Code]string{
@@ -51,6 +52,7 @@ var codeNames = map[Code]string{
 	InvalidData:        "INVALID_DATA",
 	ShuttingDown:       "SHUTTING_DOWN",
 	Overflow:           "OVERFLOW",
+	Restoring:          "RESTORING",
 }
 
 // String returns the registry name of c ("UNKNOWN_ARRAY").

@@ -92,7 +92,9 @@ def start_server(home: Path, *flags: str, token: str | None = None,
             return server
         except ak.AuthFailedError:
             return server
-        except TimeoutError:
+        except TimeoutError as err:
+            if "still restoring its checkpoint" in str(err):
+                return server  # up, and bringing its --checkpoint back
             if time.monotonic() > deadline:
                 server.stop()
                 raise

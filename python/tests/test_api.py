@@ -41,7 +41,7 @@ def test_url_from_environment(server, monkeypatch) -> None:
 def test_no_server_times_out_with_hint(unused_url: str) -> None:
     url = unused_url
     with pytest.raises(TimeoutError, match=rf"{url}.*is arktos-server running\? start it with `make serve`"
-                                            r".*restoring a large --checkpoint.*longer timeout="):
+                                            r".*longer timeout="):
         ak.Connection(url, timeout=0.3)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,30 @@ def test_checkpoint_across_restart(make_server: Callable[..., Any], tmp_path: Pa
     (ckpt / entry["file"]).write_bytes(bytes(blob))
     with pytest.raises(RuntimeError, match="fares.*checksum"):
         make_server(*flags)
+
+
+def test_connect_waits_for_restore(make_server: Callable[..., Any], tmp_path: Path) -> None:
+    """A server restoring its checkpoint answers at once but serves arrays
+    only once they are back: connect waits for that, within its timeout."""
+    flags = ("--checkpoint", str(tmp_path / "ckpt"))
+    srv = make_server(*flags)
+    conn = srv.connect()
+    kept = conn.array(np.arange(5), name="kept")  # held: a collected pdarray deletes its array
+    conn.shutdown()
+    del kept
+    assert srv.process.wait(timeout=30) == 0
+
+    srv = make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1500ms"})
+    start = time.monotonic()
+    conn = srv.connect()
+    assert time.monotonic() - start > 0.3  # it waited for the restore
+    assert "restoring" not in conn.config
+    assert same_bits(conn.attach("kept").to_ndarray(), np.arange(5))
+    conn.close()
+
+    srv = make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1h"})
+    with pytest.raises(TimeoutError, match=r"still restoring its checkpoint \(0 of 1 arrays.*longer timeout="):
+        srv.connect(timeout=0.3)
 
 
 def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:

@@ -47,6 +47,9 @@ from ._protocol import (PROTOCOL_VERSION, decode_header, encode_request, join_fr
 __all__ = ["Connection", "DEFAULT_URL"]
 
 DEFAULT_URL = "tcp://localhost:5555"
+#: How often connect asks a server restoring its checkpoint how far it is (s).
+RESTORE_POLL = 0.05
+
 #: How long the first get_config waits when no timeout is given.
 CONNECT_TIMEOUT = 10.0
 #: How long close() waits for the server to take pending deletes.
@@ -692,7 +695,10 @@ class Connection:
     named by $ARKTOS_TOKEN_FILE, and lastly ``~/.arktos/token`` when the server
     refuses a request without one. ``timeout`` (seconds) bounds every request;
     None waits forever, except for the first get_config, which waits at most
-    10 s so that a missing server is reported. Requests from several threads
+    10 s so that a missing server is reported. A server still restoring its
+    --checkpoint answers at once; the constructor then waits until its arrays
+    are back (within ``timeout``; a progress bar shows past
+    ``ak.config.progress_delay``). Requests from several threads
     are serialised; for parallel transfers give each thread its own
     Connection.
 
@@ -782,7 +788,7 @@ class Connection:
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         try:
-            self.config: dict[str, Any] = self._handshake(token_given=given is not None)
+            self.config: dict[str, Any] = self._await_restore(self._handshake(token_given=given is not None))
         except BaseException:
             self._close_socket()
             raise
@@ -793,10 +799,7 @@ class Connection:
         try:
             return self._request("get_config", timeout=wait)[0]
         except TimeoutError as err:
-            # A server restoring a large --checkpoint is bound but answers
-            # only once the arrays are back.
-            raise TimeoutError(f"{err}; a server restoring a large --checkpoint answers once it has: "
-                               "pass a longer timeout= to connect()") from None
+            raise TimeoutError(f"{err}; pass a longer timeout= to connect() to wait longer") from None
         except AuthFailedError as err:
             if token_given:
                 raise
@@ -805,6 +808,35 @@ class Connection:
                 raise AuthFailedError(f"{err.message}; no token was given: {_TOKEN_SOURCES}") from None
             self._token = _read_token_file(home_file)
             return self._request("get_config", timeout=wait)[0]
+
+    def _await_restore(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Waits while the server restores its --checkpoint (get_config's
+        "restoring": it runs other requests only once its arrays are back),
+        with a progress bar past the configured delay; the connection's
+        timeout, when set, bounds the wait."""
+        if "restoring" not in config:
+            return config
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        bar = transfer_bar(int(config["restoring"]["bytes"]), "restoring the server's checkpoint")
+        try:
+            while "restoring" in config:
+                p = config["restoring"]
+                if bar is not None:
+                    bar.total = max(int(p["bytes"]), 1)
+                    bar.n = int(p["bytes_done"])
+                    bar.refresh()
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"the server at {self.url} is still restoring its checkpoint ({p['arrays_done']} of "
+                        f"{p['arrays']} arrays, {p['bytes_done'] / 2**30:.1f} of {p['bytes'] / 2**30:.1f} GiB, "
+                        f"for {p['seconds']:.0f} s): pass a longer timeout= to connect() to wait for it")
+                time.sleep(RESTORE_POLL)
+                left = CONNECT_TIMEOUT if deadline is None else max(deadline - time.monotonic(), 0.01)
+                config = self._request("get_config", timeout=left)[0]
+        finally:
+            if bar is not None:
+                bar.close()
+        return config
 
     # -- plumbing ---------------------------------------------------------
 

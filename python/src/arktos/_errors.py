@@ -37,6 +37,7 @@ __all__ = [
     "OverflowArktosError",
     "OutOfMemoryError",
     "PayloadLengthError",
+    "RestoringError",
     "ShuttingDownError",
     "UnknownArrayError",
     "UnknownCommandError",
@@ -74,6 +75,7 @@ REGISTRY: tuple[ErrorSpec, ...] = (
     ErrorSpec(17, "INVALID_DATA", "ValueError", "payload bytes are not valid for the dtype (e.g. a bool byte other than 0 or 1)"),
     ErrorSpec(18, "SHUTTING_DOWN", "ConnectionError", "the server is shutting down and takes no new work"),
     ErrorSpec(19, "OVERFLOW", "OverflowError", "a Python integer does not fit the dtype an operation converts it to (numpy 2 raises OverflowError)"),
+    ErrorSpec(20, "RESTORING", "ConnectionError", "the server is restoring its --checkpoint at start-up; requests other than get_config, stats and shutdown run once it has (clients wait for it when they connect)"),
 )
 
 _SPEC_BY_NAME: dict[str, ErrorSpec] = {spec.name: spec for spec in REGISTRY}
@@ -241,3 +243,9 @@ class OverflowArktosError(ArktosError, OverflowError):
     """OVERFLOW: a Python integer does not fit the dtype of the operation."""
 
     registry_name = "OVERFLOW"
+
+
+class RestoringError(ArktosError, ConnectionError):
+    """RESTORING: the server is restoring its --checkpoint; retry once it has."""
+
+    registry_name = "RESTORING"

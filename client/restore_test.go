@@ -1,0 +1,56 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+)
+
+// TestDialWaitsForRestore: a server started on a checkpoint answers at
+// once but serves the arrays only once they are back; Dial waits for that
+// (ARKTOS_DEBUG_RESTORE_DELAY holds the restore), and a ctx that ends
+// first gets an error that says what the server is doing.
+func TestDialWaitsForRestore(t *testing.T) {
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	first := testserver.Start(t, "--checkpoint", ckpt)
+	c := dial(t, first.URL)
+	if _, err := client.Upload(ctxT(t), c, []int64{7, 8, 9}, client.WithName("kept")); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	first.Cmd.Process.Signal(syscall.SIGTERM) // a clean stop saves the checkpoint
+	if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
+		t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
+	}
+
+	t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "700ms")
+	srv := testserver.Start(t, "--checkpoint", ckpt)
+	start := time.Now()
+	c = dial(t, srv.URL)
+	if waited := time.Since(start); waited < 300*time.Millisecond || c.Config().Restoring != nil {
+		t.Errorf("Dial returned after %v, restoring %+v: it did not wait for the restore", waited, c.Config().Restoring)
+	}
+	if info, err := c.Info(ctxT(t), "kept"); err != nil || info.Size != 3 {
+		t.Fatalf("restored array: %+v %v", info, err)
+	}
+
+	t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1h")
+	slow := testserver.Start(t, "--checkpoint", ckpt)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	c2, err := client.Dial(ctx, slow.URL)
+	if err == nil {
+		c2.Close()
+		t.Fatal("Dial to a server restoring for an hour returned")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still restoring its checkpoint") || !strings.Contains(err.Error(), "later deadline") {
+		t.Errorf("error %q: want DeadlineExceeded saying the server restores and what to do", err)
+	}
+}
