@@ -249,7 +249,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 var restorePoll = 50 * time.Millisecond
 
 // awaitRestore polls get_config while the server restores its checkpoint,
-// until it has or ctx is done.
+// until it has or ctx is done (each poll waits connectTimeout at most).
 func (c *Client) awaitRestore(ctx context.Context) error {
 	for c.config.Restoring != nil {
 		select {
@@ -259,7 +259,12 @@ func (c *Client) awaitRestore(ctx context.Context) error {
 				c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
 		case <-time.After(restorePoll):
 		}
-		if err := c.loadConfig(ctx); err != nil {
+		// Each poll within connectTimeout: a server that stops (a damaged
+		// checkpoint) is reported, not waited for.
+		pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		err := c.loadConfig(pctx)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
@@ -301,7 +306,10 @@ func (c *Client) loadConfig(ctx context.Context) error {
 	if c.config, err = parseConfig(res); err != nil {
 		return fmt.Errorf("client: server at %s: %w", c.url, err)
 	}
-	c.ready = true // the lane may be opened now that a request went through
+	// The lane may be opened now that a request went through, unless the
+	// server is restoring its checkpoint (it would refuse to open one, and
+	// the client would not ask again).
+	c.ready = c.config.Restoring == nil
 	return nil
 }
 

@@ -37,8 +37,16 @@ func TestDialWaitsForRestore(t *testing.T) {
 	if waited := time.Since(start); waited < 300*time.Millisecond || c.Config().Restoring != nil {
 		t.Errorf("Dial returned after %v, restoring %+v: it did not wait for the restore", waited, c.Config().Restoring)
 	}
+	before, err := c.Stats(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if info, err := c.Info(ctxT(t), "kept"); err != nil || info.Size != 3 {
 		t.Fatalf("restored array: %+v %v", info, err)
+	}
+	// The polls during the restore did not cost the client its lane.
+	if after, err := c.Stats(ctxT(t)); err != nil || after["lane_requests"] <= before["lane_requests"] {
+		t.Errorf("lane requests %d then %d (%v): the lane was not used after the restore", before["lane_requests"], after["lane_requests"], err)
 	}
 
 	t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1h")
