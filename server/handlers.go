@@ -910,7 +910,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"bytes_copied_in":         st.BytesCopiedIn.Load(),
 		"bytes_copied_out":        st.BytesCopiedOut.Load(),
 		"bytes_zero_copy_out":     st.BytesZeroCopyOut.Load(),
-		"panics":                  st.Panics.Load(), // bugs caught and logged (see Stats.Panics)
+		"panics":                  st.Panics.Load(),     // bugs caught and logged (see Stats.Panics)
+		"partial_replies":         zframe.PartialEnds(), // replies cut short by a failed send or a panic, ended early
 		"bytes_stream_in":         st.BytesStreamIn.Load(),
 		"bytes_stream_out":        st.BytesStreamOut.Load(),
 		"frames_held":             zframe.Live(),

@@ -172,17 +172,41 @@ const ZeroCopyMin = 64 << 10
 // the others, and every part before first, are copied into libzmq's
 // messages. The Refs (nil when nothing went in place) comes back on an error
 // too: what was queued is still read in place.
+//
+// A message cut short (a send that fails, or a panic, after a part went
+// with more to follow) is ended with an empty frame: left open, the next
+// message's frames on s would join it, and its reader would take them for
+// this one's. The reader gets a message with other frames than its header
+// announces and refuses it (PartialEnds counts these). After a panic the
+// Refs is leaked (Refs.Leak: kept pinned until libzmq lets go), and the
+// panic goes on.
 func SendParts(s *zmq.Socket, parts [][]byte, first int) (*Refs, error) {
 	var refs *Refs
+	open := false     // a part went with more to follow, and the message is not ended
+	returned := false // false in the deferred call: a panic
+	defer func() {
+		if open {
+			s.SendBytes(nil, 0) // best effort: a socket that failed may fail again
+			partialEnds.Add(1)
+		}
+		if !returned && refs != nil {
+			refs.Leak() // the caller never sees it
+		}
+	}()
 	for i, p := range parts {
+		if testSendPart != nil {
+			testSendPart(i)
+		}
 		more := i < len(parts)-1
 		if i >= first && len(p) >= ZeroCopyMin {
 			if refs == nil {
 				refs = NewRefs()
 			}
 			if err := refs.Send(s, p, more); err != nil {
+				returned = true
 				return refs, err
 			}
+			open = more
 			continue
 		}
 		flag := zmq.Flag(0)
@@ -190,8 +214,22 @@ func SendParts(s *zmq.Socket, parts [][]byte, first int) (*Refs, error) {
 			flag = zmq.SNDMORE
 		}
 		if _, err := s.SendBytes(p, flag); err != nil { // a copy into a libzmq message
+			returned = true
 			return refs, err
 		}
+		open = more
 	}
+	returned = true
 	return refs, nil
 }
+
+// partialEnds counts the messages SendParts ended early.
+var partialEnds atomic.Int64
+
+// PartialEnds is how many messages SendParts ended with an empty frame
+// after a failed send or a panic (the server's stats report it).
+func PartialEnds() int64 { return partialEnds.Load() }
+
+// testSendPart, when set, runs before SendParts sends part i (tests panic
+// or fail there).
+var testSendPart func(i int)

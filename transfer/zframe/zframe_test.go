@@ -90,3 +90,65 @@ func TestForward(t *testing.T) {
 		t.Fatalf("Forward on empty socket: %v, want EAGAIN", err)
 	}
 }
+
+// TestSendPartsEndsAPartialMessage: a multipart message cut short by a
+// panic (before a copied part, before an in-place part) or ended normally
+// arrives as its own message, ended with an empty frame, and the next
+// message on the socket arrives whole after it.
+func TestSendPartsEndsAPartialMessage(t *testing.T) {
+	defer func() { testSendPart = nil }()
+	a, b := pair(t, "inproc://zframe-partial")
+	big := bytes.Repeat([]byte{7}, ZeroCopyMin)
+	parts := [][]byte{[]byte("hdr"), big, []byte("tail")}
+	for _, cut := range []int{1, 2} {
+		ends := PartialEnds()
+		testSendPart = func(i int) {
+			if i == cut {
+				panic("cut")
+			}
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != "cut" {
+					t.Fatalf("cut %d: recovered %v", cut, p)
+				}
+			}()
+			SendParts(a, parts, 1)
+		}()
+		testSendPart = nil
+		if PartialEnds() != ends+1 {
+			t.Errorf("cut %d: PartialEnds %d, want %d", cut, PartialEnds(), ends+1)
+		}
+		refs, err := SendParts(a, [][]byte{[]byte("next"), []byte("x")}, 1)
+		if err != nil || refs != nil {
+			t.Fatal(refs, err)
+		}
+		got, err := b.RecvMessageBytes(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(append([][]byte{}, parts[:cut]...), []byte{})
+		if len(got) != len(want) {
+			t.Fatalf("cut %d: the cut message has %d frames, want %d", cut, len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("cut %d: frame %d differs", cut, i)
+			}
+		}
+		if next, err := b.RecvMessageBytes(0); err != nil || len(next) != 2 || string(next[0]) != "next" {
+			t.Fatalf("cut %d: the next message: %q %v", cut, next, err)
+		}
+	}
+	// A whole message is not ended again.
+	ends := PartialEnds()
+	refs, err := SendParts(a, parts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.RecvMessageBytes(0); err != nil || len(got) != 3 || PartialEnds() != ends {
+		t.Fatalf("whole message: %d frames, %v, %d ends", len(got), err, PartialEnds()-ends)
+	}
+	for !refs.Done() {
+	}
+}
