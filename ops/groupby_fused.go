@@ -497,10 +497,15 @@ func (c *loneCol) merge(nw, total, stride, words, wstride int) {
 				c.sums[k] += x
 			}
 		}
-		if c.occ != nil {
-			for j, x := range c.occ[w*wstride:][:words] {
-				c.occ[j] |= x
-			}
+	}
+	c.mergeOcc(nw, words, wstride)
+}
+
+// mergeOcc ORs the workers' occupancy bitmaps into the first.
+func (c *loneCol) mergeOcc(nw, words, wstride int) {
+	for w := 1; w < nw && c.occ != nil; w++ {
+		for j, x := range c.occ[w*wstride:][:words] {
+			c.occ[j] |= x
 		}
 	}
 }
@@ -791,17 +796,11 @@ func loneOccupied[K Integer](env Env, keys []K, mn uint64, total, nw, wstride in
 		return false
 	}
 	clear(c.occ)
-	step := (n + nw - 1) / nw
 	outside := make([]bool, nw)
-	parallelN(nw, func(w int) {
-		lo := min(n, w*step)
-		outside[w] = loneOcc(keys[lo:min(n, lo+step)], mn, uint64(total), c.occ[w*wstride:][:words])
+	parallel(nw, n, 1, func(w, lo, hi int) {
+		outside[w] = loneOcc(keys[lo:hi], mn, uint64(total), c.occ[w*wstride:][:words])
 	})
-	for w := 1; w < nw; w++ {
-		for j, x := range c.occ[w*wstride:][:words] {
-			occ[j] |= x
-		}
-	}
+	c.mergeOcc(nw, words, wstride)
 	loneOccPasses.Add(1)
 	return slices.Contains(outside, true)
 }
