@@ -659,7 +659,7 @@ func (s *Server) cmdLoadAll(r *request) (*response, error) {
 		return nil, err
 	}
 	defer root.Close()
-	infos, err := s.loadAll(root, rel, p, nil)
+	infos, err := s.loadAll(root, rel, p)
 	if err != nil {
 		return nil, fileOrIOErr(p, abs, err)
 	}
@@ -819,10 +819,16 @@ func writeSynced(root *os.Root, name string, b []byte) error {
 // loadAll reads the checkpoint rel under root and stores its arrays under
 // their saved names: every checksum is verified before any array is
 // stored, and a failure stores nothing.
-//
-// st, when not nil, is the start-up restore's: it counts the bytes read,
-// and a stop (shutdown) ends the reading between arrays (errRestoreStopped).
-func (s *Server) loadAll(root *os.Root, rel, shown string, st *restoreState) ([]any, error) {
+func (s *Server) loadAll(root *os.Root, rel, shown string) ([]any, error) {
+	m, err := readManifest(root, rel, shown)
+	if err != nil {
+		return nil, err
+	}
+	return s.loadManifest(root, rel, shown, m, nil)
+}
+
+// readManifest reads and parses the manifest of the checkpoint rel.
+func readManifest(root *os.Root, rel, shown string) (*arrowio.Manifest, error) {
 	mb, err := root.ReadFile(path.Join(rel, arrowio.ManifestName))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -834,6 +840,14 @@ func (s *Server) loadAll(root *os.Root, rel, shown string, st *restoreState) ([]
 	if err != nil {
 		return nil, transfer.Errorf(transfer.InvalidData, "checkpoint %q: %v; nothing was loaded", shown, err.(*arrowio.Error).Msg)
 	}
+	return m, nil
+}
+
+// loadManifest is loadAll's work once m is read. st, when not nil, is the
+// start-up restore's: it counts the arrays read, and a stop (shutdown)
+// ends the reading between arrays (errRestoreStopped).
+func (s *Server) loadManifest(root *os.Root, rel, shown string, m *arrowio.Manifest, st *restoreState) ([]any, error) {
+	var err error
 	var taken []string
 	var total int64
 	for _, e := range m.Arrays {
@@ -849,10 +863,6 @@ func (s *Server) loadAll(root *os.Root, rel, shown string, st *restoreState) ([]
 	}
 	if err := s.store.reserve(total, fmt.Sprintf("load_all of %q (%d arrays)", shown, len(m.Arrays))); err != nil {
 		return nil, err
-	}
-	if st != nil {
-		st.arrays.Store(int64(len(m.Arrays)))
-		st.bytes.Store(total)
 	}
 	var stored []string
 	var kept int64 // bytes of stored arrays: deleting them gives those back
@@ -961,8 +971,10 @@ func (s *Server) checkpointRoot() (*os.Root, string, error) {
 // which get_config reports ("restoring") and requests refused meanwhile
 // quote.
 type restoreState struct {
-	start                                time.Time
-	arrays, arraysDone, bytes, bytesDone atomic.Int64
+	m                     *arrowio.Manifest // read once, by prepareRestore
+	start                 time.Time
+	arrays, bytes         int64 // the manifest's
+	arraysDone, bytesDone atomic.Int64
 }
 
 // errRestoreStopped ends a restore the server was stopped in.
@@ -972,14 +984,14 @@ var errRestoreStopped = errors.New("the server was stopped")
 // shutdown gets while the checkpoint is restored.
 func (st *restoreState) refusal(cmd, checkpoint string) error {
 	return transfer.Errorf(transfer.Restoring, "the server is restoring its checkpoint %s (%d of %d arrays, %.1f of %.1f GiB, for %.0f s); '%s' runs once it has: retry in a moment (clients wait for it when they connect)",
-		checkpoint, st.arraysDone.Load(), st.arrays.Load(), float64(st.bytesDone.Load())/(1<<30), float64(st.bytes.Load())/(1<<30), time.Since(st.start).Seconds(), cmd)
+		checkpoint, st.arraysDone.Load(), st.arrays, float64(st.bytesDone.Load())/(1<<30), float64(st.bytes)/(1<<30), time.Since(st.start).Seconds(), cmd)
 }
 
 // progress is get_config's "restoring" map.
 func (st *restoreState) progress() map[string]any {
 	return map[string]any{
-		"arrays": st.arrays.Load(), "arrays_done": st.arraysDone.Load(),
-		"bytes": st.bytes.Load(), "bytes_done": st.bytesDone.Load(),
+		"arrays": st.arrays, "arrays_done": st.arraysDone.Load(),
+		"bytes": st.bytes, "bytes_done": st.bytesDone.Load(),
 		"seconds": time.Since(st.start).Seconds(),
 	}
 }
@@ -996,24 +1008,18 @@ func (s *Server) prepareRestore() error {
 		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	defer root.Close()
-	mb, err := root.ReadFile(path.Join(base, arrowio.ManifestName))
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := root.Stat(path.Join(base, arrowio.ManifestName)); errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("no checkpoint to restore yet", "checkpoint", s.cfg.Checkpoint)
 		return nil
 	}
 	s.restorePending.Store(true) // from here on, never saved over
-	m, err := arrowio.ParseManifest(mb)
+	m, err := readManifest(root, base, s.cfg.Checkpoint)
 	if err != nil {
-		var ae *arrowio.Error
-		if errors.As(err, &ae) {
-			err = errors.New(ae.Msg)
-		}
 		return fmt.Errorf("server: cannot restore --checkpoint %s: %v (move it away to start without it)", s.cfg.Checkpoint, err)
 	}
-	st := &restoreState{start: time.Now()}
-	st.arrays.Store(int64(len(m.Arrays)))
+	st := &restoreState{m: m, start: time.Now(), arrays: int64(len(m.Arrays))}
 	for _, e := range m.Arrays {
-		st.bytes.Add(int64(e.NBytes))
+		st.bytes += int64(e.NBytes)
 	}
 	s.restore.Store(st)
 	return nil
@@ -1037,7 +1043,7 @@ func (s *Server) restoreCheckpoint(st *restoreState) error {
 		case <-s.stopped:
 		}
 	}
-	infos, err := s.loadAll(root, base, s.cfg.Checkpoint, st)
+	infos, err := s.loadManifest(root, base, s.cfg.Checkpoint, st.m, st)
 	if errors.Is(err, errRestoreStopped) {
 		s.log.Info("checkpoint restore stopped by a shutdown; the checkpoint stays as it was", "checkpoint", s.cfg.Checkpoint)
 		return nil

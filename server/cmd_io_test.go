@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +16,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -272,13 +273,8 @@ func checkpointWith(t *testing.T, arrays ...[]int64) string {
 // returns by itself, stop ends Run and returns its error.
 func runCheckpointServer(t *testing.T, ckpt string) (s *Server, d *zmq.Socket, wait, stop func() error) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "tcp://" + l.Addr().String()
-	l.Close()
-	s, err = New(Config{Addr: addr, Workers: 2, MaxMemory: 64 << 20, FrameSize: 1 << 20, StreamPort: -1, Checkpoint: ckpt,
+	addr := fmt.Sprintf("tcp://127.0.0.1:%d", testserver.FreePort(t))
+	s, err := New(Config{Addr: addr, Workers: 2, MaxMemory: 64 << 20, FrameSize: 1 << 20, StreamPort: -1, Checkpoint: ckpt,
 		TokenFile: filepath.Join(t.TempDir(), "token"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
