@@ -102,7 +102,7 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 			}
 		} else if l := c.laneForPayload(ctx, "upload", len(body), fs); l != nil {
 			// A small array: its frames go over the request lane.
-			rep, _, err := c.callLane(ctx, l, "upload", args, frames, nil)
+			rep, _, err := c.callLane(ctx, l, "upload", args, frames, nil, nil)
 			if err != nil {
 				return ArrayInfo{}, err
 			}
@@ -116,7 +116,7 @@ func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body 
 	if l := c.laneForStream(ctx, st); l != nil {
 		// The bytes go on the stream (or are in the lent segment): the
 		// request and its reply, without payload, take the lane.
-		if rep, _, err = c.callLane(ctx, l, "upload", args, nil, whileWaiting); err == nil && rep.Err() == nil {
+		if rep, _, err = c.callLane(ctx, l, "upload", args, nil, whileWaiting, nil); err == nil && rep.Err() == nil {
 			laneStreamUploads.Add(1)
 		}
 	} else {
@@ -223,7 +223,8 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 	if c.compression != "" {
 		args["compression"] = c.compression
 	}
-	rep, frames, done, err := c.downloadCall(ctx, args)
+	place := placeDownload(into, want)
+	rep, frames, done, err := c.downloadCall(ctx, args, place)
 	if err != nil {
 		if st != nil {
 			// Abandoned: the server will still write the bytes, so this
@@ -279,6 +280,12 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		st = nil // the bytes are in the reply's frames
 	}
 	if st != nil {
+		if err := wrongDType(name, info, want); err != nil {
+			// Not read into the caller's slice of another dtype: the
+			// stream's bytes are dropped with it.
+			c.closeStream()
+			return nil, err
+		}
 		a, err := result(info, into)
 		if err == nil {
 			st.deadline(ctx)
@@ -288,9 +295,6 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		if err != nil {
 			c.closeStream()
 			return nil, fmt.Errorf("client: download stream: %w", err)
-		}
-		if err := wrongDType(name, info, want); err != nil {
-			return nil, err
 		}
 		return a, nil
 	}
@@ -325,12 +329,14 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		}
 		return a, nil
 	}
-	return framesInto(info, into, frames, rep.Result)
+	return framesInto(info, into, frames, rep.Result, place)
 }
 
 // framesInto checks a download reply's payload frames against its
-// description and copies them into a new array, or a prefix of into.
-func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any) (*pdarray.Array, error) {
+// description and copies them into a new array, or a prefix of into; or,
+// where the lane read every byte straight into place's buffer, returns
+// that.
+func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any, place *transfer.LanePlace) (*pdarray.Array, error) {
 	if info.NBytes != info.Size*info.DType.Size() {
 		return nil, fmt.Errorf("client: server described %d %v elements as %d bytes", info.Size, info.DType, info.NBytes)
 	}
@@ -340,6 +346,10 @@ func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any
 	}
 	if err := transfer.CheckFrames(sizes, info.NBytes, int(asInt(res["frame_size"])), fmt.Sprintf("%d %v elements", info.Size, info.DType)); err != nil {
 		return nil, fmt.Errorf("client: server's reply to download: %w", err)
+	}
+	if place != nil && place.Placed == info.NBytes && len(place.Buf) == info.NBytes {
+		laneDirectDownloads.Add(1)
+		return pdarray.Wrap(info.DType, place.Buf)
 	}
 	a, err := result(info, into)
 	if err != nil {
@@ -351,6 +361,45 @@ func framesInto(info ArrayInfo, into []byte, frames [][]byte, res map[string]any
 	}
 	return a, nil
 }
+
+// placeDownload returns where a lane reads a download reply's payload
+// frames: the array's own memory (into's prefix, or a pooled or new
+// buffer), chosen from the reply's header; nil where the reply is an error,
+// describes bytes sent elsewhere or compressed, or its array is not want
+// (into is left as it was) or does not fit into.
+func placeDownload(into []byte, want pdarray.DType) *transfer.LanePlace {
+	return &transfer.LanePlace{For: func(hdr []byte) []byte {
+		rep, err := transfer.DecodeReply(hdr)
+		if err != nil || rep.Err() != nil || asString(rep.Result["compression"]) != "" {
+			return nil
+		}
+		if inline, ok := rep.Result["inline"].(bool); ok && !inline {
+			return nil
+		}
+		info, err := parseInfo(rep.Result)
+		if err != nil || info.NBytes <= 0 || info.NBytes != info.Size*info.DType.Size() || wrongDType(info.Name, info, want) != nil {
+			return nil
+		}
+		if into != nil {
+			if len(into) < info.NBytes {
+				return nil
+			}
+			return into[:info.NBytes]
+		}
+		a, err := result(info, nil)
+		if err != nil {
+			return nil
+		}
+		return a.Bytes()
+	}}
+}
+
+var laneDirectDownloads atomic.Uint64
+
+// LaneDirectDownloads returns how many downloads over a request lane read
+// the array's bytes from the socket straight into the result (tests check
+// the path).
+func LaneDirectDownloads() uint64 { return laneDirectDownloads.Load() }
 
 // wrongDType refuses a download of array name (info) as a slice of want:
 // nil when want is Invalid (any dtype) or the array's own.
@@ -379,18 +428,18 @@ func (c *Client) zmqCall(ctx context.Context, args map[string]any) (*transfer.Re
 // does not know: over the request lane, with inline_max, where the server
 // takes it (get_config's download_inline) and the lane could carry the
 // bytes (no compression, TransportAuto); else on ZeroMQ. Arrays under
-// LanePayloadMax then come back inline in the lane's reply, skipping
+// LaneDownloadMax then come back inline in the lane's reply, skipping
 // libzmq (and the stream, if args name one); larger ones go on the stream
 // args name, or, without one, the reply only describes them ("inline":
 // false); a successful reply without a bool "inline" is a protocol error.
 // The frames stay valid until done.
-func (c *Client) downloadCall(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
+func (c *Client) downloadCall(ctx context.Context, args map[string]any, place *transfer.LanePlace) (*transfer.Reply, [][]byte, func(), error) {
 	// At most MaxLaneFrames-1 frames of the server's size fit a lane reply.
-	inlineMax := min(LanePayloadMax-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
+	inlineMax := min(LaneDownloadMax-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
 	if c.config.DownloadInline && c.config.LanePayload && c.compression == "" && c.transport == TransportAuto && inlineMax > 0 {
 		if l := c.laneFor(ctx, "download"); l != nil {
 			args["inline_max"] = inlineMax
-			rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
+			rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil, place)
 			if err == nil && rep.Err() == nil {
 				if _, ok := rep.Result["inline"].(bool); !ok {
 					err = fmt.Errorf("client: server's reply to download with inline_max lacks 'inline' (got %v)", rep.Result["inline"])
@@ -453,7 +502,8 @@ func (c *Client) downloadLane(ctx context.Context, name string, args map[string]
 	if l == nil {
 		return nil, false, nil
 	}
-	rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil)
+	place := placeDownload(into, want)
+	rep, frames, err := c.callLane(ctx, l, "download", args, nil, nil, place)
 	if err != nil {
 		return nil, true, err
 	}
@@ -467,7 +517,7 @@ func (c *Client) downloadLane(ctx context.Context, name string, args map[string]
 	if err := wrongDType(name, info, want); err != nil {
 		return nil, true, err
 	}
-	a, err = framesInto(info, into, frames, rep.Result)
+	a, err = framesInto(info, into, frames, rep.Result, place)
 	return a, true, err
 }
 
@@ -580,11 +630,15 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	args := map[string]any{"name": name, "stream": st.id, "shm": true}
 	call := c.zmqCall // a view: the bytes come in a segment (or on the stream)
+	var place *transfer.LanePlace
 	if shmMin > 0 {
 		args["shm_min"] = shmMin
 		// A private copy of an array of unknown size: a small one may come
 		// inline over the lane.
-		call = c.downloadCall
+		place = placeDownload(into, want)
+		call = func(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
+			return c.downloadCall(ctx, args, place)
+		}
 	}
 	rep, frames, done, err := call(ctx, args)
 	if err != nil {
@@ -604,7 +658,7 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		if err := wrongDType(name, info, want); err != nil {
 			return nil, info, 0, false, err
 		}
-		a, err := framesInto(info, into, frames, rep.Result)
+		a, err := framesInto(info, into, frames, rep.Result, place)
 		if err != nil {
 			return nil, info, 0, false, err
 		}
@@ -614,6 +668,10 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 	if shm, _ := rep.Result["shm"].(bool); !shm {
 		// The server could make no segment (or the array is under shmMin):
 		// the bytes came over the stream.
+		if err := wrongDType(name, info, want); err != nil {
+			c.closeStream() // not read into the caller's slice of another dtype
+			return nil, info, 0, false, err
+		}
 		a, err := result(info, into)
 		if err == nil {
 			_, err = io.ReadFull(st.conn, a.Bytes())
@@ -621,9 +679,6 @@ func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name str
 		if err != nil {
 			c.closeStream()
 			return nil, info, 0, false, fmt.Errorf("client: download stream: %w", err)
-		}
-		if err := wrongDType(name, info, want); err != nil {
-			return nil, info, 0, false, err
 		}
 		return a.Bytes(), info, copiedNotMapped, true, nil
 	}

@@ -2,7 +2,12 @@ package client_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/internal/testserver"
@@ -83,4 +88,95 @@ func BenchmarkTransfer(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMidDownload times a whole Download (new memory) and a
+// DownloadInto of arrays from 64 KiB to 1 MiB with TransportAuto and no
+// stream open: the sizes a request lane carries inline (LaneDownloadMax).
+// Beside them, raw: a request of 55 bytes answered by the same bytes over
+// a loopback TCP connection within this process (the socket's ceiling).
+// Each reports its p50 and p90 besides the mean.
+func BenchmarkMidDownload(b *testing.B) {
+	srv := testserver.Start(b)
+	ctx := context.Background()
+	c := dial(b, srv.URL, client.WithSharedMemory(false))
+	for _, kib := range []int{64, 128, 255, 256, 512, 768, 1023} {
+		xs := make([]int64, kib<<7)
+		info, err := client.Upload(ctx, c, xs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("raw/%dKiB", kib), func(b *testing.B) {
+			rawPingPong(b, len(xs)*8)
+		})
+		b.Run(fmt.Sprintf("new/%dKiB", kib), func(b *testing.B) {
+			timeOps(b, len(xs)*8, func() {
+				if _, err := client.Download[int64](ctx, c, info.Name); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("into/%dKiB", kib), func(b *testing.B) {
+			timeOps(b, len(xs)*8, func() {
+				if _, err := client.DownloadInto(ctx, c, info.Name, xs); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// timeOps runs op b.N times, reporting bytes a second and the p50 and p90
+// of one op.
+func timeOps(b *testing.B, nbytes int, op func()) {
+	b.SetBytes(int64(nbytes))
+	ds := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		t := time.Now()
+		op()
+		ds = append(ds, time.Since(t))
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(ds[len(ds)*9/10].Nanoseconds()), "p90-ns")
+}
+
+// rawPingPong times a 55-byte request answered by n bytes over loopback
+// TCP between two goroutines of this process.
+func rawPingPong(b *testing.B, n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		req, reply := make([]byte, 55), make([]byte, n)
+		for {
+			if _, err := io.ReadFull(conn, req); err != nil {
+				return
+			}
+			if _, err := conn.Write(reply); err != nil {
+				return
+			}
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	req, dst := make([]byte, 55), make([]byte, n)
+	timeOps(b, n, func() {
+		if _, err := conn.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, dst); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

@@ -503,7 +503,7 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 	c.mu.Lock()
 	if l := c.laneFor(ctx, cmd); l != nil && c.sock != nil {
 		defer c.mu.Unlock()
-		rep, _, err := c.callLane(ctx, l, cmd, args, nil, nil)
+		rep, _, err := c.callLane(ctx, l, cmd, args, nil, nil, nil)
 		if err != nil {
 			return nil, err
 		}

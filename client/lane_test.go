@@ -84,6 +84,7 @@ func TestSmallArraysOverLane(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		direct := client.LaneDirectDownloads()
 		info, err := client.Upload(ctx, c, x)
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +101,11 @@ func TestSmallArraysOverLane(t *testing.T) {
 		after, err := c.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Both downloads read their frames from the lane straight into
+		// their result (the range's new memory, dst).
+		if got, want := client.LaneDirectDownloads()-direct, map[bool]uint64{true: 2, false: 0}[on]; got != want {
+			t.Fatalf("lane %v: %d downloads read straight into their result, want %d", on, got, want)
 		}
 		for i := range x {
 			if math.Float64bits(dst[i]) != math.Float64bits(x[i]) {
@@ -133,9 +139,114 @@ func TestSmallArraysOverLane(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The download asks over the lane (its size unknown), which only
-		// describes the array; then its bytes come over ZeroMQ.
+		// describes the array (256 frames of 1 KiB do not fit a lane
+		// reply); then its bytes come over ZeroMQ.
 		if on && after["lane_requests"]-before["lane_requests"] != 2 { // and the stats request
 			t.Fatalf("a %d-byte array went over the lane", client.LanePayloadMax)
+		}
+	}
+}
+
+// TestDownloadsOverLaneStraightIn: a whole download of fewer than
+// LaneDownloadMax bytes comes inline over the lane and is read straight
+// into its result (new memory, or the destination given), bit for bit; one
+// of LaneDownloadMax bytes does not. A destination of the wrong dtype, or
+// too small, is refused and left as it was.
+func TestDownloadsOverLaneStraightIn(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	sentinel := math.Float64frombits(0x7ff8dead_beef0001)
+	for _, tc := range []struct {
+		shm bool
+		nb  int
+	}{
+		{false, 8}, {false, 255 << 10}, {false, 256 << 10}, {false, 700 << 10}, {false, client.LaneDownloadMax - 8}, {false, client.LaneDownloadMax},
+		// With shared memory on, a unix stream open: arrays under its
+		// threshold still come inline (downloadCopyOut's shm_min).
+		{true, client.LaneDownloadMax}, {true, 256 << 10}, {true, 8},
+	} {
+		c, nb := dial(t, srv.URL, client.WithSharedMemory(tc.shm)), tc.nb
+		x := make([]float64, nb/8)
+		for i := range x {
+			x[i] = float64(i)*0.75 - 3
+		}
+		x[0] = math.Copysign(0, -1)
+		info, err := client.Upload(ctx, c, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct := client.LaneDirectDownloads()
+		before, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.Download[float64](ctx, c, info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]float64, len(x)+5)
+		for i := range dst {
+			dst[i] = sentinel
+		}
+		n, err := client.DownloadInto(ctx, c, info.Name, dst)
+		if err != nil || n != len(x) {
+			t.Fatal(n, err)
+		}
+		for i := range x {
+			if math.Float64bits(got[i]) != math.Float64bits(x[i]) || math.Float64bits(dst[i]) != math.Float64bits(x[i]) {
+				t.Fatalf("%d bytes, element %d: %v and %v, want %v", nb, i, got[i], dst[i], x[i])
+			}
+		}
+		for i := len(x); i < len(dst); i++ {
+			if math.Float64bits(dst[i]) != math.Float64bits(sentinel) {
+				t.Fatalf("%d bytes: element %d past the array was written", nb, i)
+			}
+		}
+		want := uint64(2)
+		if nb >= client.LaneDownloadMax {
+			want = 0
+		}
+		if d := client.LaneDirectDownloads() - direct; d != want {
+			t.Fatalf("shm %v, %d bytes: %d downloads read straight into their result, want %d", tc.shm, nb, d, want)
+		}
+		after, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The server wrote large inline replies from the array in one
+		// gathering write (counted zero-copy), small ones through the
+		// lane's buffer.
+		zc, cp := after["bytes_zero_copy_out"]-before["bytes_zero_copy_out"], after["bytes_copied_out"]-before["bytes_copied_out"]
+		if want > 0 && nb >= 16<<10 && (zc != int64(2*nb) || cp != 0) {
+			t.Fatalf("%d bytes: %d bytes sent gathered and %d copied, want %d and 0", nb, zc, cp, 2*nb)
+		}
+		if want > 0 && nb < 16<<10 && (zc != 0 || cp != int64(2*nb)) {
+			t.Fatalf("%d bytes: %d bytes sent gathered and %d copied, want 0 and %d", nb, zc, cp, 2*nb)
+		}
+		// Refused, and nothing written: the wrong dtype, or too small.
+		wrong := make([]int64, len(x))
+		for i := range wrong {
+			wrong[i] = -77
+		}
+		if _, err := client.DownloadInto(ctx, c, info.Name, wrong); err == nil {
+			t.Fatalf("%d bytes: a float64 array downloaded into []int64", nb)
+		}
+		small := make([]float64, len(x)-1)
+		for i := range small {
+			small[i] = sentinel
+		}
+		if _, err := client.DownloadInto(ctx, c, info.Name, small); err == nil && len(x) > 1 {
+			t.Fatalf("%d bytes: downloaded into a destination one element short", nb)
+		}
+		for i := range wrong {
+			if wrong[i] != -77 {
+				t.Fatalf("%d bytes: the refused []int64 destination was written at %d", nb, i)
+			}
+		}
+		for i := range small {
+			if math.Float64bits(small[i]) != math.Float64bits(sentinel) {
+				t.Fatalf("%d bytes: the refused short destination was written at %d", nb, i)
+			}
 		}
 	}
 }

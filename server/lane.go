@@ -45,7 +45,7 @@ func (s *Server) serveLane(c net.Conn, owner []byte) {
 			}
 			return
 		}
-		if !s.laneRequest(w, frames, owner) {
+		if !s.laneRequest(w, c, frames, owner) {
 			return
 		}
 	}
@@ -62,7 +62,7 @@ func (s *Server) endLane(c net.Conn) {
 
 // laneRequest runs one request read from a lane and writes its reply; false
 // when the reply could not be written (the lane is then closed).
-func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) bool {
+func (s *Server) laneRequest(w *bufio.Writer, c net.Conn, frames [][]byte, owner []byte) bool {
 	start := time.Now()
 	defer s.store.grace.exit(s.store.grace.enter())
 	req, err := transfer.DecodeRequest(frames[0])
@@ -97,14 +97,21 @@ func (s *Server) laneRequest(w *bufio.Writer, frames [][]byte, owner []byte) boo
 		cmd = req.Cmd
 	}
 	s.stats.LaneRequests.Add(1)
-	var copied uint64
+	var sent uint64
 	for _, f := range out {
-		copied += uint64(len(f))
+		sent += uint64(len(f))
 	}
-	// Counted as on ZeroMQ (send): the frames are copied into the lane's
-	// writer (or straight into the kernel, for a large one).
-	s.stats.BytesCopiedOut.Add(copied)
-	ok := s.writeLaneReply(w, reply, out)
+	hdr, out := s.encodeReply(reply, out)
+	// A large reply (an inline download) goes from the array's memory to
+	// the kernel in one gathering write, counted as ZeroMQ's frames sent in
+	// place are; a small one is copied into the lane's writer.
+	gathered, werr := transfer.WriteLaneTo(w, c, append([][]byte{hdr}, out...)...)
+	if gathered {
+		s.stats.BytesZeroCopyOut.Add(sent)
+	} else {
+		s.stats.BytesCopiedOut.Add(sent)
+	}
+	ok := werr == nil
 	if err == nil && resp.after != nil {
 		resp.after()
 	}

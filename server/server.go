@@ -102,7 +102,8 @@ type Stats struct {
 	Errors         atomic.Uint64
 	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
 	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
-	// BytesZeroCopyOut: reply frames libzmq sent from the array in place.
+	// BytesZeroCopyOut: reply frames libzmq sent from the array in place,
+	// or a request lane wrote from it in one gathering write.
 	BytesZeroCopyOut atomic.Uint64
 	BytesStreamIn    atomic.Uint64 // bytes read from a bulk stream straight into arrays
 	BytesStreamOut   atomic.Uint64 // bytes written to a bulk stream straight from arrays

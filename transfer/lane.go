@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 )
 
 // Request lanes (docs/protocol.md, "Request lanes"): a plain TCP or unix
@@ -26,6 +27,36 @@ const (
 	MaxLaneBytes  = 64 << 20
 )
 
+// laneGather is the payload size from which WriteLaneTo gathers a
+// message's pieces into one writev instead of copying them through w.
+const laneGather = 16 << 10
+
+// WriteLaneTo writes one message as WriteLane does; one of laneGather bytes
+// and more goes to raw (w's own writer, its buffer empty) in one gathering
+// write (gathered): the frames go from their owners' memory to the kernel,
+// with no copy into w and no second system call for what did not fit w's
+// buffer.
+func WriteLaneTo(w *bufio.Writer, raw io.Writer, frames ...[]byte) (gathered bool, err error) {
+	total := 0
+	for _, f := range frames {
+		total += len(f)
+	}
+	if raw == nil || total < laneGather || w.Buffered() > 0 {
+		return false, WriteLane(w, frames...)
+	}
+	lens := make([]byte, 4*(len(frames)+1))
+	bufs := make(net.Buffers, 0, 2*len(frames)+1)
+	binary.LittleEndian.PutUint32(lens, uint32(len(frames)))
+	bufs = append(bufs, lens[:4])
+	for i, f := range frames {
+		l := lens[4*(i+1) : 4*(i+2)]
+		binary.LittleEndian.PutUint32(l, uint32(len(f)))
+		bufs = append(bufs, l, f)
+	}
+	_, err = bufs.WriteTo(raw)
+	return true, err
+}
+
 // WriteLane writes one message (frames[0] the header) to w.
 func WriteLane(w *bufio.Writer, frames ...[]byte) error {
 	var b [4]byte
@@ -41,7 +72,23 @@ func WriteLane(w *bufio.Writer, frames ...[]byte) error {
 
 // ReadLane reads one message from r. io.EOF means the peer closed the lane
 // between messages; any other error leaves the lane unusable.
-func ReadLane(r *bufio.Reader) ([][]byte, error) {
+func ReadLane(r *bufio.Reader) ([][]byte, error) { return ReadLaneInto(r, nil) }
+
+// LanePlace says where ReadLaneInto puts a message's payload frames.
+type LanePlace struct {
+	// For returns the buffer the payload frames (those after the header,
+	// frames[0]) are read into, one after another, or nil. It is called once
+	// the header is read; the caller owns the buffer before and after.
+	For    func(hdr []byte) []byte
+	Buf    []byte // what For returned (set by ReadLaneInto)
+	Placed int    // how many payload bytes were read into Buf
+}
+
+// ReadLaneInto reads one message as ReadLane does, its payload frames into
+// p's buffer while they fit (those frames alias it), each other frame into
+// memory of its own. A reply's bytes then go from the kernel straight to
+// their destination: no zeroed allocation, no second copy.
+func ReadLaneInto(r *bufio.Reader, p *LanePlace) ([][]byte, error) {
 	var b [4]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return nil, err
@@ -52,6 +99,7 @@ func ReadLane(r *bufio.Reader) ([][]byte, error) {
 	}
 	frames := make([][]byte, n)
 	total := 0
+	var buf []byte
 	for i := range frames {
 		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return nil, noEOF(err)
@@ -60,9 +108,18 @@ func ReadLane(r *bufio.Reader) ([][]byte, error) {
 		if total += size; total > MaxLaneBytes {
 			return nil, Errorf(MalformedRequest, "lane message of more than %d bytes: large arrays go over a bulk stream", MaxLaneBytes)
 		}
-		frames[i] = make([]byte, size)
+		if i > 0 && p != nil && size <= len(buf)-p.Placed {
+			frames[i] = buf[p.Placed : p.Placed+size : p.Placed+size]
+			p.Placed += size
+		} else {
+			frames[i] = make([]byte, size)
+		}
 		if _, err := io.ReadFull(r, frames[i]); err != nil {
 			return nil, noEOF(err)
+		}
+		if i == 0 && p != nil && p.For != nil && n > 1 {
+			buf = p.For(frames[0])
+			p.Buf, p.Placed = buf, 0
 		}
 	}
 	return frames, nil

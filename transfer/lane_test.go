@@ -51,8 +51,69 @@ func TestLaneRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLaneGatheredAndPlaced: a message of laneGather bytes and more is
+// written gathered to the raw writer, one under it through w, each the
+// same bytes; ReadLaneInto reads payload frames into the placed buffer while
+// they fit (aliasing it, in order), the rest into their own memory, and
+// reads as ReadLane does without one.
+func TestLaneGatheredAndPlaced(t *testing.T) {
+	hdr := []byte("header")
+	p1, p2, p3 := bytes.Repeat([]byte{1}, 10000), bytes.Repeat([]byte{2}, 7000), []byte{3, 3, 3}
+	for _, tc := range []struct {
+		frames   [][]byte
+		gathered bool
+	}{
+		{[][]byte{hdr, p1, p2, p3}, true},
+		{[][]byte{hdr, p2, p3}, false},
+		{[][]byte{hdr}, false},
+	} {
+		var raw, plain bytes.Buffer
+		w := bufio.NewWriter(&raw)
+		gathered, err := WriteLaneTo(w, &raw, tc.frames...)
+		if err != nil || gathered != tc.gathered {
+			t.Fatalf("gathered %v, %v; want %v", gathered, err, tc.gathered)
+		}
+		WriteLane(bufio.NewWriter(&plain), tc.frames...)
+		if !bytes.Equal(raw.Bytes(), plain.Bytes()) {
+			t.Fatal("WriteLaneTo wrote other bytes than WriteLane")
+		}
+	}
+	var msg bytes.Buffer
+	WriteLane(bufio.NewWriter(&msg), hdr, p1, p2, p3)
+	for _, room := range []int{0, 10000, 17003, 17002, 20000} {
+		buf := make([]byte, room)
+		var seen []byte
+		p := &LanePlace{For: func(h []byte) []byte {
+			seen = h
+			return buf
+		}}
+		frames, err := ReadLaneInto(bufio.NewReader(bytes.NewReader(msg.Bytes())), p)
+		if err != nil || len(frames) != 4 || string(seen) != "header" {
+			t.Fatalf("room %d: %d frames, header %q, %v", room, len(frames), seen, err)
+		}
+		off := 0
+		for i, want := range [][]byte{p1, p2, p3} {
+			f := frames[i+1]
+			if !bytes.Equal(f, want) {
+				t.Fatalf("room %d: frame %d differs", room, i+1)
+			}
+			placed := off+len(f) <= room
+			if aliased := off < room && &f[0] == &buf[off]; aliased != placed {
+				t.Fatalf("room %d: frame %d placed %v, want %v", room, i+1, aliased, placed)
+			}
+			if placed {
+				off += len(f)
+			}
+		}
+		if p.Placed != off || len(p.Buf) != room {
+			t.Fatalf("room %d: placed %d of %d, want %d", room, p.Placed, len(p.Buf), off)
+		}
+	}
+}
+
 // FuzzReadLane: any bytes read from a lane give messages or an error, never
-// a panic or a huge allocation.
+// a panic or a huge allocation, with or without a placed buffer (of a size
+// the input's first byte picks), whose placed frames never overlap.
 func FuzzReadLane(f *testing.F) {
 	var ok bytes.Buffer
 	WriteLane(bufio.NewWriter(&ok), []byte("\x81\xa1v\x01"), []byte("payload"))
@@ -60,14 +121,24 @@ func FuzzReadLane(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0})
 	f.Add([]byte{2, 0, 0, 0, 1, 0, 0, 0, 9})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := bufio.NewReader(bytes.NewReader(b))
-		for {
-			frames, err := ReadLane(r)
-			if err != nil {
-				return
-			}
-			if len(frames) == 0 || len(frames) > MaxLaneFrames {
-				t.Fatalf("%d frames accepted", len(frames))
+		for _, placed := range []bool{false, true} {
+			r := bufio.NewReader(bytes.NewReader(b))
+			for {
+				var p *LanePlace
+				if placed && len(b) > 0 {
+					room := int(b[0])
+					p = &LanePlace{For: func([]byte) []byte { return make([]byte, room) }}
+				}
+				frames, err := ReadLaneInto(r, p)
+				if err != nil {
+					break
+				}
+				if len(frames) == 0 || len(frames) > MaxLaneFrames {
+					t.Fatalf("%d frames accepted", len(frames))
+				}
+				if p != nil && p.Placed > len(p.Buf) {
+					t.Fatalf("placed %d bytes in a buffer of %d", p.Placed, len(p.Buf))
+				}
 			}
 		}
 	})
