@@ -428,14 +428,14 @@ func (c *Client) zmqCall(ctx context.Context, args map[string]any) (*transfer.Re
 // does not know: over the request lane, with inline_max, where the server
 // takes it (get_config's download_inline) and the lane could carry the
 // bytes (no compression, TransportAuto); else on ZeroMQ. Arrays under
-// LaneDownloadMax then come back inline in the lane's reply, skipping
+// downloadMax then come back inline in the lane's reply, skipping
 // libzmq (and the stream, if args name one); larger ones go on the stream
 // args name, or, without one, the reply only describes them ("inline":
 // false); a successful reply without a bool "inline" is a protocol error.
 // The frames stay valid until done.
 func (c *Client) downloadCall(ctx context.Context, args map[string]any, place *transfer.LanePlace) (*transfer.Reply, [][]byte, func(), error) {
 	// At most MaxLaneFrames-1 frames of the server's size fit a lane reply.
-	inlineMax := min(LaneDownloadMax-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
+	inlineMax := min(c.downloadMax()-1, (transfer.MaxLaneFrames-1)*c.config.MaxFrameSize)
 	if c.config.DownloadInline && c.config.LanePayload && c.compression == "" && c.transport == TransportAuto && inlineMax > 0 {
 		if l := c.laneFor(ctx, "download"); l != nil {
 			args["inline_max"] = inlineMax

@@ -92,7 +92,9 @@ func BenchmarkTransfer(b *testing.B) {
 
 // BenchmarkMidDownload times a whole Download (new memory) and a
 // DownloadInto of arrays from 64 KiB to 1 MiB with TransportAuto and no
-// stream open: the sizes a request lane carries inline (LaneDownloadMax).
+// stream open: the sizes a request lane carries inline (LaneDownloadMax);
+// and a DownloadInto with TransportStream (the bytes on the bulk stream) and
+// with TransportAuto once a stream is open.
 // Beside them, raw: a request of 55 bytes answered by the same bytes over
 // a loopback TCP connection within this process (the socket's ceiling).
 // Each reports its p50 and p90 besides the mean.
@@ -100,6 +102,16 @@ func BenchmarkMidDownload(b *testing.B) {
 	srv := testserver.Start(b)
 	ctx := context.Background()
 	c := dial(b, srv.URL, client.WithSharedMemory(false))
+	cs := dial(b, srv.URL, client.WithSharedMemory(false), client.WithTransport(client.TransportStream))
+	// cw has downloaded an array of StreamThreshold bytes: its stream is open.
+	cw := dial(b, srv.URL, client.WithSharedMemory(false))
+	big, err := client.Upload(ctx, cw, make([]int64, client.StreamThreshold/8))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := client.Download[int64](ctx, cw, big.Name); err != nil {
+		b.Fatal(err)
+	}
 	for _, kib := range []int{64, 128, 255, 256, 512, 768, 1023} {
 		xs := make([]int64, kib<<7)
 		info, err := client.Upload(ctx, c, xs)
@@ -119,6 +131,22 @@ func BenchmarkMidDownload(b *testing.B) {
 		b.Run(fmt.Sprintf("into/%dKiB", kib), func(b *testing.B) {
 			timeOps(b, len(xs)*8, func() {
 				if _, err := client.DownloadInto(ctx, c, info.Name, xs); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		// The same with TransportStream (the request on ZeroMQ, the bytes
+		// on the bulk stream), and with TransportAuto once a stream is open.
+		b.Run(fmt.Sprintf("stream-into/%dKiB", kib), func(b *testing.B) {
+			timeOps(b, len(xs)*8, func() {
+				if _, err := client.DownloadInto(ctx, cs, info.Name, xs); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("open-into/%dKiB", kib), func(b *testing.B) {
+			timeOps(b, len(xs)*8, func() {
+				if _, err := client.DownloadInto(ctx, cw, info.Name, xs); err != nil {
 					b.Fatal(err)
 				}
 			})

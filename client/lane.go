@@ -165,20 +165,31 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 // LANE_PAYLOAD_MAX, which see for the measurements).
 const LanePayloadMax = 256 << 10
 
-// LaneDownloadMax: downloads of fewer bytes come back over the request
-// lane, inline in its reply, where the server takes them there; larger ones
-// over a bulk stream or ZeroMQ. The lane reads a reply's bytes straight
-// into the array (transfer.ReadLaneInto), so its round trip is one read of
-// the socket: up to StreamThreshold, where a stream opens, it is never
-// slower than asking on the lane and then on ZeroMQ (BenchmarkMidDownload).
+// LaneDownloadMax: while the client has no bulk stream open, downloads of
+// fewer bytes come back over the request lane, inline in its reply, where
+// the server takes them there; larger ones over ZeroMQ (and a stream opens
+// for the next). The lane reads a reply's bytes straight into the array
+// (transfer.ReadLaneInto): from 256 KiB up to StreamThreshold that took
+// 0.3-0.5x the time of asking on the lane and then on ZeroMQ. With a stream
+// open, downloads of LanePayloadMax and more go on it, as before: inline
+// was no faster there (BenchmarkMidDownload's open-into).
 const LaneDownloadMax = StreamThreshold
+
+// downloadMax is the most bytes (exclusive) a download takes inline over
+// the lane now (c.mu held).
+func (c *Client) downloadMax() int {
+	if c.stream != nil {
+		return LanePayloadMax
+	}
+	return LaneDownloadMax
+}
 
 // laneForPayload returns the lane for an upload or download of nbytes in
 // frames of fs bytes, or nil where it may not take one. c.mu must be held.
 func (c *Client) laneForPayload(ctx context.Context, cmd string, nbytes, fs int) *reqLane {
 	most := LanePayloadMax
 	if cmd == "download" {
-		most = LaneDownloadMax
+		most = c.downloadMax()
 	}
 	if nbytes <= 0 || nbytes >= most || c.compression != "" || c.transport != TransportAuto ||
 		!c.config.LanePayload || transfer.NumFrames(nbytes, fs) >= transfer.MaxLaneFrames {

@@ -148,24 +148,37 @@ func TestSmallArraysOverLane(t *testing.T) {
 }
 
 // TestDownloadsOverLaneStraightIn: a whole download of fewer than
-// LaneDownloadMax bytes comes inline over the lane and is read straight
-// into its result (new memory, or the destination given), bit for bit; one
-// of LaneDownloadMax bytes does not. A destination of the wrong dtype, or
+// LaneDownloadMax bytes (LanePayloadMax once a stream is open) comes inline
+// over the lane and is read straight into its result (new memory, or the
+// destination given), bit for bit; a larger one does not. A destination of the wrong dtype, or
 // too small, is refused and left as it was.
 func TestDownloadsOverLaneStraightIn(t *testing.T) {
 	srv := testserver.Start(t)
 	ctx := ctxT(t)
 	sentinel := math.Float64frombits(0x7ff8dead_beef0001)
 	for _, tc := range []struct {
-		shm bool
-		nb  int
+		shm, open bool // open: a bulk stream is open before
+		nb        int
 	}{
-		{false, 8}, {false, 255 << 10}, {false, 256 << 10}, {false, 700 << 10}, {false, client.LaneDownloadMax - 8}, {false, client.LaneDownloadMax},
-		// With shared memory on, a unix stream open: arrays under its
-		// threshold still come inline (downloadCopyOut's shm_min).
-		{true, client.LaneDownloadMax}, {true, 256 << 10}, {true, 8},
+		{false, false, 8}, {false, false, 255 << 10}, {false, false, 256 << 10}, {false, false, 700 << 10},
+		{false, false, client.LaneDownloadMax - 8}, {false, false, client.LaneDownloadMax},
+		// With shared memory on (downloadCopyOut's shm_min once a unix
+		// stream is open).
+		{true, false, client.LaneDownloadMax}, {true, false, 256 << 10}, {true, false, 8},
+		// With a stream open, LanePayloadMax bytes and more go on it.
+		{false, true, client.LanePayloadMax - 8}, {false, true, client.LanePayloadMax}, {false, true, 700 << 10},
+		{true, true, client.LanePayloadMax - 8}, {true, true, client.LanePayloadMax},
 	} {
 		c, nb := dial(t, srv.URL, client.WithSharedMemory(tc.shm)), tc.nb
+		if tc.open {
+			big, err := client.Upload(ctx, c, make([]byte, client.StreamThreshold))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.Download[byte](ctx, c, big.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
 		x := make([]float64, nb/8)
 		for i := range x {
 			x[i] = float64(i)*0.75 - 3
@@ -202,8 +215,11 @@ func TestDownloadsOverLaneStraightIn(t *testing.T) {
 				t.Fatalf("%d bytes: element %d past the array was written", nb, i)
 			}
 		}
-		want := uint64(2)
-		if nb >= client.LaneDownloadMax {
+		want, most := uint64(2), client.LaneDownloadMax
+		if tc.open {
+			most = client.LanePayloadMax
+		}
+		if nb >= most {
 			want = 0
 		}
 		if d := client.LaneDirectDownloads() - direct; d != want {

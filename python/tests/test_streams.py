@@ -14,6 +14,8 @@ import pytest
 
 import arktos as ak
 from arktos._connection import (
+    LANE_DOWNLOAD_MAX,
+    LANE_PAYLOAD_MAX,
     LANE_SPIN_BACKOFF_MAX,
     SHM_THRESHOLD,
     STREAM_THRESHOLD,
@@ -605,7 +607,6 @@ def test_small_arrays_travel_over_the_lane(make_server: Callable[..., Any]) -> N
     request lane (in frames: a server of 1 KiB frames gets several), bit
     for bit, slices and repr included; larger ones, compressed ones and
     lane=False stay off it."""
-    from arktos._connection import LANE_PAYLOAD_MAX
 
     srv = make_server("--frame-size", "1024")
     for lane in (True, False):
@@ -615,12 +616,15 @@ def test_small_arrays_travel_over_the_lane(make_server: Callable[..., Any]) -> N
             rng = np.random.default_rng(5)
             x = rng.standard_normal(3000)  # 24,000 bytes: 24 frames of 1 KiB
             before = stats(conn)
+            direct = path_counts["lane_direct"]
             a = conn.array(x)
             y = a.to_ndarray()
             part = conn._download(a.name, 10, 20)
             after = stats(conn)
             assert y.tobytes() == x.tobytes() and y.flags.writeable
             assert part.tobytes() == x[10:20].tobytes()
+            # both read from the lane straight into their arrays
+            assert path_counts["lane_direct"] - direct == (2 if lane else 0)
             # stats itself went over the lane when it is on
             assert after["lane_requests"] - before["lane_requests"] == (4 if lane else 0)
             assert after["uploads"] - before["uploads"] == 1
@@ -632,6 +636,55 @@ def test_small_arrays_travel_over_the_lane(make_server: Callable[..., Any]) -> N
             assert s1["lane_requests"] - s0["lane_requests"] == (1 if lane else 0)  # stats only
         finally:
             conn.close()
+
+
+@pytest.mark.parametrize("nbytes", [8, 255 << 10, 256 << 10, 700 << 10, LANE_DOWNLOAD_MAX - 8, LANE_DOWNLOAD_MAX])
+def test_downloads_under_the_lane_limit_come_inline(server: Any, nbytes: int) -> None:
+    """A download of fewer than LANE_DOWNLOAD_MAX bytes (no stream, no
+    segment) comes inline over the lane, read from the socket straight into
+    the new array, bit for bit, and writable; the server writes one of 16 KiB
+    and more from the array in one gathering write (bytes_zero_copy_out).
+    One of LANE_DOWNLOAD_MAX bytes does not come inline."""
+    conn = server.connect(shm=False)
+    try:
+        x = np.arange(nbytes // 8, dtype=np.float64) * 0.75 - 3
+        x[0] = -0.0
+        a = conn.array(x)
+        direct = path_counts["lane_direct"]
+        before = stats(conn)
+        y = a.to_ndarray()
+        after = stats(conn)
+        assert y.tobytes() == x.tobytes() and y.dtype == x.dtype and y.flags.writeable
+        y[0] = 1.0  # its own memory
+        assert path_counts["lane_direct"] - direct == (1 if nbytes < LANE_DOWNLOAD_MAX else 0)
+        gathered = after["bytes_zero_copy_out"] - before["bytes_zero_copy_out"]
+        copied = after["bytes_copied_out"] - before["bytes_copied_out"]
+        if nbytes < LANE_DOWNLOAD_MAX:
+            assert (gathered, copied) == ((nbytes, 0) if nbytes >= 16 << 10 else (0, nbytes))
+        assert a.to_ndarray().tobytes() == x.tobytes()  # the array on the server is as it was
+        a.delete()
+    finally:
+        conn.close()
+
+
+def test_mid_downloads_take_an_open_stream(server: Any) -> None:
+    """Once a bulk stream is open, a download of LANE_PAYLOAD_MAX bytes and
+    more goes on it (faster than inline there), a smaller one inline."""
+    conn = server.connect(shm=False)
+    try:
+        conn.array(np.zeros(STREAM_THRESHOLD // 8)).to_ndarray()  # opens the stream
+        assert conn._stream is not None
+        for nbytes, inline in ((LANE_PAYLOAD_MAX - 8, True), (LANE_PAYLOAD_MAX, False), (700 << 10, False)):
+            x = np.arange(nbytes // 8, dtype=np.int64)
+            a = conn.array(x)
+            direct, before = path_counts["lane_direct"], stats(conn)
+            assert a.to_ndarray().tobytes() == x.tobytes()
+            after = stats(conn)
+            assert path_counts["lane_direct"] - direct == (1 if inline else 0)
+            assert after["bytes_stream_out"] - before["bytes_stream_out"] == (0 if inline else nbytes)
+            a.delete()
+    finally:
+        conn.close()
 
 
 def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None:

@@ -13,6 +13,7 @@ next request and on close.
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import itertools
 import math
@@ -28,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -41,7 +42,7 @@ from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import ArgumentValueError, ArktosError, AuthFailedError, UnknownCommandError
 from ._pdarray import pdarray
 from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
-from ._protocol import (PROTOCOL_VERSION, decode_header, encode_request, join_frames, n_frames,
+from ._protocol import (PROTOCOL_VERSION, check_frames, decode_header, encode_request, join_frames, n_frames,
                         parse_reply, split_frames)
 
 __all__ = ["Connection", "DEFAULT_URL"]
@@ -67,8 +68,9 @@ SHM_THRESHOLD = 16 << 20
 # private downloads read out of a segment; "shm_mapped_writes", the uploads
 # copied into a lent segment through a mapping (a pooled segment, whose pages
 # exist); "shm_map_failures", the views
-# streamed because their segment could not be mapped here.
-path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0}
+# streamed because their segment could not be mapped here; "lane_direct", the
+# downloads read from the lane straight into their array (_Placement).
+path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0}
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 # A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
@@ -85,6 +87,13 @@ _LANE_PAYLOAD = frozenset({"upload", "download"})
 #: 744-894, down 227-247 against 554-563; at 256 KiB about even, at 512 KiB
 #: the lane's download (read into bytes, then copied) 1.1-1.2 ms against 0.7.
 LANE_PAYLOAD_MAX = 256 << 10
+#: Downloads of fewer bytes come back inline in the lane's reply while no
+#: bulk stream is open, read from the socket straight into the new array
+#: (_Placement): no bytes object, no second copy. From 256 KiB to 1 MiB that
+#: took 0.5-0.8x the time of ZeroMQ's frames; a bulk stream, once open, was
+#: faster still, so with one those go on it (bench/transfer/mid.py; its
+#: README's "Mid-size downloads").
+LANE_DOWNLOAD_MAX = 1 << 20
 #: A lane message has at most 64 frames, the header one of them.
 LANE_MAX_FRAMES = 64
 TRANSPORTS = ("auto", "frames", "stream")
@@ -318,8 +327,42 @@ class _LaneFrame:
 
     __slots__ = ("buffer",)
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes | memoryview) -> None:
         self.buffer = memoryview(data)
+
+
+class _Placement:
+    """Where _Lane.recv reads a reply's payload frames: `make` gets the
+    reply's header and returns the array they fill (or None: frames of
+    their own); `out` is that array and `placed` how many of its bytes were
+    read into it, one frame after another, straight from the socket."""
+
+    __slots__ = ("make", "out", "placed")
+
+    def __init__(self, make: Callable[[bytes], NDArray[Any] | None]) -> None:
+        self.make = make
+        self.out: NDArray[Any] | None = None
+        self.placed = 0
+
+
+def _place_download(header: bytes) -> NDArray[Any] | None:
+    """The array a download's inline lane reply fills (_Placement.make),
+    from the reply's header; None for an error, bytes sent elsewhere or
+    compressed, or a description that does not add up (join_frames then
+    reports it)."""
+    try:
+        reply = decode_header(header)
+        result = reply.get("result")
+        if reply.get("status") != 0 or not isinstance(result, dict) or result.get("inline") is False:
+            return None
+        if "stream" in result or result.get("shm") or result.get("compression"):
+            return None
+        dtype, size = from_wire(result["dtype"]), int(result["size"])
+        if size <= 0 or size * dtype.itemsize != int(result["nbytes"]):
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return POOL.empty(size, dtype)
 
 
 class _Lane:
@@ -332,7 +375,7 @@ class _Lane:
     def __init__(self, sock: socket.socket, network: str, spin: float = 0.0) -> None:
         self.sock = sock
         self.network = network
-        self.rfile = sock.makefile("rb", buffering=1 << 16)
+        self.rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=1 << 16))
         # How long readable() polls before it blocks (Connection's lane_spin;
         # not with one CPU, where it would only keep the server from
         # running), how many replies came while it polled and how many polls
@@ -379,22 +422,36 @@ class _Lane:
                     views[0], sent = views[0][sent:], 0
         self.sending = False
 
-    def recv(self) -> list[bytes]:
-        """One whole message (blocking); ConnectionError if the lane ends."""
+    def recv(self, place: _Placement | None = None) -> list[bytes | memoryview]:
+        """One whole message (blocking); ConnectionError if the lane ends.
+        With `place`, payload frames are read into place.make's array while
+        they fit (memoryviews of it), the rest into bytes of their own."""
         head = self.rfile.read(4)
         if len(head) != 4:
             raise ConnectionError("the request lane was closed by the server")
         (n,) = struct.unpack("<I", head)
-        frames = []
-        for _ in range(n):
+        frames: list[bytes | memoryview] = []
+        buf: memoryview | None = None
+        for i in range(n):
             size_b = self.rfile.read(4)
             if len(size_b) != 4:
                 raise ConnectionError("the request lane was closed inside a reply")
             (size,) = struct.unpack("<I", size_b)
+            if buf is not None and place is not None and size <= len(buf) - place.placed:
+                dst = buf[place.placed:place.placed + size]
+                if self.rfile.readinto(dst) != size:
+                    raise ConnectionError("the request lane was closed inside a reply")
+                place.placed += size
+                frames.append(dst)
+                continue
             data = self.rfile.read(size)
             if len(data) != size:
                 raise ConnectionError("the request lane was closed inside a reply")
             frames.append(data)
+            if i == 0 and place is not None and n > 1:
+                place.out = place.make(data)
+                if place.out is not None:
+                    buf = place.out.reshape(-1).view(np.uint8).data
         if not frames:
             raise ConnectionError("the server sent an empty message on the request lane")
         return frames
@@ -919,12 +976,14 @@ class Connection:
 
     def _roundtrip(self, cmd: str, args: dict[str, Any], payload: Sequence[Any],
                    timeout: float | None, while_waiting: Callable[[], None] | None = None,
-                   lane_ok: bool = False, lane_while: bool = False) -> tuple[dict[str, Any], list[zmq.Frame]]:
+                   lane_ok: bool = False, lane_while: bool = False,
+                   place: _Placement | None = None) -> tuple[dict[str, Any], list[zmq.Frame]]:
         """One request and its reply: over the lane when there is one and
         the request may take it (no payload either way, or lane_ok: a small
         upload or download, see _lane_payload, or one whose bytes go on a
         stream), else over ZeroMQ. while_waiting runs once the request is
-        sent; a request with one takes the lane only with lane_while."""
+        sent; a request with one takes the lane only with lane_while. A lane
+        reply's payload is read into place's array where it gives one."""
         if timeout is None:
             timeout = self.timeout
         req_id = next(self._ids)
@@ -952,7 +1011,7 @@ class Connection:
                             lane.owed = req_id
                             self._abandoned[req_id] = (cmd, args)
                             raise
-                    return self._lane_roundtrip(lane, req_id, cmd, args, timeout)
+                    return self._lane_roundtrip(lane, req_id, cmd, args, timeout, place)
         if len(payload):
             self._socket.send_multipart([header, *payload], copy=False)
         else:
@@ -1007,11 +1066,11 @@ class Connection:
 
     # -- request lanes (docs/protocol.md, "Request lanes"); callers hold _lock --
 
-    def _lane_payload(self, nbytes: int) -> bool:
+    def _lane_payload(self, nbytes: int, most: int = LANE_PAYLOAD_MAX) -> bool:
         """Whether an upload or download of nbytes may take the lane: a
         small array in plain frames (not compressed, transport "auto"), to a
-        server that takes them there."""
-        return (0 < nbytes < LANE_PAYLOAD_MAX and self._zstd is None and self.transport == "auto"
+        server that takes them there (downloads pass LANE_DOWNLOAD_MAX)."""
+        return (0 < nbytes < most and self._zstd is None and self.transport == "auto"
                 and self._lane_reply_only()
                 and n_frames(nbytes, self.max_frame_size) < LANE_MAX_FRAMES)
 
@@ -1049,7 +1108,7 @@ class Connection:
         return lane
 
     def _lane_roundtrip(self, lane: _Lane, req_id: int, cmd: str, args: dict[str, Any],
-                        timeout: float | None) -> tuple[dict[str, Any], list[Any]]:
+                        timeout: float | None, place: _Placement | None = None) -> tuple[dict[str, Any], list[Any]]:
         """_roundtrip's wait for the reply to a request sent on the lane: the
         same timeout, progress and abandoning."""
         deadline = None
@@ -1075,7 +1134,7 @@ class Connection:
                     wait = ms / 1000
                     continue
                 broken = True
-                frames = lane.recv()
+                frames = lane.recv(place)
                 broken = False
                 reply = decode_header(frames[0])
                 if reply.get("id") not in (req_id, 0):
@@ -1154,7 +1213,8 @@ class Connection:
             if not whole and start is not None and stop is not None:
                 nbytes = max(0, stop - start) * 16  # at most (the widest dtype's items)
             # A small private download takes the lane (no stream, no segment).
-            lane_ok = not view and self._lane_payload(nbytes)
+            lane_ok = not view and self._lane_payload(
+                nbytes, LANE_DOWNLOAD_MAX if self._stream is None else LANE_PAYLOAD_MAX)
             if (view or copy_out) and (stream := self._shm_stream()) is not None:
                 args["shm"] = True
             elif self._zstd is not None:
@@ -1163,12 +1223,14 @@ class Connection:
                 stream = self._stream if self.transport == "auto" else self._open_stream()
             if stream is not None:
                 args["stream"] = stream.id
+            place = _Placement(_place_download) if lane_ok and stream is None and "compression" not in args else None
             try:
                 # Its bytes on a stream, or its segment's descriptor, follow
                 # a reply that carries none: the request may take the lane.
                 result, frames = self._roundtrip("download", args, (), None,
                                                  lane_ok=(lane_ok and stream is None) or
-                                                 (stream is not None and self._lane_reply_only()))
+                                                 (stream is not None and self._lane_reply_only()),
+                                                 place=place)
             except BaseException:
                 if stream is not None:
                     # Abandoned (Ctrl-C, timeout): the server will still write
@@ -1230,6 +1292,11 @@ class Connection:
                 out = POOL.empty(size, dtype)
                 self._zstd.decompress_into([frame.buffer for frame in frames], out, int(result["frame_size"]))
                 return out
+            if place is not None and place.out is not None and place.placed == place.out.nbytes:
+                # Read from the lane straight into the array: check the framing only.
+                check_frames([len(frame.buffer) for frame in frames], place.out.nbytes, int(result["frame_size"]))
+                path_counts["lane_direct"] += 1
+                return place.out
             out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]),
                               POOL.empty(size, dtype))
             if self.transport == "auto" and whole and out.nbytes >= STREAM_THRESHOLD:

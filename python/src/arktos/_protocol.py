@@ -174,22 +174,38 @@ def join_frames(frames: Sequence[Buffer], dtype: np.dtype, size: int, frame_size
     if out is None:
         out = np.empty(size, dtype)
     nbytes = out.nbytes
-    expected = n_frames(nbytes, frame_size)
-    if len(frames) != expected:
-        raise RuntimeError(
-            f"server sent {len(frames)} payload frames for {nbytes} bytes in frames of "
-            f"{frame_size}; the protocol says {expected} (a server bug)"
-        )
+    srcs = [np.frombuffer(frame, np.uint8) for frame in frames]
+    check_frames([src.size for src in srcs], nbytes, frame_size)
     dst = out.view(np.uint8)
     offset = 0
-    for index, frame in enumerate(frames):
-        src = np.frombuffer(frame, np.uint8)
+    for src in srcs:
+        dst[offset:offset + src.size] = src
+        offset += src.size
+    return out
+
+
+def check_frames(sizes: Sequence[int], nbytes: int, frame_size: int) -> None:
+    """Raise RuntimeError unless payload frames of these sizes follow the
+    framing rule for `nbytes` bytes in frames of `frame_size` (a server bug).
+
+    >>> check_frames([8, 8, 4], 20, 8)
+    >>> check_frames([8, 4, 8], 20, 8)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: server sent payload frame 1 of 4 bytes, the protocol says 8 (20 bytes in frames of 8; a server bug)
+    """
+    expected = n_frames(nbytes, frame_size)
+    if len(sizes) != expected:
+        raise RuntimeError(
+            f"server sent {len(sizes)} payload frames for {nbytes} bytes in frames of "
+            f"{frame_size}; the protocol says {expected} (a server bug)"
+        )
+    offset = 0
+    for index, size in enumerate(sizes):
         want = min(frame_size, nbytes - offset)
-        if src.size != want:
+        if size != want:
             raise RuntimeError(
-                f"server sent payload frame {index} of {src.size} bytes, the protocol says "
+                f"server sent payload frame {index} of {size} bytes, the protocol says "
                 f"{want} ({nbytes} bytes in frames of {frame_size}; a server bug)"
             )
-        dst[offset:offset + want] = src
         offset += want
-    return out
