@@ -251,12 +251,15 @@ var restorePoll = 50 * time.Millisecond
 // awaitRestore polls get_config while the server restores its checkpoint,
 // until it has or ctx is done (each poll waits connectTimeout at most).
 func (c *Client) awaitRestore(ctx context.Context) error {
+	still := func(p *RestoreProgress) error {
+		return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial a ctx with a later deadline to wait for it: %w",
+			c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
+	}
 	for c.config.Restoring != nil {
+		p := c.config.Restoring
 		select {
 		case <-ctx.Done():
-			p := c.config.Restoring
-			return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial a ctx with a later deadline to wait for it: %w",
-				c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
+			return still(p)
 		case <-time.After(restorePoll):
 		}
 		// Each poll within connectTimeout: a server that stops (a damaged
@@ -264,6 +267,9 @@ func (c *Client) awaitRestore(ctx context.Context) error {
 		pctx, cancel := context.WithTimeout(ctx, connectTimeout)
 		err := c.loadConfig(pctx)
 		cancel()
+		if err != nil && ctx.Err() != nil {
+			return still(p) // ctx ended during this poll: say what is known
+		}
 		if err != nil {
 			return err
 		}

@@ -128,24 +128,26 @@ func laneSpinRound(t *testing.T, url, serverSpin string, spin time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, busy := c.laneSpinStats.Hits.Load(), c.laneSpinStats.Busy.Load()
-	srvHits, srvBusy := after["lane_spin_hits"]-before["lane_spin_hits"], after["lane_spin_busy"]-before["lane_spin_busy"]
-	t.Logf("server %s, client %v: %d of %d replies read while polling, %d polls found the CPU busy; server: %d and %d",
-		serverSpin, spin, hits, n, busy, srvHits, srvBusy)
-	// Some polls may find the CPU taken; those that do not find replies.
-	if spin > 0 && hits == 0 && busy < 3 {
-		t.Errorf("server %s: no lane reply read while polling (%d busy polls): the poll is not taken", serverSpin, busy)
+	hits, busy, polls := c.laneSpinStats.Hits.Load(), c.laneSpinStats.Busy.Load(), c.laneSpinStats.Polls.Load()
+	d := func(k string) int64 { return after[k] - before[k] }
+	srvHits, srvBusy, srvPolls := d("lane_spin_hits"), d("lane_spin_busy"), d("lane_spin_polls")
+	t.Logf("server %s, client %v: %d of %d replies read while polling, %d polls found the CPU busy, %d polls; server: %d, %d and %d",
+		serverSpin, spin, hits, n, busy, polls, srvHits, srvBusy, srvPolls)
+	// Whether a poll finds the reply, or the CPU taken, depends on the
+	// machine's load; that reads poll does not (a reply takes the server
+	// some µs, so a read at once finds nothing in nearly every round trip).
+	if spin > 0 && polls == 0 {
+		t.Errorf("server %s: no read of a lane reply polled: the poll is not taken", serverSpin)
 	}
-	if spin == 0 && hits+busy != 0 {
-		t.Errorf("WithLaneSpin(0): %d replies counted as read while polling, %d busy polls", hits, busy)
+	if spin == 0 && hits+busy+polls != 0 {
+		t.Errorf("WithLaneSpin(0): %d replies counted as read while polling, %d busy polls, %d polls", hits, busy, polls)
 	}
-	// The server polls for the next request, which comes within the
-	// client's own turnaround (tens of µs).
-	if serverSpin != "0" && srvHits == 0 && srvBusy < 3 {
-		t.Errorf("client %v: the server read no request while polling", spin)
+	// The server polls for the next request.
+	if serverSpin != "0" && srvPolls == 0 {
+		t.Errorf("client %v: the server polled for no request", spin)
 	}
-	if serverSpin == "0" && srvHits+srvBusy != 0 {
-		t.Errorf("--lane-spin 0: the server counted %d requests read while polling, %d busy polls", srvHits, srvBusy)
+	if serverSpin == "0" && srvHits+srvBusy+srvPolls != 0 {
+		t.Errorf("--lane-spin 0: the server counted %d requests read while polling, %d busy polls, %d polls", srvHits, srvBusy, srvPolls)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestDialWaitsForRestore(t *testing.T) {
 		t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
 	}
 
-	t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "700ms")
+	t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1500ms") // wide of the 300 ms below, however slow the start
 	srv := testserver.Start(t, "--checkpoint", ckpt)
 	start := time.Now()
 	c = dial(t, srv.URL)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -694,15 +695,31 @@ func TestRangeSampleKeyWritten(t *testing.T) {
 func TestFusedProbeStealPause(t *testing.T) {
 	defer func(b int) { fusedBlock = b }(fusedBlock)
 	fusedBlock = 1024
-	defer func() { testStealPause = nil }()
+	defer func() { testStealPause, testProbePanic = nil, nil }()
 	var pauses atomic.Int64
+	var took chan struct{}
+	var tookOnce *sync.Once
 	testStealPause = func() {
+		tookOnce.Do(func() { close(took) })
 		if pauses.Add(1) <= 40 {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+	// Helpers probe nothing until the caller has taken a block: else, with
+	// every block holding keys to number under the write lock, the caller
+	// waiting for that lock found the next block probed, in step with the
+	// helpers, and on a loaded machine never took one (the pause untested).
+	// A helper waits holding the read lock only, which the caller's probe
+	// shares.
+	testProbePanic = func(_ int, helper bool) {
+		if helper {
+			<-took
+		}
+	}
 	keys, cols := probeCase(3, 9)
 	for _, w := range []int{2, 3, 8} {
+		took, tookOnce = make(chan struct{}), new(sync.Once)
+		p0 := pauses.Load()
 		env := PlainEnv(w)
 		want, wantOuts := twoSteps(t, env, keys, true, cols)
 		par := fusedParallel.Load()
@@ -727,10 +744,10 @@ func TestFusedProbeStealPause(t *testing.T) {
 		if !bytes.Equal(outs[0][0].Bytes(), wantOuts[0][0].Bytes()) {
 			t.Fatalf("w=%d: sums differ from the two steps", w)
 		}
+		if pauses.Load() == p0 {
+			t.Fatalf("w=%d: the caller never took a block itself", w)
+		}
 		want.Free(env)
-	}
-	if pauses.Load() == 0 {
-		t.Fatal("the caller never took a block itself")
 	}
 }
 

@@ -929,6 +929,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"lane_requests":           st.LaneRequests.Load(),
 		"lane_spin_hits":          st.LaneSpin.Hits.Load(),
 		"lane_spin_busy":          st.LaneSpin.Busy.Load(),
+		"lane_spin_polls":         st.LaneSpin.Polls.Load(),
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 		"groupby_fused":           st.GroupByFused.Load(),
 		"minor_faults":            minorFaults(),

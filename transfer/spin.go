@@ -58,6 +58,9 @@ const maxSpinBackoff = 256
 type SpinStats struct {
 	Hits atomic.Uint64 // reads whose bytes came while polling
 	Busy atomic.Uint64 // polls cut short because another thread had the CPU
+	// Polls: reads that found nothing at once and polled (tests check the
+	// path: a count that does not hang on who had the CPU when).
+	Polls atomic.Uint64
 }
 
 // SpinReader reads a socket, polling it (non-blocking reads) for up to
@@ -145,6 +148,9 @@ func (s *SpinReader) Read(p []byte) (int, error) {
 			}
 		}
 	})
+	if tries > 0 && !skipped {
+		s.st.Polls.Add(1)
+	}
 	if busy {
 		s.backoff = min(max(2*s.backoff, 4), maxSpinBackoff)
 		s.skip = s.backoff

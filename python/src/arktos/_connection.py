@@ -384,6 +384,7 @@ class _Lane:
         self.spin = spin if _usable_cpus() >= 2 else 0.0
         self.spin_hits = 0
         self.spin_busy = 0
+        self.spin_polls = 0  # waits that found nothing at once and polled
         self._skip = 0
         self._backoff = 0
         # poll, not select.select, which fails on descriptors past 1023;
@@ -485,17 +486,21 @@ class _Lane:
                         break
                     if ready:
                         if tries:
+                            self.spin_polls += 1
                             self._backoff //= 2  # polled undisturbed
                             if events[0][1] == _POLLIN:  # bytes, not a hang-up
                                 self.spin_hits += 1
                         return True
                     if now >= end:
+                        if tries:
+                            self.spin_polls += 1
                         self._backoff //= 2
                         break
                     tries += 1
                     last = now
                     _yield_cpu()  # to any other thread that wants it (the server, a worker)
                 if busy:
+                    self.spin_polls += 1
                     self.spin_busy += 1
                     self._backoff = min(max(2 * self._backoff, 4), LANE_SPIN_BACKOFF_MAX)
                     self._skip = self._backoff
@@ -875,6 +880,12 @@ class Connection:
             return config
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         bar = transfer_bar(int(config["restoring"]["bytes"]), "restoring the server's checkpoint")
+
+        def still(p: dict[str, Any]) -> TimeoutError:
+            return TimeoutError(
+                f"the server at {self.url} is still restoring its checkpoint ({p['arrays_done']} of "
+                f"{p['arrays']} arrays, {p['bytes_done'] / 2**30:.1f} of {p['bytes'] / 2**30:.1f} GiB, "
+                f"for {p['seconds']:.0f} s): pass a longer timeout= to connect() to wait for it")
         try:
             while "restoring" in config:
                 p = config["restoring"]
@@ -883,13 +894,16 @@ class Connection:
                     bar.n = int(p["bytes_done"])
                     bar.refresh()
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"the server at {self.url} is still restoring its checkpoint ({p['arrays_done']} of "
-                        f"{p['arrays']} arrays, {p['bytes_done'] / 2**30:.1f} of {p['bytes'] / 2**30:.1f} GiB, "
-                        f"for {p['seconds']:.0f} s): pass a longer timeout= to connect() to wait for it")
+                    raise still(p)
                 time.sleep(RESTORE_POLL)
                 left = CONNECT_TIMEOUT if deadline is None else max(deadline - time.monotonic(), 0.01)
-                config = self._request("get_config", timeout=left)[0]
+                try:
+                    config = self._request("get_config", timeout=left)[0]
+                except TimeoutError as err:
+                    # The deadline passed during this poll: say what is known.
+                    if deadline is not None and left < CONNECT_TIMEOUT and time.monotonic() >= deadline:
+                        raise still(p) from err
+                    raise
         finally:
             if bar is not None:
                 bar.close()
