@@ -252,7 +252,7 @@ var restorePoll = 50 * time.Millisecond
 // until it has or ctx is done (each poll waits connectTimeout at most).
 func (c *Client) awaitRestore(ctx context.Context) error {
 	still := func(p *RestoreProgress) error {
-		return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial a ctx with a later deadline to wait for it: %w",
+		return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial (or the request) a ctx with a later deadline to wait for it: %w",
 			c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
 	}
 	for c.config.Restoring != nil {
@@ -503,6 +503,25 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 // call runs a command that has no payload either way and returns its
 // result, over the request lane when there is one (lane.go).
 func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
+	res, err := c.callOnce(ctx, cmd, args)
+	var te *transfer.Error
+	if errors.As(err, &te) && te.Code == transfer.Restoring && cmd != "get_config" {
+		// The server restarted since Dial and is restoring its checkpoint:
+		// wait for it as Dial does (a refused request was not run), within
+		// ctx, and send the request again.
+		if err := c.loadConfig(ctx); err != nil {
+			return nil, err
+		}
+		if err := c.awaitRestore(ctx); err != nil {
+			return nil, err
+		}
+		return c.callOnce(ctx, cmd, args)
+	}
+	return res, err
+}
+
+// callOnce is call without the wait for a restore.
+func (c *Client) callOnce(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
 	if err := ctx.Err(); err != nil { // as on ZeroMQ: a done context sends nothing over the lane
 		return nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, err)
 	}

@@ -7,10 +7,21 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/arktos-dev/arktos/transfer"
 )
+
+var lanesClosedByPeer atomic.Uint64
+
+// LanesClosedByPeer returns how many idle lanes this process found closed
+// by their server (restarted) and replaced before sending on them (tests
+// check the path).
+func LanesClosedByPeer() uint64 { return lanesClosedByPeer.Load() }
 
 // A request lane (docs/protocol.md, "Request lanes"; transfer/lane.go): a
 // plain socket beside the ZeroMQ one, opened like a bulk stream, that
@@ -18,9 +29,42 @@ import (
 // (the typed methods' c.call) take it once the connection is up: their
 // round trip then skips libzmq's I/O threads on both sides.
 type reqLane struct {
-	s *bulkStream
-	r *bufio.Reader
-	w *bufio.Writer
+	s    *bulkStream
+	r    *bufio.Reader
+	w    *bufio.Writer
+	used time.Time // when its last reply was read
+}
+
+// laneIdleCheck: a lane idle this long is checked for a close by its peer
+// before a request goes out on it (a server restarted meanwhile): a request
+// written to a closed unix lane failed, and one on a TCP lane read the
+// close where its reply should be. Busy lanes skip the check's system call.
+const laneIdleCheck = 20 * time.Millisecond
+
+// closedByPeer reports whether the server has closed lane l (or sent bytes
+// no request asked for), without blocking.
+func (l *reqLane) closedByPeer() bool {
+	if l.r.Buffered() > 0 {
+		return true
+	}
+	sc, ok := l.s.conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		// nil: the close (0 bytes) or bytes no request asked for; another
+		// error than "nothing yet": a broken lane.
+		closed = err != unix.EAGAIN && err != unix.EINTR
+		return true
+	})
+	return closed
 }
 
 // WithLane(false) keeps every request on the ZeroMQ socket.
@@ -39,8 +83,16 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 	if c.noLane || c.laneFailed || !c.ready || !transfer.LaneCommand(cmd) || c.owesLate() {
 		return nil // (late replies are owed on ZeroMQ: read them there first)
 	}
+	if c.lane != nil && time.Since(c.lane.used) > laneIdleCheck && c.lane.closedByPeer() {
+		c.closeLane()
+		lanesClosedByPeer.Add(1)
+	}
 	if c.lane == nil {
 		s, err := c.dialStream(ctx, transfer.LaneMagic)
+		var te *transfer.Error
+		if errors.As(err, &te) && te.Code == transfer.Restoring {
+			return nil // a restarted server: ZeroMQ says so, and the lane opens once it is back
+		}
 		if err != nil {
 			c.laneFailed = true
 			return nil
@@ -151,6 +203,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 	if err != nil {
 		return fail(err)
 	}
+	l.used = time.Now()
 	rep, err := transfer.DecodeReply(frames[0])
 	if err != nil {
 		c.closeLane()

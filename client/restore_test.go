@@ -1,8 +1,11 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -60,5 +63,60 @@ func TestDialWaitsForRestore(t *testing.T) {
 	}
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still restoring its checkpoint") || !strings.Contains(err.Error(), "later deadline") {
 		t.Errorf("error %q: want DeadlineExceeded saying the server restores and what to do", err)
+	}
+}
+
+// TestRequestsAfterARestart: a client made before its server restarted on
+// a checkpoint goes on: its idle lane, closed by the old server, is
+// replaced before a request goes out on it (unix and TCP lanes), and a
+// request the new server refuses while it restores waits for the restore
+// and is sent again.
+func TestRequestsAfterARestart(t *testing.T) {
+	for _, network := range []string{"unix", "tcp"} {
+		ckpt := filepath.Join(t.TempDir(), "ckpt")
+		first := testserver.Start(t, "--checkpoint", ckpt)
+		c := dial(t, first.URL, client.WithStreamNetwork(network))
+		if _, err := client.Upload(ctxT(t), c, []int64{7, 8, 9}, client.WithName("kept")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Info(ctxT(t), "kept"); err != nil { // over the lane
+			t.Fatal(err)
+		}
+		first.Cmd.Process.Signal(syscall.SIGTERM) // a clean stop saves the checkpoint
+		if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
+			t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
+		}
+		// The same address, restoring for a second.
+		second := exec.Command(testserver.Binary(t), "--addr", first.URL, "--checkpoint", ckpt, "--log-level", "warn")
+		second.Env = append(os.Environ(), "ARKTOS_DEBUG_RESTORE_DELAY=1s")
+		var log bytes.Buffer
+		second.Stdout, second.Stderr = &log, &log
+		if err := second.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { second.Process.Kill(); second.Wait() })
+		closed := client.LanesClosedByPeer()
+		time.Sleep(200 * time.Millisecond) // up, restoring
+		info, err := c.Info(ctxT(t), "kept")
+		if err != nil || info.Size != 3 {
+			t.Fatalf("%s lane: info after the restart: %+v %v\n%s", network, info, err, log.String())
+		}
+		if got := client.LanesClosedByPeer() - closed; got != 1 {
+			t.Errorf("%s lane: %d closed lanes found before sending, want 1", network, got)
+		}
+		got, err := client.Download[int64](ctxT(t), c, "kept")
+		if err != nil || len(got) != 3 || got[2] != 9 {
+			t.Fatalf("%s lane: download after the restart: %v %v", network, got, err)
+		}
+		before, err := c.Stats(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Info(ctxT(t), "kept"); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := c.Stats(ctxT(t)); err != nil || after["lane_requests"] <= before["lane_requests"] {
+			t.Errorf("%s lane: lane requests %d then %d (%v): no lane after the restart", network, before["lane_requests"], after["lane_requests"], err)
+		}
 	}
 }

@@ -64,12 +64,13 @@ class Server:
 
 
 def start_server(home: Path, *flags: str, token: str | None = None,
-                 env_extra: dict[str, str] | None = None) -> Server:
-    """Start arktos-server on a free loopback port; return once get_config answers."""
+                 env_extra: dict[str, str] | None = None, url: str | None = None) -> Server:
+    """Start arktos-server on a free loopback port (or url: a restart on the
+    same one); return once get_config answers."""
     if not SERVER_BIN.exists():
         pytest.skip(f"{SERVER_BIN} not found: build it with `go build -o bin/arktos-server "
                     "./cmd/arktos-server` or set ARKTOS_SERVER_BIN")
-    url = f"tcp://127.0.0.1:{free_port()}"
+    url = url or f"tcp://127.0.0.1:{free_port()}"
     env = {key: value for key, value in os.environ.items() if not key.startswith("ARKTOS_")}
     env["HOME"] = str(home)
     env["ARKTOS_DEBUG_POISON"] = "1"  # pooled buffers poisoned: a reader that kept one breaks loudly
@@ -121,8 +122,9 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., Server]]:
     """Start extra servers with special flags; all are killed after the test."""
     started: list[Server] = []
 
-    def make(*flags: str, token: str | None = None, env: dict[str, str] | None = None) -> Server:
-        srv = start_server(tmp_path, *flags, token=token, env_extra=env)
+    def make(*flags: str, token: str | None = None, env: dict[str, str] | None = None,
+             url: str | None = None) -> Server:
+        srv = start_server(tmp_path, *flags, token=token, env_extra=env, url=url)
         started.append(srv)
         return srv
 

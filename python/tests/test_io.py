@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -251,6 +252,29 @@ def test_connect_waits_for_restore(make_server: Callable[..., Any], tmp_path: Pa
     srv = make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1h"})
     with pytest.raises(TimeoutError, match=r"still restoring its checkpoint \(0 of 1 arrays.*longer timeout="):
         srv.connect(timeout=0.3)
+
+
+@pytest.mark.parametrize("network", ["unix", "tcp"])
+def test_requests_after_a_restart(make_server: Callable[..., Any], tmp_path: Path, network: str) -> None:
+    """A connection made before its server restarted on a checkpoint goes
+    on: its idle lane, closed by the old server, is replaced before a
+    request goes out on it, and a request the new server refuses while it
+    restores waits for the restore and is sent again."""
+    from arktos._connection import path_counts
+
+    flags = ("--checkpoint", str(tmp_path / "ckpt"))
+    srv = make_server(*flags)
+    conn = srv.connect(stream_network=network)
+    kept = conn.array(np.arange(5), name="kept")
+    assert conn.info("kept")["size"] == 5  # over the lane
+    srv.process.send_signal(signal.SIGTERM)  # a clean stop saves the checkpoint
+    assert srv.process.wait(timeout=30) == 0
+    closed = path_counts["lanes_closed_by_peer"]
+    make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1s"}, url=srv.url)
+    assert conn.info("kept")["size"] == 5
+    assert path_counts["lanes_closed_by_peer"] - closed == 1
+    assert same_bits(kept.to_ndarray(), np.arange(5))
+    conn.close()
 
 
 def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:

@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _malloc
 from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
-from ._errors import ArgumentValueError, ArktosError, AuthFailedError, UnknownCommandError
+from ._errors import ArgumentValueError, ArktosError, AuthFailedError, RestoringError, UnknownCommandError
 from ._pdarray import pdarray
 from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
 from ._protocol import (PROTOCOL_VERSION, check_frames, decode_header, encode_request, join_frames, n_frames,
@@ -69,8 +69,14 @@ SHM_THRESHOLD = 16 << 20
 # copied into a lent segment through a mapping (a pooled segment, whose pages
 # exist); "shm_map_failures", the views
 # streamed because their segment could not be mapped here; "lane_direct", the
-# downloads read from the lane straight into their array (_Placement).
-path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0}
+# downloads read from the lane straight into their array (_Placement);
+# "lanes_closed_by_peer", the idle lanes found closed by their (restarted)
+# server and replaced before a request went out on them.
+path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
+                               "lanes_closed_by_peer": 0}
+#: A lane idle this long is checked for a close by its server before a
+#: request goes out on it (Go's laneIdleCheck): busy lanes skip the poll.
+LANE_IDLE_CHECK = 0.02
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
 STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
 # A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
@@ -398,6 +404,7 @@ class _Lane:
         # The id of a request given up on (Ctrl-C, timeout) whose reply is
         # still to come on this lane: until it is read, requests go to ZeroMQ.
         self.owed: int | None = None
+        self.used = 0.0  # time.monotonic() when its last reply was read
         self.sending = False  # inside send(): a message may be half written
 
     def send(self, header: bytes, payload: Sequence[Any] = ()) -> None:
@@ -455,7 +462,13 @@ class _Lane:
                     buf = place.out.reshape(-1).view(np.uint8).data
         if not frames:
             raise ConnectionError("the server sent an empty message on the request lane")
+        self.used = time.monotonic()
         return frames
+
+    def closed_by_peer(self) -> bool:
+        """Whether the server closed the lane (or sent bytes no request asked
+        for), without blocking: nothing is due between requests."""
+        return bool(self._poll.poll(0))
 
     def readable(self, wait: float | None) -> bool:
         """Whether a reply has started to arrive, waiting at most `wait` s
@@ -932,14 +945,26 @@ class Connection:
     def _request(self, cmd: str, args: dict[str, Any] | None = None,
                  payload: Sequence[Any] = (), *, timeout: float | None = None,
                  ) -> tuple[dict[str, Any], list[zmq.Frame]]:
-        """Send one request (after pending deletes) and return (result, payload frames)."""
+        """Send one request (after pending deletes) and return (result, payload
+        frames). One refused because the server (restarted since this
+        connection was made) is restoring its checkpoint is sent again once
+        it has, as connect waits (RESTORING requests are not run)."""
         if self._lazy_groupbys and (cmd not in _KEEPS_ARRAYS or args and "out" in args):
             self._group_lazy(_written(cmd, args or {}))
-        with self._lock:
-            self._check_open()
-            if self._pending_deletes or self._pending_releases:
-                self._flush_deletes(timeout)
-            return self._roundtrip(cmd, args or {}, payload, timeout)
+
+        def once() -> tuple[dict[str, Any], list[zmq.Frame]]:
+            with self._lock:
+                self._check_open()
+                if self._pending_deletes or self._pending_releases:
+                    self._flush_deletes(timeout)
+                return self._roundtrip(cmd, args or {}, payload, timeout)
+        try:
+            return once()
+        except RestoringError:
+            if cmd == "get_config":
+                raise
+            self._await_restore(self._request("get_config", timeout=timeout)[0])
+            return once()
 
     def _lazy_add(self, g: Any) -> None:
         with self._lazy_lock:
@@ -1101,9 +1126,18 @@ class Connection:
         if not self.lane or self._lane_failed or "config" not in self.__dict__:
             return None  # no lane before the handshake's get_config is answered
         lane = self._lane
+        if (lane is not None and lane.owed is None and time.monotonic() - lane.used > LANE_IDLE_CHECK
+                and lane.closed_by_peer()):
+            # Closed by a server restarted meanwhile: a request on it would
+            # fail (unix) or read the close where its reply should be (TCP).
+            self._drop_lane()
+            path_counts["lanes_closed_by_peer"] += 1
+            lane = None
         if lane is None:
             try:
                 sock, network, _ = self._stream_socket(LANE_MAGIC)
+            except RestoringError:
+                return None  # a restarted server: ZeroMQ says so, and the lane opens once it is back
             except (ArktosError, ConnectionError, OSError):
                 self._lane_failed = True
                 return None
