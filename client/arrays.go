@@ -190,7 +190,20 @@ func (c *Client) download(ctx context.Context, name string, args map[string]any,
 		args = map[string]any{}
 	}
 	args["name"] = name
-	return c.downloadLocked(ctx, name, args, want, into)
+	a, err := c.downloadLocked(ctx, name, args, want, into)
+	var te *transfer.Error
+	if errors.As(err, &te) && te.Code == transfer.Restoring {
+		// The server restarted since Dial and restores its checkpoint: wait
+		// for it as call does, and ask again (a download changes nothing).
+		c.mu.Unlock()
+		err = c.awaitRestarted(ctx)
+		c.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+		a, err = c.downloadLocked(ctx, name, args, want, into)
+	}
+	return a, err
 }
 
 // downloadLocked is download with c.mu held.
@@ -200,7 +213,7 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 	}
 	// The size is unknown until the reply; a stream is opened once the
 	// client has seen a large array, and then used for every download.
-	st := c.stream
+	st := c.liveStream()
 	if c.transport == TransportFrames || c.compression != "" {
 		st = nil
 	} else if c.transport == TransportStream && st == nil {

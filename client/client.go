@@ -509,15 +509,22 @@ func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map
 		// The server restarted since Dial and is restoring its checkpoint:
 		// wait for it as Dial does (a refused request was not run), within
 		// ctx, and send the request again.
-		if err := c.loadConfig(ctx); err != nil {
-			return nil, err
-		}
-		if err := c.awaitRestore(ctx); err != nil {
+		if err := c.awaitRestarted(ctx); err != nil {
 			return nil, err
 		}
 		return c.callOnce(ctx, cmd, args)
 	}
 	return res, err
+}
+
+// awaitRestarted reads the configuration of a server that refused a
+// request with RESTORING (restarted since Dial: it may differ) and waits
+// for its restore as Dial does, within ctx.
+func (c *Client) awaitRestarted(ctx context.Context) error {
+	if err := c.loadConfig(ctx); err != nil {
+		return err
+	}
+	return c.awaitRestore(ctx)
 }
 
 // callOnce is call without the wait for a restore.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -44,10 +45,13 @@ const laneIdleCheck = 20 * time.Millisecond
 // closedByPeer reports whether the server has closed lane l (or sent bytes
 // no request asked for), without blocking.
 func (l *reqLane) closedByPeer() bool {
-	if l.r.Buffered() > 0 {
-		return true
-	}
-	sc, ok := l.s.conn.(syscall.Conn)
+	return l.r.Buffered() > 0 || connClosedByPeer(l.s.conn)
+}
+
+// connClosedByPeer reports whether the peer closed conn, or sent bytes
+// nothing asked for (a lane or stream between requests), without blocking.
+func connClosedByPeer(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
 	if !ok {
 		return false
 	}

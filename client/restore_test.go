@@ -67,10 +67,10 @@ func TestDialWaitsForRestore(t *testing.T) {
 }
 
 // TestRequestsAfterARestart: a client made before its server restarted on
-// a checkpoint goes on: its idle lane, closed by the old server, is
-// replaced before a request goes out on it (unix and TCP lanes), and a
-// request the new server refuses while it restores waits for the restore
-// and is sent again.
+// a checkpoint goes on: its idle lane and its bulk stream, closed by the old
+// server, are replaced before a request goes out on them (unix and TCP),
+// and a request or download the new server refuses while it restores waits
+// for the restore and is sent again.
 func TestRequestsAfterARestart(t *testing.T) {
 	for _, network := range []string{"unix", "tcp"} {
 		ckpt := filepath.Join(t.TempDir(), "ckpt")
@@ -80,6 +80,17 @@ func TestRequestsAfterARestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := c.Info(ctxT(t), "kept"); err != nil { // over the lane
+			t.Fatal(err)
+		}
+		// A large array opens the bulk stream.
+		large := make([]int64, client.StreamThreshold/8)
+		for i := range large {
+			large[i] = int64(i) * 3
+		}
+		if _, err := client.Upload(ctxT(t), c, large, client.WithName("large")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Download[int64](ctxT(t), c, "large"); err != nil {
 			t.Fatal(err)
 		}
 		first.Cmd.Process.Signal(syscall.SIGTERM) // a clean stop saves the checkpoint
@@ -95,8 +106,17 @@ func TestRequestsAfterARestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { second.Process.Kill(); second.Wait() })
-		closed := client.LanesClosedByPeer()
+		closed, streams := client.LanesClosedByPeer(), client.StreamsClosedByPeer()
 		time.Sleep(200 * time.Millisecond) // up, restoring
+		// A download first: over a stream the old server held, refused
+		// while the new one restores.
+		got, err := client.Download[int64](ctxT(t), c, "large")
+		if err != nil || len(got) != len(large) || got[len(got)-1] != large[len(large)-1] {
+			t.Fatalf("%s lane: download after the restart: %d elements, %v\n%s", network, len(got), err, log.String())
+		}
+		if d := client.StreamsClosedByPeer() - streams; d != 1 {
+			t.Errorf("%s lane: %d closed streams found before use, want 1", network, d)
+		}
 		info, err := c.Info(ctxT(t), "kept")
 		if err != nil || info.Size != 3 {
 			t.Fatalf("%s lane: info after the restart: %+v %v\n%s", network, info, err, log.String())
@@ -104,7 +124,7 @@ func TestRequestsAfterARestart(t *testing.T) {
 		if got := client.LanesClosedByPeer() - closed; got != 1 {
 			t.Errorf("%s lane: %d closed lanes found before sending, want 1", network, got)
 		}
-		got, err := client.Download[int64](ctxT(t), c, "kept")
+		got, err = client.Download[int64](ctxT(t), c, "kept")
 		if err != nil || len(got) != 3 || got[2] != 9 {
 			t.Fatalf("%s lane: download after the restart: %v %v", network, got, err)
 		}

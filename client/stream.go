@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,7 +78,7 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 			return nil, nil
 		}
 	}
-	if c.stream != nil {
+	if c.liveStream() != nil {
 		return c.stream, nil
 	}
 	st, err := c.openStream(ctx)
@@ -94,6 +95,26 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	c.stream = st
 	return st, err
 }
+
+// liveStream returns the client's bulk stream, or nil: none, or one its
+// server closed (restarted), which is dropped. A stream carries only the
+// transfers asked for, each whole, so between them it has nothing to read;
+// the check is one system call beside a transfer of a MiB or more. c.mu
+// must be held.
+func (c *Client) liveStream() *bulkStream {
+	if c.stream != nil && connClosedByPeer(c.stream.conn) {
+		c.closeStream()
+		streamsClosedByPeer.Add(1)
+	}
+	return c.stream
+}
+
+var streamsClosedByPeer atomic.Uint64
+
+// StreamsClosedByPeer returns how many bulk streams this process found
+// closed by their (restarted) server and dropped before using them (tests
+// check the path).
+func StreamsClosedByPeer() uint64 { return streamsClosedByPeer.Load() }
 
 // openStream asks for a ticket and connects: over the unix socket when the
 // server is on this host, else over TCP to the control host.

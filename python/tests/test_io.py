@@ -257,20 +257,27 @@ def test_connect_waits_for_restore(make_server: Callable[..., Any], tmp_path: Pa
 @pytest.mark.parametrize("network", ["unix", "tcp"])
 def test_requests_after_a_restart(make_server: Callable[..., Any], tmp_path: Path, network: str) -> None:
     """A connection made before its server restarted on a checkpoint goes
-    on: its idle lane, closed by the old server, is replaced before a
-    request goes out on it, and a request the new server refuses while it
-    restores waits for the restore and is sent again."""
+    on: its idle lane and its bulk stream, closed by the old server, are
+    replaced before a request goes out on them, and a request or download
+    the new server refuses while it restores waits for the restore and is
+    sent again."""
     from arktos._connection import path_counts
 
     flags = ("--checkpoint", str(tmp_path / "ckpt"))
     srv = make_server(*flags)
-    conn = srv.connect(stream_network=network)
+    conn = srv.connect(stream_network=network, shm=False)
     kept = conn.array(np.arange(5), name="kept")
     assert conn.info("kept")["size"] == 5  # over the lane
+    x = np.arange(1 << 18) * 3  # 2 MiB: opens the bulk stream
+    large = conn.array(x, name="large")
+    assert same_bits(large.to_ndarray(), x) and conn._stream is not None
     srv.process.send_signal(signal.SIGTERM)  # a clean stop saves the checkpoint
     assert srv.process.wait(timeout=30) == 0
-    closed = path_counts["lanes_closed_by_peer"]
+    closed, streams = path_counts["lanes_closed_by_peer"], path_counts["streams_closed_by_peer"]
     make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1s"}, url=srv.url)
+    # first a download over the stream the old server held, refused meanwhile
+    assert same_bits(large.to_ndarray(), x)
+    assert path_counts["streams_closed_by_peer"] - streams == 1
     assert conn.info("kept")["size"] == 5
     assert path_counts["lanes_closed_by_peer"] - closed == 1
     assert same_bits(kept.to_ndarray(), np.arange(5))

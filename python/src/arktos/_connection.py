@@ -70,10 +70,11 @@ SHM_THRESHOLD = 16 << 20
 # exist); "shm_map_failures", the views
 # streamed because their segment could not be mapped here; "lane_direct", the
 # downloads read from the lane straight into their array (_Placement);
-# "lanes_closed_by_peer", the idle lanes found closed by their (restarted)
-# server and replaced before a request went out on them.
+# "lanes_closed_by_peer" and "streams_closed_by_peer", the idle lanes and the
+# bulk streams found closed by their (restarted) server and replaced before
+# a request went out on them.
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
-                               "lanes_closed_by_peer": 0}
+                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0}
 #: A lane idle this long is checked for a close by its server before a
 #: request goes out on it (Go's laneIdleCheck): busy lanes skip the poll.
 LANE_IDLE_CHECK = 0.02
@@ -470,6 +471,7 @@ class _Lane:
         for), without blocking: nothing is due between requests."""
         return bool(self._poll.poll(0))
 
+
     def readable(self, wait: float | None) -> bool:
         """Whether a reply has started to arrive, waiting at most `wait` s
         (None: forever). Each reply is read whole, so nothing is left in
@@ -528,6 +530,15 @@ class _Lane:
             self.rfile.close()
         finally:
             self.sock.close()
+
+
+def _readable_now(sock: socket.socket) -> bool:
+    """Whether sock has bytes or a close to read, without blocking."""
+    if hasattr(select, "poll"):
+        p = select.poll()
+        p.register(sock, select.POLLIN)
+        return bool(p.poll(0))
+    return bool(_SelectPoll(sock).poll(0))
 
 
 class _SelectPoll:
@@ -963,8 +974,14 @@ class Connection:
         except RestoringError:
             if cmd == "get_config":
                 raise
-            self._await_restore(self._request("get_config", timeout=timeout)[0])
+            self._await_restarted(timeout)
             return once()
+
+    def _await_restarted(self, timeout: float | None = None) -> None:
+        """After a RESTORING refusal (the server restarted since connect):
+        read its configuration again (it may differ) and wait for its
+        restore as connect does."""
+        self.config = self._await_restore(self._request("get_config", timeout=timeout)[0])
 
     def _lazy_add(self, g: Any) -> None:
         with self._lazy_lock:
@@ -1226,7 +1243,13 @@ class Connection:
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
-        out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
+        try:
+            out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
+        except RestoringError:
+            # Restarted since connect: wait as _request does, and ask again
+            # (a download changes nothing).
+            self._await_restarted()
+            out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
         if view:
             out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
         return out
@@ -1255,6 +1278,7 @@ class Connection:
         with self._lock:
             self._check_open()
             self._flush_deletes(None)
+            self._live_stream()
             whole = start is None and stop is None
             stream = None
             copy_out = not view and whole and nbytes >= SHM_THRESHOLD
@@ -1353,10 +1377,21 @@ class Connection:
 
     # -- bulk streams (docs/protocol.md, "Bulk streams"); callers hold _lock --
 
+    def _live_stream(self) -> _Stream | None:
+        """The open stream, or None: none, or one its server closed (a
+        restart), which is dropped. A stream carries only the transfers
+        asked for, each read whole, so between them it has nothing to read;
+        the check is one poll beside a transfer of a MiB or so."""
+        st = self._stream
+        if st is not None and _readable_now(st.sock):
+            self._drop_stream()
+            path_counts["streams_closed_by_peer"] += 1
+        return self._stream
+
     def _open_stream(self) -> _Stream:
         """Return the open stream, opening one (open_stream + handshake) if needed."""
-        if self._stream is not None:
-            return self._stream
+        if self._live_stream() is not None:
+            return self._stream  # type: ignore[return-value]
         sock, network, stream_id = self._stream_socket(STREAM_MAGIC)
         sock.settimeout(self.timeout)
         self._stream = _Stream(stream_id, sock, network)
