@@ -281,7 +281,17 @@ func TestPanicOutsideHandlers(t *testing.T) {
 	// list runs on the I/O goroutine, arange on a worker: neither replies.
 	sendRequest(t, d, 1, "list", nil)
 	sendRequest(t, d, 2, "arange", map[string]any{"start": 0, "stop": 10, "step": 1, "dtype": "int64"})
-	if rep := recvReply(t, d, time.Second); rep != nil {
+	// Wait for both panics to be counted (the worker's may come late on a
+	// loaded machine), then for a reply that should not come: each panic
+	// happens before its reply is sent, so once both are counted a reply
+	// would be on its way already. A stray reply that comes later still
+	// fails the check of get_config's id below.
+	for deadline := time.Now().Add(10 * time.Second); s.stats.Panics.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats' panics = %d after 10 s, want 2", s.stats.Panics.Load())
+		}
+	}
+	if rep := recvReply(t, d, 200*time.Millisecond); rep != nil {
 		t.Fatalf("a reply whose sending panicked came: %+v", rep)
 	}
 	if n := s.stats.Panics.Load(); n != 2 {

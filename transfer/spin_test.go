@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -138,6 +139,28 @@ func skipOneCPU(t *testing.T) {
 	}
 }
 
+// spyRaw is a SpinReader's socket seen by a test: how many times the
+// reader's function ran (none: the read's deadline passed before it looked
+// at the socket), and onWait, run once when the function first sends the
+// read to wait in the poller.
+type spyRaw struct {
+	syscall.RawConn
+	calls  int
+	onWait func()
+}
+
+func (s *spyRaw) Read(f func(fd uintptr) bool) error {
+	return s.RawConn.Read(func(fd uintptr) bool {
+		s.calls++
+		done := f(fd)
+		if !done && s.onWait != nil {
+			s.onWait()
+			s.onWait = nil
+		}
+		return done
+	})
+}
+
 // TestSpinReaderBacksOff: a poll that finds the CPU taken by another thread
 // (here every poll step counts as that: gap 0) ends, and the next 4, then
 // 8, 16 ... reads block without polling; a poll that runs undisturbed
@@ -150,12 +173,27 @@ func TestSpinReaderBacksOff(t *testing.T) {
 	st := new(SpinStats)
 	r := NewSpinReader(a, 3*time.Millisecond, st).(*SpinReader)
 	r.gap = 0
+	spy := &spyRaw{RawConn: r.raw}
+	r.raw = spy
 	buf := make([]byte, 1)
 	read := func() {
 		t.Helper()
-		a.SetReadDeadline(time.Now().Add(time.Millisecond))
-		if _, err := r.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("read: %v, want the deadline's error", err)
+		for try := 0; ; try++ {
+			polls, calls := r.skip == 0, spy.calls
+			a.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			if _, err := r.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("read: %v, want the deadline's error", err)
+			}
+			// A read meant to poll whose deadline passed before it looked
+			// at the socket (this goroutine off the CPU for 20 ms) did
+			// nothing, back-off included: read again. One meant to skip
+			// the poll has used up its skip either way.
+			if !polls || spy.calls > calls {
+				return
+			}
+			if try == 50 {
+				t.Fatal("50 reads in a row ended at their deadline without looking at the socket")
+			}
 		}
 	}
 	for round, skip := range []int{4, 8, 16} {
@@ -180,18 +218,25 @@ func TestSpinReaderBacksOff(t *testing.T) {
 	if r.backoff != maxSpinBackoff/2 || r.skip != 0 || st.Busy.Load() != 4 || st.Hits.Load() != 0 {
 		t.Fatalf("undisturbed poll: backoff %d, skip %d, %d busy polls, %d hits; want %d, 0, 4, 0", r.backoff, r.skip, st.Busy.Load(), st.Hits.Load(), maxSpinBackoff/2)
 	}
-	// Bytes that come after a busy poll are no hit.
+	// Bytes that come after a busy poll are no hit. The byte is written
+	// once the poll has ended (busy) and the read goes to wait for it.
 	r.gap = 0
-	go func() { time.Sleep(2 * time.Millisecond); b.Write([]byte{1}) }()
+	spy.onWait = func() {
+		if _, err := b.Write([]byte{1}); err != nil {
+			t.Error(err)
+		}
+	}
 	a.SetReadDeadline(time.Time{})
 	if _, err := r.Read(buf); err != nil {
 		t.Fatal(err)
 	}
+	if spy.onWait != nil {
+		t.Fatal("the read found no empty socket to wait on: it did not poll")
+	}
 	if st.Hits.Load() != 0 {
 		t.Fatalf("bytes after a busy poll: %d hits, want 0", st.Hits.Load())
 	}
-	// (Unless this goroutine ran 2 ms late and found the byte at once.)
-	if st.Busy.Load() == 5 && r.skip != maxSpinBackoff {
-		t.Fatalf("busy poll: skip %d, want %d", r.skip, maxSpinBackoff)
+	if st.Busy.Load() != 5 || r.skip != maxSpinBackoff {
+		t.Fatalf("busy poll: %d busy polls, skip %d; want 5 and %d", st.Busy.Load(), r.skip, maxSpinBackoff)
 	}
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import signal
 import subprocess
 import sys
@@ -60,29 +61,72 @@ def test_threads_sharing_one_connection_are_serialised(conn: ak.Connection) -> N
     assert errors == []
 
 
+# The child blocks in the upload's progress bar (the first update comes
+# once the first chunk is written to the leased segment, or sent on the
+# stream) and says so: the parent kills it there, mid-upload whatever the
+# machine's speed. The bar is the library's own hook (transfer_bar), here
+# always on and never drawn. A child whose parent dies sees its stdin close
+# and exits without finishing.
 CHILD = textwrap.dedent("""
+    import os
     import sys
     import numpy as np
     import arktos as ak
+    import arktos._connection
+
+    class Bar:
+        def update(self, n):
+            print("uploading", flush=True)
+            sys.stdin.read()  # the parent kills us here
+            os._exit(1)
+
+        def close(self):
+            pass
+
+    sys.modules["arktos._connection"].transfer_bar = lambda nbytes, desc: Bar()
     conn = ak.Connection(sys.argv[1], timeout=60)
-    data = np.ones(int(sys.argv[2]), np.uint8)
-    print("ready", flush=True)
-    conn.array(data)
+    conn.array(np.ones(int(sys.argv[2]), np.uint8))
     print("done", flush=True)
 """)
 
+#: How long the server may take to free a killed client's upload: its lease
+#: watcher looks for the hang-up every 100 ms, then frees on another goroutine.
+FREE_WITHIN = 20.0
+
+
+def _held(conn: ak.Connection) -> dict[str, int]:
+    """What the server holds for arrays and uploads (not its pool of freed
+    buffers, a cache that a lent segment's lease may shrink)."""
+    m = conn.mem_info()
+    return {"used": m["used"], "arrays": m["arrays"]}
+
 
 def test_client_killed_mid_upload_leaves_nothing(server, conn: ak.Connection) -> None:
-    before = conn.mem_info()
+    before = _held(conn)
     child = subprocess.Popen([sys.executable, "-c", CHILD, server.url, str(512 << 20)],
-                             stdout=subprocess.PIPE, text=True)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.1)  # a 512 MiB upload takes ~1 s here
+        # A deadline, so that a child stuck or gone fails here, saying so.
+        if not select.select([child.stdout], [], [], 60)[0]:
+            raise AssertionError("the child said nothing for 60 s")
+        line = child.stdout.readline().strip()
+        assert line == "uploading", (
+            f"the child said {line!r}, not 'uploading': its upload never reached the progress "
+            "hook (finished before it, or failed), so no kill could land mid-upload")
+        during = _held(conn)
+        assert during != before, f"the server holds nothing for the upload under way: {during}"
         child.send_signal(signal.SIGKILL)
     finally:
+        if child.poll() is None:
+            child.kill()
         child.wait(timeout=30)
+        child.stdin.close()
+        child.stdout.close()
     assert child.returncode == -signal.SIGKILL
-    time.sleep(0.5)
-    assert conn.mem_info() == before
+    # The server frees the upload once it sees the hang-up: wait for it.
+    deadline = time.monotonic() + FREE_WITHIN
+    while (after := _held(conn)) != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert after == before, (f"the server's memory is not back {FREE_WITHIN:.0f} s after the "
+                             f"client was killed: {after}, was {before} (upload under way: {during})")
     assert conn.array([1, 2]).to_ndarray().tolist() == [1, 2]
