@@ -1278,12 +1278,13 @@ class Connection:
         with self._lock:
             self._check_open()
             self._flush_deletes(None)
-            self._live_stream()
             whole = start is None and stop is None
             stream = None
             copy_out = not view and whole and nbytes >= SHM_THRESHOLD
             if not whole and start is not None and stop is not None:
                 nbytes = max(0, stop - start) * 16  # at most (the widest dtype's items)
+            if view or not self._lane_payload(nbytes):
+                self._live_stream()  # (a smaller download takes the lane whatever the stream)
             # A small private download takes the lane (no stream, no segment).
             lane_ok = not view and self._lane_payload(
                 nbytes, LANE_DOWNLOAD_MAX if self._stream is None else LANE_PAYLOAD_MAX)
