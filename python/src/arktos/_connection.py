@@ -471,7 +471,6 @@ class _Lane:
         for), without blocking: nothing is due between requests."""
         return bool(self._poll.poll(0))
 
-
     def readable(self, wait: float | None) -> bool:
         """Whether a reply has started to arrive, waiting at most `wait` s
         (None: forever). Each reply is read whole, so nothing is left in
