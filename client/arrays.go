@@ -40,13 +40,20 @@ func UploadArray(ctx context.Context, c *Client, a *pdarray.Array, opts ...Uploa
 	return c.uploadBytes(ctx, a.DType(), a.Len(), a.Bytes(), opts)
 }
 
-func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (ArrayInfo, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	args := map[string]any{"dtype": dt.String(), "size": n}
-	for _, o := range opts {
-		o(args)
-	}
+func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (info ArrayInfo, err error) {
+	err = c.lockedAfterRestore(ctx, func() error {
+		args := map[string]any{"dtype": dt.String(), "size": n}
+		for _, o := range opts {
+			o(args)
+		}
+		info, err = c.uploadLocked(ctx, args, body)
+		return err
+	})
+	return info, err
+}
+
+// uploadLocked is uploadBytes with c.mu held; args are the request's own.
+func (c *Client) uploadLocked(ctx context.Context, args map[string]any, body []byte) (ArrayInfo, error) {
 	st, err := c.useStream(ctx, len(body))
 	if err != nil {
 		return ArrayInfo{}, err
@@ -183,26 +190,15 @@ func DownloadArray(ctx context.Context, c *Client, name string) (*pdarray.Array,
 
 // download fetches name; want is the dtype the caller needs, or Invalid for
 // any; into, when not nil, is where the bytes go (a prefix of it).
-func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (*pdarray.Array, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (a *pdarray.Array, err error) {
 	if args == nil {
 		args = map[string]any{}
 	}
 	args["name"] = name
-	a, err := c.downloadLocked(ctx, name, args, want, into)
-	var te *transfer.Error
-	if errors.As(err, &te) && te.Code == transfer.Restoring {
-		// The server restarted since Dial and restores its checkpoint: wait
-		// for it as call does, and ask again (a download changes nothing).
-		c.mu.Unlock()
-		err = c.awaitRestarted(ctx)
-		c.mu.Lock()
-		if err != nil {
-			return nil, err
-		}
+	err = c.lockedAfterRestore(ctx, func() error {
 		a, err = c.downloadLocked(ctx, name, args, want, into)
-	}
+		return err
+	})
 	return a, err
 }
 
@@ -623,16 +619,19 @@ const copiedNotMapped = ^uint64(0)
 // downloadShm downloads name as a mapping of the server's segment; ok is
 // false when shared memory does not apply here (nothing was asked).
 func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DType) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.noShm || c.compression != "" || c.transport == TransportFrames {
-		return nil, info, 0, false, nil
-	}
-	st, err := c.useStream(ctx, StreamThreshold)
-	if err != nil || st == nil || st.network != "unix" {
-		return nil, info, 0, false, err
-	}
-	return c.downloadShmLocked(ctx, st, name, want, 0, nil, false)
+	err = c.lockedAfterRestore(ctx, func() error {
+		mem, info, segment, ok = nil, ArrayInfo{}, 0, false
+		if c.noShm || c.compression != "" || c.transport == TransportFrames {
+			return nil
+		}
+		st, err := c.useStream(ctx, StreamThreshold)
+		if err != nil || st == nil || st.network != "unix" {
+			return err
+		}
+		mem, info, segment, ok, err = c.downloadShmLocked(ctx, st, name, want, 0, nil, false)
+		return err
+	})
+	return mem, info, segment, ok, err
 }
 
 // downloadShmLocked is downloadShm on the unix stream st (c.mu held): an

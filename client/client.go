@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -504,17 +505,54 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 // result, over the request lane when there is one (lane.go).
 func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
 	res, err := c.callOnce(ctx, cmd, args)
-	var te *transfer.Error
-	if errors.As(err, &te) && te.Code == transfer.Restoring && cmd != "get_config" {
+	if refusedRestoring(err) && cmd != "get_config" {
 		// The server restarted since Dial and is restoring its checkpoint:
 		// wait for it as Dial does (a refused request was not run), within
 		// ctx, and send the request again.
 		if err := c.awaitRestarted(ctx); err != nil {
 			return nil, err
 		}
+		restoreRetries.Add(1)
 		return c.callOnce(ctx, cmd, args)
 	}
 	return res, err
+}
+
+// restoreRetries counts requests, downloads and uploads sent again after
+// a RESTORING refusal (RestoreRetries).
+var restoreRetries atomic.Uint64
+
+// RestoreRetries is how many requests, downloads and uploads this process's
+// clients sent again after the server refused them with RESTORING (it had
+// restarted since Dial and was restoring its checkpoint).
+func RestoreRetries() uint64 { return restoreRetries.Load() }
+
+// refusedRestoring reports whether err is the server's RESTORING refusal:
+// the request was not run, and runs once the restore is over.
+func refusedRestoring(err error) bool {
+	var te *transfer.Error
+	return errors.As(err, &te) && te.Code == transfer.Restoring
+}
+
+// lockedAfterRestore runs f with c.mu held; when the server refuses it with
+// RESTORING (nothing was run), it waits for the restore as Dial does,
+// within ctx and with c.mu released, then runs f once more. For downloads
+// and uploads: the caller's data is still in hand, and a refused upload's
+// stream was closed on both sides (f opens another).
+func (c *Client) lockedAfterRestore(ctx context.Context, f func() error) error {
+	c.mu.Lock()
+	err := f()
+	c.mu.Unlock()
+	if !refusedRestoring(err) {
+		return err
+	}
+	if err := c.awaitRestarted(ctx); err != nil {
+		return err
+	}
+	restoreRetries.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return f()
 }
 
 // awaitRestarted reads the configuration of a server that refused a

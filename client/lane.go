@@ -93,8 +93,7 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 	}
 	if c.lane == nil {
 		s, err := c.dialStream(ctx, transfer.LaneMagic)
-		var te *transfer.Error
-		if errors.As(err, &te) && te.Code == transfer.Restoring {
+		if refusedRestoring(err) {
 			return nil // a restarted server: ZeroMQ says so, and the lane opens once it is back
 		}
 		if err != nil {

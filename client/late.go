@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/arktos-dev/arktos/transfer"
@@ -111,10 +112,14 @@ func (c *Client) flushDeletes() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	rep, m, err := c.callLocked(ctx, "delete", map[string]any{"names": list, "missing_ok": true}, nil, nil)
-	if err != nil {
-		c.pendingDeletes = append(c.pendingDeletes, names...)
-		return
+	if err == nil {
+		m.Close()
+		err = rep.Err()
 	}
-	m.Close()
-	_ = rep
+	var te *transfer.Error
+	if err != nil && (!errors.As(err, &te) || te.Code == transfer.Restoring) {
+		// Not sent, or refused by a restarted server restoring its
+		// checkpoint (which holds these arrays too): next time.
+		c.pendingDeletes = append(c.pendingDeletes, names...)
+	}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,21 +96,8 @@ func TestRequestsAfterARestart(t *testing.T) {
 		if _, err := client.Download[int64](ctxT(t), c, "large"); err != nil {
 			t.Fatal(err)
 		}
-		first.Cmd.Process.Signal(syscall.SIGTERM) // a clean stop saves the checkpoint
-		if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
-			t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
-		}
-		// The same address, restoring for a second.
-		second := exec.Command(testserver.Binary(t), "--addr", first.URL, "--checkpoint", ckpt, "--log-level", "warn")
-		second.Env = append(os.Environ(), "ARKTOS_DEBUG_RESTORE_DELAY=1s")
-		var log bytes.Buffer
-		second.Stdout, second.Stderr = &log, &log
-		if err := second.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { second.Process.Kill(); second.Wait() })
 		closed, streams := client.LanesClosedByPeer(), client.StreamsClosedByPeer()
-		time.Sleep(200 * time.Millisecond) // up, restoring
+		log := restartRestoring(t, first, ckpt, "1s")
 		// A download first: over a stream the old server held, refused
 		// while the new one restores.
 		got, err := client.Download[int64](ctxT(t), c, "large")
@@ -138,5 +128,97 @@ func TestRequestsAfterARestart(t *testing.T) {
 		if after, err := c.Stats(ctxT(t)); err != nil || after["lane_requests"] <= before["lane_requests"] {
 			t.Errorf("%s lane: lane requests %d then %d (%v): no lane after the restart", network, before["lane_requests"], after["lane_requests"], err)
 		}
+	}
+}
+
+// restartRestoring stops first cleanly (which saves its checkpoint ckpt)
+// and starts a server on the same address that restores it after delay
+// (ARKTOS_DEBUG_RESTORE_DELAY); it returns 200 ms after the start, with
+// the new server up and restoring, and the new server's log.
+func restartRestoring(t *testing.T, first *testserver.Server, ckpt, delay string) *bytes.Buffer {
+	t.Helper()
+	first.Cmd.Process.Signal(syscall.SIGTERM)
+	if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
+		t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
+	}
+	second := exec.Command(testserver.Binary(t), "--addr", first.URL, "--checkpoint", ckpt, "--log-level", "warn")
+	second.Env = append(os.Environ(), "ARKTOS_DEBUG_RESTORE_DELAY="+delay)
+	var log bytes.Buffer
+	second.Stdout, second.Stderr = &log, &log
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.Process.Kill(); second.Wait() })
+	time.Sleep(200 * time.Millisecond)
+	return &log
+}
+
+// TestUploadsAfterARestart: clients made before their server restarted on
+// a checkpoint upload (over the lane, a bulk stream and a shared-memory
+// lease) and view an array while the new server restores; each is refused
+// with RESTORING once, waits for the restore and is sent again, and the
+// server holds each upload once.
+func TestUploadsAfterARestart(t *testing.T) {
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	first := testserver.Start(t, "--checkpoint", ckpt)
+	small, large, leased := []int64{1, 2, 3}, make([]int64, client.StreamThreshold/8), make([]int64, client.ShmThreshold/8)
+	for i := range large {
+		large[i] = int64(i)*7 + 1
+	}
+	for i := range leased {
+		leased[i] = int64(i) ^ 0x55
+	}
+	opts := [][]client.Option{nil, {client.WithSharedMemory(false)}, nil, nil}
+	cs := make([]*client.Client, len(opts))
+	for i, o := range opts {
+		cs[i] = dial(t, first.URL, o...)
+		// Each opens its lane, and its bulk stream (a unix one: the server
+		// is on this host), before the restart.
+		if _, err := client.Upload(ctxT(t), cs[i], large, client.WithName(fmt.Sprint("before", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retries := client.RestoreRetries()
+	log := restartRestoring(t, first, ckpt, "1500ms")
+	var wg sync.WaitGroup
+	errs := make([]error, len(cs))
+	var view *client.View[int64]
+	for i, f := range []func() error{
+		func() error { _, err := client.Upload(ctxT(t), cs[0], small, client.WithName("small")); return err },
+		func() error { _, err := client.Upload(ctxT(t), cs[1], large, client.WithName("large")); return err },
+		func() error { _, err := client.Upload(ctxT(t), cs[2], leased, client.WithName("leased")); return err },
+		func() (err error) { view, err = client.DownloadView[int64](ctxT(t), cs[3], "before3"); return err },
+	} {
+		wg.Go(func() { errs[i] = f() })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("client %d after the restart: %v\n%s", i, err, log.String())
+		}
+	}
+	if got := client.RestoreRetries() - retries; got != uint64(len(cs)) {
+		t.Errorf("%d requests sent again after RESTORING, want %d: each was refused once", got, len(cs))
+	}
+	if !view.Shared() || !slices.Equal(view.Data, large) {
+		t.Errorf("view after the restart: shared %v, equal %v", view.Shared(), slices.Equal(view.Data, large))
+	}
+	view.Close()
+	for name, want := range map[string][]int64{"small": small, "large": large, "leased": leased} {
+		got, err := client.Download[int64](ctxT(t), cs[0], name)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s after the restart: %d elements, equal %v, %v", name, len(got), slices.Equal(got, want), err)
+		}
+	}
+	infos, err := cs[0].List(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range infos {
+		names = append(names, a.Name)
+	}
+	if want := []string{"before0", "before1", "before2", "before3", "large", "leased", "small"}; !slices.Equal(names, want) {
+		t.Errorf("arrays %v, want %v: a refused upload stored something", names, want)
 	}
 }

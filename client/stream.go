@@ -82,12 +82,13 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 		return c.stream, nil
 	}
 	st, err := c.openStream(ctx)
-	if err != nil && c.transport == TransportAuto {
+	if err != nil && c.transport == TransportAuto && !refusedRestoring(err) {
 		// The server offers none, or it cannot be reached: frames work.
 		// A server that refused (it offers no streams, or does not know
 		// open_stream) is not asked again; a failed dial or handshake, or
 		// a passing refusal (shutting down, out of memory), is tried again
-		// next time.
+		// next time. A restarted server's RESTORING goes back to the
+		// caller, which waits for the restore and has the stream then.
 		var te *transfer.Error
 		c.noStream = errors.As(err, &te) && (te.Code == transfer.ArgumentValue || te.Code == transfer.UnknownCommand)
 		return nil, nil

@@ -8,6 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +283,42 @@ def test_requests_after_a_restart(make_server: Callable[..., Any], tmp_path: Pat
     assert path_counts["lanes_closed_by_peer"] - closed == 1
     assert same_bits(kept.to_ndarray(), np.arange(5))
     conn.close()
+
+
+def test_uploads_after_a_restart(make_server: Callable[..., Any], tmp_path: Path) -> None:
+    """Connections made before their server restarted on a checkpoint
+    upload (over the lane, a bulk stream and a shared-memory lease) and view
+    an array while the new server restores: each is refused with RESTORING
+    once, waits for the restore and is sent again, and the server holds each
+    upload once."""
+    from arktos._connection import SHM_THRESHOLD, path_counts
+
+    flags = ("--checkpoint", str(tmp_path / "ckpt"))
+    srv = make_server(*flags)
+    conns = [srv.connect(), srv.connect(shm=False), srv.connect(), srv.connect()]
+    before = np.arange(1 << 18) * 7 + 1  # 2 MiB: opens each connection's bulk stream
+    kept = [c.array(before, name=f"before{i}") for i, c in enumerate(conns)]
+    small, leased = np.arange(3), np.arange(SHM_THRESHOLD // 8) ^ 0x55
+    srv.process.send_signal(signal.SIGTERM)  # a clean stop saves the checkpoint
+    assert srv.process.wait(timeout=30) == 0
+    retries = path_counts["restore_retries"]
+    make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1500ms"}, url=srv.url)
+    work = [lambda: conns[0].array(small, name="small"),
+            lambda: conns[1].array(before, name="large"),
+            lambda: conns[2].array(leased, name="leased"),
+            lambda: kept[3].to_ndarray(copy=False)]
+    with ThreadPoolExecutor(len(work)) as pool:
+        results = [f.result() for f in [pool.submit(w) for w in work]]
+    assert path_counts["restore_retries"] - retries == len(work)  # each refused once
+    assert same_bits(results[3], before) and not results[3].flags.writeable
+    assert conns[3]._request("stats")[0]["shm_views"] == 1  # it maps the new server's segment
+    for name, want in {"small": small, "large": before, "leased": leased}.items():
+        assert same_bits(conns[0].attach(name).to_ndarray(), want)
+    assert sorted(e["name"] for e in conns[0].list_arrays()) == [
+        "before0", "before1", "before2", "before3", "large", "leased", "small"]
+    del kept, results
+    for c in conns:
+        c.close()
 
 
 def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:

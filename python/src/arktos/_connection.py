@@ -72,9 +72,10 @@ SHM_THRESHOLD = 16 << 20
 # downloads read from the lane straight into their array (_Placement);
 # "lanes_closed_by_peer" and "streams_closed_by_peer", the idle lanes and the
 # bulk streams found closed by their (restarted) server and replaced before
-# a request went out on them.
+# a request went out on them; "restore_retries", the requests, downloads and
+# uploads sent again after a RESTORING refusal (Go's RestoreRetries).
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
-                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0}
+                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0, "restore_retries": 0}
 #: A lane idle this long is checked for a close by its server before a
 #: request goes out on it (Go's laneIdleCheck): busy lanes skip the poll.
 LANE_IDLE_CHECK = 0.02
@@ -974,6 +975,7 @@ class Connection:
             if cmd == "get_config":
                 raise
             self._await_restarted(timeout)
+            path_counts["restore_retries"] += 1
             return once()
 
     def _await_restarted(self, timeout: float | None = None) -> None:
@@ -1248,6 +1250,7 @@ class Connection:
             # Restarted since connect: wait as _request does, and ask again
             # (a download changes nothing).
             self._await_restarted()
+            path_counts["restore_retries"] += 1
             out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
         if view:
             out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
@@ -1449,7 +1452,7 @@ class Connection:
         A server that refused (it offers no streams, or does not know
         open_stream) is not asked again; a failed connect or handshake, or a
         passing refusal (shutting down, out of memory), is tried again next
-        time."""
+        time; RESTORING (a restarted server) is raised."""
         if self._no_stream:
             return None
         try:
@@ -1457,6 +1460,8 @@ class Connection:
         except (ArgumentValueError, UnknownCommandError):
             self._no_stream = True
             return None
+        except RestoringError:
+            raise  # a restarted server: the caller waits for it, then has a stream
         except (ArktosError, ConnectionError, OSError):
             return None
 
@@ -1503,6 +1508,17 @@ class Connection:
         array([0, 1, 2, 3, 4])
         """
         data = _as_wire_array(x)
+        try:
+            return self._upload(data, name)
+        except RestoringError:
+            # Restarted since connect: wait as _request does, and send it
+            # again (a refused upload stored nothing; its stream is closed).
+            self._await_restarted()
+            path_counts["restore_retries"] += 1
+            return self._upload(data, name)
+
+    def _upload(self, data: NDArray[Any], name: str | None) -> pdarray:
+        """array() for a wire-ready array, without the wait for a restore."""
         frame_size = self.max_frame_size
         args: dict[str, Any] = {"dtype": to_wire(data.dtype), "size": data.size,
                                 "frame_size": frame_size}
