@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -90,14 +91,17 @@ func BenchmarkTransfer(b *testing.B) {
 	}
 }
 
-// BenchmarkMidDownload times a whole Download (new memory) and a
-// DownloadInto of arrays from 64 KiB to 1 MiB with TransportAuto and no
-// stream open: the sizes a request lane carries inline (LaneDownloadMax);
-// and a DownloadInto with TransportStream (the bytes on the bulk stream) and
-// with TransportAuto once a stream is open.
+// BenchmarkMidDownload times a whole Download (new memory: a pooled buffer
+// from 256 KiB) and a DownloadInto of arrays from 64 KiB to 1 MiB with
+// TransportAuto and no stream open: the sizes a request lane carries inline
+// (LaneDownloadMax); then of 2 and 3 MiB (over the bulk stream that the
+// upload of 2 MiB opened); and a DownloadInto with TransportStream (the
+// bytes on the bulk stream) and with TransportAuto once a stream is open.
 // Beside them, raw: a request of 55 bytes answered by the same bytes over
 // a loopback TCP connection within this process (the socket's ceiling).
-// Each reports its p50 and p90 besides the mean.
+// Each reports its p50 and p90 besides the mean, this process's minor
+// faults and garbage collections per op, and for new/ the download pool's
+// hits and misses per op.
 func BenchmarkMidDownload(b *testing.B) {
 	srv := testserver.Start(b)
 	ctx := context.Background()
@@ -112,7 +116,8 @@ func BenchmarkMidDownload(b *testing.B) {
 	if _, err := client.Download[int64](ctx, cw, big.Name); err != nil {
 		b.Fatal(err)
 	}
-	for _, kib := range []int{64, 128, 255, 256, 512, 768, 1023} {
+	// Ascending: c's stream opens at the first array of 1 MiB or more.
+	for _, kib := range []int{64, 128, 255, 256, 512, 768, 1023, 2048, 3072} {
 		xs := make([]int64, kib<<7)
 		info, err := client.Upload(ctx, c, xs)
 		if err != nil {
@@ -122,6 +127,12 @@ func BenchmarkMidDownload(b *testing.B) {
 			rawPingPong(b, len(xs)*8)
 		})
 		b.Run(fmt.Sprintf("new/%dKiB", kib), func(b *testing.B) {
+			h0, m0, _ := client.DownloadPoolStats()
+			defer func() {
+				h, m, _ := client.DownloadPoolStats()
+				b.ReportMetric(float64(h-h0)/float64(b.N), "pool-hits/op")
+				b.ReportMetric(float64(m-m0)/float64(b.N), "pool-misses/op")
+			}()
 			timeOps(b, len(xs)*8, func() {
 				if _, err := client.Download[int64](ctx, c, info.Name); err != nil {
 					b.Fatal(err)
@@ -159,14 +170,21 @@ func BenchmarkMidDownload(b *testing.B) {
 func timeOps(b *testing.B, nbytes int, op func()) {
 	b.SetBytes(int64(nbytes))
 	ds := make([]time.Duration, 0, b.N)
+	faults := ownMinorFaults(b)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	for b.Loop() {
 		t := time.Now()
 		op()
 		ds = append(ds, time.Since(t))
 	}
+	faults = ownMinorFaults(b) - faults
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(ms1.NumGC-ms0.NumGC)/float64(len(ds)), "gcs/op")
 	slices.Sort(ds)
 	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(ds[len(ds)*9/10].Nanoseconds()), "p90-ns")
+	b.ReportMetric(float64(faults)/float64(len(ds)), "faults/op") // this process's minor faults
 }
 
 // rawPingPong times a 55-byte request answered by n bytes over loopback

@@ -7,25 +7,37 @@ import (
 )
 
 // TestBufPoolLimit: buffers under poolMin never touch the pool; sizes round
-// up to 2 MiB and a buffer goes only to a request of its rounded size; idle
-// buffers past the limit are dropped oldest first.
+// up (poolSize) and a buffer goes only to a request of its rounded size, the
+// newest idle one first; idle buffers past the limit are dropped oldest
+// first.
 func TestBufPoolLimit(t *testing.T) {
-	p := newBufPool(3 * poolMin)
+	for _, c := range []struct{ n, want int }{
+		{poolMin, poolMin}, {poolMin + 1, 288 << 10}, {1023 << 10, 1 << 20}, {1 << 20, 1 << 20},
+		{1<<20 + 1, 1<<20 + 128<<10}, {4<<20 - 1, 4 << 20}, {4 << 20, 4 << 20}, {4<<20 + 1, 6 << 20},
+		{(1 << 30) - 5, 1 << 30},
+	} {
+		if got := poolSize(c.n); got != c.want || got < c.n || (c.n < 4<<20 && got-c.n >= c.n/8) {
+			t.Errorf("poolSize(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	const mib = 1 << 20
+	p := newBufPool(3 * mib)
 	if b := p.get(poolMin - 1); len(b) != poolMin-1 || p.hits.Load()+p.misses.Load() != 0 {
 		t.Fatalf("a small buffer counted in the pool (len %d)", len(b))
 	}
-	olds := [][]byte{make([]byte, poolMin), make([]byte, poolMin), make([]byte, poolMin+poolAlign)}
+	olds := [][]byte{make([]byte, mib), make([]byte, mib), make([]byte, mib), make([]byte, 2*mib)}
 	for _, b := range olds {
 		p.put(b)
 	}
-	if p.idleBytes != 2*poolMin+poolAlign || len(p.idle) != 2 || &p.idle[0][0] != &olds[1][0] {
-		t.Fatalf("idle %d bytes in %d buffers; want the two newest, %d bytes", p.idleBytes, len(p.idle), 2*poolMin+poolAlign)
+	if p.idleBytes != 3*mib || len(p.idle) != 2 || &p.idle[0][0] != &olds[2][0] {
+		t.Fatalf("idle %d bytes in %d buffers; want the two newest, %d bytes", p.idleBytes, len(p.idle), 3*mib)
 	}
-	b := p.get(poolMin + 1) // rounds up to poolMin + poolAlign: the newest
-	if len(b) != poolMin+1 || cap(b) != poolMin+1 || &b[0] != &olds[2][0] || p.hits.Load() != 1 {
-		t.Fatalf("get(poolMin+1): len %d cap %d, hits %d; want the rounded-size buffer", len(b), cap(b), p.hits.Load())
+	p.put(olds[1])         // back again: now the newest of its size
+	b := p.get(1023 << 10) // rounds up to 1 MiB: the newest of that size
+	if len(b) != 1023<<10 || cap(b) != len(b) || &b[0] != &olds[1][0] || p.hits.Load() != 1 {
+		t.Fatalf("get(1023 KiB): len %d cap %d, hits %d; want the newest 1 MiB buffer", len(b), cap(b), p.hits.Load())
 	}
-	if c := p.get(poolMin + 2*poolAlign); &c[0] == &olds[1][0] || p.misses.Load() != 1 || p.idleBytes != poolMin {
+	if c := p.get(3 * mib); &c[0] == &olds[3][0] || p.misses.Load() != 1 || p.idleBytes != 2*mib {
 		t.Fatalf("a larger request took an idle buffer of another size (misses %d, idle %d)", p.misses.Load(), p.idleBytes)
 	}
 	p.max.Store(0)
@@ -85,4 +97,38 @@ func TestBufPoolCollects(t *testing.T) {
 	}
 	p.mu.Unlock()
 	runtime.KeepAlive(big)
+}
+
+// TestBufPoolCollectsMidSize: for buffers under collectMin a miss asks for
+// a collection only once collectMin bytes of the size are out (16 of 1
+// MiB), and gets one of them back when nothing refers to them any more.
+func TestBufPoolCollectsMidSize(t *testing.T) {
+	p := newBufPool(1 << 30)
+	runtime.GC()
+	if scan := p.scanBytes(); scan >= collectMin/16 {
+		t.Skipf("this test process has %d bytes for a collection to scan, over a sixteenth of %d", scan, collectMin)
+	}
+	const c = 1 << 20
+	var out [][]byte
+	for len(out) < collectMin/c-1 {
+		out = append(out, p.get(c))
+	}
+	if p.mu.Lock(); p.collectWorth(c) {
+		t.Errorf("a collection with %d bytes out, under %d", len(out)*c, collectMin)
+	}
+	p.mu.Unlock()
+	out = append(out, p.get(c))
+	if p.mu.Lock(); !p.collectWorth(c) {
+		t.Errorf("no collection with %d bytes out", len(out)*c)
+	}
+	p.mu.Unlock()
+	if p.collects.Load() != 0 || p.misses.Load() != collectMin/c {
+		t.Fatalf("collections %d, misses %d; want 0, %d", p.collects.Load(), p.misses.Load(), collectMin/c)
+	}
+	out = nil
+	if b := p.get(c); p.collects.Load() != 1 || p.hits.Load() != 1 {
+		t.Fatalf("collections %d, hits %d; want 1, 1", p.collects.Load(), p.hits.Load())
+	} else {
+		runtime.KeepAlive(b)
+	}
 }

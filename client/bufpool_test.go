@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bytes"
+	"math/bits"
 	"runtime"
 	"testing"
 	"time"
@@ -46,8 +47,8 @@ func waitIdle(t *testing.T, want int64) {
 	t.Fatalf("download pool holds %d idle bytes, want %d", idle, want)
 }
 
-// TestDownloadPoolReuse: on every download path a large array lands in a
-// pooled buffer; once nothing refers to it (a sub-slice still does, so it
+// TestDownloadPoolReuse: on every download path an array of 256 KiB and
+// more lands in a pooled buffer; once nothing refers to it (a sub-slice still does, so it
 // stays out) the next download of its size gets the same memory back,
 // already faulted in, and both downloads are bit-exact.
 func TestDownloadPoolReuse(t *testing.T) {
@@ -62,6 +63,8 @@ func TestDownloadPoolReuse(t *testing.T) {
 		{"stream-tcp", 5<<17 + 3, []client.Option{client.WithSharedMemory(false), client.WithStreamNetwork("tcp")}},
 		{"frames", 5<<17 + 3, []client.Option{client.WithTransport(client.TransportFrames)}},
 		{"zstd", 5<<17 + 3, []client.Option{client.WithCompression("zstd")}},
+		{"lane", 1023<<7 - 3, nil}, // under 1 MiB: read off the request lane into its buffer
+		{"stream-mid", 3<<17 + 3, []client.Option{client.WithSharedMemory(false)}}, // 3 MiB, off the bulk stream
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,11 +76,15 @@ func TestDownloadPoolReuse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rounded := int64((tc.n*8 + 2<<20 - 1) &^ (2<<20 - 1))
+			rounded := int64(poolSize(tc.n * 8))
 			h0, m0, _ := client.DownloadPoolStats()
+			direct := client.LaneDirectDownloads()
 			got, err := client.Download[float64](ctx, c, info.Name)
 			if err != nil || !bytes.Equal(pdarray.AsBytes(got), x.Bytes()) {
 				t.Fatal("first download differs:", err)
+			}
+			if lane := client.LaneDirectDownloads() != direct; lane != (tc.name == "lane") {
+				t.Fatalf("download read off the lane: %v", lane)
 			}
 			if h, m, _ := client.DownloadPoolStats(); h != h0 || m != m0+1 || cap(got) != len(got) {
 				t.Fatalf("first download: pool hits %d, misses %d, cap %d; want 0, 1, %d", h-h0, m-m0, cap(got), len(got))
@@ -119,4 +126,14 @@ func TestDownloadPoolReuse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// poolSize is the pool's rounding (client/bufpool.go), written out: whole
+// 2 MiB from 4 MiB, else eighths of the power of two at or below n.
+func poolSize(n int) int {
+	step := 2 << 20
+	if n < 4<<20 {
+		step = 1 << (bits.Len(uint(n)) - 4)
+	}
+	return (n + step - 1) &^ (step - 1)
 }

@@ -137,7 +137,7 @@ func TestFramesReuseMemory(t *testing.T) {
 	}
 }
 
-func ownMinorFaults(t *testing.T) int64 {
+func ownMinorFaults(t testing.TB) int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		t.Fatal(err)
