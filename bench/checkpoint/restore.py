@@ -1,10 +1,12 @@
 """Start-up restore of a --checkpoint: how long it takes, and how fast the
 server answers get_config meanwhile (docs/io.md).
 
-    .venv/bin/python bench/checkpoint/restore.py [--gib 4] [--trials 3] [--dir /tmp/arktos-ckpt]
+    .venv/bin/python bench/checkpoint/restore.py [--gib 4] [--arrays N] [--trials 3]
+        [--dir /tmp/arktos-ckpt] [--server bin/arktos-server]
 
-Builds a checkpoint of GIB float64 arrays of 1 GiB once (a server started on
---dir, the arrays uploaded, a clean shutdown), then, per trial, starts a
+Builds a checkpoint of GIB GiB of float64 in ARRAYS arrays (default: GIB
+arrays of 1 GiB) once (a server started on --dir, the arrays uploaded, a
+clean shutdown), then, per trial, starts a
 server on it and sends get_config from a raw ZeroMQ DEALER every 10 ms until
 the reply no longer says "restoring": the time from the process start to
 that reply, and the round trips' p50 and p90 while it restored. Each
@@ -42,14 +44,16 @@ def free_url() -> str:
     return f"tcp://127.0.0.1:{port}"
 
 
-def start(url: str, ckpt: Path, max_memory: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([str(BIN), "--addr", url, "--max-memory", max_memory, "--checkpoint", str(ckpt),
+def start(url: str, ckpt: Path, max_memory: str, server: Path = BIN) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([str(server), "--addr", url, "--max-memory", max_memory, "--checkpoint", str(ckpt),
                              "--log-level", "warn"], stdout=subprocess.DEVNULL)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gib", type=int, default=4)
+    ap.add_argument("--arrays", type=int, default=0, help="arrays the GIB GiB are split into (default GIB)")
+    ap.add_argument("--server", default=str(BIN), help="the server binary of the trials")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/arktos-ckpt")
     args = ap.parse_args()
@@ -59,14 +63,16 @@ def main() -> None:
         url = free_url()
         p = start(url, ckpt, max_memory)
         c = ak.Connection(url)
-        keep = [c.array(np.random.default_rng(i).random(1 << 27), name=f"a{i}") for i in range(args.gib)]
+        arrays = args.arrays or args.gib
+        keep = [c.array(np.random.default_rng(i).random((args.gib << 27) // arrays), name=f"a{i}")
+                for i in range(arrays)]
         c.shutdown()
         p.wait()
         del keep
     for trial in range(args.trials):
         url = free_url()
         t0 = time.monotonic()
-        p = start(url, ckpt, max_memory)
+        p = start(url, ckpt, max_memory, Path(args.server))
         d = zmq.Context.instance().socket(zmq.DEALER)
         d.connect(url)
         lat: list[float] = []
@@ -84,7 +90,7 @@ def main() -> None:
         n = len(c.list_arrays())
         c.close()
         during = np.array(lat[1:-1] or lat) * 1e6  # the first waits for the server to bind
-        print(f"trial {trial}: {n} arrays ({args.gib} GiB) restored {ready:.2f} s after the start; "
+        print(f"trial {trial}: {Path(args.server).name}: {n} arrays ({args.gib} GiB) restored {ready:.2f} s after the start; "
               f"{len(lat) - 1} get_config answered while restoring, p50 {np.percentile(during, 50):.0f} us, "
               f"p90 {np.percentile(during, 90):.0f} us", flush=True)
         p.terminate()
