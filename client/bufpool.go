@@ -149,8 +149,8 @@ func (p *bufPool) get(n int) []byte {
 	}
 	// &b[0] is the start of the heap object (UninitBytes allocates c bytes,
 	// 256 KiB and more: a large object of its own, which starts on a page),
-	// as SetFinalizer needs. The
-	// finalizer must not refer to b, or b would never be unreachable.
+	// as SetFinalizer needs. The finalizer must not refer to b, or b would
+	// never be unreachable.
 	runtime.SetFinalizer(&b[0], func(first *byte) {
 		p.put(unsafe.Slice(first, c))
 	})

@@ -82,7 +82,7 @@ func openTestStream(t *testing.T, d *zmq.Socket, id uint64) (uint64, net.Conn) {
 
 // openTestConn takes a ticket (open_stream) and connects with it as a bulk
 // stream (magic transfer.StreamMagic) or a request lane (LaneMagic).
-func openTestConn(t *testing.T, d *zmq.Socket, id uint64, magic string) (uint64, net.Conn) {
+func openTestConn(t testing.TB, d *zmq.Socket, id uint64, magic string) (uint64, net.Conn) {
 	t.Helper()
 	sendRequest(t, d, id, "open_stream", nil)
 	rep := recvReply(t, d, 5*time.Second)

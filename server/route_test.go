@@ -51,7 +51,7 @@ func (h *hold) arm() (started, release chan struct{}) {
 var testBlock = registerHold("test_block")
 
 // startServer runs a real Server on a loopback port until the test ends.
-func startServer(t *testing.T, cfg Config) (s *Server) {
+func startServer(t testing.TB, cfg Config) (s *Server) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +82,7 @@ func startServer(t *testing.T, cfg Config) (s *Server) {
 	return s
 }
 
-func dealer(t *testing.T, endpoint string) *zmq.Socket {
+func dealer(t testing.TB, endpoint string) *zmq.Socket {
 	t.Helper()
 	d, err := zmq.NewSocket(zmq.DEALER)
 	if err != nil {
@@ -96,7 +96,7 @@ func dealer(t *testing.T, endpoint string) *zmq.Socket {
 	return d
 }
 
-func sendRequest(t *testing.T, d *zmq.Socket, id uint64, cmd string, args map[string]any) {
+func sendRequest(t testing.TB, d *zmq.Socket, id uint64, cmd string, args map[string]any) {
 	t.Helper()
 	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: id, Cmd: cmd, Args: args})
 	if err != nil {
@@ -108,7 +108,7 @@ func sendRequest(t *testing.T, d *zmq.Socket, id uint64, cmd string, args map[st
 }
 
 // recvReply returns the next reply's header, or nil when none comes within wait.
-func recvReply(t *testing.T, d *zmq.Socket, wait time.Duration) *transfer.Reply {
+func recvReply(t testing.TB, d *zmq.Socket, wait time.Duration) *transfer.Reply {
 	t.Helper()
 	d.SetRcvtimeo(wait)
 	frames, err := d.RecvMessageBytes(0)

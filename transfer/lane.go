@@ -108,13 +108,15 @@ func ReadLaneInto(r *bufio.Reader, p *LanePlace) ([][]byte, error) {
 		if total += size; total > MaxLaneBytes {
 			return nil, Errorf(MalformedRequest, "lane message of more than %d bytes: large arrays go over a bulk stream", MaxLaneBytes)
 		}
+		var err error
 		if i > 0 && p != nil && size <= len(buf)-p.Placed {
 			frames[i] = buf[p.Placed : p.Placed+size : p.Placed+size]
 			p.Placed += size
+			_, err = io.ReadFull(r, frames[i])
 		} else {
-			frames[i] = make([]byte, size)
+			frames[i], err = readFrame(r, size)
 		}
-		if _, err := io.ReadFull(r, frames[i]); err != nil {
+		if err != nil {
 			return nil, noEOF(err)
 		}
 		if i == 0 && p != nil && p.For != nil && n > 1 {
@@ -123,6 +125,34 @@ func ReadLaneInto(r *bufio.Reader, p *LanePlace) ([][]byte, error) {
 		}
 	}
 	return frames, nil
+}
+
+// laneGrow is the most of a frame read into memory before its bytes have
+// come: a larger frame's buffer grows (doubling) as they arrive, so a peer
+// that announces 64 MiB and sends little makes the reader hold little.
+const laneGrow = 1 << 20
+
+// readFrame reads a frame of size bytes from r into memory of its own.
+func readFrame(r io.Reader, size int) ([]byte, error) {
+	if size <= laneGrow {
+		b := make([]byte, size)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	b := make([]byte, 0, laneGrow)
+	for len(b) < size {
+		if len(b) == cap(b) {
+			nb := make([]byte, len(b), min(2*cap(b), size))
+			copy(nb, b)
+			b = nb
+		}
+		n, err := io.ReadFull(r, b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // noEOF turns an end of input inside a message into an error that says so.

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
+	"testing/iotest"
 )
 
 func TestLaneRoundTrip(t *testing.T) {
@@ -142,4 +144,37 @@ func FuzzReadLane(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLaneFrameGrowsAsBytesCome: a frame announced larger than laneGrow is
+// read into memory that grows with the bytes that came, so a peer that
+// announces 64 MiB and sends 10 bytes makes the reader allocate about
+// laneGrow, not 64 MiB; frames around and over laneGrow read back whole.
+func TestLaneFrameGrowsAsBytesCome(t *testing.T) {
+	claim := []byte{2, 0, 0, 0, 1, 0, 0, 0, 'h', 0xf0, 0xff, 0xff, 3} // two frames, the second 64 MiB - 16
+	claim = append(claim, bytes.Repeat([]byte{9}, 10)...)             // of which 10 bytes come
+	allocated := func(f func()) uint64 {
+		var a, b runtime.MemStats
+		runtime.ReadMemStats(&a)
+		f()
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	var err error
+	got := allocated(func() { _, err = ReadLane(bufio.NewReader(bytes.NewReader(claim))) })
+	if !errors.Is(err, io.ErrUnexpectedEOF) || got > 2*laneGrow {
+		t.Errorf("a 64 MiB frame cut after 10 bytes: %v, %d bytes allocated (want at most %d)", err, got, 2*laneGrow)
+	}
+	for _, n := range []int{laneGrow - 1, laneGrow, laneGrow + 1, 5*laneGrow + 3} {
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i * 7)
+		}
+		var buf bytes.Buffer
+		WriteLane(bufio.NewWriter(&buf), []byte("h"), want)
+		frames, err := ReadLane(bufio.NewReaderSize(iotest.OneByteReader(&buf), 4096))
+		if err != nil || len(frames) != 2 || !bytes.Equal(frames[1], want) || cap(frames[1]) != n {
+			t.Fatalf("a frame of %d bytes: %v (cap %d)", n, err, cap(frames[1]))
+		}
+	}
 }
