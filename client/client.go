@@ -503,18 +503,14 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 
 // call runs a command that has no payload either way and returns its
 // result, over the request lane when there is one (lane.go).
-func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (map[string]any, error) {
-	res, err := c.callOnce(ctx, cmd, args)
-	if refusedRestoring(err) && cmd != "get_config" {
-		// The server restarted since Dial and is restoring its checkpoint:
-		// wait for it as Dial does (a refused request was not run), within
-		// ctx, and send the request again.
-		if err := c.awaitRestarted(ctx); err != nil {
-			return nil, err
-		}
-		restoreRetries.Add(1)
+func (c *Client) call(ctx context.Context, cmd string, args map[string]any) (res map[string]any, err error) {
+	if cmd == "get_config" { // (what awaitRestarted itself asks)
 		return c.callOnce(ctx, cmd, args)
 	}
+	err = c.afterRestore(ctx, func() error {
+		res, err = c.callOnce(ctx, cmd, args)
+		return err
+	})
 	return res, err
 }
 
@@ -534,15 +530,12 @@ func refusedRestoring(err error) bool {
 	return errors.As(err, &te) && te.Code == transfer.Restoring
 }
 
-// lockedAfterRestore runs f with c.mu held; when the server refuses it with
-// RESTORING (nothing was run), it waits for the restore as Dial does,
-// within ctx and with c.mu released, then runs f once more. For downloads
-// and uploads: the caller's data is still in hand, and a refused upload's
-// stream was closed on both sides (f opens another).
-func (c *Client) lockedAfterRestore(ctx context.Context, f func() error) error {
-	c.mu.Lock()
+// afterRestore runs f; when the server refuses it with RESTORING (it
+// restarted since Dial and restores its checkpoint; nothing was run), it
+// waits for the restore as Dial does, within ctx, then runs f once more.
+// f must not hold c.mu across the wait (lockedAfterRestore).
+func (c *Client) afterRestore(ctx context.Context, f func() error) error {
 	err := f()
-	c.mu.Unlock()
 	if !refusedRestoring(err) {
 		return err
 	}
@@ -550,9 +543,19 @@ func (c *Client) lockedAfterRestore(ctx context.Context, f func() error) error {
 		return err
 	}
 	restoreRetries.Add(1)
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return f()
+}
+
+// lockedAfterRestore is afterRestore with c.mu held during each run of f,
+// released while it waits. For downloads and uploads: the caller's data is
+// still in hand, and a refused upload's stream was closed on both sides (f
+// opens another).
+func (c *Client) lockedAfterRestore(ctx context.Context, f func() error) error {
+	return c.afterRestore(ctx, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return f()
+	})
 }
 
 // awaitRestarted reads the configuration of a server that refused a

@@ -116,8 +116,7 @@ func (c *Client) flushDeletes() {
 		m.Close()
 		err = rep.Err()
 	}
-	var te *transfer.Error
-	if err != nil && (!errors.As(err, &te) || te.Code == transfer.Restoring) {
+	if err != nil && (!errors.As(err, new(*transfer.Error)) || refusedRestoring(err)) {
 		// Not sent, or refused by a restarted server restoring its
 		// checkpoint (which holds these arrays too): next time.
 		c.pendingDeletes = append(c.pendingDeletes, names...)

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs
 
 import numpy as np
@@ -317,6 +317,8 @@ def _lane_spin(value: float | str | None) -> float:
         raise ValueError(f"{where}={value!r}: use {how}, at most {LANE_SPIN_MAX * 1e3:g}ms, or 0 to turn polling off")
     return secs
 
+
+_T = TypeVar("_T")
 
 _yield_cpu: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
 _POLLIN: int = getattr(select, "POLLIN", 1)
@@ -969,20 +971,21 @@ class Connection:
                 if self._pending_deletes or self._pending_releases:
                     self._flush_deletes(timeout)
                 return self._roundtrip(cmd, args or {}, payload, timeout)
-        try:
+        if cmd == "get_config":  # (what _after_restore itself asks)
             return once()
-        except RestoringError:
-            if cmd == "get_config":
-                raise
-            self._await_restarted(timeout)
-            path_counts["restore_retries"] += 1
-            return once()
+        return self._after_restore(once, timeout)
 
-    def _await_restarted(self, timeout: float | None = None) -> None:
-        """After a RESTORING refusal (the server restarted since connect):
-        read its configuration again (it may differ) and wait for its
-        restore as connect does."""
-        self.config = self._await_restore(self._request("get_config", timeout=timeout)[0])
+    def _after_restore(self, f: Callable[[], _T], timeout: float | None = None) -> _T:
+        """Run f; when the server refuses it with RESTORING (it restarted
+        since connect and restores its checkpoint; nothing was run), read its
+        configuration again (it may differ), wait for its restore as connect
+        does, and run f once more. f must not hold _lock across the wait."""
+        try:
+            return f()
+        except RestoringError:
+            self.config = self._await_restore(self._request("get_config", timeout=timeout)[0])
+            path_counts["restore_retries"] += 1
+            return f()
 
     def _lazy_add(self, g: Any) -> None:
         with self._lazy_lock:
@@ -1244,14 +1247,8 @@ class Connection:
 
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
-        try:
-            out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
-        except RestoringError:
-            # Restarted since connect: wait as _request does, and ask again
-            # (a download changes nothing).
-            self._await_restarted()
-            path_counts["restore_retries"] += 1
-            out = self._download_any(name, start, stop, view=view, nbytes=nbytes)
+        # (A download refused with RESTORING changes nothing: asked again.)
+        out = self._after_restore(lambda: self._download_any(name, start, stop, view=view, nbytes=nbytes))
         if view:
             out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
         return out
@@ -1508,14 +1505,9 @@ class Connection:
         array([0, 1, 2, 3, 4])
         """
         data = _as_wire_array(x)
-        try:
-            return self._upload(data, name)
-        except RestoringError:
-            # Restarted since connect: wait as _request does, and send it
-            # again (a refused upload stored nothing; its stream is closed).
-            self._await_restarted()
-            path_counts["restore_retries"] += 1
-            return self._upload(data, name)
+        # (An upload refused with RESTORING stored nothing, and its stream
+        # was closed: sent again.)
+        return self._after_restore(lambda: self._upload(data, name))
 
     def _upload(self, data: NDArray[Any], name: str | None) -> pdarray:
         """array() for a wire-ready array, without the wait for a restore."""
