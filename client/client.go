@@ -55,6 +55,8 @@ type Client struct {
 	laneSpinStats transfer.SpinStats // what the lane's polling reads did (tests)
 	lane          *reqLane           // nil until the first small request (lane.go); guarded by mu
 	laneFailed    bool               // the server offers no lane: do not ask again
+	laneRetry     retryAfter         // a lane open failed for a passing reason: not again before then
+	streamRetry   retryAfter         // open_stream refused with TOO_MANY_STREAMS: frames until then
 	ready         bool               // Dial's get_config went through (no lane before)
 	// Requests given up on, and arrays their late replies made (late.go).
 	abandoned      map[uint64]abandonedReq

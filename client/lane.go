@@ -9,10 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -51,24 +48,8 @@ func (l *reqLane) closedByPeer() bool {
 // connClosedByPeer reports whether the peer closed conn, or sent bytes
 // nothing asked for (a lane or stream between requests), without blocking.
 func connClosedByPeer(conn net.Conn) bool {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	closed := false
-	raw.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		// nil: the close (0 bytes) or bytes no request asked for; another
-		// error than "nothing yet": a broken lane.
-		closed = err != unix.EAGAIN && err != unix.EINTR
-		return true
-	})
-	return closed
+	closed, pending := transfer.PeekIdle(conn)
+	return closed || pending
 }
 
 // WithLane(false) keeps every request on the ZeroMQ socket.
@@ -92,14 +73,22 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 		lanesClosedByPeer.Add(1)
 	}
 	if c.lane == nil {
+		if c.laneRetry.early(time.Now()) {
+			return nil
+		}
 		s, err := c.dialStream(ctx, transfer.LaneMagic)
 		if refusedRestoring(err) {
 			return nil // a restarted server: ZeroMQ says so, and the lane opens once it is back
 		}
 		if err != nil {
-			c.laneFailed = true
+			// A server without streams has no lanes either; any other
+			// failure (the server at --max-streams, shutting down, a dial
+			// that failed) may pass: ZeroMQ carries the requests meanwhile.
+			c.laneFailed = offersNoStreams(err)
+			c.laneRetry.failed(time.Now())
 			return nil
 		}
+		c.laneRetry = retryAfter{}
 		rd := transfer.NewSpinReader(s.conn, c.laneSpin, &c.laneSpinStats)
 		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(rd, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
 	}

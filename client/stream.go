@@ -81,21 +81,59 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	if c.liveStream() != nil {
 		return c.stream, nil
 	}
+	if c.transport == TransportAuto && c.streamRetry.early(time.Now()) {
+		return nil, nil
+	}
 	st, err := c.openStream(ctx)
 	if err != nil && c.transport == TransportAuto && !refusedRestoring(err) {
 		// The server offers none, or it cannot be reached: frames work.
 		// A server that refused (it offers no streams, or does not know
 		// open_stream) is not asked again; a failed dial or handshake, or
 		// a passing refusal (shutting down, out of memory), is tried again
-		// next time. A restarted server's RESTORING goes back to the
-		// caller, which waits for the restore and has the stream then.
+		// next time, and a server at its --max-streams after a pause. A
+		// restarted server's RESTORING goes back to the caller, which
+		// waits for the restore and has the stream then.
+		c.noStream = offersNoStreams(err)
 		var te *transfer.Error
-		c.noStream = errors.As(err, &te) && (te.Code == transfer.ArgumentValue || te.Code == transfer.UnknownCommand)
+		if errors.As(err, &te) && te.Code == transfer.TooManyStreams {
+			c.streamRetry.failed(time.Now())
+		}
 		return nil, nil
+	}
+	if err == nil {
+		c.streamRetry = retryAfter{}
 	}
 	c.stream = st
 	return st, err
 }
+
+// offersNoStreams reports whether open_stream's err says the server has no
+// bulk streams (--stream-port -1), hence no lanes, or predates them.
+func offersNoStreams(err error) bool {
+	var te *transfer.Error
+	return errors.As(err, &te) && (te.Code == transfer.ArgumentValue || te.Code == transfer.UnknownCommand)
+}
+
+// retryAfter spaces out the opening of a lane or stream after a failure
+// that may pass (the server at its --max-streams, a failed dial): a second
+// at first, doubling to a minute while it fails. Each try costs an
+// open_stream round trip (and, for a lane, a dial) beside a request.
+type retryAfter struct {
+	at   time.Time
+	wait time.Duration
+}
+
+const (
+	retryFirst = time.Second
+	retryMost  = time.Minute
+)
+
+func (r *retryAfter) failed(now time.Time) {
+	r.wait = min(max(2*r.wait, retryFirst), retryMost)
+	r.at = now.Add(r.wait)
+}
+
+func (r *retryAfter) early(now time.Time) bool { return now.Before(r.at) }
 
 // liveStream returns the client's bulk stream, or nil: none, or one its
 // server closed (restarted), which is dropped. A stream carries only the

@@ -45,7 +45,18 @@ type Config struct {
 	// DefaultFrameHeap, negative: glibc's own settings, which fault every
 	// frame in afresh). It is outside MaxMemory, like libzmq's queues.
 	FrameHeap int64
+	// MaxStreams bounds the bulk streams and request lanes open at once,
+	// with the tickets handed out for them and not yet used (0:
+	// DefaultMaxStreams); open_stream past it is refused with
+	// TOO_MANY_STREAMS.
+	MaxStreams int
 }
+
+// DefaultMaxStreams is MaxStreams when none is given. Each stream holds a
+// socket, and each lane 128 KiB of buffers and a goroutine (128 MiB for
+// 1024 lanes); a client holds at most one of each, so this is room for
+// 512 clients.
+const DefaultMaxStreams = 1024
 
 // DefaultFrameHeap is the FrameHeap used when none is given: an eighth of
 // the arrays' limit, at most zframe.MaxMallocKeep (1 GiB).
@@ -99,6 +110,12 @@ func (c *Config) validate() error {
 	}
 	if c.LaneSpin > transfer.MaxLaneSpin {
 		return fmt.Errorf("server: --lane-spin must be at most %v (it keeps a core busy while a lane waits), got %v", transfer.MaxLaneSpin, c.LaneSpin)
+	}
+	if c.MaxStreams == 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
+	if c.MaxStreams < 0 {
+		return fmt.Errorf("server: --max-streams must be positive, got %d (use --stream-port -1 for no streams)", c.MaxStreams)
 	}
 	if c.FrameSize == 0 {
 		c.FrameSize = transfer.DefaultFrameSize

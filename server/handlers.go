@@ -902,6 +902,9 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		return nil, err
 	}
 	st := &s.stats
+	s.streams.mu.Lock()
+	streamsOpen, lanesOpen := len(s.streams.open), len(s.streams.lanes)
+	s.streams.mu.Unlock()
 	return &response{result: map[string]any{
 		"requests":                st.Requests.Load(),
 		"errors":                  st.Errors.Load(),
@@ -933,6 +936,10 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"queued_payload_bytes":    s.store.queuedBytes.Load(),
 		"groupby_fused":           st.GroupByFused.Load(),
 		"minor_faults":            minorFaults(),
+		"streams_open":            streamsOpen,
+		"lanes_open":              lanesOpen,
+		"streams_refused":         st.StreamsRefused.Load(),
+		"streams_reaped":          st.StreamsReaped.Load(),
 	}}, nil
 }
 

@@ -117,6 +117,8 @@ type Stats struct {
 	LaneRequests                          atomic.Uint64      // requests answered over a request lane (lane.go)
 	LaneSpin                              transfer.SpinStats // what the request lanes' polling reads did (transfer.SpinReader)
 	Downloads                             atomic.Uint64
+	StreamsRefused                        atomic.Uint64 // open_stream refused at --max-streams
+	StreamsReaped                         atomic.Uint64 // idle bulk streams dropped after their client left (reapStreams)
 	// Panics: bugs caught (in a handler, its worker goroutines, a lane's
 	// or stream's goroutine, a reply's sending) and logged instead of
 	// stopping the server. Anything but 0 is a bug worth reporting.

@@ -158,14 +158,25 @@ func (s *Server) closeStreams() {
 
 func (s *Server) acceptStreams(l net.Listener) {
 	defer par.Recover(s.logPanic("panic accepting bulk streams (no new stream is accepted on this listener)"))
+	var pause time.Duration
 	for {
 		c, err := l.Accept()
-		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				s.log.Warn("stream accept", "err", err)
-			}
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
+		if err != nil {
+			// Out of file descriptors (EMFILE, ENFILE) or kernel memory
+			// passes once connections close: pause and accept again, as
+			// net/http does; returning would end every new stream and lane
+			// for the server's lifetime.
+			if pause == 0 {
+				s.log.Warn("stream accept failed; trying again", "err", err)
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			time.Sleep(pause)
+			continue
+		}
+		pause = 0
 		go s.handshake(c)
 	}
 }
@@ -245,7 +256,20 @@ func (s *Server) cmdOpenStream(r *request) (*response, error) {
 	if _, err := rand.Read(tk); err != nil {
 		return nil, transfer.Errorf(transfer.Internal, "ticket: %v", err)
 	}
+	limit := s.cfg.MaxStreams
 	st.mu.Lock()
+	if st.heldLocked() >= limit {
+		st.mu.Unlock()
+		s.reapStreams()
+		st.mu.Lock()
+	}
+	if n := st.heldLocked(); n >= limit {
+		st.mu.Unlock()
+		s.stats.StreamsRefused.Add(1)
+		return nil, transfer.Errorf(transfer.TooManyStreams, "the server holds %d bulk streams and request lanes (with tickets handed out for them), its --max-streams; "+
+			"close the clients you no longer use (each holds at most one stream and one lane), or start the server with a larger --max-streams. "+
+			"Transfers and requests go on over ZeroMQ meanwhile", n)
+	}
 	st.nextID++
 	id := st.nextID
 	st.tickets[string(tk)] = ticket{id: id, owner: append([]byte(nil), r.peer...), expires: time.Now().Add(ticketTTL)}
@@ -271,6 +295,58 @@ func (s *Server) cmdCloseStream(r *request) (*response, error) {
 	}
 	s.dropStream(x)
 	return &response{result: map[string]any{}}, nil
+}
+
+// heldLocked counts what --max-streams bounds: open bulk streams and
+// lanes, and tickets not yet used (each may become one). st.mu must be held.
+func (st *streams) heldLocked() int { return len(st.open) + len(st.lanes) + len(st.tickets) }
+
+// reapStreams frees what a new stream can take: expired tickets, and idle
+// bulk streams whose client has gone (it closed the connection, or its
+// host stopped answering TCP keep-alives). A stream's socket is read only
+// during a transfer, so nothing else notices its client leave; lanes end
+// when their goroutine reads the close.
+func (s *Server) reapStreams() {
+	st := s.streams
+	st.mu.Lock()
+	now := time.Now()
+	for k, t := range st.tickets {
+		if now.After(t.expires) {
+			delete(st.tickets, k)
+		}
+	}
+	open := make([]*stream, 0, len(st.open))
+	for _, x := range st.open {
+		open = append(open, x)
+	}
+	st.mu.Unlock()
+	for _, x := range open {
+		if !x.mu.TryLock() {
+			continue // in a transfer: its client is there
+		}
+		if _, ok := st.lookup(x.id); ok && gone(x.conn) {
+			s.log.Debug("bulk stream closed by its client; dropped", "stream", x.id)
+			s.dropStream(x)
+			s.stats.StreamsReaped.Add(1)
+			continue
+		}
+		x.mu.Unlock()
+	}
+}
+
+// gone reports whether the client of an idle stream closed it or the
+// connection broke. Bytes waiting to be read (an upload's, sent before its
+// request took the stream) mean a live client.
+func gone(c net.Conn) bool {
+	closed, _ := transfer.PeekIdle(c)
+	return closed
+}
+
+func (st *streams) lookup(id uint64) (*stream, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	x, ok := st.open[id]
+	return x, ok
 }
 
 // takeStream returns stream id, locked for request r's transfer. A stream

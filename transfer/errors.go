@@ -29,6 +29,7 @@ const (
 	ShuttingDown       Code = 18
 	Overflow           Code = 19
 	Restoring          Code = 20
+	TooManyStreams     Code = 21
 )
 
 var codeNames = map[Code]string{
@@ -53,6 +54,7 @@ var codeNames = map[Code]string{
 	ShuttingDown:       "SHUTTING_DOWN",
 	Overflow:           "OVERFLOW",
 	Restoring:          "RESTORING",
+	TooManyStreams:     "TOO_MANY_STREAMS",
 }
 
 // String returns the registry name of c ("UNKNOWN_ARRAY").

@@ -58,6 +58,11 @@ func run(args []string) error {
 	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
 	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
+	maxStreamsDef, err := strconv.Atoi(env("MAX_STREAMS", "0"))
+	if err != nil {
+		return fmt.Errorf("ARKTOS_MAX_STREAMS %q: use a whole number such as %d", env("MAX_STREAMS", ""), server.DefaultMaxStreams)
+	}
+	maxStreams := fs.Int("max-streams", maxStreamsDef, fmt.Sprintf("bulk streams and request lanes open at once, over all clients (env ARKTOS_MAX_STREAMS; default %d; a client holds at most one of each)", server.DefaultMaxStreams))
 	laneSpinS := fs.String("lane-spin", env("LANE_SPIN", server.DefaultLaneSpin.String()), "how long a request lane polls for the next request before it blocks, e.g. 200us; 0 turns polling off (env ARKTOS_LANE_SPIN)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
@@ -72,7 +77,7 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	cfg := server.Config{Addr: *addr, Token: *token, Auth: *auth, TokenFile: *tokenFile, Workers: *workers, StreamPort: *streamPort, Logger: log,
-		DataDir: *dataDir, Checkpoint: *checkpoint}
+		DataDir: *dataDir, Checkpoint: *checkpoint, MaxStreams: *maxStreams}
 	laneSpin, err := time.ParseDuration(*laneSpinS)
 	if err != nil || laneSpin < 0 {
 		return fmt.Errorf("--lane-spin (ARKTOS_LANE_SPIN) %q: use a duration such as 200us, or 0 to turn polling off", *laneSpinS)

@@ -19,6 +19,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--max-memory", "2XB"}, []string{"--max-memory"}},
 		{[]string{"--frame-size", "big"}, []string{"--frame-size"}},
 		{[]string{"--lane-spin", "soon"}, []string{"--lane-spin", "ARKTOS_LANE_SPIN", "200us"}},
+		{[]string{"--max-streams", "-1"}, []string{"--max-streams must be positive", "--stream-port -1"}},
 		{[]string{"--log-level", "loud"}, []string{"--log-level", "debug, info, warn or error"}},
 		{[]string{"stray"}, []string{"unexpected arguments", "stray"}},
 	} {

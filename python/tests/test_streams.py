@@ -913,3 +913,43 @@ def test_ctrl_c_after_a_stream_upload_request_drops_the_stream(make_server: Call
         assert conn._request("mem_used")[0]["arrays"] == arrays
     finally:
         conn.close()
+
+
+def test_max_streams_falls_back(make_server: Callable[..., Any]) -> None:
+    """A server at its --max-streams refuses a second connection's lane and
+    bulk stream with TOO_MANY_STREAMS: its requests go over ZeroMQ and its
+    arrays in frames, bit-exact, without asking again on every request;
+    once the first connection has gone it opens both after the pause (a
+    second). Before, a refused lane was never asked for again, and the
+    server had no cap. Asked for a stream outright, the refusal says what
+    to do."""
+    srv = make_server("--max-streams", "2")
+    x = np.arange(300_000, dtype=np.int64) * 7  # 2.3 MiB: over STREAM_THRESHOLD
+    a = srv.connect(shm=False)
+    b = srv.connect(shm=False)
+    c = srv.connect(shm=False, transport="stream")
+    try:
+        a.array(x)
+        assert a._stream is not None and stats(a)["lanes_open"] == 1
+        for _ in range(3):
+            got = b.array(x).to_ndarray()
+            assert got.tobytes() == x.tobytes()
+            assert b._stream is None and b._lane is None
+        # One refusal for b's lane and one for its stream: neither asked
+        # again within the pause, though each round made requests and
+        # transfers.
+        assert stats(b)["streams_refused"] == 2
+        with pytest.raises(ak.TooManyStreamsError, match="--max-streams"):
+            c.array(x)
+        assert stats(b)["streams_refused"] == 3
+
+        a.close()
+        time.sleep(1.1)  # past the first pause
+        b.get_config()  # opens b's lane (a's ended when a closed it)
+        assert b._lane is not None and stats(b)["lanes_open"] == 1
+        got = b.array(x).to_ndarray()
+        assert got.tobytes() == x.tobytes() and b._stream is not None
+        assert stats(b)["streams_reaped"] == 1  # a's stream, found gone
+    finally:
+        for conn in (a, b, c):
+            conn.close()

@@ -39,7 +39,8 @@ from numpy.typing import ArrayLike, NDArray
 from . import _malloc
 from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
-from ._errors import ArgumentValueError, ArktosError, AuthFailedError, RestoringError, UnknownCommandError
+from ._errors import (ArgumentValueError, ArktosError, AuthFailedError, RestoringError, TooManyStreamsError,
+                      UnknownCommandError)
 from ._pdarray import pdarray
 from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
 from ._protocol import (PROTOCOL_VERSION, check_frames, decode_header, encode_request, join_frames, n_frames,
@@ -373,6 +374,26 @@ def _place_download(header: bytes) -> NDArray[Any] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return POOL.empty(size, dtype)
+
+
+class _RetryAfter:
+    """Spaces out opening a lane or stream after a failure that may pass
+    (the server at its --max-streams, a failed connect): a second at first,
+    doubling to a minute while it fails (Go's client.retryAfter). Each try
+    costs an open_stream round trip (and, for a lane, a connect)."""
+
+    FIRST, MOST = 1.0, 60.0
+
+    def __init__(self) -> None:
+        self.at = 0.0
+        self.wait = 0.0
+
+    def failed(self) -> None:
+        self.wait = min(max(2 * self.wait, self.FIRST), self.MOST)
+        self.at = time.monotonic() + self.wait
+
+    def early(self) -> bool:
+        return time.monotonic() < self.at
 
 
 class _Lane:
@@ -847,6 +868,11 @@ class Connection:
         self.lane_spin = _lane_spin(lane_spin) if self.lane or lane_spin is not None else 0.0
         self._lane: _Lane | None = None
         self._lane_failed = False  # the server offers no lane: do not ask again
+        # A lane or stream open that failed for a passing reason (the server
+        # at its --max-streams, a failed connect) is not tried again before
+        # then: ZeroMQ carries the requests, frames the arrays meanwhile.
+        self._lane_retry = _RetryAfter()
+        self._stream_retry = _RetryAfter()
         given = _given_token(token, url_token)
         self._token = given or ""
         self._ids = itertools.count(1)
@@ -1155,13 +1181,19 @@ class Connection:
             path_counts["lanes_closed_by_peer"] += 1
             lane = None
         if lane is None:
+            if self._lane_retry.early():
+                return None
             try:
                 sock, network, _ = self._stream_socket(LANE_MAGIC)
             except RestoringError:
                 return None  # a restarted server: ZeroMQ says so, and the lane opens once it is back
-            except (ArktosError, ConnectionError, OSError):
-                self._lane_failed = True
+            except (ArgumentValueError, UnknownCommandError):
+                self._lane_failed = True  # no streams (--stream-port -1), so no lanes
                 return None
+            except (ArktosError, ConnectionError, OSError):
+                self._lane_retry.failed()  # may pass: tried again after a pause
+                return None
+            self._lane_retry = _RetryAfter()
             sock.settimeout(None)  # replies are awaited with select
             lane = self._lane = _Lane(sock, network, self.lane_spin)
         if lane.owed is not None:
@@ -1449,18 +1481,26 @@ class Connection:
         A server that refused (it offers no streams, or does not know
         open_stream) is not asked again; a failed connect or handshake, or a
         passing refusal (shutting down, out of memory), is tried again next
-        time; RESTORING (a restarted server) is raised."""
+        time, and a server at its --max-streams after a pause; RESTORING (a
+        restarted server) is raised."""
         if self._no_stream:
             return None
+        if self._stream_retry.early() and self._live_stream() is None:
+            return None
         try:
-            return self._open_stream()
+            stream = self._open_stream()
         except (ArgumentValueError, UnknownCommandError):
             self._no_stream = True
             return None
         except RestoringError:
             raise  # a restarted server: the caller waits for it, then has a stream
+        except TooManyStreamsError:
+            self._stream_retry.failed()
+            return None
         except (ArktosError, ConnectionError, OSError):
             return None
+        self._stream_retry = _RetryAfter()
+        return stream
 
     def _drop_stream(self) -> None:
         if self._stream is not None:

@@ -39,6 +39,7 @@ __all__ = [
     "PayloadLengthError",
     "RestoringError",
     "ShuttingDownError",
+    "TooManyStreamsError",
     "UnknownArrayError",
     "UnknownCommandError",
     "UnsupportedDtypeError",
@@ -76,6 +77,7 @@ REGISTRY: tuple[ErrorSpec, ...] = (
     ErrorSpec(18, "SHUTTING_DOWN", "ConnectionError", "the server is shutting down and takes no new work"),
     ErrorSpec(19, "OVERFLOW", "OverflowError", "a Python integer does not fit the dtype an operation converts it to (numpy 2 raises OverflowError)"),
     ErrorSpec(20, "RESTORING", "ConnectionError", "the server is restoring its --checkpoint at start-up; requests other than get_config, stats and shutdown run once it has (clients wait for it when they connect)"),
+    ErrorSpec(21, "TOO_MANY_STREAMS", "ConnectionError", "the server holds --max-streams bulk streams and request lanes; clients fall back to ZeroMQ and try again later"),
 )
 
 _SPEC_BY_NAME: dict[str, ErrorSpec] = {spec.name: spec for spec in REGISTRY}
@@ -249,3 +251,9 @@ class RestoringError(ArktosError, ConnectionError):
     """RESTORING: the server is restoring its --checkpoint; retry once it has."""
 
     registry_name = "RESTORING"
+
+
+class TooManyStreamsError(ArktosError, ConnectionError):
+    """TOO_MANY_STREAMS: the server holds --max-streams streams and lanes."""
+
+    registry_name = "TOO_MANY_STREAMS"
