@@ -1,9 +1,14 @@
 package client
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -36,5 +41,45 @@ func TestLateReply(t *testing.T) {
 	}
 	if len(c.abandoned) != 0 || c.owesLate() {
 		t.Fatalf("%d abandoned requests left", len(c.abandoned))
+	}
+}
+
+// TestDeletesAfterARestart: names a late reply left to delete are kept when
+// the delete is refused with RESTORING by a restarted server (whose
+// checkpoint holds those arrays too), and deleted once it has restored.
+// Before, the refused delete dropped them: the array stayed for good.
+func TestDeletesAfterARestart(t *testing.T) {
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	first := testserver.Start(t, "--checkpoint", ckpt)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, first.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"late", "kept"} {
+		if _, err := Upload(ctx, c, []int64{1, 2, 3}, WithName(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testserver.RestartRestoring(t, first, ckpt, "1s")
+	// As lateReply leaves it: "late" was made by a request given up on.
+	c.mu.Lock()
+	c.pendingDeletes = append(c.pendingDeletes, "late")
+	c.mu.Unlock()
+	retries := RestoreRetries()
+	if info, err := c.Info(ctx, "kept"); err != nil || info.Size != 3 {
+		t.Fatalf("kept after the restart: %+v %v", info, err)
+	}
+	if RestoreRetries() == retries {
+		t.Fatal("the request was not refused with RESTORING: the restore ended before it")
+	}
+	var te *transfer.Error
+	if _, err := c.Info(ctx, "late"); !errors.As(err, &te) || te.Code != transfer.UnknownArray {
+		t.Fatalf("the late array after the restore: %v, want UNKNOWN_ARRAY (deleted)", err)
+	}
+	if len(c.pendingDeletes) != 0 {
+		t.Fatalf("pending deletes left: %v", c.pendingDeletes)
 	}
 }

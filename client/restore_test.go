@@ -1,12 +1,9 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,7 +94,7 @@ func TestRequestsAfterARestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		closed, streams := client.LanesClosedByPeer(), client.StreamsClosedByPeer()
-		log := restartRestoring(t, first, ckpt, "1s")
+		log := testserver.RestartRestoring(t, first, ckpt, "1s")
 		// A download first: over a stream the old server held, refused
 		// while the new one restores.
 		got, err := client.Download[int64](ctxT(t), c, "large")
@@ -131,28 +128,6 @@ func TestRequestsAfterARestart(t *testing.T) {
 	}
 }
 
-// restartRestoring stops first cleanly (which saves its checkpoint ckpt)
-// and starts a server on the same address that restores it after delay
-// (ARKTOS_DEBUG_RESTORE_DELAY); it returns 200 ms after the start, with
-// the new server up and restoring, and the new server's log.
-func restartRestoring(t *testing.T, first *testserver.Server, ckpt, delay string) *bytes.Buffer {
-	t.Helper()
-	first.Cmd.Process.Signal(syscall.SIGTERM)
-	if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
-		t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
-	}
-	second := exec.Command(testserver.Binary(t), "--addr", first.URL, "--checkpoint", ckpt, "--log-level", "warn")
-	second.Env = append(os.Environ(), "ARKTOS_DEBUG_RESTORE_DELAY="+delay)
-	var log bytes.Buffer
-	second.Stdout, second.Stderr = &log, &log
-	if err := second.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { second.Process.Kill(); second.Wait() })
-	time.Sleep(200 * time.Millisecond)
-	return &log
-}
-
 // TestUploadsAfterARestart: clients made before their server restarted on
 // a checkpoint upload (over the lane, a bulk stream and a shared-memory
 // lease) and view an array while the new server restores; each is refused
@@ -179,7 +154,7 @@ func TestUploadsAfterARestart(t *testing.T) {
 		}
 	}
 	retries := client.RestoreRetries()
-	log := restartRestoring(t, first, ckpt, "1500ms")
+	log := testserver.RestartRestoring(t, first, ckpt, "1500ms")
 	var wg sync.WaitGroup
 	errs := make([]error, len(cs))
 	var view *client.View[int64]

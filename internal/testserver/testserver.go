@@ -159,3 +159,25 @@ func waitReady(url string, limit time.Duration) error {
 	}
 	return ctx.Err()
 }
+
+// RestartRestoring stops first cleanly (which saves its checkpoint ckpt)
+// and starts a server on the same address that restores it after delay
+// (ARKTOS_DEBUG_RESTORE_DELAY); it returns 200 ms after the start, with
+// the new server up and restoring, and the new server's log.
+func RestartRestoring(t testing.TB, first *Server, ckpt, delay string) *bytes.Buffer {
+	t.Helper()
+	first.Cmd.Process.Signal(syscall.SIGTERM)
+	if err, ok := first.Wait(20 * time.Second); !ok || err != nil {
+		t.Fatalf("first server: exit %v (exited %v)\n%s", err, ok, first.Log.String())
+	}
+	second := exec.Command(Binary(t), "--addr", first.URL, "--checkpoint", ckpt, "--log-level", "warn")
+	second.Env = append(os.Environ(), "ARKTOS_DEBUG_RESTORE_DELAY="+delay)
+	var log bytes.Buffer
+	second.Stdout, second.Stderr = &log, &log
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.Process.Kill(); second.Wait() })
+	time.Sleep(200 * time.Millisecond)
+	return &log
+}

@@ -321,6 +321,31 @@ def test_uploads_after_a_restart(make_server: Callable[..., Any], tmp_path: Path
         c.close()
 
 
+def test_deletes_after_a_restart(make_server: Callable[..., Any], tmp_path: Path) -> None:
+    """Names left to delete (an array a late reply made, or one collected)
+    are kept when the delete is refused with RESTORING by a restarted
+    server, whose checkpoint holds those arrays too, and deleted once it
+    has restored (as Go's flushDeletes)."""
+    from arktos._connection import path_counts
+
+    flags = ("--checkpoint", str(tmp_path / "ckpt"))
+    srv = make_server(*flags)
+    conn = srv.connect()
+    late = conn.array(np.arange(3), name="late")  # (held: a collected one is deleted)
+    kept = conn.array(np.arange(3), name="kept")
+    srv.process.send_signal(signal.SIGTERM)  # a clean stop saves the checkpoint
+    assert srv.process.wait(timeout=30) == 0
+    make_server(*flags, env={"ARKTOS_DEBUG_RESTORE_DELAY": "1s"}, url=srv.url)
+    conn._pending_deletes.append("late")
+    retries = path_counts["restore_retries"]
+    assert same_bits(conn.attach("kept").to_ndarray(), np.arange(3))
+    assert path_counts["restore_retries"] > retries  # refused while restoring
+    assert [e["name"] for e in conn.list_arrays()] == ["kept"]
+    assert not conn._pending_deletes
+    del late, kept
+    conn.close()
+
+
 def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:
     a = io_conn.array(np.arange(1000.0), name="a_io")
     info = ak.save_all("ck/one", conn=io_conn)

@@ -995,7 +995,14 @@ class Connection:
             with self._lock:
                 self._check_open()
                 if self._pending_deletes or self._pending_releases:
-                    self._flush_deletes(timeout)
+                    try:
+                        self._flush_deletes(timeout)
+                    except RestoringError:
+                        # Kept for the next request (a restarted server's
+                        # checkpoint holds those arrays too). This one goes
+                        # on: get_config, which the wait for the restore
+                        # polls, runs during it.
+                        pass
                 return self._roundtrip(cmd, args or {}, payload, timeout)
         if cmd == "get_config":  # (what _after_restore itself asks)
             return once()
