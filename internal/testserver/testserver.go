@@ -26,6 +26,37 @@ var (
 	buildErr  error
 )
 
+var (
+	raceOnce sync.Once
+	racePath string
+	raceErr  error
+)
+
+// RaceBinary returns the path of an arktos-server built with the race
+// detector (once per test process; the packages' race builds are cached by
+// go test -race).
+func RaceBinary(t testing.TB) string {
+	t.Helper()
+	raceOnce.Do(func() {
+		_, here, _, _ := runtime.Caller(0)
+		dir, err := os.MkdirTemp("", "arktos-bin-")
+		if err != nil {
+			raceErr = err
+			return
+		}
+		racePath = filepath.Join(dir, "arktos-server-race")
+		cmd := exec.Command("go", "build", "-race", "-o", racePath, "./cmd/arktos-server")
+		cmd.Dir = filepath.Join(filepath.Dir(here), "..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			raceErr = fmt.Errorf("go build -race: %v\n%s", err, out)
+		}
+	})
+	if raceErr != nil {
+		t.Fatal(raceErr)
+	}
+	return racePath
+}
+
 // Binary returns the path of an arktos-server binary.
 func Binary(t testing.TB) string {
 	t.Helper()
@@ -86,9 +117,15 @@ type Server struct {
 // until it answers, and stops it when the test ends.
 func Start(t testing.TB, flags ...string) *Server {
 	t.Helper()
+	return StartBinary(t, Binary(t), flags...)
+}
+
+// StartBinary is Start with the server binary bin (RaceBinary's, say).
+func StartBinary(t testing.TB, bin string, flags ...string) *Server {
+	t.Helper()
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", FreePort(t))
 	args := append([]string{"--addr", url, "--log-level", "warn"}, flags...)
-	cmd := exec.Command(Binary(t), args...)
+	cmd := exec.Command(bin, args...)
 	// Pooled buffers are poisoned, so a reader that kept one breaks loudly.
 	cmd.Env = append(os.Environ(), "ARKTOS_DEBUG_POISON=1")
 	var log bytes.Buffer
