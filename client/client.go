@@ -39,6 +39,8 @@ type Client struct {
 	mu            sync.Mutex
 	sock          *zmq.Socket
 	rcvTimeout    time.Duration // the socket's ZMQ_RCVTIMEO, set by recv
+	mon           *zmq.Socket   // the socket monitor's events (lost.go); guarded by mu
+	heartbeat     time.Duration // WithHeartbeat (lost.go)
 	url           string
 	token         string
 	nextID        uint64
@@ -115,6 +117,7 @@ type options struct {
 	noShm         bool
 	noLane        bool
 	laneSpin      *time.Duration // WithLaneSpin; nil: transfer.DefaultLaneSpin
+	heartbeat     *time.Duration // WithHeartbeat; nil: DefaultHeartbeat
 }
 
 // Option configures Dial.
@@ -207,12 +210,23 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("client: socket: %w", err)
 	}
 	sock.SetLinger(0)
-	if err := sock.Connect(endpoint); err != nil {
-		sock.Close()
-		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
+	heartbeat := DefaultHeartbeat
+	if o.heartbeat != nil {
+		if heartbeat = *o.heartbeat; heartbeat < 0 {
+			sock.Close()
+			return nil, fmt.Errorf("client: WithHeartbeat(%v): use a positive duration, or 0 for no heartbeats", heartbeat)
+		}
 	}
 	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane,
-		laneSpin: laneSpin}
+		laneSpin: laneSpin, heartbeat: heartbeat}
+	if err := c.watchConnection(heartbeat); err != nil {
+		c.closeSockets()
+		return nil, err
+	}
+	if err := sock.Connect(endpoint); err != nil {
+		c.closeSockets()
+		return nil, fmt.Errorf("client: connect %s: %w", endpoint, err)
+	}
 	// ZeroMQ connects lazily (a server that is not running is not an
 	// error), so a ctx without a deadline waits connectTimeout at most.
 	cctx := ctx
@@ -242,10 +256,19 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		err = c.awaitRestore(ctx)
 	}
 	if err != nil {
-		sock.Close()
+		c.closeSockets()
 		return nil, err
 	}
 	return c, nil
+}
+
+// closeSockets closes the ZeroMQ socket and its monitor's.
+func (c *Client) closeSockets() error {
+	if c.mon != nil {
+		c.mon.Close()
+		c.mon = nil
+	}
+	return c.sock.Close()
 }
 
 // restorePoll is how often Dial asks a restoring server how far it is.
@@ -365,7 +388,7 @@ func (c *Client) Close() error {
 	}
 	c.closeStream()
 	c.closeLane()
-	err := c.sock.Close()
+	err := c.closeSockets()
 	for _, r := range c.refs {
 		r.Leak() // kept pinned until libzmq drops the closed socket's messages
 	}
@@ -398,6 +421,7 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	if err != nil {
 		return nil, nil, fmt.Errorf("client: encode %s request: %w", cmd, err)
 	}
+	c.dropped() // a drop before this request is not about it
 	if err := c.sendParts(hdr, payload); err != nil {
 		return nil, nil, err
 	}
@@ -407,7 +431,9 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	for {
 		m, err := c.recv(ctx, cmd)
 		if err != nil {
-			c.abandon(id, cmd, args) // its reply comes later: see late.go
+			if !errors.Is(err, ErrConnectionLost) {
+				c.abandon(id, cmd, args) // its reply comes later: see late.go
+			}
 			return nil, nil, err
 		}
 		if m.Len() == 0 {
@@ -494,6 +520,9 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 		}
 		m, err := zframe.Recv(c.sock, false)
 		if errors.Is(err, syscall.EAGAIN) {
+			if c.dropped() {
+				return nil, c.lostError(cmd)
+			}
 			continue // timed out: look at ctx again
 		}
 		if err != nil {

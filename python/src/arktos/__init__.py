@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
 from ._bufpool import set_download_pool
-from ._connection import DEFAULT_URL, Connection
+from ._connection import DEFAULT_URL, Connection, ConnectionLostError
 from ._dtypes import DTYPES
 from ._errors import *  # noqa: F401,F403 -- the exception classes
 from ._errors import __all__ as _error_names
@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_URL",
     "DTYPES",
     "Connection",
+    "ConnectionLostError",
     "GroupBy",
     "Server",
     "array",

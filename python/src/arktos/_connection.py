@@ -34,6 +34,7 @@ from urllib.parse import parse_qs
 
 import numpy as np
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 from numpy.typing import ArrayLike, NDArray
 
 from . import _malloc
@@ -49,6 +50,10 @@ from ._protocol import (PROTOCOL_VERSION, check_frames, decode_header, encode_re
 __all__ = ["Connection", "DEFAULT_URL"]
 
 DEFAULT_URL = "tcp://localhost:5555"
+#: How long the server may leave heartbeats unanswered before the ZeroMQ
+#: connection counts as lost (Connection's ``heartbeat``; Go's
+#: client.DefaultHeartbeat).
+DEFAULT_HEARTBEAT = 30.0
 #: How often connect asks a server restoring its checkpoint how far it is (s).
 RESTORE_POLL = 0.05
 
@@ -74,9 +79,11 @@ SHM_THRESHOLD = 16 << 20
 # "lanes_closed_by_peer" and "streams_closed_by_peer", the idle lanes and the
 # bulk streams found closed by their (restarted) server and replaced before
 # a request went out on them; "restore_retries", the requests, downloads and
-# uploads sent again after a RESTORING refusal (Go's RestoreRetries).
+# uploads sent again after a RESTORING refusal (Go's RestoreRetries);
+# "connections_lost", the requests failed with ConnectionLostError.
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
-                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0, "restore_retries": 0}
+                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0, "restore_retries": 0,
+                               "connections_lost": 0}
 #: A lane idle this long is checked for a close by its server before a
 #: request goes out on it (Go's laneIdleCheck): busy lanes skip the poll.
 LANE_IDLE_CHECK = 0.02
@@ -374,6 +381,19 @@ def _place_download(header: bytes) -> NDArray[Any] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return POOL.empty(size, dtype)
+
+
+class ConnectionLostError(ConnectionError):
+    """The ZeroMQ connection dropped while a request waited for its reply:
+    the server stopped, crashed or restarted, or answered no heartbeat
+    within the connection's ``heartbeat`` seconds. Whether the request ran
+    is not known; the next request connects again (Go's
+    client.ErrConnectionLost)."""
+
+
+def _close_sockets(sock: zmq.Socket[bytes], monitor: zmq.Socket[bytes]) -> None:
+    monitor.close(0)
+    sock.close(0)
 
 
 class _RetryAfter:
@@ -837,6 +857,13 @@ class Connection:
     process waits for (about 130 µs on a small VM). A poll that finds the
     CPU taken by another thread stops polling for a while.
 
+    A request waiting for its reply on ZeroMQ fails with
+    ``ConnectionLostError`` (a ``ConnectionError``) when the connection
+    drops: the server stopped or crashed, or left heartbeats unanswered for
+    ``heartbeat`` seconds (default 30; pings go out at a quarter of it; 0
+    sends none), as a host that vanished does. Whether the request ran is
+    not known; the next one connects again.
+
     >>> conn = ak.Connection("tcp://localhost:5555")
     >>> a = conn.array([1, 2, 3])
     >>> conn.close()
@@ -845,7 +872,8 @@ class Connection:
     def __init__(self, url: str | None = None, token: str | None = None,
                  timeout: float | None = None, transport: str = "auto",
                  stream_network: str | None = None, compression: str | None = None,
-                 shm: bool = True, lane: bool = True, lane_spin: float | str | None = None) -> None:
+                 shm: bool = True, lane: bool = True, lane_spin: float | str | None = None,
+                 heartbeat: float | None = DEFAULT_HEARTBEAT) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if compression not in COMPRESSIONS:
@@ -890,9 +918,18 @@ class Connection:
         # args). Arrays their late replies created are freed (see _late_reply).
         self._abandoned: dict[int, tuple[str, dict[str, Any]]] = {}
         _malloc.tune()  # before the first socket starts libzmq's I/O thread
+        if heartbeat is not None and not (isinstance(heartbeat, (int, float)) and heartbeat >= 0):
+            raise ValueError(f"heartbeat must be a number of seconds >= 0 (0: no heartbeats), got {heartbeat!r}")
+        self.heartbeat = float(heartbeat or 0)
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
-        self._close_socket = weakref.finalize(self, self._socket.close, 0)
+        if self.heartbeat > 0:
+            # Pings at a quarter of it; the server's libzmq I/O thread
+            # answers them however long its handlers run (see _dropped).
+            self._socket.setsockopt(zmq.HEARTBEAT_IVL, max(1, int(self.heartbeat * 250)))
+            self._socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(1, int(self.heartbeat * 1000)))
+        self._monitor: zmq.Socket[bytes] = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._close_socket = weakref.finalize(self, _close_sockets, self._socket, self._monitor)
         try:
             self._socket.connect(self.url)
         except zmq.ZMQError as err:
@@ -901,11 +938,24 @@ class Connection:
                              "expected e.g. tcp://host:5555 or ipc:///path") from None
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
+        self._poller.register(self._monitor, zmq.POLLIN)  # a drop ends the wait (_dropped)
         try:
             self.config: dict[str, Any] = self._await_restore(self._handshake(token_given=given is not None))
         except BaseException:
             self._close_socket()
             raise
+
+    def _dropped(self) -> bool:
+        """Read the socket monitor's events without blocking: whether the
+        ZeroMQ connection dropped since the last call. A request on ZeroMQ
+        waits on a socket that reconnects by itself, so a server that died
+        mid-request (or a host that vanished: heartbeats) left it waiting
+        until its timeout, for ever without one; lanes and streams are
+        plain sockets, which see the close themselves."""
+        gone = False
+        while cast(int, self._monitor.get(zmq.EVENTS)) & zmq.POLLIN:  # (no exception raised when none: cheaper)
+            gone = gone or recv_monitor_message(self._monitor)["event"] == zmq.EVENT_DISCONNECTED
+        return gone
 
     def _handshake(self, *, token_given: bool) -> dict[str, Any]:
         """get_config, retried once with ~/.arktos/token if no token was given."""
@@ -1105,6 +1155,7 @@ class Connection:
                             self._abandoned[req_id] = (cmd, args)
                             raise
                     return self._lane_roundtrip(lane, req_id, cmd, args, timeout, place)
+        self._dropped()  # a drop before this request is not about it
         if len(payload):
             self._socket.send_multipart([header, *payload], copy=False)
         else:
@@ -1123,8 +1174,16 @@ class Connection:
         wait_ms: int | None = first_ms
         try:
             while True:
-                if not self._poller.poll(wait_ms):
+                ready = self._poller.poll(wait_ms)
+                if not any(sock is self._socket for sock, _ in ready):  # (the monitor's, or none)
                     now = time.monotonic()
+                    if self._dropped():
+                        path_counts["connections_lost"] += 1
+                        raise ConnectionLostError(
+                            f"the connection to {self.url} dropped while {cmd!r} waited for its reply (the "
+                            f"server stopped, crashed or restarted, or answered no heartbeat within "
+                            f"{self.heartbeat:g} s); whether it ran is not known, and the next request "
+                            "connects again")
                     if deadline is not None and now >= deadline:
                         raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
                                            f"{timeout:g} s; {_SERVER_HINT}")
@@ -1148,6 +1207,8 @@ class Connection:
                     return parse_reply(reply).result, frames[1:]
                 # Any other id is a late reply to an abandoned request.
                 self._late_reply(reply)
+        except ConnectionLostError:
+            raise  # its reply will not come
         except BaseException:
             self._abandoned[req_id] = (cmd, args)
             while len(self._abandoned) > 1000:  # a server that never answers

@@ -1,0 +1,102 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+// A request sent over ZeroMQ waits for its reply on a DEALER socket that
+// reconnects by itself: a server that stopped or crashed mid-request (the
+// kernel killed it for memory, say) left the caller waiting until its ctx
+// ended, for ever without a deadline, and a host that vanished without
+// closing the connection likewise. So the client watches its socket's
+// connection (a libzmq socket monitor reporting disconnects) and sends
+// heartbeats (ZMTP PING, which the server's libzmq I/O thread answers
+// however long its handlers run): a request whose connection dropped while
+// it waited fails with ErrConnectionLost. Lanes and bulk streams are plain
+// sockets, which report a closed connection themselves.
+
+// ErrConnectionLost is wrapped by the error of a request whose connection
+// to the server dropped while it waited for the reply: the server stopped,
+// crashed or restarted, or answered no heartbeat (WithHeartbeat). Whether
+// the request ran is not known; the client connects again by itself.
+var ErrConnectionLost = errors.New("connection to the server lost")
+
+// DefaultHeartbeat is how long a server may leave heartbeats unanswered
+// before its connection counts as lost (WithHeartbeat).
+const DefaultHeartbeat = 30 * time.Second
+
+// WithHeartbeat sets how long the server may leave the client's heartbeats
+// unanswered before the connection counts as lost and a request waiting on
+// it fails with ErrConnectionLost (default DefaultHeartbeat; pings go out
+// at a quarter of it; 0 sends none, and then only a closed connection is
+// noticed). A host that vanished is found this way; a server process that
+// stopped is found at once.
+func WithHeartbeat(d time.Duration) Option { return func(o *options) { o.heartbeat = &d } }
+
+var monitorSeq atomic.Uint64
+
+// watchConnection starts the socket monitor and the heartbeats (Dial).
+func (c *Client) watchConnection(heartbeat time.Duration) error {
+	if heartbeat > 0 {
+		if err := c.sock.SetHeartbeatIvl(max(heartbeat/4, time.Millisecond)); err != nil {
+			return fmt.Errorf("client: heartbeat: %w", err)
+		}
+		if err := c.sock.SetHeartbeatTimeout(heartbeat); err != nil {
+			return fmt.Errorf("client: heartbeat: %w", err)
+		}
+	}
+	addr := fmt.Sprintf("inproc://arktos-client-monitor-%d", monitorSeq.Add(1))
+	if err := c.sock.Monitor(addr, zmq.EVENT_DISCONNECTED); err != nil {
+		return fmt.Errorf("client: monitor: %w", err)
+	}
+	mon, err := zmq.NewSocket(zmq.PAIR)
+	if err != nil {
+		return fmt.Errorf("client: monitor: %w", err)
+	}
+	mon.SetLinger(0)
+	if err := mon.Connect(addr); err != nil {
+		mon.Close()
+		return fmt.Errorf("client: monitor: %w", err)
+	}
+	c.mon = mon
+	return nil
+}
+
+// dropped reads the monitor's events and reports whether the connection
+// dropped since the last call, without blocking (c.mu held). Called before
+// a request goes out (what came before is not about it) and while its
+// reply is late.
+func (c *Client) dropped() bool {
+	if c.mon == nil {
+		return false
+	}
+	gone := false
+	for {
+		// (Asking first costs no allocation when there is none, the usual case.)
+		if st, err := c.mon.GetEvents(); err != nil || st&zmq.POLLIN == 0 {
+			return gone
+		}
+		ev, _, _, err := c.mon.RecvEvent(zmq.DONTWAIT)
+		if err != nil {
+			return gone
+		}
+		gone = gone || ev == zmq.EVENT_DISCONNECTED
+	}
+}
+
+var connectionsLost atomic.Uint64
+
+// ConnectionsLost is how many requests this process's clients failed with
+// ErrConnectionLost (tests check the path).
+func ConnectionsLost() uint64 { return connectionsLost.Load() }
+
+func (c *Client) lostError(cmd string) error {
+	connectionsLost.Add(1)
+	return fmt.Errorf("client: %s on %s: the connection dropped while the request waited for its reply (the server stopped, crashed or restarted, or answered no heartbeat within %v); whether it ran is not known, and the next request connects again: %w",
+		cmd, c.url, c.heartbeat, ErrConnectionLost)
+}

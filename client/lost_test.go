@@ -1,0 +1,61 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+)
+
+// TestRequestLostWithItsServer: a request waiting on ZeroMQ for its reply
+// fails with ErrConnectionLost, soon and saying why, when its server dies
+// (SIGKILL) or stops answering heartbeats (SIGSTOP: a host that vanished
+// without closing the connection looks the same); the next request to a
+// server that answers goes through. Before, either waited for the caller's
+// ctx, for ever without a deadline (here: 60 s).
+func TestRequestLostWithItsServer(t *testing.T) {
+	for _, how := range []string{"killed", "frozen"} {
+		t.Run(how, func(t *testing.T) {
+			srv := testserver.Start(t)
+			c := dial(t, srv.URL, client.WithLane(false), client.WithHeartbeat(time.Second))
+			ctx := ctxT(t)
+			if _, err := client.Upload(ctx, c, []int64{1, 2, 3}, client.WithName("x")); err != nil {
+				t.Fatal(err)
+			}
+			pid := srv.Cmd.Process.Pid
+			syscall.Kill(pid, syscall.SIGSTOP) // the request waits in the socket
+			lost := client.ConnectionsLost()
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				reqCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				_, err := c.Info(reqCtx, "x")
+				done <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
+			if how == "killed" {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			err := <-done
+			took := time.Since(start)
+			if !errors.Is(err, client.ErrConnectionLost) || !strings.Contains(err.Error(), "info") || !strings.Contains(err.Error(), "whether it ran is not known") {
+				t.Fatalf("after %v: %v; want ErrConnectionLost naming the request", took, err)
+			}
+			if took > 10*time.Second || client.ConnectionsLost() != lost+1 {
+				t.Fatalf("the request failed after %v (lost %d times): the drop was not noticed", took, client.ConnectionsLost()-lost)
+			}
+			if how == "frozen" {
+				syscall.Kill(pid, syscall.SIGCONT)
+				if info, err := c.Info(ctx, "x"); err != nil || info.Size != 3 {
+					t.Fatalf("the next request once the server answers again: %+v %v", info, err)
+				}
+			}
+		})
+	}
+}
