@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -177,5 +179,50 @@ func TestDialNoServer(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Dial gave up after %v, want about %v", took, connectTimeout)
+	}
+}
+
+// TestTCPKeepAlive: a TCP lane's and bulk stream's keep-alives and
+// TCP_USER_TIMEOUT follow WithHeartbeat (keepAlive, userTimeout), so a
+// vanished host fails a request on them within about as long as the
+// ZeroMQ socket's heartbeats would (Go's defaults took about 2.5 minutes
+// for an idle connection, 15 retransmissions for unacknowledged bytes).
+func TestTCPKeepAlive(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, srv.URL, WithStreamNetwork("tcp"), WithHeartbeat(8*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.GetConfig(ctx); err != nil { // opens the lane
+		t.Fatal(err)
+	}
+	if _, err := Upload(ctx, c, make([]int64, StreamThreshold/8)); err != nil { // and the stream
+		t.Fatal(err)
+	}
+	for what, conn := range map[string]net.Conn{"lane": c.lane.s.conn, "stream": c.stream.conn} {
+		raw, err := conn.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		raw.Control(func(fd uintptr) {
+			for _, o := range []struct {
+				name       string
+				level, opt int
+				want       int
+			}{
+				{"SO_KEEPALIVE", unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},
+				{"TCP_KEEPIDLE", unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 2},
+				{"TCP_KEEPINTVL", unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 2},
+				{"TCP_KEEPCNT", unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 4},
+				{"TCP_USER_TIMEOUT", unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, 8000},
+			} {
+				if v, err := unix.GetsockoptInt(int(fd), o.level, o.opt); err != nil || v != o.want {
+					t.Errorf("%s: %s %d (%v), want %d", what, o.name, v, err, o.want)
+				}
+			}
+		})
 	}
 }

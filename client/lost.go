@@ -3,10 +3,14 @@ package client
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
+	"golang.org/x/sys/unix"
 )
 
 // A request sent over ZeroMQ waits for its reply on a DEALER socket that
@@ -18,7 +22,9 @@ import (
 // heartbeats (ZMTP PING, which the server's libzmq I/O thread answers
 // however long its handlers run): a request whose connection dropped while
 // it waited fails with ErrConnectionLost. Lanes and bulk streams are plain
-// sockets, which report a closed connection themselves.
+// sockets, which report a closed connection themselves; on TCP their
+// keep-alives and TCP_USER_TIMEOUT follow the heartbeat (keepAlive), so a
+// vanished host fails them within about as long.
 
 // ErrConnectionLost is wrapped by the error of a request whose connection
 // to the server dropped while it waited for the reply: the server stopped,
@@ -35,7 +41,8 @@ const DefaultHeartbeat = 30 * time.Second
 // it fails with ErrConnectionLost (default DefaultHeartbeat; pings go out
 // at a quarter of it; 0 sends none, and then only a closed connection is
 // noticed). A host that vanished is found this way; a server process that
-// stopped is found at once.
+// stopped is found at once. TCP lanes and bulk streams set their
+// keep-alives and TCP_USER_TIMEOUT from it too (0: Go's defaults).
 func WithHeartbeat(d time.Duration) Option { return func(o *options) { o.heartbeat = &d } }
 
 var monitorSeq atomic.Uint64
@@ -99,4 +106,37 @@ func (c *Client) lostError(cmd string) error {
 	connectionsLost.Add(1)
 	return fmt.Errorf("client: %s on %s: the connection dropped while the request waited for its reply (the server stopped, crashed or restarted, or answered no heartbeat within %v); whether it ran is not known, and the next request connects again: %w",
 		cmd, c.url, c.heartbeat, ErrConnectionLost)
+}
+
+// keepAlive is a TCP lane's or stream's keep-alive for heartbeat: probes
+// from a quarter of it on an idle connection (a lane waiting for a reply
+// is one), and four unanswered ones drop it. 0 leaves Go's defaults (15 s
+// idle, then 9 probes 15 s apart).
+func keepAlive(heartbeat time.Duration) net.KeepAliveConfig {
+	if heartbeat <= 0 {
+		return net.KeepAliveConfig{}
+	}
+	step := max(heartbeat/4, time.Second) // (the kernel counts whole seconds)
+	return net.KeepAliveConfig{Enable: true, Idle: step, Interval: step, Count: 4}
+}
+
+// userTimeout sets TCP_USER_TIMEOUT to heartbeat on TCP connections: bytes
+// sent and never acknowledged (a request written to a vanished host) fail
+// the connection then, not after the kernel's 15 retransmissions.
+func userTimeout(heartbeat time.Duration) func(network, address string, rc syscall.RawConn) error {
+	if heartbeat <= 0 {
+		return nil
+	}
+	return func(network, _ string, rc syscall.RawConn) error {
+		if !strings.HasPrefix(network, "tcp") {
+			return nil
+		}
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(heartbeat.Milliseconds()))
+		}); err != nil {
+			return err
+		}
+		return serr
+	}
 }

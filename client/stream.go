@@ -179,7 +179,7 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 	port := int(asInt(res["port"]))
 	unixPath := asString(res["unix"])
 	host := controlHost(c.url)
-	var d net.Dialer
+	d := net.Dialer{KeepAliveConfig: keepAlive(c.heartbeat), Control: userTimeout(c.heartbeat)}
 	var conn net.Conn
 	network := "unix"
 	if unixPath != "" && isLoopbackHost(host) && c.streamNetwork != "tcp" {

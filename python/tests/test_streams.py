@@ -953,3 +953,23 @@ def test_max_streams_falls_back(make_server: Callable[..., Any]) -> None:
     finally:
         for conn in (a, b, c):
             conn.close()
+
+
+def test_tcp_keepalive(server: Any) -> None:
+    """A TCP lane's and bulk stream's keep-alives and TCP_USER_TIMEOUT
+    follow ``heartbeat`` (as Go's client does), so a vanished host fails a
+    request on them within about as long as the ZeroMQ socket's heartbeats
+    would; before, a blocked read waited for ever (no keep-alive at all)."""
+    conn = server.connect(stream_network="tcp", heartbeat=8.0, shm=False)
+    try:
+        conn.array(np.arange(STREAM_THRESHOLD // 8, dtype=np.int64))  # opens the stream
+        conn.list_arrays()  # and the lane
+        assert conn._lane is not None and conn._stream is not None
+        for sock in (conn._lane.sock, conn._stream.sock):
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 2
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 2
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 4
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 8000
+    finally:
+        conn.close()
