@@ -1,8 +1,12 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +33,7 @@ func TestRequestLostWithItsServer(t *testing.T) {
 			}
 			pid := srv.Cmd.Process.Pid
 			syscall.Kill(pid, syscall.SIGSTOP) // the request waits in the socket
+			waitStopped(t, pid)
 			lost := client.ConnectionsLost()
 			done := make(chan error, 1)
 			start := time.Now()
@@ -57,5 +62,30 @@ func TestRequestLostWithItsServer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitStopped waits until every thread of process pid is stopped: the
+// kernel stops a process's threads one by one as each is scheduled, and on
+// a loaded machine the rest ran on (and answered a request) for
+// milliseconds after kill(SIGSTOP) returned.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, task := range tasks {
+			b, err := os.ReadFile(task)
+			// The state follows the command name, which is in parentheses.
+			if i := bytes.LastIndexByte(b, ')'); err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' && b[i+2] != 't' {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d not stopped 10 s after SIGSTOP", pid)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -134,6 +135,26 @@ def test_client_killed_mid_upload_leaves_nothing(server, conn: ak.Connection) ->
     assert conn.array([1, 2]).to_ndarray().tolist() == [1, 2]
 
 
+def _wait_stopped(pid: int) -> None:
+    """Wait until every thread of process pid is stopped: the kernel stops
+    a process's threads one by one as each is scheduled, and on a loaded
+    machine the rest ran on (and answered a request) for milliseconds after
+    the SIGSTOP was sent."""
+    deadline = time.monotonic() + 10
+    while True:
+        states = []
+        for task in Path(f"/proc/{pid}/task").glob("*/stat"):
+            try:
+                text = task.read_text()
+            except OSError:
+                continue
+            states.append(text[text.rindex(")") + 2])  # the state follows the (command)
+        if states and all(s in "Tt" for s in states):
+            return
+        assert time.monotonic() < deadline, f"server {pid} not stopped 10 s after SIGSTOP: {states}"
+        time.sleep(0.001)
+
+
 @pytest.mark.parametrize("how", ["killed", "frozen"])
 def test_request_lost_with_its_server(make_server: Any, how: str) -> None:
     """A request waiting on ZeroMQ for its reply raises ConnectionLostError,
@@ -149,6 +170,7 @@ def test_request_lost_with_its_server(make_server: Any, how: str) -> None:
     try:
         a = conn.array(np.arange(3), name="x")
         srv.process.send_signal(signal.SIGSTOP)  # the request waits in the socket
+        _wait_stopped(srv.process.pid)
         lost = path_counts["connections_lost"]
         if how == "killed":
             threading.Timer(0.3, srv.process.send_signal, (signal.SIGKILL,)).start()
