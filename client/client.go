@@ -262,9 +262,14 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// closeSockets closes the ZeroMQ socket and its monitor's.
+// closeSockets closes the ZeroMQ socket and its monitor's, the monitor
+// stopped first: libzmq sends its events blocking, from its I/O thread, so
+// an event for a socket whose monitor peer is gone (the server dropping as
+// the client closes) blocked that thread for good, and with it every
+// client of the process.
 func (c *Client) closeSockets() error {
 	if c.mon != nil {
+		c.sock.Monitor("", 0)
 		c.mon.Close()
 		c.mon = nil
 	}

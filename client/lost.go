@@ -66,6 +66,10 @@ func (c *Client) watchConnection(heartbeat time.Duration) error {
 		return fmt.Errorf("client: monitor: %w", err)
 	}
 	mon.SetLinger(0)
+	// No limit on the queue: libzmq's sending side blocks its I/O thread
+	// when it is full (events are tens of bytes, read at each request on
+	// ZeroMQ).
+	mon.SetRcvhwm(0)
 	if err := mon.Connect(addr); err != nil {
 		mon.Close()
 		return fmt.Errorf("client: monitor: %w", err)

@@ -89,3 +89,31 @@ func waitStopped(t *testing.T, pid int) {
 		}
 	}
 }
+
+// TestCloseAsTheServerDies: clients closed while their server dies leave
+// the process's other clients working. libzmq sends a socket's monitor
+// events blocking, from its I/O thread: closing the monitor's peer before
+// the socket let a disconnect in between block that thread for good, and
+// every ZeroMQ socket of the process with it (the Python suite stalled so).
+func TestCloseAsTheServerDies(t *testing.T) {
+	for range 40 {
+		srv := testserver.Start(t, "--stream-port", "-1")
+		c := dial(t, srv.URL, client.WithLane(false))
+		killed := make(chan struct{})
+		go func() { srv.Cmd.Process.Kill(); close(killed) }()
+		c.Close()
+		<-killed
+		srv.Wait(10 * time.Second)
+	}
+	srv := testserver.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, srv.URL)
+	if err != nil {
+		t.Fatalf("a new client after the closes: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.GetConfig(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -410,8 +410,35 @@ def _keepalive(sock: socket.socket, heartbeat: float) -> None:
 
 
 def _close_sockets(sock: zmq.Socket[bytes], monitor: zmq.Socket[bytes]) -> None:
+    # The monitor is stopped first. libzmq sends its events blocking, from
+    # its I/O thread: an event for a socket whose monitor peer is gone (the
+    # server dropping as the connection closes) blocked that thread for
+    # good, and with it every ZeroMQ connection of the process.
+    try:
+        sock.disable_monitor()
+    except zmq.ZMQError:
+        pass
     monitor.close(0)
     sock.close(0)
+
+
+_MONITOR_IDS = itertools.count(1)
+
+
+def _monitor(sock: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
+    """A PAIR socket receiving sock's DISCONNECTED events. Its receive
+    queue has no limit: libzmq's sending side blocks (its I/O thread) when
+    the queue is full, and events are tens of bytes, read at each request
+    on ZeroMQ. (pyzmq's get_monitor_socket names the endpoint after the
+    file descriptor, which the next socket may reuse before libzmq has
+    reaped the last.)"""
+    addr = f"inproc://arktos-monitor-{os.getpid()}-{next(_MONITOR_IDS)}"
+    sock.monitor(addr, zmq.EVENT_DISCONNECTED)
+    monitor: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.PAIR)
+    monitor.setsockopt(zmq.LINGER, 0)
+    monitor.setsockopt(zmq.RCVHWM, 0)
+    monitor.connect(addr)
+    return monitor
 
 
 class _RetryAfter:
@@ -946,7 +973,7 @@ class Connection:
             # answers them however long its handlers run (see _dropped).
             self._socket.setsockopt(zmq.HEARTBEAT_IVL, max(1, int(self.heartbeat * 250)))
             self._socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(1, int(self.heartbeat * 1000)))
-        self._monitor: zmq.Socket[bytes] = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._monitor = _monitor(self._socket)
         self._close_socket = weakref.finalize(self, _close_sockets, self._socket, self._monitor)
         try:
             self._socket.connect(self.url)
