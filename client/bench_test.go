@@ -96,8 +96,9 @@ func BenchmarkTransfer(b *testing.B) {
 // TransportAuto and no stream open: the sizes a request lane carries inline
 // (LaneDownloadMax); then of 2 and 3 MiB (over the bulk stream that the
 // upload of 2 MiB opened); and a DownloadInto with TransportStream (the
-// bytes on the bulk stream) and with TransportAuto once a stream is open.
-// Beside them, raw: a request of 55 bytes answered by the same bytes over
+// bytes on the bulk stream) and with TransportAuto once a stream is open,
+// and into16: DownloadInto rotating over 16 buffers (new/'s destinations
+// are not in the caches either). Beside them, raw: a request of 55 bytes answered by the same bytes over
 // a loopback TCP connection within this process (the socket's ceiling).
 // Each reports its p50 and p90 besides the mean, this process's minor
 // faults and garbage collections per op, and for new/ the download pool's
@@ -142,6 +143,22 @@ func BenchmarkMidDownload(b *testing.B) {
 		b.Run(fmt.Sprintf("into/%dKiB", kib), func(b *testing.B) {
 			timeOps(b, len(xs)*8, func() {
 				if _, err := client.DownloadInto(ctx, c, info.Name, xs); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		// DownloadInto rotating over 16 buffers, as many as a loop of
+		// new/ keeps in the pool between collections at 1 MiB
+		// (collectMin): what reading into memory out of the L2 costs.
+		b.Run(fmt.Sprintf("into16/%dKiB", kib), func(b *testing.B) {
+			var bufs [16][]int64
+			for i := range bufs {
+				bufs[i] = make([]int64, len(xs))
+			}
+			i := 0
+			timeOps(b, len(xs)*8, func() {
+				i = (i + 1) % len(bufs)
+				if _, err := client.DownloadInto(ctx, c, info.Name, bufs[i]); err != nil {
 					b.Fatal(err)
 				}
 			})
