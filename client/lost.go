@@ -108,8 +108,12 @@ func ConnectionsLost() uint64 { return connectionsLost.Load() }
 
 func (c *Client) lostError(cmd string) error {
 	connectionsLost.Add(1)
-	return fmt.Errorf("client: %s on %s: the connection dropped while the request waited for its reply (the server stopped, crashed or restarted, or answered no heartbeat within %v); whether it ran is not known, and the next request connects again: %w",
-		cmd, c.url, c.heartbeat, ErrConnectionLost)
+	why := "the server stopped, crashed or restarted"
+	if c.heartbeat > 0 {
+		why += fmt.Sprintf(", or answered no heartbeat within %v", c.heartbeat)
+	}
+	return fmt.Errorf("client: %s on %s: the connection dropped while the request waited for its reply (%s); whether it ran is not known, and the next request connects again: %w",
+		cmd, c.url, why, ErrConnectionLost)
 }
 
 // keepAlive is a TCP lane's or stream's keep-alive for heartbeat: probes

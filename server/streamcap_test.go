@@ -71,7 +71,8 @@ func TestMaxStreams(t *testing.T) {
 		t.Fatalf("streams_open %d, streams_reaped %d after the open: want 0, 1", n, r)
 	}
 
-	// Three tickets out; use one for an idle stream whose client stays.
+	// Three tickets out: one dropped, to make room for an idle stream whose
+	// client stays.
 	st := s.streams
 	st.mu.Lock()
 	for k := range st.tickets {

@@ -1224,11 +1224,12 @@ class Connection:
                     now = time.monotonic()
                     if self._dropped():
                         path_counts["connections_lost"] += 1
+                        why = "the server stopped, crashed or restarted"
+                        if self.heartbeat > 0:
+                            why += f", or answered no heartbeat within {self.heartbeat:g} s"
                         raise ConnectionLostError(
-                            f"the connection to {self.url} dropped while {cmd!r} waited for its reply (the "
-                            f"server stopped, crashed or restarted, or answered no heartbeat within "
-                            f"{self.heartbeat:g} s); whether it ran is not known, and the next request "
-                            "connects again")
+                            f"the connection to {self.url} dropped while {cmd!r} waited for its reply "
+                            f"({why}); whether it ran is not known, and the next request connects again")
                     if deadline is not None and now >= deadline:
                         raise TimeoutError(f"no reply from {self.url} to {cmd!r} within "
                                            f"{timeout:g} s; {_SERVER_HINT}")
