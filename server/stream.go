@@ -342,6 +342,7 @@ func gone(c net.Conn) bool {
 	return closed
 }
 
+// lookup returns open stream id, whoever owns it.
 func (st *streams) lookup(id uint64) (*stream, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -353,10 +354,8 @@ func (st *streams) lookup(id uint64) (*stream, bool) {
 // serves only the peer that opened it: to any other it does not exist.
 func (s *Server) takeStream(id uint64, r *request) (*stream, error) {
 	lookup := func() (*stream, bool) {
-		s.streams.mu.Lock()
-		defer s.streams.mu.Unlock()
-		x, ok := s.streams.open[id]
-		return x, ok && bytes.Equal(x.owner, r.peer)
+		x, ok := s.streams.lookup(id)
+		return x, ok && bytes.Equal(x.owner, r.peer) // (owner never changes)
 	}
 	x, ok := lookup()
 	if ok {

@@ -62,7 +62,7 @@ func TestMaxStreams(t *testing.T) {
 	}
 
 	laneB.Close()
-	waitFor(t, "the closed lane to end", func() bool { return stat("lanes_open") == 0 })
+	eventually(t, func() bool { return stat("lanes_open") == 0 }, "the closed lane did not end")
 	granted("after a lane's client closed it")
 
 	streamA.Close() // its client leaves without close_stream
@@ -110,15 +110,5 @@ func TestMaxStreams(t *testing.T) {
 	}
 	if arr, err := s.store.get("kept"); err != nil || !bytes.Equal(arr.Bytes(), body) {
 		t.Fatalf("the upload over the kept stream: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
