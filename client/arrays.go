@@ -422,14 +422,29 @@ func wrongDType(name string, info ArrayInfo, want pdarray.DType) error {
 // zmqCall sends a download request on ZeroMQ and returns its reply and
 // payload frames, which alias libzmq's message until done.
 func (c *Client) zmqCall(ctx context.Context, args map[string]any) (*transfer.Reply, [][]byte, func(), error) {
+	if _, streamed := args["stream"]; !streamed {
+		// Frames the link carries well within a heartbeat (lost.go).
+		if fs := c.linkFrameSize(); fs < c.config.MaxFrameSize {
+			args["frame_size"] = fs
+		} else {
+			delete(args, "frame_size")
+		}
+	}
+	start := time.Now()
 	rep, m, err := c.callLocked(ctx, "download", args, nil, nil)
 	if err != nil {
+		if errors.Is(err, ErrConnectionLost) {
+			c.linkRate = 0 // the link may have slowed: start from assumedLinkRate again
+		}
 		return nil, nil, func() {}, err
 	}
 	frames := make([][]byte, m.Len()-1)
+	n := 0
 	for i := range frames {
 		frames[i] = m.Frame(i + 1)
+		n += len(frames[i])
 	}
+	c.measureLink(n, time.Since(start))
 	return rep, frames, func() { m.Close() }, nil
 }
 

@@ -41,6 +41,7 @@ type Client struct {
 	rcvTimeout    time.Duration // the socket's ZMQ_RCVTIMEO, set by recv
 	mon           *zmq.Socket   // the socket monitor's events (lost.go); guarded by mu
 	heartbeat     time.Duration // WithHeartbeat (lost.go)
+	linkRate      float64       // bytes a second the last measured ZeroMQ download came at; 0: none (lost.go); guarded by mu
 	url           string
 	token         string
 	nextID        uint64

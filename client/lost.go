@@ -45,6 +45,51 @@ const DefaultHeartbeat = 30 * time.Second
 // keep-alives and TCP_USER_TIMEOUT from it too (0: Go's defaults).
 func WithHeartbeat(d time.Duration) Option { return func(o *options) { o.heartbeat = &d } }
 
+// A heartbeat's timeout is cancelled only by a whole ZeroMQ frame
+// received (libzmq decodes a PONG, like any message, only after the frame
+// the server is sending; zeromq/libzmq#2709): a download over ZeroMQ whose
+// frame took longer than the heartbeat to arrive, over a slow link such as
+// a far SSH tunnel, counted as lost while its bytes flowed. So such a
+// download asks for frames that take about an eighth of the heartbeat at
+// the rate the last one came at (linkFrameSize): pings go out at a
+// quarter, so the link may slow several times over between downloads. A
+// link that slowed more fails one download with ErrConnectionLost, and
+// the next starts again from assumedLinkRate. Uploads need nothing: a ping
+// follows the frame being sent, and its PONG comes back on an idle path.
+const (
+	assumedLinkRate = 1 << 20  // bytes a second before a download was measured
+	minLinkFrame    = 64 << 10 // smaller frames would cost more than they save
+	linkSample      = 1 << 20  // smaller downloads say more about latency than rate
+)
+
+// linkFrameSize is the frame size for a download over ZeroMQ: the server's
+// largest where the link is fast or there are no heartbeats (c.mu held).
+func (c *Client) linkFrameSize() int {
+	largest := c.config.MaxFrameSize
+	if c.heartbeat <= 0 {
+		return largest
+	}
+	rate := c.linkRate
+	if rate <= 0 {
+		rate = assumedLinkRate
+	}
+	fs := rate * c.heartbeat.Seconds() / 8
+	if fs >= float64(largest) {
+		return largest
+	}
+	// Whole pages, so no frame splits an element.
+	return min(max(int(fs)&^4095, minLinkFrame), largest)
+}
+
+// measureLink notes the rate a download over ZeroMQ of n payload bytes
+// came at, taking took from request to reply (c.mu held). The server's own
+// time counts as the link's: the rate is, if anything, too low.
+func (c *Client) measureLink(n int, took time.Duration) {
+	if n >= linkSample && took > 0 {
+		c.linkRate = float64(n) / took.Seconds()
+	}
+}
+
 var monitorSeq atomic.Uint64
 
 // watchConnection starts the socket monitor and the heartbeats (Dial).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import select
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -209,3 +210,119 @@ def test_close_as_the_server_dies(make_server: Any) -> None:
         assert conn.array(np.arange(3)).sum() == 3
     finally:
         conn.close()
+
+
+class _SlowProxy:
+    """Forwards connections to port on 127.0.0.1, the server's side at
+    `rate` bytes a second (read as it changes): a slow link, such as a far
+    SSH tunnel. What the client sends passes as fast as it comes."""
+
+    def __init__(self, port: int, rate: int) -> None:
+        self.rate = rate
+        self._target = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._socks: list[socket.socket] = [self._listener]
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                inner, _ = self._listener.accept()
+            except OSError:
+                return
+            outer = socket.create_connection(("127.0.0.1", self._target))
+            self._socks += [inner, outer]
+            for args in ((inner, outer, False), (outer, inner, True)):
+                thread = threading.Thread(target=self._copy, args=args, daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def _copy(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
+        next_ = time.monotonic()  # when what was read so far has passed at rate
+        try:
+            while data := src.recv(16 << 10):
+                dst.sendall(data)
+                if slow:
+                    next_ = max(next_, time.monotonic()) + len(data) / self.rate  # idle saves nothing
+                    time.sleep(max(0.0, next_ - time.monotonic()))
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        for sock in self._socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # (wakes a thread in recv; close alone does not)
+            except OSError:
+                pass
+            sock.close()
+        for thread in self._threads:
+            thread.join(5)
+
+
+def test_slow_link_download(make_server: Any) -> None:
+    """A download over ZeroMQ through a link that carries one of the
+    server's frames in longer than the heartbeat succeeds. A heartbeat's
+    timeout ends only with a whole frame received, so before, the 8 MiB
+    frame here (2 s at 4 MiB/s, heartbeat 1 s) raised ConnectionLostError
+    while its bytes flowed; now the client asks for frames sized to the
+    link. A link that slows past that margin between two downloads fails
+    one, and the next starts again from the assumed rate (Go's
+    TestSlowLinkDownload)."""
+    from arktos._connection import path_counts
+
+    srv = make_server()
+    want = np.arange(1 << 20, dtype=np.int64) * 7919  # 8 MiB
+    fast = srv.connect()
+    kept = fast.array(want, name="x")  # (deleted once collected)
+    proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 4 << 20)
+    conn = ak.Connection(f"tcp://127.0.0.1:{proxy.port}", lane=False, transport="frames",
+                         heartbeat=1.0, timeout=60.0)
+    try:
+        for _ in range(2):  # at the assumed rate, then at the measured one
+            assert np.array_equal(conn._download("x"), want)
+        # A fast link, then one 64 times slower: frames sized to the first
+        # (several MiB) fail one download, and the next asks for small
+        # frames again (2 MiB in one frame would take 2 s).
+        proxy.rate = 64 << 20
+        assert np.array_equal(conn._download("x"), want)
+        proxy.rate = 1 << 20
+        lost = path_counts["connections_lost"]
+        with pytest.raises(ak.ConnectionLostError):  # (the test's premise)
+            conn._download("x")
+        assert np.array_equal(conn._download("x", 0, 1 << 18), want[:1 << 18])
+        assert path_counts["connections_lost"] == lost + 1
+    finally:
+        conn.close()
+        proxy.close()
+        del kept
+        fast.close()
+
+
+def test_link_frame_size(server: Any) -> None:
+    """The frame size a download over ZeroMQ asks for: an eighth of the
+    heartbeat at the last measured rate, in whole pages, between
+    LINK_FRAME_MIN and the server's largest (Go's TestLinkFrameSize)."""
+    from arktos._connection import LINK_FRAME_MIN
+
+    with server.connect(heartbeat=30.0) as conn:
+        largest = conn.max_frame_size
+        assert largest == 16 << 20
+        assert conn._link_frame_size() == 3840 << 10  # 1 MiB/s assumed × 30 s / 8
+        conn._measure_link(64 << 10, 0.001)  # too small to say: kept
+        assert conn._link_frame_size() == 3840 << 10
+        conn._measure_link(256 << 20, 0.1)  # 2.5 GiB/s: the server's largest
+        assert conn._link_frame_size() == largest
+        conn._measure_link(8 << 20, 16.0)  # 0.5 MiB/s
+        assert conn._link_frame_size() == 1920 << 10
+        conn._measure_link(1 << 20, 100.0)  # 10 KiB/s: the least
+        assert conn._link_frame_size() == LINK_FRAME_MIN
+        conn.heartbeat = 0.0
+        assert conn._link_frame_size() == largest

@@ -54,6 +54,19 @@ DEFAULT_URL = "tcp://localhost:5555"
 #: connection counts as lost (Connection's ``heartbeat``; Go's
 #: client.DefaultHeartbeat).
 DEFAULT_HEARTBEAT = 30.0
+#: A heartbeat's timeout ends only with a whole ZeroMQ frame received
+#: (libzmq reads a PONG, like any message, after the frame the server is
+#: sending; zeromq/libzmq#2709), so a download over ZeroMQ whose frame took
+#: longer than the heartbeat to arrive (a slow link, a far SSH tunnel)
+#: counted as lost while its bytes flowed. Such a download asks for frames
+#: that take about an eighth of the heartbeat at the rate the last one came
+#: at (_link_frame_size), at LINK_RATE_ASSUMED bytes a second before one was
+#: measured and again after a lost connection. Go's client does the same.
+LINK_RATE_ASSUMED = 1 << 20
+#: The smallest frame asked for that way (smaller would cost more than it saves).
+LINK_FRAME_MIN = 64 << 10
+#: Downloads smaller than this say more about latency than rate: not measured.
+LINK_SAMPLE = 1 << 20
 #: How often connect asks a server restoring its checkpoint how far it is (s).
 RESTORE_POLL = 0.05
 
@@ -966,6 +979,8 @@ class Connection:
         if heartbeat is not None and not (isinstance(heartbeat, (int, float)) and heartbeat >= 0):
             raise ValueError(f"heartbeat must be a number of seconds >= 0 (0: no heartbeats), got {heartbeat!r}")
         self.heartbeat = float(heartbeat or 0)
+        # Bytes a second the last measured download over ZeroMQ came at; 0: none (_link_frame_size).
+        self._link_rate = 0.0
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         if self.heartbeat > 0:
@@ -1200,6 +1215,17 @@ class Connection:
                             self._abandoned[req_id] = (cmd, args)
                             raise
                     return self._lane_roundtrip(lane, req_id, cmd, args, timeout, place)
+        if cmd == "download" and "stream" not in args:
+            # Frames the link carries well within a heartbeat.
+            size: int | None = self._link_frame_size()
+            if size == self.max_frame_size:
+                size = None  # the server's own
+            if args.get("frame_size") != size:
+                if size is None:
+                    del args["frame_size"]
+                else:
+                    args["frame_size"] = size
+                header = encode_request(req_id, self._token, cmd, args)
         self._dropped()  # a drop before this request is not about it
         if len(payload):
             self._socket.send_multipart([header, *payload], copy=False)
@@ -1207,6 +1233,7 @@ class Connection:
             self._socket.send(header)  # one small frame: a copy is cheaper than a zmq.Frame
         if while_waiting is not None:
             while_waiting()
+        sent = time.monotonic()
         # The first wait lasts at most POLL_INTERVAL and needs nothing else;
         # the deadline clock and the progress bar (Waiting) are set up only
         # for a reply that takes longer, so a small request pays for neither.
@@ -1243,6 +1270,9 @@ class Connection:
                 reply = decode_header(frames[0].buffer)
                 reply_id = reply.get("id")
                 if reply_id == req_id:
+                    if cmd == "download":
+                        self._measure_link(sum(frame.buffer.nbytes for frame in frames[1:]),
+                                           time.monotonic() - sent)
                     if reply.get("status") == 0 and reply.get("v") == PROTOCOL_VERSION:
                         result = reply.get("result")  # parse_reply's answer, without its checks' cost
                         return (result if isinstance(result, dict) else {}), frames[1:]
@@ -1254,6 +1284,7 @@ class Connection:
                 # Any other id is a late reply to an abandoned request.
                 self._late_reply(reply)
         except ConnectionLostError:
+            self._link_rate = 0.0  # the link may have slowed: start from LINK_RATE_ASSUMED again
             raise  # its reply will not come
         except BaseException:
             self._abandoned[req_id] = (cmd, args)
@@ -1263,6 +1294,25 @@ class Connection:
         finally:
             if waiting is not None:
                 waiting.close()
+
+    def _link_frame_size(self) -> int:
+        """The frame size for a download over ZeroMQ (see LINK_RATE_ASSUMED):
+        the server's largest where the link is fast or there are no
+        heartbeats."""
+        largest = self.max_frame_size
+        if self.heartbeat <= 0:
+            return largest
+        size = (self._link_rate or LINK_RATE_ASSUMED) * self.heartbeat / 8
+        if size >= largest:
+            return largest
+        return min(max(int(size) & ~4095, LINK_FRAME_MIN), largest)  # whole pages: no split element
+
+    def _measure_link(self, nbytes: int, took: float) -> None:
+        """Note the rate a download over ZeroMQ of nbytes came at, took
+        seconds from request to reply (the server's own time counts as the
+        link's: the rate is, if anything, too low)."""
+        if nbytes >= LINK_SAMPLE and took > 0:
+            self._link_rate = nbytes / took
 
     # -- request lanes (docs/protocol.md, "Request lanes"); callers hold _lock --
 

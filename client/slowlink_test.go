@@ -1,0 +1,124 @@
+package client_test
+
+import (
+	"errors"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+)
+
+// slowProxy forwards connections to target (host:port), the server's side
+// at rate bytes a second (read when changed): a slow link, such as a far
+// SSH tunnel. What the client sends passes as fast as it comes.
+func slowProxy(t *testing.T, target string, rate *atomic.Int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, in, out)
+			mu.Unlock()
+			wg.Go(func() { throttle(out, in, nil); out.Close() })
+			wg.Go(func() { throttle(in, out, rate); in.Close() })
+		}
+	})
+	return ln.Addr().String()
+}
+
+// throttle copies from src to dst, at rate bytes a second unless nil.
+func throttle(dst, src net.Conn, rate *atomic.Int64) {
+	buf := make([]byte, 16<<10)
+	next := time.Now() // when what was read so far has passed at rate
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+			if rate != nil {
+				if now := time.Now(); next.Before(now) {
+					next = now // an idle link saves no time for later
+				}
+				next = next.Add(time.Duration(float64(n) / float64(rate.Load()) * float64(time.Second)))
+				time.Sleep(time.Until(next))
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestSlowLinkDownload: a download over ZeroMQ through a link that carries
+// one of the server's frames in longer than the heartbeat succeeds. A
+// heartbeat's timeout ends only with a whole frame received, so before,
+// the 8 MiB frame here (2 s at 4 MiB/s, heartbeat 1 s) failed with
+// ErrConnectionLost while its bytes flowed; now the client asks for frames
+// sized to the link. A link that slows past that margin between two
+// downloads fails one, and the next starts again from the assumed rate.
+func TestSlowLinkDownload(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	x := make([]int64, 1<<20) // 8 MiB
+	for i := range x {
+		x[i] = int64(i) * 7919
+	}
+	if _, err := client.Upload(ctx, dial(t, srv.URL), x, client.WithName("x")); err != nil {
+		t.Fatal(err)
+	}
+	var rate atomic.Int64
+	rate.Store(4 << 20)
+	addr := slowProxy(t, srv.URL[len("tcp://"):], &rate)
+	c := dial(t, "tcp://"+addr, client.WithLane(false), client.WithTransport(client.TransportFrames), client.WithHeartbeat(time.Second))
+	for i := range 2 { // at the assumed rate, then at the measured one
+		start := time.Now()
+		if y, err := client.Download[int64](ctx, c, "x"); err != nil || !slices.Equal(x, y) {
+			t.Fatalf("download %d after %v: %v (equal: %v)", i, time.Since(start), err, slices.Equal(x, y))
+		}
+	}
+	// A fast link, then one 64 times slower: frames sized to the first
+	// (several MiB) fail one download, and the next asks for small frames
+	// again (2 MiB in one frame would take 2 s).
+	rate.Store(64 << 20)
+	if y, err := client.Download[int64](ctx, c, "x"); err != nil || !slices.Equal(x, y) {
+		t.Fatalf("fast: %v", err)
+	}
+	rate.Store(1 << 20)
+	lost := client.ConnectionsLost()
+	if _, err := client.Download[int64](ctx, c, "x"); !errors.Is(err, client.ErrConnectionLost) {
+		t.Fatalf("a link 64 times slower than measured: %v; want ErrConnectionLost (the test's premise)", err)
+	}
+	if y, err := client.DownloadRange[int64](ctx, c, "x", 0, 1<<18); err != nil || !slices.Equal(x[:1<<18], y) || client.ConnectionsLost() != lost+1 {
+		t.Fatalf("after a loss: %v (lost %d times)", err, client.ConnectionsLost()-lost)
+	}
+}
