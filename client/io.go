@@ -143,7 +143,10 @@ func (c *Client) ToArrowFile(ctx context.Context, cols []NamedColumn, path strin
 	return c.call(ctx, "to_arrow_file", args)
 }
 
-// SaveAll saves every stored array to the checkpoint directory path.
+// SaveAll saves every stored array to the checkpoint directory path. An
+// existing checkpoint there is replaced once the new one is complete; a
+// path that holds anything else (a file, a folder of other files) is
+// refused with ARGUMENT_VALUE and left as it was.
 func (c *Client) SaveAll(ctx context.Context, path string) (map[string]any, error) {
 	return c.call(ctx, "save_all", map[string]any{"path": path})
 }

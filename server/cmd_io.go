@@ -116,6 +116,21 @@ func errEscape(p, abs string) error {
 	return transfer.Errorf(transfer.ArgumentValue, "path %q is outside the server's data directory %s; paths are relative to it (set --data-dir to serve another folder)", p, abs)
 }
 
+// openFile opens rel under root (p as the client named it) to read it. A
+// directory is refused: opening one succeeds, and reading it failed later
+// as INTERNAL.
+func openFile(root *os.Root, rel, p, abs string) (*os.File, error) {
+	fh, err := root.Open(rel)
+	if err != nil {
+		return nil, fileErr(p, abs, err)
+	}
+	if st, err := fh.Stat(); err == nil && st.IsDir() {
+		fh.Close()
+		return nil, transfer.Errorf(transfer.ArgumentValue, "%q in the server's data directory %s is a directory; name a file", p, abs)
+	}
+	return fh, nil
+}
+
 // fileErr turns an os error on a client path into a registry error.
 func fileErr(p, abs string, err error) error {
 	if err == nil {
@@ -133,6 +148,12 @@ func fileErr(p, abs string, err error) error {
 		return transfer.Errorf(transfer.ArgumentValue, "no file %q in the server's data directory %s", p, abs)
 	case errors.Is(err, fs.ErrPermission):
 		return transfer.Errorf(transfer.ArgumentValue, "permission denied on %q in the server's data directory %s", p, abs)
+	case errors.Is(err, syscall.ENOTDIR):
+		return transfer.Errorf(transfer.ArgumentValue, "%q in the server's data directory %s: a part of it is a file, not a directory (%v)", p, abs, err)
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EEXIST): // (os.Rename onto a directory: EEXIST)
+		return transfer.Errorf(transfer.ArgumentValue, "%q in the server's data directory %s is a directory; name a file", p, abs)
+	case errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.ELOOP):
+		return transfer.Errorf(transfer.ArgumentValue, "%q in the server's data directory %s: %v", p, abs, err)
 	}
 	return transfer.Errorf(transfer.Internal, "%s: %v", p, err)
 }
@@ -376,9 +397,9 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	}
 	srcs := make([]arrowio.ParquetSource, len(files))
 	for i, f := range files {
-		fh, err := root.Open(f)
+		fh, err := openFile(root, f, f, abs)
 		if err != nil {
-			return nil, fileErr(f, abs, err)
+			return nil, err
 		}
 		defer fh.Close()
 		srcs[i] = arrowio.ParquetSource{Name: f, R: fh}
@@ -424,9 +445,9 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		return nil, err
 	}
 	defer root.Close()
-	fh, err := root.Open(rel)
+	fh, err := openFile(root, rel, p, abs)
 	if err != nil {
-		return nil, fileErr(p, abs, err)
+		return nil, err
 	}
 	defer fh.Close()
 	// Opening loads every record batch, all its columns, into memory, held
@@ -585,6 +606,10 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 	if base == "" || base == "." {
 		return 0, transfer.Errorf(transfer.ArgumentValue, "path %q names a directory; give a file name", rel)
 	}
+	if fi, err := root.Stat(rel); err == nil && fi.IsDir() {
+		// (Refused before the bytes are written, not at the rename.)
+		return 0, transfer.Errorf(transfer.ArgumentValue, "path %q is a directory; give a file name", rel)
+	}
 	if dir != "" {
 		if err := root.MkdirAll(path.Clean(dir), 0o755); err != nil {
 			return 0, err
@@ -666,9 +691,41 @@ func (s *Server) cmdLoadAll(r *request) (*response, error) {
 	return &response{result: map[string]any{"path": rel, "arrays": infos, "seconds": time.Since(start).Seconds()}}, nil
 }
 
+// checkpointReplaceable says why saveAll may not replace rel (shown as
+// shown): it swaps a new directory in and deletes the old one whole, so rel
+// must be absent, an empty directory or a checkpoint (it holds
+// manifest.json). A user's folder or file is refused, not deleted.
+func checkpointReplaceable(root *os.Root, rel, shown string) error {
+	fi, err := root.Stat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return transfer.Errorf(transfer.ArgumentValue, "%s is a file, not a checkpoint directory, and a checkpoint would replace it: choose a new or empty directory, or delete the file first", shown)
+	}
+	if _, err := root.Stat(path.Join(rel, arrowio.ManifestName)); err == nil {
+		return nil
+	}
+	d, err := root.Open(rel)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Readdirnames(1); errors.Is(err, io.EOF) {
+		return nil // empty
+	}
+	return transfer.Errorf(transfer.ArgumentValue, "%s holds files but no %s, so it is not a checkpoint, and a checkpoint replaces its directory whole (what was in it would be deleted): choose a new or empty directory", shown, arrowio.ManifestName)
+}
+
 // saveAll writes every stored array to the checkpoint directory rel under
 // root: into a fresh temporary directory first, which then replaces rel.
 func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
+	if err := checkpointReplaceable(root, rel, rel); err != nil {
+		return 0, 0, err
+	}
 	list := s.store.list()
 	type held struct {
 		name    string
@@ -738,6 +795,11 @@ func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
 	}
 	// Swap: the old checkpoint (if any) moves aside, the new one takes its
 	// name, the old one goes. A crash in between leaves both on disk.
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	if err := checkpointReplaceable(root, rel, rel); err != nil {
+		return 0, 0, err // (made meanwhile by another request)
+	}
 	old := ""
 	if _, err := root.Lstat(rel); err == nil {
 		old = path.Join(dir, "."+base+".old-"+tempSuffix())
@@ -1009,6 +1071,14 @@ func (s *Server) prepareRestore() error {
 	}
 	defer root.Close()
 	if _, err := root.Stat(path.Join(base, arrowio.ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		// Refused now, not at the shutdown that would have saved to it.
+		if err := checkpointReplaceable(root, base, s.cfg.Checkpoint); err != nil {
+			var te *transfer.Error
+			if errors.As(err, &te) {
+				return fmt.Errorf("server: --checkpoint: %s", te.Message) // (an operator's, not a client's)
+			}
+			return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
+		}
 		s.log.Info("no checkpoint to restore yet", "checkpoint", s.cfg.Checkpoint)
 		return nil
 	}

@@ -54,6 +54,9 @@ type Server struct {
 	token string
 	store *store
 	zctx  *zmq.Context
+	// swapMu: one saveAll at a time swaps its directory in (two at one
+	// path raced: a rename onto the other's new directory failed).
+	swapMu sync.Mutex
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
 	// reuse resident memory; reported by get_config.
 	mallocTuned bool

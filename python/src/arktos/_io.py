@@ -155,7 +155,10 @@ def save_all(path: str, *, conn: Connection | None = None) -> dict[str, Any]:
 
     One raw file per array plus ``manifest.json`` (name, dtype, size and an
     xxh3 checksum of each); an existing checkpoint there is replaced only
-    once the new one is complete. Returns ``{path, arrays, bytes, seconds}``.
+    once the new one is complete. A path that holds anything else (a file,
+    a folder of other files) raises ValueError and is left as it was: the
+    checkpoint replaces its directory whole. Returns ``{path, arrays,
+    bytes, seconds}``.
 
     >>> ak.save_all("ckpt/monday")
     {'arrays': 2, 'bytes': 16000000, 'path': 'ckpt/monday', 'seconds': 0.02}
