@@ -158,7 +158,11 @@ func tuneMalloc() {
 }
 
 // connectTimeout bounds Dial's first request when ctx has no deadline, as
-// Python's connect (CONNECT_TIMEOUT); a variable for the tests.
+// Python's connect (CONNECT_TIMEOUT), and a stream's or lane's dial and
+// handshake (dialStream): without it a stream port whose packets a
+// firewall drops held each large transfer and a lane's first request for
+// the caller's whole ctx, or the kernel's two minutes of retries without
+// one. A variable for the tests.
 var connectTimeout = 10 * time.Second
 
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the

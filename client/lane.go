@@ -85,6 +85,9 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 			// failure (the server at --max-streams, shutting down, a dial
 			// that failed) may pass: ZeroMQ carries the requests meanwhile.
 			c.laneFailed = offersNoStreams(err)
+			if errors.Is(err, errStreamPortUnreachable) {
+				c.noStream, c.laneFailed = true, true
+			}
 			c.laneRetry.failed(time.Now())
 			return nil
 		}

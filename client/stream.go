@@ -88,14 +88,20 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 	if err != nil && c.transport == TransportAuto && !refusedRestoring(err) {
 		// The server offers none, or it cannot be reached: frames work.
 		// A server that refused (it offers no streams, or does not know
-		// open_stream) is not asked again; a failed dial or handshake, or
-		// a passing refusal (shutting down, out of memory), is tried again
-		// next time, and a server at its --max-streams after a pause. A
+		// open_stream) is not asked again, nor one whose stream port a
+		// dial timed out on; a passing refusal (shutting down, out of
+		// memory) is tried again next time, and a server at its
+		// --max-streams or a failed dial or handshake after a pause. A
 		// restarted server's RESTORING goes back to the caller, which
 		// waits for the restore and has the stream then.
 		c.noStream = offersNoStreams(err)
+		if errors.Is(err, errStreamPortUnreachable) {
+			c.noStream, c.laneFailed = true, true
+		}
+		// A server at its --max-streams, or a dial that failed (a port
+		// not forwarded: a second each time), waits a pause.
 		var te *transfer.Error
-		if errors.As(err, &te) && te.Code == transfer.TooManyStreams {
+		if !errors.As(err, &te) || te.Code == transfer.TooManyStreams {
 			c.streamRetry.failed(time.Now())
 		}
 		return nil, nil
@@ -161,6 +167,13 @@ func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
 	return c.dialStream(ctx, transfer.StreamMagic)
 }
 
+// errStreamPortUnreachable: a dial to the server's stream port timed out
+// on its own (a firewall that passes only the ZeroMQ port, most likely).
+// That does not pass by itself, so the client stops opening streams and
+// lanes for its life and sends everything over ZeroMQ (useStream,
+// laneFor), rather than wait connectTimeout again and again.
+var errStreamPortUnreachable = errors.New("the server's stream port is unreachable from here; arrays and requests go over ZeroMQ from now on (open the port to the client for bulk streams and request lanes, or use TransportFrames and WithLane(false) to skip this wait)")
+
 // dialStream asks for a ticket (open_stream), connects (unix on this host,
 // else tcp) and hands the server magic + ticket: a bulk stream
 // (transfer.StreamMagic) or a request lane (transfer.LaneMagic).
@@ -179,7 +192,7 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 	port := int(asInt(res["port"]))
 	unixPath := asString(res["unix"])
 	host := controlHost(c.url)
-	d := net.Dialer{KeepAliveConfig: keepAlive(c.heartbeat), Control: userTimeout(c.heartbeat)}
+	d := net.Dialer{Timeout: connectTimeout, KeepAliveConfig: keepAlive(c.heartbeat), Control: userTimeout(c.heartbeat)}
 	var conn net.Conn
 	network := "unix"
 	if unixPath != "" && isLoopbackHost(host) && c.streamNetwork != "tcp" {
@@ -193,11 +206,18 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 		if err == nil {
 			err = fmt.Errorf("server offered no reachable stream endpoint")
 		}
+		var ne net.Error
+		if ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
+			// The dial's own timeout, not the caller's ctx.
+			return nil, fmt.Errorf("client: open stream: %w (%w)", err, errStreamPortUnreachable)
+		}
 		return nil, fmt.Errorf("client: open stream: %w", err)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
+	deadline := time.Now().Add(connectTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
 	}
+	conn.SetDeadline(deadline) // (a server that never answers the handshake)
 	hello := append([]byte(magic), ticket...)
 	ack := make([]byte, 1)
 	if _, err := conn.Write(hello); err == nil {

@@ -124,6 +124,11 @@ func Start(t testing.TB, flags ...string) *Server {
 func StartBinary(t testing.TB, bin string, flags ...string) *Server {
 	t.Helper()
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", FreePort(t))
+	for i, f := range flags[:max(len(flags)-1, 0)] {
+		if f == "--addr" {
+			url = flags[i+1] // the test's own (the last --addr wins)
+		}
+	}
 	args := append([]string{"--addr", url, "--log-level", "warn"}, flags...)
 	cmd := exec.Command(bin, args...)
 	// Pooled buffers are poisoned, so a reader that kept one breaks loudly.

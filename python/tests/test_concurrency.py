@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import select
 import signal
 import socket
@@ -213,13 +214,13 @@ def test_close_as_the_server_dies(make_server: Any) -> None:
 
 
 class _SlowProxy:
-    """Forwards connections to port on 127.0.0.1, the server's side at
+    """Forwards connections to port on host, the server's side at
     `rate` bytes a second (read as it changes): a slow link, such as a far
     SSH tunnel. What the client sends passes as fast as it comes."""
 
-    def __init__(self, port: int, rate: int) -> None:
+    def __init__(self, port: int, rate: int, host: str = "127.0.0.1") -> None:
         self.rate = rate
-        self._target = port
+        self._target = (host, port)
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._socks: list[socket.socket] = [self._listener]
@@ -232,7 +233,7 @@ class _SlowProxy:
                 inner, _ = self._listener.accept()
             except OSError:
                 return
-            outer = socket.create_connection(("127.0.0.1", self._target))
+            outer = socket.create_connection(self._target)
             self._socks += [inner, outer]
             for args in ((inner, outer, False), (outer, inner, True)):
                 thread = threading.Thread(target=self._copy, args=args, daemon=True)
@@ -326,3 +327,99 @@ def test_link_frame_size(server: Any) -> None:
         assert conn._link_frame_size() == LINK_FRAME_MIN
         conn.heartbeat = 0.0
         assert conn._link_frame_size() == largest
+
+
+def _blackhole() -> tuple[int, list[socket.socket]]:
+    """A port on 127.0.0.1 whose connection attempts hang, as through a
+    firewall that drops them: a listener with a backlog of 0 and its queue
+    full, so the kernel drops further SYNs. Returns the port and the
+    sockets to close after."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    held = [listener]
+    for _ in range(8):
+        filler = socket.socket()
+        filler.settimeout(0.3)
+        try:
+            filler.connect(("127.0.0.1", port))
+        except TimeoutError:  # the queue is full: this one hung
+            filler.close()
+            return port, held
+        held.append(filler)
+    raise AssertionError("the listener's queue never filled")
+
+
+def _behind_proxy(make_server: Any, stream_port: int) -> tuple[_SlowProxy, str]:
+    """A server on 127.0.0.2 whose stream port is stream_port, and the URL of
+    a proxy to its ZeroMQ port on 127.0.0.1: a client there dials the stream
+    port on 127.0.0.1, as one reaching a server through a forwarded port
+    dials the stream port where the forward is (Go's behindProxy)."""
+    from conftest import free_port
+
+    srv = make_server("--stream-port", str(stream_port), url=f"tcp://127.0.0.2:{free_port()}")
+    proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 1 << 40, host="127.0.0.2")
+    return proxy, f"tcp://127.0.0.1:{proxy.port}"
+
+
+@pytest.mark.parametrize("first", ["stream", "lane"])
+def test_stream_port_unreachable(make_server: Any, monkeypatch: pytest.MonkeyPatch, first: str) -> None:
+    """A connection whose server's stream port drops its connection attempts
+    (a firewall that passes only the ZeroMQ port) waits for one connect to
+    time out, warns, then sends everything over ZeroMQ for its life,
+    whether a large transfer's stream or a small request's lane met it
+    first. Before, each large transfer waited CONNECT_TIMEOUT again, and a
+    lane after each pause (Go's TestStreamPortUnreachable)."""
+    monkeypatch.setattr(importlib.import_module("arktos._connection"), "CONNECT_TIMEOUT", 1.0)
+    port, held = _blackhole()
+    proxy, url = _behind_proxy(make_server, port)
+    conn = ak.Connection(url, stream_network="tcp", lane=first == "lane", timeout=60.0)
+    want = np.arange(1 << 18, dtype=np.int64) * 31  # 2 MiB: a stream's
+    kept = []
+    try:
+        start = time.monotonic()
+        with pytest.warns(RuntimeWarning, match="stream port 127.0.0.1:.* did not answer within 1 s"):
+            if first == "lane":
+                conn._request("list", {})
+            else:
+                kept.append(conn.array(want))
+        took = time.monotonic() - start
+        assert 1.0 <= took < 5.0, took
+        for _ in range(3):
+            start = time.monotonic()
+            a = conn.array(want)
+            assert np.array_equal(a.to_ndarray(), want)
+            conn._request("list", {})
+            took = time.monotonic() - start
+            assert took < 0.7, f"{took} s after the port was found unreachable: a connect waited again"
+            kept.append(a)
+    finally:
+        kept.clear()
+        conn.close()
+        proxy.close()
+        for sock in held:
+            sock.close()
+
+
+def test_stream_port_refused(make_server: Any) -> None:
+    """Where the stream port refuses connections (a forwarded ZeroMQ port
+    alone: nothing listens at the stream port there), large transfers go in
+    frames and ask for a stream again only after a pause, not at each
+    transfer (an open_stream round trip each, over what may be a far link;
+    Go's TestStreamPortRefused)."""
+    from conftest import free_port
+
+    proxy, url = _behind_proxy(make_server, free_port())  # (free on 127.0.0.1: refused)
+    conn = ak.Connection(url, stream_network="tcp", lane=False, timeout=60.0)
+    try:
+        before = conn._request("stats", {})[0]["requests"]
+        arrays = [conn.array(np.zeros(1 << 18, dtype=np.int64)) for _ in range(5)]
+        after = conn._request("stats", {})[0]["requests"]
+        # Five uploads, one open_stream and this stats, well inside the
+        # first pause of a second.
+        assert after - before == 7, f"{after - before} requests for 5 uploads: the stream was asked for at each"
+        del arrays
+    finally:
+        conn.close()
+        proxy.close()

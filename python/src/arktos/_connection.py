@@ -24,6 +24,7 @@ import socket
 import struct
 import threading
 import time
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -70,7 +71,11 @@ LINK_SAMPLE = 1 << 20
 #: How often connect asks a server restoring its checkpoint how far it is (s).
 RESTORE_POLL = 0.05
 
-#: How long the first get_config waits when no timeout is given.
+#: How long the first get_config waits when no timeout is given, and how
+#: long a bulk stream's or lane's connect and handshake may take: a stream
+#: port whose packets a firewall drops held each large transfer and each
+#: lane retry for the kernel's two minutes of retries before (Go's
+#: client.connectTimeout).
 CONNECT_TIMEOUT = 10.0
 #: How long close() waits for the server to take pending deletes.
 CLOSE_TIMEOUT = 2.0
@@ -394,6 +399,13 @@ def _place_download(header: bytes) -> NDArray[Any] | None:
     except (ValueError, KeyError, TypeError):
         return None
     return POOL.empty(size, dtype)
+
+
+class _PortUnreachable(ConnectionError):
+    """A connect to the server's stream port timed out (a firewall that
+    passes only the ZeroMQ port, most likely): that does not pass by
+    itself, so the connection opens no more streams or lanes and sends
+    everything over ZeroMQ (Go's errStreamPortUnreachable)."""
 
 
 class ConnectionLostError(ConnectionError):
@@ -1354,6 +1366,9 @@ class Connection:
             except (ArgumentValueError, UnknownCommandError):
                 self._lane_failed = True  # no streams (--stream-port -1), so no lanes
                 return None
+            except _PortUnreachable as err:
+                self._unreachable(err)
+                return None
             except (ArktosError, ConnectionError, OSError):
                 self._lane_retry.failed()  # may pass: tried again after a pause
                 return None
@@ -1617,6 +1632,12 @@ class Connection:
                 sock, network = socket.create_connection((host, port), timeout=CONNECT_TIMEOUT), "tcp"
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 _keepalive(sock, self.heartbeat)
+            except TimeoutError:
+                raise _PortUnreachable(
+                    f"the server's stream port {host}:{port} did not answer within {CONNECT_TIMEOUT:g} s (a firewall "
+                    "that passes only the ZeroMQ port?): arrays and requests go over ZeroMQ from now on, slower for "
+                    "large arrays; open that port to this client, or pass transport='frames', lane=False to skip "
+                    "this wait") from None
             except OSError as err:
                 errors.append(f"tcp {host}:{port}: {err}")
                 sock = None
@@ -1644,10 +1665,11 @@ class Connection:
     def _try_open_stream(self) -> _Stream | None:
         """Open a stream if the server offers one; None (frames work) if not.
         A server that refused (it offers no streams, or does not know
-        open_stream) is not asked again; a failed connect or handshake, or a
-        passing refusal (shutting down, out of memory), is tried again next
-        time, and a server at its --max-streams after a pause; RESTORING (a
-        restarted server) is raised."""
+        open_stream) is not asked again, nor one whose stream port a connect
+        timed out on (_PortUnreachable: a warning says so); a passing
+        refusal (shutting down, out of memory) is tried again next time, and
+        a server at its --max-streams or a failed connect or handshake after
+        a pause; RESTORING (a restarted server) is raised."""
         if self._no_stream:
             return None
         if self._stream_retry.early() and self._live_stream() is None:
@@ -1662,10 +1684,21 @@ class Connection:
         except TooManyStreamsError:
             self._stream_retry.failed()
             return None
-        except (ArktosError, ConnectionError, OSError):
+        except _PortUnreachable as err:
+            self._unreachable(err)
+            return None
+        except ArktosError:
+            return None
+        except (ConnectionError, OSError):  # (a port not forwarded: an open_stream round trip each time)
+            self._stream_retry.failed()
             return None
         self._stream_retry = _RetryAfter()
         return stream
+
+    def _unreachable(self, err: _PortUnreachable) -> None:
+        """No more streams or lanes: the stream port cannot be reached."""
+        self._no_stream = self._lane_failed = True
+        warnings.warn(str(err), RuntimeWarning, stacklevel=2)
 
     def _drop_stream(self) -> None:
         if self._stream is not None:

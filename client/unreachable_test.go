@@ -1,0 +1,140 @@
+package client_test
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+)
+
+// blackhole returns a port on 127.0.0.1 whose connection attempts hang, as
+// through a firewall that drops them: a listener with a backlog of 0 and
+// its queue full, so the kernel drops further SYNs.
+func blackhole(t *testing.T) int {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := sa.(*unix.SockaddrInet4).Port
+	for range 8 {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 300*time.Millisecond)
+		if err != nil {
+			return port // the queue is full: this one hung
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	t.Fatal("the listener's queue never filled")
+	return 0
+}
+
+// behindProxy starts a server on 127.0.0.2 whose stream port is port, and
+// returns the URL of a proxy to its ZeroMQ port on 127.0.0.1: a client
+// there dials the stream port on 127.0.0.1, as one reaching a server
+// through a forwarded port dials the stream port where the forward is.
+func behindProxy(t *testing.T, port int) string {
+	t.Helper()
+	srv := testserver.Start(t, "--addr", fmt.Sprintf("tcp://127.0.0.2:%d", testserver.FreePort(t)), "--stream-port", fmt.Sprint(port))
+	var rate atomic.Int64
+	rate.Store(1 << 40)
+	return "tcp://" + slowProxy(t, srv.URL[len("tcp://"):], &rate)
+}
+
+// TestStreamPortUnreachable: a client whose server's stream port drops its
+// connection attempts (a firewall that passes only the ZeroMQ port) waits
+// for one dial to time out, then sends everything over ZeroMQ for its
+// life, whether a large transfer's stream or a small request's lane met it
+// first. Before, each large transfer and each lane retry waited for the
+// caller's whole deadline (for ever without one: the kernel's two minutes
+// of SYN retries), and the transfer failed when the deadline passed.
+func TestStreamPortUnreachable(t *testing.T) {
+	defer func(d time.Duration) { *client.ConnectTimeout = d }(*client.ConnectTimeout)
+	*client.ConnectTimeout = time.Second
+	url := behindProxy(t, blackhole(t))
+	x := make([]int64, 1<<18) // 2 MiB: a stream's
+	for i := range x {
+		x[i] = int64(i) * 31
+	}
+	for _, first := range []string{"stream", "lane"} {
+		t.Run(first, func(t *testing.T) {
+			c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(first == "lane"))
+			ctx := ctxT(t)
+			start := time.Now()
+			if first == "lane" {
+				if _, err := c.List(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := client.Upload(ctx, c, x, client.WithName("x_"+first)); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took < *client.ConnectTimeout || took > 5**client.ConnectTimeout {
+				t.Fatalf("the first %s took %v; want the dial's timeout, %v", first, took, *client.ConnectTimeout)
+			}
+			for range 3 {
+				start = time.Now()
+				name := fmt.Sprint("x_", first, "_", time.Now().UnixNano())
+				if _, err := client.Upload(ctx, c, x, client.WithName(name)); err != nil {
+					t.Fatal(err)
+				}
+				y, err := client.Download[int64](ctx, c, name)
+				if err != nil || !slices.Equal(x, y) {
+					t.Fatalf("download: %v", err)
+				}
+				if _, err := c.List(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(start); took > *client.ConnectTimeout*7/10 {
+					t.Fatalf("an upload, a download and a list took %v after the port was found unreachable: a dial waited again", took)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamPortRefused: where the stream port refuses connections (a
+// forwarded ZeroMQ port alone: nothing listens at the stream port there),
+// large transfers go in frames and ask for a stream again only after a
+// pause, not at each transfer (an open_stream round trip each, over what
+// may be a far link).
+func TestStreamPortRefused(t *testing.T) {
+	url := behindProxy(t, testserver.FreePort(t)) // (free on 127.0.0.1: refused)
+	c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(false))
+	ctx := ctxT(t)
+	x := make([]int64, 1<<18)
+	before, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := client.Upload(ctx, c, x, client.WithName(fmt.Sprint("x", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Five uploads, one open_stream and this stats (in 5 uploads'
+	// milliseconds, well inside the first pause of a second).
+	if n := after["requests"] - before["requests"]; n != 7 {
+		t.Errorf("%d requests for 5 uploads; want 7: the stream was asked for again at each", n)
+	}
+}
