@@ -54,8 +54,9 @@ func WithHeartbeat(d time.Duration) Option { return func(o *options) { o.heartbe
 // the rate the last one came at (linkFrameSize): pings go out at a
 // quarter, so the link may slow several times over between downloads. A
 // link that slowed more fails one download with ErrConnectionLost, and
-// the next starts again from assumedLinkRate. Uploads need nothing: a ping
-// follows the frame being sent, and its PONG comes back on an idle path.
+// the next starts again from assumedLinkRate. Uploads need nothing here:
+// the client's pings wait behind the bytes in flight, but the server pings
+// every client each 500 ms on the idle direction, which ends the wait.
 const (
 	assumedLinkRate = 1 << 20  // bytes a second before a download was measured
 	minLinkFrame    = 64 << 10 // smaller frames would cost more than they save

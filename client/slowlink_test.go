@@ -13,10 +13,11 @@ import (
 	"github.com/arktos-dev/arktos/internal/testserver"
 )
 
-// slowProxy forwards connections to target (host:port), the server's side
-// at rate bytes a second (read when changed): a slow link, such as a far
-// SSH tunnel. What the client sends passes as fast as it comes.
-func slowProxy(t *testing.T, target string, rate *atomic.Int64) string {
+// slowProxy forwards connections to target (host:port), what the server
+// sends at down bytes a second and what the client sends at up (each read
+// when it changes; nil: as fast as it comes): a slow link, such as a far
+// SSH tunnel.
+func slowProxy(t *testing.T, target string, down, up *atomic.Int64) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,8 +49,8 @@ func slowProxy(t *testing.T, target string, rate *atomic.Int64) string {
 			mu.Lock()
 			conns = append(conns, in, out)
 			mu.Unlock()
-			wg.Go(func() { throttle(out, in, nil); out.Close() })
-			wg.Go(func() { throttle(in, out, rate); in.Close() })
+			wg.Go(func() { throttle(out, in, up); out.Close() })
+			wg.Go(func() { throttle(in, out, down); in.Close() })
 		}
 	})
 	return ln.Addr().String()
@@ -98,7 +99,7 @@ func TestSlowLinkDownload(t *testing.T) {
 	}
 	var rate atomic.Int64
 	rate.Store(4 << 20)
-	addr := slowProxy(t, srv.URL[len("tcp://"):], &rate)
+	addr := slowProxy(t, srv.URL[len("tcp://"):], &rate, nil)
 	c := dial(t, "tcp://"+addr, client.WithLane(false), client.WithTransport(client.TransportFrames), client.WithHeartbeat(time.Second))
 	for i := range 2 { // at the assumed rate, then at the measured one
 		start := time.Now()
@@ -120,5 +121,32 @@ func TestSlowLinkDownload(t *testing.T) {
 	}
 	if y, err := client.DownloadRange[int64](ctx, c, "x", 0, 1<<18); err != nil || !slices.Equal(x[:1<<18], y) || client.ConnectionsLost() != lost+1 {
 		t.Fatalf("after a loss: %v (lost %d times)", err, client.ConnectionsLost()-lost)
+	}
+}
+
+// TestSlowLinkUpload: an upload over ZeroMQ through a link slower than the
+// bytes in flight can cross within the heartbeat succeeds. The client's
+// pings wait behind those bytes (megabytes in its socket buffer and the
+// proxy's), so their answers came after the heartbeat's timeout and the
+// upload failed with ErrConnectionLost (here: 4 MiB at 2 MiB/s, heartbeat
+// 1 s); the server's own pings, on the idle direction, now end the
+// timeout.
+func TestSlowLinkUpload(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	var rate atomic.Int64
+	rate.Store(2 << 20)
+	addr := slowProxy(t, srv.URL[len("tcp://"):], nil, &rate)
+	c := dial(t, "tcp://"+addr, client.WithLane(false), client.WithTransport(client.TransportFrames), client.WithHeartbeat(time.Second))
+	x := make([]int64, 1<<19) // 4 MiB
+	for i := range x {
+		x[i] = int64(i) * 7919
+	}
+	start := time.Now()
+	if _, err := client.Upload(ctx, c, x, client.WithName("x")); err != nil {
+		t.Fatalf("after %v: %v", time.Since(start), err)
+	}
+	if y, err := client.Download[int64](ctx, dial(t, srv.URL), "x"); err != nil || !slices.Equal(x, y) {
+		t.Fatalf("the upload's array: %v (equal: %v)", err, slices.Equal(x, y))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,9 +52,7 @@ func blackhole(t *testing.T) int {
 func behindProxy(t *testing.T, port int) string {
 	t.Helper()
 	srv := testserver.Start(t, "--addr", fmt.Sprintf("tcp://127.0.0.2:%d", testserver.FreePort(t)), "--stream-port", fmt.Sprint(port))
-	var rate atomic.Int64
-	rate.Store(1 << 40)
-	return "tcp://" + slowProxy(t, srv.URL[len("tcp://"):], &rate)
+	return "tcp://" + slowProxy(t, srv.URL[len("tcp://"):], nil, nil)
 }
 
 // TestStreamPortUnreachable: a client whose server's stream port drops its

@@ -130,6 +130,9 @@ type Stats struct {
 
 // hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):
 // past it libzmq drops the peer instead of buffering an unbounded frame.
+// pingEvery is how often the server pings each client over ZeroMQ (New).
+const pingEvery = 500 * time.Millisecond
+
 func hardFrameCap(frameSize int) int64 {
 	return max(4*int64(frameSize), 64<<20)
 }
@@ -177,6 +180,19 @@ func New(cfg Config) (*Server, error) {
 	s.router.SetLinger(0)
 	if err := s.router.SetMaxmsgsize(hardFrameCap(cfg.FrameSize)); err != nil {
 		return fail(fmt.Errorf("server: set ZMQ_MAXMSGSIZE: %w", err))
+	}
+	// Pings to every client: a client's heartbeat timeout ends only with a
+	// whole message received, and while it uploads over a slow link its
+	// own pings wait behind the bytes in flight (megabytes in its socket
+	// buffer), so their answers came too late and the upload counted as
+	// lost. These cross the idle direction at once. Clients that do not
+	// answer for an hour are dropped: a frame takes at most that over a
+	// link of 20 KiB/s; a host that vanished holds a connection no longer.
+	if err := s.router.SetHeartbeatIvl(pingEvery); err != nil {
+		return fail(fmt.Errorf("server: set ZMQ_HEARTBEAT_IVL: %w", err))
+	}
+	if err := s.router.SetHeartbeatTimeout(time.Hour); err != nil {
+		return fail(fmt.Errorf("server: set ZMQ_HEARTBEAT_TIMEOUT: %w", err))
 	}
 	if err := s.router.Bind(cfg.Addr); err != nil {
 		return fail(fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there, or one still stopping? pick another --addr, or stop it)", cfg.Addr, err))
