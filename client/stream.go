@@ -172,7 +172,7 @@ func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
 // That does not pass by itself, so the client stops opening streams and
 // lanes for its life and sends everything over ZeroMQ (useStream,
 // laneFor), rather than wait connectTimeout again and again.
-var errStreamPortUnreachable = errors.New("the server's stream port is unreachable from here; arrays and requests go over ZeroMQ from now on (open the port to the client for bulk streams and request lanes, or use TransportFrames and WithLane(false) to skip this wait)")
+var errStreamPortUnreachable = errors.New("the server's stream port is unreachable from here (a firewall that passes only the ZeroMQ port?); open it to this client for bulk streams and request lanes, or use TransportFrames and WithLane(false)")
 
 // dialStream asks for a ticket (open_stream), connects (unix on this host,
 // else tcp) and hands the server magic + ticket: a bulk stream

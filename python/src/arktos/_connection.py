@@ -1635,9 +1635,8 @@ class Connection:
             except TimeoutError:
                 raise _PortUnreachable(
                     f"the server's stream port {host}:{port} did not answer within {CONNECT_TIMEOUT:g} s (a firewall "
-                    "that passes only the ZeroMQ port?): arrays and requests go over ZeroMQ from now on, slower for "
-                    "large arrays; open that port to this client, or pass transport='frames', lane=False to skip "
-                    "this wait") from None
+                    "that passes only the ZeroMQ port?); open that port to this client, or connect with "
+                    "transport='frames', lane=False") from None
             except OSError as err:
                 errors.append(f"tcp {host}:{port}: {err}")
                 sock = None
@@ -1698,7 +1697,8 @@ class Connection:
     def _unreachable(self, err: _PortUnreachable) -> None:
         """No more streams or lanes: the stream port cannot be reached."""
         self._no_stream = self._lane_failed = True
-        warnings.warn(str(err), RuntimeWarning, stacklevel=2)
+        warnings.warn(f"{err}: arrays and requests go over ZeroMQ from now on (slower for large arrays)",
+                      RuntimeWarning, stacklevel=2)
 
     def _drop_stream(self) -> None:
         if self._stream is not None:
