@@ -40,6 +40,17 @@ def test_multi_dimensional_input_is_refused(conn: ak.Connection) -> None:
         conn.array(np.zeros((2, 2)))
 
 
+def test_masked_input(conn: ak.Connection) -> None:
+    """A masked array's masked elements are refused, not stored as the
+    values under the mask (np.asarray keeps those); without any masked
+    element it uploads as its data."""
+    x = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    with pytest.raises(ValueError, match=r"1 masked elements.*x\.filled\(value\) or x\.compressed\(\)"):
+        conn.array(x)
+    assert np.array_equal(conn.array(x.filled(0)).to_ndarray(), [1, 0, 3])
+    assert np.array_equal(conn.array(np.ma.masked_array([4, 5], mask=False)).to_ndarray(), [4, 5])
+
+
 @pytest.mark.parametrize("data", [
     np.array([object()]), np.zeros(2, np.complex128), np.zeros(2, "M8[s]"),
     np.zeros(2, "m8[s]"), np.array(["a"]), np.array([b"a"]), np.zeros(2, "V4"),
@@ -60,3 +71,15 @@ def test_named_upload(conn: ak.Connection) -> None:
     a = conn.array([1, 2], name="test_named_upload")
     assert a.name == "test_named_upload"
     assert conn.attach("test_named_upload").to_ndarray().tolist() == [1, 2]
+
+
+def test_masked_operands(conn: ak.Connection) -> None:
+    """Masked arrays given where an array is uploaded on the way (an
+    operand, an index, a group-by's values) are refused as ak.array
+    refuses them."""
+    a = conn.array(np.arange(3))
+    x = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    for use in (lambda: a + x, lambda: a[np.ma.masked_array([0, 1], mask=[1, 0])],
+                lambda: ak.GroupBy(a).sum(x)):
+        with pytest.raises(ValueError, match="masked elements"):
+            use()

@@ -877,6 +877,10 @@ def _given_token(token: str | None, url_token: str | None) -> str | None:
 
 def _as_wire_array(x: ArrayLike) -> NDArray[Any]:
     """`x` as a 1-D, C-contiguous, little-endian array; no copy when it already is."""
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        # np.asarray keeps the values under the mask: stored silently as data.
+        raise ValueError(f"x is a masked array with {int(np.ma.getmaskarray(x).sum())} masked elements, and arktos arrays "
+                         "have no missing values; upload x.filled(value) or x.compressed()")
     arr = np.asarray(x)
     if arr.ndim == 0:
         arr = arr.reshape(1)

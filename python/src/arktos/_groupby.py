@@ -263,7 +263,7 @@ class GroupBy:
     def _values(self, values: Any) -> pdarray:
         if isinstance(values, pdarray):
             return values
-        return self._conn.array(np.asarray(values))
+        return self._conn.array(values)
 
     def aggregate(self, values: Any, operator: str, ddof: float = 0) -> tuple[Any, pdarray]:
         """(unique_keys, operator over each group's values); operator is one of

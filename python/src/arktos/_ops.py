@@ -66,7 +66,7 @@ def _as_pdarray(x: Any, conn: Connection, keep: list[pdarray]) -> pdarray:
     """x as a pdarray on conn (numpy arrays and lists are uploaded)."""
     if isinstance(x, pdarray):
         return x
-    arr = conn.array(np.asarray(x))
+    arr = conn.array(x)
     keep.append(arr)
     return arr
 
@@ -531,7 +531,7 @@ def _index_key(a: pdarray, key: Any, args: dict[str, Any], keep: list[pdarray]) 
         args.update(start=start, stop=stop, step=step)
         return "slice"
     if isinstance(key, (np.ndarray, list)):
-        key = _as_pdarray(np.asarray(key), a._conn, keep)
+        key = _as_pdarray(key, a._conn, keep)
     if isinstance(key, pdarray):
         if key.dtype == np.bool_:
             args["mask"] = key._live_name()
