@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,11 +37,7 @@ func TestRacingClients(t *testing.T) {
 		t.Skip("-short")
 	}
 	srv := testserver.StartBinary(t, testserver.RaceBinary(t), "--max-streams", "5", "--max-memory", "96MiB", "--workers", "2")
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("ARKTOS_STRESS_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("seed %d (ARKTOS_STRESS_SEED)", seed)
+	seed := testserver.StressSeed(t)
 	const names = 6
 	opts := [][]client.Option{
 		{},

@@ -2,14 +2,12 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"os"
-	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/arktos-dev/arktos/internal/testserver"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -27,11 +25,7 @@ func TestConcurrentDispatch(t *testing.T) {
 		t.Skip("-short")
 	}
 	fz := newFuzzServer(t)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("ARKTOS_STRESS_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("seed %d (ARKTOS_STRESS_SEED)", seed)
+	seed := testserver.StressSeed(t)
 	// Requests share the arrays (a read lock); every 100 ms the base
 	// arrays are put back (the write lock), or the deletes among the
 	// requests would soon leave none.
@@ -64,32 +58,9 @@ func TestConcurrentDispatch(t *testing.T) {
 					data = append(data[:1], all...)
 				}
 				cmd, args := fz.request(data)
-				var payload [][]byte
-				if commands[cmd].payload {
-					payload = fuzzFrames(data)
-				}
 				gate.RLock()
-				done := make(chan struct{})
-				go func() {
-					select {
-					case <-done:
-					case <-time.After(10 * time.Second):
-						pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-						panic(fmt.Sprintf("%s %#v has run for 10 s", cmd, args))
-					}
-				}()
-				h := &held{}
-				resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, payload, nil, h)
-				if err == nil && resp.after != nil {
-					resp.after()
-				}
-				close(done)
+				err := fz.send(t, cmd, args, data)
 				gate.RUnlock()
-				for _, x := range h.streams {
-					if x.holder.Load() == h {
-						t.Errorf("%s %v left stream %d locked", cmd, args, x.id)
-					}
-				}
 				var te *transfer.Error
 				switch {
 				case err == nil:

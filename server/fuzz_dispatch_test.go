@@ -40,34 +40,42 @@ func FuzzDispatch(f *testing.F) {
 		defer fz.mu.Unlock()
 		fz.reset(t)
 		cmd, args := fz.request(data)
-		// Every request here (arrays of at most 40,000 elements, 64 MiB)
-		// takes milliseconds: one still running after 10 s is a hang,
-		// reported (with every goroutine's stack) as a crash of this input.
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-				panic(fmt.Sprintf("%s %#v has run for 10 s", cmd, args))
-			}
-		}()
-		var payload [][]byte
-		if commands[cmd].payload {
-			payload = fuzzFrames(data)
-		}
-		h := &held{}
-		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, payload, nil, h)
-		if err == nil && resp.after != nil {
-			resp.after()
-		}
-		for _, x := range h.streams {
-			if x.holder.Load() == h {
-				t.Fatalf("%s %v left stream %d locked", cmd, args, x.id)
-			}
-		}
+		fz.send(t, cmd, args, data)
 	})
+}
+
+// send dispatches cmd with args (and payload frames of data where the
+// command takes them), runs its reply's after, and returns the handler's
+// error. Every request here (arrays of at most 40,000 elements, 64 MiB)
+// takes milliseconds: one still running after 10 s is a hang, reported
+// (with every goroutine's stack) as a crash; a stream it left locked fails
+// t.
+func (fz *fuzzServer) send(t testing.TB, cmd string, args map[string]any, data []byte) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			panic(fmt.Sprintf("%s %#v has run for 10 s", cmd, args))
+		}
+	}()
+	var payload [][]byte
+	if commands[cmd].payload {
+		payload = fuzzFrames(data)
+	}
+	h := &held{}
+	resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, payload, nil, h)
+	if err == nil && resp.after != nil {
+		resp.after()
+	}
+	for _, x := range h.streams {
+		if x.holder.Load() == h {
+			t.Errorf("%s %v left stream %d locked", cmd, args, x.id)
+		}
+	}
+	return err
 }
 
 // fuzzFrames makes payload frames of data's bytes (an upload's): its last

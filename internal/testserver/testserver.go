@@ -223,3 +223,15 @@ func RestartRestoring(t testing.TB, first *Server, ckpt, delay string) *bytes.Bu
 	time.Sleep(200 * time.Millisecond)
 	return &log
 }
+
+// StressSeed is a randomized test's seed: ARKTOS_STRESS_SEED when set (to
+// repeat a run), else the clock's; logged either way.
+func StressSeed(t testing.TB) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ARKTOS_STRESS_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("seed %d (ARKTOS_STRESS_SEED)", seed)
+	return seed
+}
