@@ -86,7 +86,7 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 			// that failed) may pass: ZeroMQ carries the requests meanwhile.
 			c.laneFailed = offersNoStreams(err)
 			if errors.Is(err, errStreamPortUnreachable) {
-				c.noStream, c.laneFailed = true, true
+				c.unreachable()
 			}
 			c.laneRetry.failed(time.Now())
 			return nil

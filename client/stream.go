@@ -96,7 +96,7 @@ func (c *Client) useStream(ctx context.Context, nbytes int) (*bulkStream, error)
 		// waits for the restore and has the stream then.
 		c.noStream = offersNoStreams(err)
 		if errors.Is(err, errStreamPortUnreachable) {
-			c.noStream, c.laneFailed = true, true
+			c.unreachable()
 		}
 		// A server at its --max-streams, or a dial that failed (a port
 		// not forwarded: a second each time), waits a pause.
@@ -173,6 +173,22 @@ func (c *Client) openStream(ctx context.Context) (*bulkStream, error) {
 // lanes for its life and sends everything over ZeroMQ (useStream,
 // laneFor), rather than wait connectTimeout again and again.
 var errStreamPortUnreachable = errors.New("the server's stream port is unreachable from here (a firewall that passes only the ZeroMQ port?); open it to this client for bulk streams and request lanes, or use TransportFrames and WithLane(false)")
+
+var streamPortsUnreachable atomic.Uint64
+
+// StreamPortsUnreachable is how many of this process's clients gave up
+// bulk streams and request lanes because a dial to the server's stream
+// port timed out (errStreamPortUnreachable): they send everything over
+// ZeroMQ, large arrays more slowly. Python warns instead.
+func StreamPortsUnreachable() uint64 { return streamPortsUnreachable.Load() }
+
+// unreachable gives up streams and lanes for c's life (c.mu held).
+func (c *Client) unreachable() {
+	if !c.noStream || !c.laneFailed {
+		streamPortsUnreachable.Add(1)
+	}
+	c.noStream, c.laneFailed = true, true
+}
 
 // dialStream asks for a ticket (open_stream), connects (unix on this host,
 // else tcp) and hands the server magic + ticket: a bulk stream

@@ -74,6 +74,7 @@ func TestStreamPortUnreachable(t *testing.T) {
 		t.Run(first, func(t *testing.T) {
 			c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(first == "lane"))
 			ctx := ctxT(t)
+			gaveUp := client.StreamPortsUnreachable()
 			start := time.Now()
 			if first == "lane" {
 				if _, err := c.List(ctx); err != nil {
@@ -101,6 +102,9 @@ func TestStreamPortUnreachable(t *testing.T) {
 				if took := time.Since(start); took > *client.ConnectTimeout*7/10 {
 					t.Fatalf("an upload, a download and a list took %v after the port was found unreachable: a dial waited again", took)
 				}
+			}
+			if n := client.StreamPortsUnreachable() - gaveUp; n != 1 {
+				t.Errorf("StreamPortsUnreachable grew by %d, want 1", n)
 			}
 		})
 	}
