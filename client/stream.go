@@ -223,8 +223,11 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 			err = fmt.Errorf("server offered no reachable stream endpoint")
 		}
 		var ne net.Error
-		if ctx.Err() == nil && errors.As(err, &ne) && ne.Timeout() {
-			// The dial's own timeout, not the caller's ctx.
+		dl, ok := ctx.Deadline()
+		if ctx.Err() == nil && !(ok && !time.Now().Before(dl)) && errors.As(err, &ne) && ne.Timeout() {
+			// The dial's own timeout, not the caller's ctx (whose
+			// deadline the dial takes when it comes first, and may
+			// report a moment before ctx does).
 			return nil, fmt.Errorf("client: open stream: %w (%w)", err, errStreamPortUnreachable)
 		}
 		return nil, fmt.Errorf("client: open stream: %w", err)

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -70,6 +71,17 @@ func TestStreamPortUnreachable(t *testing.T) {
 	for i := range x {
 		x[i] = int64(i) * 31
 	}
+	t.Run("caller's deadline", func(t *testing.T) {
+		// A dial cut short by the caller's ctx says nothing of the port.
+		c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(false))
+		gaveUp := client.StreamPortsUnreachable()
+		short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		client.Upload(short, c, x) // (fails: the dial takes the ctx's time)
+		if client.StreamPortsUnreachable() != gaveUp {
+			t.Fatal("a dial cut short by the caller's deadline gave streams up")
+		}
+	})
 	for _, first := range []string{"stream", "lane"} {
 		t.Run(first, func(t *testing.T) {
 			c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(first == "lane"))
