@@ -214,20 +214,23 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 	if unixPath != "" && isLoopbackHost(host) && c.streamNetwork != "tcp" {
 		conn, err = d.DialContext(ctx, "unix", unixPath)
 	}
+	tcpTimedOut := false
 	if conn == nil && port > 0 && c.streamNetwork != "unix" {
 		network = "tcp"
 		conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+		var ne net.Error
+		dl, ok := ctx.Deadline()
+		// The dial's own timeout, not the caller's ctx (whose deadline
+		// the dial takes when it comes first, and may report a moment
+		// before ctx does). (A unix dial times out only when the server
+		// is not accepting: that passes.)
+		tcpTimedOut = err != nil && ctx.Err() == nil && !(ok && !time.Now().Before(dl)) && errors.As(err, &ne) && ne.Timeout()
 	}
 	if conn == nil {
 		if err == nil {
 			err = fmt.Errorf("server offered no reachable stream endpoint")
 		}
-		var ne net.Error
-		dl, ok := ctx.Deadline()
-		if ctx.Err() == nil && !(ok && !time.Now().Before(dl)) && errors.As(err, &ne) && ne.Timeout() {
-			// The dial's own timeout, not the caller's ctx (whose
-			// deadline the dial takes when it comes first, and may
-			// report a moment before ctx does).
+		if tcpTimedOut {
 			return nil, fmt.Errorf("client: open stream: %w (%w)", err, errStreamPortUnreachable)
 		}
 		return nil, fmt.Errorf("client: open stream: %w", err)

@@ -1625,6 +1625,7 @@ class Connection:
         if unix and self.stream_network != "tcp" and self.url.startswith("tcp://") and _is_loopback(self.url):
             try:
                 sock, network = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), "unix"
+                sock.settimeout(CONNECT_TIMEOUT)  # (a server not accepting: its queue full)
                 sock.connect(unix)
             except OSError as err:
                 errors.append(f"unix {unix}: {err}")
