@@ -128,11 +128,11 @@ type Stats struct {
 	Panics atomic.Uint64
 }
 
-// hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):
-// past it libzmq drops the peer instead of buffering an unbounded frame.
 // pingEvery is how often the server pings each client over ZeroMQ (New).
 const pingEvery = 500 * time.Millisecond
 
+// hardFrameCap is the largest frame libzmq accepts at all (ZMQ_MAXMSGSIZE):
+// past it libzmq drops the peer instead of buffering an unbounded frame.
 func hardFrameCap(frameSize int) int64 {
 	return max(4*int64(frameSize), 64<<20)
 }
