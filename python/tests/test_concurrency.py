@@ -214,12 +214,14 @@ def test_close_as_the_server_dies(make_server: Any) -> None:
 
 
 class _SlowProxy:
-    """Forwards connections to port on host, the server's side at
-    `rate` bytes a second (read as it changes): a slow link, such as a far
-    SSH tunnel. What the client sends passes as fast as it comes."""
+    """Forwards connections to port on host, what the server sends at
+    `rate` bytes a second and what the client sends at `up_rate` (each read
+    as it changes; 0: as fast as it comes): a slow link, such as a far SSH
+    tunnel (Go's slowProxy)."""
 
-    def __init__(self, port: int, rate: int, host: str = "127.0.0.1") -> None:
+    def __init__(self, port: int, rate: int, host: str = "127.0.0.1", up_rate: int = 0) -> None:
         self.rate = rate
+        self.up_rate = up_rate
         self._target = (host, port)
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
@@ -235,18 +237,18 @@ class _SlowProxy:
                 return
             outer = socket.create_connection(self._target)
             self._socks += [inner, outer]
-            for args in ((inner, outer, False), (outer, inner, True)):
+            for args in ((inner, outer, "up_rate"), (outer, inner, "rate")):
                 thread = threading.Thread(target=self._copy, args=args, daemon=True)
                 thread.start()
                 self._threads.append(thread)
 
-    def _copy(self, src: socket.socket, dst: socket.socket, slow: bool) -> None:
-        next_ = time.monotonic()  # when what was read so far has passed at rate
+    def _copy(self, src: socket.socket, dst: socket.socket, rate: str) -> None:
+        next_ = time.monotonic()  # when what was read so far has passed at the rate
         try:
             while data := src.recv(16 << 10):
                 dst.sendall(data)
-                if slow:
-                    next_ = max(next_, time.monotonic()) + len(data) / self.rate  # idle saves nothing
+                if per_second := getattr(self, rate):
+                    next_ = max(next_, time.monotonic()) + len(data) / per_second  # idle saves nothing
                     time.sleep(max(0.0, next_ - time.monotonic()))
         except OSError:
             pass
@@ -305,6 +307,28 @@ def test_slow_link_download(make_server: Any) -> None:
         proxy.close()
         del kept
         fast.close()
+
+
+def test_slow_link_upload(make_server: Any) -> None:
+    """An upload over ZeroMQ through a link slower than the bytes in flight
+    can cross within the heartbeat succeeds: the connection's own pings
+    wait behind those bytes, and the server's pings (every 500 ms, on the
+    idle direction) end the wait. Before the server pinged, this 4 MiB at
+    2 MiB/s with a 1 s heartbeat raised ConnectionLostError (Go's
+    TestSlowLinkUpload)."""
+    srv = make_server()
+    proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 0, up_rate=2 << 20)
+    conn = ak.Connection(f"tcp://127.0.0.1:{proxy.port}", lane=False, transport="frames",
+                         heartbeat=1.0, timeout=60.0)
+    want = np.arange(1 << 19, dtype=np.int64) * 7919  # 4 MiB
+    try:
+        a = conn.array(want)
+        with srv.connect() as direct:
+            assert np.array_equal(direct._download(a.name), want)
+        del a
+    finally:
+        conn.close()
+        proxy.close()
 
 
 def test_link_frame_size(server: Any) -> None:
