@@ -98,8 +98,9 @@ func BenchmarkTransfer(b *testing.B) {
 // upload of 2 MiB opened); and a DownloadInto with TransportStream (the
 // bytes on the bulk stream) and with TransportAuto once a stream is open,
 // and into16: DownloadInto rotating over 16 buffers (new/'s destinations
-// are not in the caches either). Beside them, raw: a request of 55 bytes answered by the same bytes over
-// a loopback TCP connection within this process (the socket's ceiling).
+// are not in the caches either). Beside them, raw: a request of 55 bytes
+// answered by the same bytes over a loopback TCP connection within this
+// process (the socket's ceiling).
 // Each reports its p50 and p90 besides the mean, this process's minor
 // faults and garbage collections per op, and for new/ the download pool's
 // hits and misses per op.

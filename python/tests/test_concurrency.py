@@ -383,7 +383,7 @@ def _behind_proxy(make_server: Any, stream_port: int) -> tuple[_SlowProxy, str]:
     from conftest import free_port
 
     srv = make_server("--stream-port", str(stream_port), url=f"tcp://127.0.0.2:{free_port()}")
-    proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 1 << 40, host="127.0.0.2")
+    proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 0, host="127.0.0.2")
     return proxy, f"tcp://127.0.0.1:{proxy.port}"
 
 
