@@ -4,3 +4,17 @@ package client
 
 // ConnectTimeout is connectTimeout.
 var ConnectTimeout = &connectTimeout
+
+// LinkFrameSize is the frame size c's next download over ZeroMQ asks for,
+// and LinkRate the rate it is sized to (0: none measured; the assumed one).
+func LinkFrameSize(c *Client) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.linkFrameSize()
+}
+
+func LinkRate(c *Client) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.linkRate
+}

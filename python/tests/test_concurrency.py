@@ -291,15 +291,21 @@ def test_slow_link_download(make_server: Any) -> None:
     try:
         for _ in range(2):  # at the assumed rate, then at the measured one
             assert np.array_equal(conn._download("x"), want)
-        # A fast link, then one 64 times slower: frames sized to the first
-        # (several MiB) fail one download, and the next asks for small
-        # frames again (2 MiB in one frame would take 2 s).
+        # A fast link, then one that carries a frame of the size measured
+        # there in twice the heartbeat: one download fails, and the
+        # connection forgets the rate, so the next asks for small frames
+        # again. The slow rate follows the frame size asked for, not the
+        # proxy's rate: on a busy machine the "fast" link may measure at a
+        # few MiB/s, and a fixed slow rate then no longer fails.
         proxy.rate = 64 << 20
         assert np.array_equal(conn._download("x"), want)
-        proxy.rate = 1 << 20
+        size = conn._link_frame_size()
+        proxy.rate = size // 2
         lost = path_counts["connections_lost"]
         with pytest.raises(ak.ConnectionLostError):  # (the test's premise)
             conn._download("x")
+        assert conn._link_rate == 0.0, "after a loss, frames are sized to the assumed rate"
+        proxy.rate = 1 << 20  # 128 KiB frames at the assumed rate: 0.125 s each
         assert np.array_equal(conn._download("x", 0, 1 << 18), want[:1 << 18])
         assert path_counts["connections_lost"] == lost + 1
     finally:
