@@ -738,7 +738,7 @@ func TestPipelinedWriteError(t *testing.T) {
 			t.Errorf("failing after %d bytes: err = %v", n, err)
 		}
 	}
-	for i := 0; runtime.NumGoroutine() > g0 && i < 100; i++ {
+	for i := 0; runtime.NumGoroutine() > g0 && i < 1000; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if g := runtime.NumGoroutine(); g > g0 {

@@ -5,6 +5,19 @@ package client
 // ConnectTimeout is connectTimeout.
 var ConnectTimeout = &connectTimeout
 
+// RetryFirst is retryFirst.
+var RetryFirst = &retryFirst
+
+// Busy says whether a request of c's holds its lock (is being sent or
+// waits for its reply).
+func Busy(c *Client) bool {
+	if c.mu.TryLock() {
+		c.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // LinkFrameSize is the frame size c's next download over ZeroMQ asks for,
 // and LinkRate the rate it is sized to (0: none measured; the assumed one).
 func LinkFrameSize(c *Client) int {

@@ -43,7 +43,15 @@ func TestRequestLostWithItsServer(t *testing.T) {
 				_, err := c.Info(reqCtx, "x")
 				done <- err
 			}()
-			time.Sleep(300 * time.Millisecond)
+			// Killed once the request is sent (or about to be: its lock
+			// is held from just before): a drop seen before the send is
+			// not the request's, which then waits for the restarted
+			// server, here for ever. A fixed sleep left that to the
+			// scheduler.
+			for !client.Busy(c) {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
 			if how == "killed" {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}

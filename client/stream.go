@@ -129,10 +129,11 @@ type retryAfter struct {
 	wait time.Duration
 }
 
-const (
-	retryFirst = time.Second
-	retryMost  = time.Minute
-)
+const retryMost = time.Minute
+
+// retryFirst is the first pause (a variable for tests that must not see
+// it pass while they count requests).
+var retryFirst = time.Second
 
 func (r *retryAfter) failed(now time.Time) {
 	r.wait = min(max(2*r.wait, retryFirst), retryMost)

@@ -22,10 +22,14 @@ import (
 // client's lane and bulk stream with TOO_MANY_STREAMS; that client's
 // requests go over ZeroMQ and its arrays in frames, bit-exact, without
 // asking again on every request; once the first client has gone it opens
-// both after the pause (a second). Before, a refused lane was never asked
+// both after the pause. Before, a refused lane was never asked
 // for again (about 3× the small-request latency for the client's
 // lifetime), and the server had no cap at all.
 func TestMaxStreamsFallsBack(t *testing.T) {
+	// A pause the rounds below cannot outlast on a busy machine (they
+	// count refusals within it), short enough to wait out.
+	defer func(d time.Duration) { *client.RetryFirst = d }(*client.RetryFirst)
+	*client.RetryFirst = 3 * time.Second
 	srv := testserver.Start(t, "--max-streams", "2")
 	ctx := ctxT(t)
 	big := make([]int64, 300_000) // 2.3 MiB: over StreamThreshold
@@ -66,7 +70,7 @@ func TestMaxStreamsFallsBack(t *testing.T) {
 	}
 
 	a.Close()
-	time.Sleep(1100 * time.Millisecond) // past the first pause
+	time.Sleep(*client.RetryFirst + 100*time.Millisecond) // past the first pause
 	before, err := b.Stats(ctx)         // opens b's lane (the lane of a closed client ends at once)
 	if err != nil {
 		t.Fatal(err)

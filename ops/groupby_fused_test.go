@@ -779,7 +779,9 @@ func TestFusedProbeHelperPanic(t *testing.T) {
 	// lock, and the caller waiting for it finds the next block probed: in
 	// step with the helpers, it probed no block past the fifth on a
 	// loaded machine (CI, -race). Few keys need no numbering, and helpers
-	// slowed by a millisecond a block leave it most blocks.
+	// slowed by a millisecond a block leave it most blocks (and a caller
+	// so slowed leaves the helpers theirs, which unscheduled helpers on
+	// two busy cores might otherwise not reach).
 	r := rand.New(rand.NewPCG(7, 13))
 	few := make([]int64, keys[0].Len())
 	for i := range few {
@@ -796,8 +798,8 @@ func TestFusedProbeHelperPanic(t *testing.T) {
 				if j >= 6 && helper == byHelper && hit.CompareAndSwap(false, true) {
 					panic(fmt.Sprintf("test: a bug probing block %d", j))
 				}
-				if helper && !byHelper {
-					time.Sleep(time.Millisecond)
+				if helper != byHelper {
+					time.Sleep(time.Millisecond) // leave most blocks to the other side
 				}
 			}
 			par0 := fusedParallel.Load()

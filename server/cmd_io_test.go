@@ -314,7 +314,9 @@ func runCheckpointServer(t *testing.T, ckpt string) (s *Server, d *zmq.Socket, w
 func TestRestoreWhileServing(t *testing.T) {
 	ckpt := checkpointWith(t, []int64{1, 2, 3}, []int64{4, 5})
 	t.Run("served after", func(t *testing.T) {
-		t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "1500ms")
+		// Long enough for the three requests below on a busy machine
+		// under -race (the polls after them wait out the rest).
+		t.Setenv("ARKTOS_DEBUG_RESTORE_DELAY", "5s")
 		s, d, _, stop := runCheckpointServer(t, ckpt)
 		sendRequest(t, d, 1, "get_config", nil)
 		rep := recvReply(t, d, 5*time.Second)
