@@ -321,6 +321,20 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	defer func(f int) { testFanOut = f }(testFanOut)
 	runs, ranged, expected := fusedPartRuns.Load(), rangedRuns.Load(), uint64(0)
 	rangedSeen, hashedSeen := false, false
+	// The two steps' grouping, the reference, once for all columns (most
+	// of this test's time under -race was spent on it again and again).
+	type refKey struct {
+		fan    int
+		keys   string
+		dropna bool
+		w      int
+	}
+	refs := map[refKey]Grouping{}
+	defer func() {
+		for k, g := range refs {
+			g.Free(PlainEnv(k.w))
+		}
+	}()
 	for _, fan := range []int{partP, partFew} {
 		testFanOut = fan
 		for kn, keys := range keyCases {
@@ -336,11 +350,14 @@ func TestGroupByAggFusedPart(t *testing.T) {
 						expected++
 						t.Run(fmt.Sprintf("parts=%d/%s/%s/dropna=%v/w=%d", fan, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, err := GroupByWith(env, keys, dropna, "auto", nil)
-							if err != nil {
-								t.Fatal(err)
+							want, ok := refs[refKey{fan, kn, dropna, w}]
+							if !ok {
+								var err error
+								if want, err = GroupByWith(env, keys, dropna, "auto", nil); err != nil {
+									t.Fatal(err)
+								}
+								refs[refKey{fan, kn, dropna, w}] = want
 							}
-							defer want.Free(env)
 							// At 8 workers each worker's rows have few enough
 							// distinct keys for the two steps' tables (at 2, the
 							// heavy key's too).
