@@ -312,3 +312,11 @@ def test_every_public_function_has_an_example() -> None:
                 if ">>>" not in (inspect.getdoc(value) or ""):
                     missing.append(f"{name}.{member}")
     assert not missing, f"docstrings without a >>> example: {missing}"
+
+
+def test_namespace_is_the_api() -> None:
+    """dir(ak), which a notebook's tab completion lists, holds the API and
+    nothing else: before, the typing helpers the module uses (Callable,
+    ParamSpec, P, R, functools, inspect, ...) showed up beside it."""
+    extra = [n for n in dir(ak) if not n.startswith("_") and n not in ak.__all__]
+    assert not extra, f"public names outside ak.__all__: {extra}"

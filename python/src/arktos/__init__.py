@@ -19,10 +19,10 @@ registry (see arktos._errors), each also the matching Python exception
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+import functools as _functools
+import inspect as _inspect
+from collections.abc import Callable as _Callable
+from typing import Concatenate as _Concatenate, ParamSpec as _ParamSpec, TypeVar as _TypeVar
 
 from ._bufpool import set_download_pool
 from ._connection import DEFAULT_URL, Connection, ConnectionLostError
@@ -74,8 +74,8 @@ _default: Connection | None = None
 #: after ak.disconnect(), as in Arkouda sessions.
 _last_target: tuple[str | None, str | None, float | None] | None = None
 
-P = ParamSpec("P")
-R = TypeVar("R")
+_P = _ParamSpec("_P")
+_R = _TypeVar("_R")
 
 
 def connect(url: str | None = None, token: str | None = None,
@@ -146,14 +146,14 @@ def _connection() -> Connection:
     return _default
 
 
-def _on_default(method: Callable[Concatenate[Connection, P], R]) -> Callable[P, R]:
+def _on_default(method: _Callable[_Concatenate[Connection, _P], _R]) -> _Callable[_P, _R]:
     """Make a module-level function that calls `method` on the default connection."""
 
-    @functools.wraps(method)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+    @_functools.wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         return method(_connection(), *args, **kwargs)
 
-    signature = inspect.signature(method)
+    signature = _inspect.signature(method)
     call.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=list(signature.parameters.values())[1:])
     del call.__wrapped__
@@ -169,3 +169,5 @@ list_arrays = _on_default(Connection.list_arrays)
 get_config = _on_default(Connection.get_config)
 mem_info = _on_default(Connection.mem_info)
 get_mem_used = _on_default(Connection.get_mem_used)
+
+del annotations  # (the __future__ import's name: not part of the API, nor in dir(ak))
