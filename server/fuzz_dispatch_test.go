@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,9 +101,10 @@ type fuzzServer struct {
 	s       *Server
 	base    map[string]*pdarray.Array
 	cmds    []string
-	keys    []string            // every argument name handlers read
-	cmdKeys map[string][]string // the names each command takes (probed)
-	names   []any               // stored arrays' names
+	keys    []string                  // every argument name handlers read
+	cmdKeys map[string][]string       // the names each command takes (probed)
+	valid   map[string]map[string]any // a request of each command its handler ran (probed; most commands)
+	names   []any                     // stored arrays' names
 	numbers []any
 	strs    []any // string literals of server and ops
 	others  []any
@@ -170,7 +172,8 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 		int64(1 << 31), int64(1 << 40), int64(math.MaxInt64), int64(math.MinInt64), uint64(math.MaxUint64), uint64(5), int64(100)}
 	fz.others = []any{0.0, 0.5, -1.5, math.NaN(), math.Inf(1), math.Inf(-1), true, false, nil, "../escape", "/etc/passwd",
 		"x.parquet", "d/x.arrow", []byte{1, 2, 3}, map[string]any{"a": int64(1)}, []any{}}
-	fz.cmdKeys = map[string][]string{}
+	fz.cmdKeys, fz.valid = map[string][]string{}, map[string]map[string]any{}
+	fz.reset(f)
 	for _, cmd := range fz.cmds {
 		fz.cmdKeys[cmd] = fz.probe(f, cmd)
 	}
@@ -178,42 +181,100 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 }
 
 // probe finds the arguments cmd takes from its own errors: each missing
-// one is added (an array's name or a number) until the handler names what
-// it takes in refusing an unknown one.
+// one is added until the handler names what it takes in refusing an
+// unknown one. Each value is the first of the base arrays' names, the
+// numbers, a few lists, the vocabulary's strings and the other values that
+// the handler does not refuse (an error naming the argument or quoting
+// the value); the required arguments so found, when the handler runs with
+// them, are kept in fz.valid (most commands).
 func (fz *fuzzServer) probe(tb testing.TB, cmd string) []string {
-	missingRe := regexp.MustCompile(`needs argument '([a-z_0-9]+)'`)
+	missingRe := regexp.MustCompile(`needs (?:argument|an array name) '([a-z_0-9]+)'|argument '([a-z_0-9]+)' is required`)
 	takesRe := regexp.MustCompile(`has no argument 'zz_probe'; it takes arguments (.*)$`)
-	args := map[string]any{}
-	var keys []string
-	for range 12 {
-		fz.reset(tb)
-		probe := map[string]any{"zz_probe": int64(1)}
-		for k, v := range args {
-			probe[k] = v
-		}
-		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: probe}, nil, nil, &held{})
+	// (A refused request changes nothing: the arrays are put back only
+	// after one that ran.)
+	try := func(args map[string]any) error {
+		resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, &held{})
 		if err == nil {
 			if resp.after != nil {
 				resp.after() // releases what the reply held
 			}
+			fz.reset(tb)
+		}
+		return err
+	}
+	refuses := func(err error, k string, v any) bool {
+		if err == nil {
+			return false
+		}
+		msg := err.Error()
+		return strings.Contains(msg, "'"+k+"'") || len(k) > 2 && strings.Contains(msg, " "+k+" ") ||
+			strings.Contains(msg, fmt.Sprintf("'%v'", v)) || strings.Contains(msg, fmt.Sprintf("%q", fmt.Sprint(v)))
+	}
+	candidates := append([]any{"a_int64", int64(1)}, fz.names...)
+	candidates = append(candidates, fz.numbers...)
+	candidates = append(candidates, []any{"a_int64"}, []any{"long", "long_f"}, []any{"a_int32", "a_uint8"})
+	for _, dt := range pdarray.DTypeNames() {
+		candidates = append(candidates, dt)
+	}
+	candidates = append(append(candidates, fz.strs...), fz.others...)
+	args := map[string]any{}
+	if strings.HasPrefix(cmd, "groupby_") {
+		args["ids"] = "a_int32" // group ids (0..2), which no value alone is found to be
+	}
+	pick := func(k string) {
+		old, ok := args[k]
+		for _, v := range candidates {
+			if args[k] = v; !refuses(try(args), k, v) {
+				return
+			}
+		}
+		if args[k] = candidates[0]; ok {
+			args[k] = old
+		}
+	}
+	missing := func(msg string) string {
+		if m := missingRe.FindStringSubmatch(msg); m != nil {
+			return m[1] + m[2]
+		}
+		return ""
+	}
+	var keys []string
+	for range 12 {
+		probe := map[string]any{"zz_probe": int64(1)}
+		for k, v := range args {
+			probe[k] = v
+		}
+		err := try(probe)
+		if err == nil {
 			break
 		}
 		msg := err.Error()
-		if m := missingRe.FindStringSubmatch(msg); m != nil && args[m[1]] == nil {
-			args[m[1]] = "a_int64"
-			resp, err := fz.s.dispatch(&transfer.Request{V: transfer.Version, ID: 1, Cmd: cmd, Args: args}, nil, nil, &held{})
-			if err != nil && strings.Contains(err.Error(), "'"+m[1]+"'") {
-				args[m[1]] = int64(1)
-			} else if err == nil && resp.after != nil {
-				resp.after()
-			}
-			keys = append(keys, m[1])
+		if k := missing(msg); k != "" && args[k] == nil {
+			pick(k)
+			keys = append(keys, k)
 			continue
 		}
 		if m := takesRe.FindStringSubmatch(msg); m != nil {
 			keys = append(keys, strings.Split(m[1], ", ")...)
 		}
 		break
+	}
+	// A value may be refused only once the others are right.
+	for range 4 {
+		err := try(args)
+		if err == nil {
+			fz.valid[cmd] = args
+			break
+		}
+		if k := missing(err.Error()); k != "" && args[k] == nil {
+			pick(k)
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			if refuses(err, k, args[k]) {
+				pick(k)
+			}
+		}
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
