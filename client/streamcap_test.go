@@ -71,7 +71,8 @@ func TestMaxStreamsFallsBack(t *testing.T) {
 
 	a.Close()
 	time.Sleep(*client.RetryFirst + 100*time.Millisecond) // past the first pause
-	before, err := b.Stats(ctx)         // opens b's lane (the lane of a closed client ends at once)
+	// This opens b's lane (the lane of a closed client ends at once).
+	before, err := b.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,8 @@ func TestStreamPortUnreachable(t *testing.T) {
 // may be a far link).
 func TestStreamPortRefused(t *testing.T) {
 	defer func(d time.Duration) { *client.RetryFirst = d }(*client.RetryFirst)
-	*client.RetryFirst = time.Minute // (the count below must not see the pause pass)
+	// (The count below must not see the pause pass.)
+	*client.RetryFirst = time.Minute
 	url := behindProxy(t, testserver.FreePort(t)) // (free on 127.0.0.1: refused)
 	c := dial(t, url, client.WithStreamNetwork("tcp"), client.WithLane(false))
 	ctx := ctxT(t)
