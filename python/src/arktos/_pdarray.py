@@ -285,133 +285,165 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return _ops.astype(self, self.dtype)
 
-    def sum(self) -> Any:
-        """Sum of the elements (see ak.sum).
+    # The reductions take numpy's axis, dtype, out and keepdims, so that
+    # np.sum(a), np.mean(a), np.argmax(a), ... on a pdarray run on the
+    # server (numpy calls the method with them; without, np.sum and
+    # np.mean raised TypeError and the others downloaded the array).
+
+    def sum(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
+            keepdims: bool = False) -> Any:
+        """Sum of the elements (see ak.sum); ``np.sum(a)`` calls it.
 
         >>> ak.arange(5).sum()
         np.int64(10)
         """
-        return _ops.sum(self)
+        return _ops.sum(_numpy_like(self, "sum", axis, out, keepdims, dtype))
 
-    def prod(self) -> Any:
-        """Product of the elements (see ak.prod).
+    def prod(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
+             keepdims: bool = False) -> Any:
+        """Product of the elements (see ak.prod); ``np.prod(a)`` calls it.
 
         >>> ak.array([2, 3, 4]).prod()
         np.int64(24)
         """
-        return _ops.prod(self)
+        return _ops.prod(_numpy_like(self, "prod", axis, out, keepdims, dtype))
 
-    def min(self) -> Any:
-        """Smallest element (see ak.min).
+    def min(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """Smallest element (see ak.min); ``np.min(a)`` calls it.
 
         >>> ak.array([3, 1, 2]).min()
         np.int64(1)
         """
-        return _ops.min(self)
+        return _ops.min(_numpy_like(self, "min", axis, out, keepdims))
 
-    def max(self) -> Any:
-        """Largest element (see ak.max).
+    def max(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """Largest element (see ak.max); ``np.max(a)`` calls it.
 
         >>> ak.array([3, 1, 2]).max()
         np.int64(3)
         """
-        return _ops.max(self)
+        return _ops.max(_numpy_like(self, "max", axis, out, keepdims))
 
-    def mean(self) -> Any:
-        """Mean (see ak.mean).
+    def mean(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
+             keepdims: bool = False) -> Any:
+        """Mean (see ak.mean); ``np.mean(a)`` calls it.
 
         >>> ak.arange(5).mean()
         np.float64(2.0)
         """
-        return _ops.mean(self)
+        return _ops.mean(_numpy_like(self, "mean", axis, out, keepdims, dtype))
 
-    def var(self, ddof: float = 0) -> Any:
-        """Variance (see ak.var).
+    def var(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
+            ddof: float = 0, keepdims: bool = False) -> Any:
+        """Variance (see ak.var); ``np.var(a)`` calls it.
 
         >>> ak.array([1.0, 2.0, 3.0, 4.0]).var(ddof=1)
         np.float64(1.6666666666666667)
         """
-        return _ops.var(self, ddof)
+        return _ops.var(_numpy_like(self, "var", axis, out, keepdims, dtype), ddof)
 
-    def std(self, ddof: float = 0) -> Any:
-        """Standard deviation (see ak.std).
+    def std(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
+            ddof: float = 0, keepdims: bool = False) -> Any:
+        """Standard deviation (see ak.std); ``np.std(a)`` calls it.
 
         >>> ak.array([1.0, 2.0, 3.0, 4.0]).std()
         np.float64(1.118033988749895)
         """
-        return _ops.std(self, ddof)
+        return _ops.std(_numpy_like(self, "std", axis, out, keepdims, dtype), ddof)
 
-    def argmin(self) -> Any:
-        """Index of the first smallest element.
+    def argmin(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """Index of the first smallest element; ``np.argmin(a)`` calls it.
 
         >>> ak.array([3, 1, 2]).argmin()
         np.int64(1)
         """
-        return _ops.argmin(self)
+        return _ops.argmin(_numpy_like(self, "argmin", axis, out, keepdims))
 
-    def argmax(self) -> Any:
-        """Index of the first largest element.
+    def argmax(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """Index of the first largest element; ``np.argmax(a)`` calls it.
 
         >>> ak.array([3, 1, 2]).argmax()
         np.int64(0)
         """
-        return _ops.argmax(self)
+        return _ops.argmax(_numpy_like(self, "argmax", axis, out, keepdims))
 
-    def any(self) -> Any:
-        """True if any element is nonzero.
+    def any(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """True if any element is nonzero; ``np.any(a)`` calls it.
 
         >>> (ak.arange(5) > 3).any()
         np.True_
         """
-        return _ops.any(self)
+        return _ops.any(_numpy_like(self, "any", axis, out, keepdims))
 
-    def all(self) -> Any:
-        """True if every element is nonzero.
+    def all(self, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        """True if every element is nonzero; ``np.all(a)`` calls it.
 
         >>> (ak.arange(5) >= 0).all()
         np.True_
         """
-        return _ops.all(self)
+        return _ops.all(_numpy_like(self, "all", axis, out, keepdims))
 
-    def cumsum(self) -> pdarray:
-        """Cumulative sum (see ak.cumsum).
+    def cumsum(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None) -> pdarray:
+        """Cumulative sum (see ak.cumsum); ``np.cumsum(a)`` calls it.
 
         >>> ak.arange(5).cumsum()
         array([ 0,  1,  3,  6, 10])
         """
-        return _ops.cumsum(self)
+        return _ops.cumsum(_numpy_like(self, "cumsum", axis, out, False, dtype))
 
-    def cumprod(self) -> pdarray:
-        """Cumulative product (see ak.cumprod).
+    def cumprod(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None) -> pdarray:
+        """Cumulative product (see ak.cumprod); ``np.cumprod(a)`` calls it.
 
         >>> ak.arange(1, 6).cumprod()
         array([  1,   2,   6,  24, 120])
         """
-        return _ops.cumprod(self)
+        return _ops.cumprod(_numpy_like(self, "cumprod", axis, out, False, dtype))
 
-    def argsort(self) -> pdarray:
-        """Stable sorting permutation (see ak.argsort).
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: None = None, *,
+                stable: bool | None = None) -> pdarray:
+        """Stable sorting permutation (see ak.argsort); ``np.argsort(a)``
+        calls it (any ``kind`` or ``stable``: a stable order is each one's
+        answer).
 
         >>> ak.array([30, 10, 20]).argsort()
         array([1, 2, 0])
         """
-        return _ops.argsort(self)
+        if order is not None:
+            raise ValueError("argsort(order=...) sorts structured arrays by field; pdarrays have no fields")
+        return _ops.argsort(_numpy_like(self, "argsort", axis, None, False))
 
-    def clip(self, a_min: Any, a_max: Any) -> pdarray:
-        """np.clip (see ak.clip).
+    def clip(self, a_min: Any, a_max: Any, out: None = None) -> pdarray:
+        """np.clip (see ak.clip); ``np.clip(a, lo, hi)`` calls it.
 
         >>> ak.arange(6).clip(1, 4)
         array([1, 1, 2, 3, 4, 4])
         """
-        return _ops.clip(self, a_min, a_max)
+        return _ops.clip(_numpy_like(self, "clip", None, out, False), a_min, a_max)
 
-    def round(self, decimals: int = 0) -> pdarray:
-        """Round half to even (see ak.round).
+    def round(self, decimals: int = 0, out: None = None) -> pdarray:
+        """Round half to even (see ak.round); ``np.round(a)`` calls it.
 
         >>> ak.array([0.5, 1.5, 2.6]).round()
         array([0., 2., 3.])
         """
-        return _ops.round(self, decimals)
+        return _ops.round(_numpy_like(self, "round", None, out, False), decimals)
+
+
+def _numpy_like(a: pdarray, method: str, axis: int | None, out: Any, keepdims: bool,
+                dtype: DTypeLike | None = None) -> pdarray:
+    """Check numpy's arguments to a reduction or scan of a (1-D) pdarray; with
+    ``dtype``, a converted on the server first (numpy's accumulator dtype)."""
+    if axis not in (None, 0, -1):
+        raise ValueError(f"{method}(axis={axis!r}): pdarrays are 1-D, so axis must be None, 0 or -1")
+    if out is not None:
+        raise TypeError(f"{method}(out=...) is not supported: the result is made on the server; "
+                        f"assign it instead (out[...] = a.{method}() for a numpy out)")
+    if keepdims:
+        raise TypeError(f"{method}(keepdims=True) is not supported: the result is a scalar; "
+                        f"wrap it yourself, e.g. ak.array([a.{method}()])")
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        return a.astype(dtype)
+    return a
 
 
 def _human_bytes(n: int) -> str:
