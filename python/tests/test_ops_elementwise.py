@@ -245,3 +245,59 @@ def test_float_types(arrays) -> None:
     for d in FLOATS + INTS[:1]:
         x, p = arrays[d]
         assert_same(p / 3, x / 3)
+
+
+def _outcome(f: Any) -> tuple[str, Any]:
+    """What f() gives: ("ok", the downloaded result) or ("error", its class)."""
+    try:
+        with np.errstate(all="ignore"):
+            result = f()
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as err:
+        return "error", type(err)
+    assert isinstance(result, ak.pdarray), type(result)
+    return "ok", result.to_ndarray()
+
+
+def test_numpy_ufuncs(arrays, mconn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """numpy's ufuncs on pdarrays run on the server as the operator or ak
+    function of the same name (equal bit for bit, errors alike; those are
+    checked against numpy above), with an ndarray or a scalar on either
+    side, and out= a pdarray in place; the rest say what to use. Before,
+    np.sqrt(a) raised "operand 'pdarray' does not support ufuncs"."""
+    from arktos._ops import UFUNC_BINOPS, UFUNC_UNOPS, binop, unop
+
+    def downloaded(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the array was downloaded")
+
+    for d in ("int64", "float64", "bool", "uint8"):
+        x, p = arrays[d]
+        y, q = arrays["float64" if d == "float64" else "int64"]
+        for name, sym in UFUNC_BINOPS.items():
+            f = getattr(np, name)
+            for a, b in ((p, q), (p, 3), (2.5, p), (x, q), (p, y)):
+                want = _outcome(lambda: binop(sym, a, b))
+                monkeypatch.setattr(ak.pdarray, "__array__", downloaded)
+                got = _outcome(lambda: f(a, b))
+                monkeypatch.undo()
+                assert got[0] == want[0] and (got[0] == "error" and got[1] is want[1] or
+                                              got[0] == "ok" and same_bits(got[1], want[1])), (name, d, got, want)
+        for name, op in UFUNC_UNOPS.items():
+            want = _outcome(lambda: unop(op, p))
+            got = _outcome(lambda: getattr(np, name)(p))
+            assert got[0] == want[0] and (got[0] == "error" or same_bits(got[1], want[1])), (name, d, got, want)
+    x, p = arrays["int64"]
+    c = mconn.array(x)
+    assert np.add(c, 1, out=c) is c and same_bits(c.to_ndarray(), x + 1)
+    assert isinstance(x + p, ak.pdarray) and same_bits((x + p).to_ndarray(), x + x)
+    with pytest.raises(TypeError, match=r"np.tan does not run on the server.*np.tan\(a.to_ndarray\(\)\)"):
+        np.tan(p)
+    with pytest.raises(TypeError, match=r"np.add.reduce does not run on pdarrays.*a.sum\(\)"):
+        np.add.reduce(p)
+    with pytest.raises(TypeError, match="needs a pdarray out"):
+        np.add(p, 1, out=np.empty(len(x)))
+    with pytest.raises(TypeError, match="takes no where argument"):
+        np.add(p, 1, where=True)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()

@@ -133,6 +133,45 @@ def unop(op: str, a: Any, out: pdarray | None = None) -> pdarray:
     return out if out is not None else _new(conn, result)
 
 
+#: numpy ufuncs the server runs: binary ones as binop's operator, unary
+#: ones as unop's operation (pdarray.__array_ufunc__).
+UFUNC_BINOPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+                "floor_divide": "//", "remainder": "%", "power": "**", "less": "<", "less_equal": "<=",
+                "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
+                "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
+                "right_shift": ">>", "maximum": "maximum", "minimum": "minimum"}
+UFUNC_UNOPS = {"negative": "neg", "absolute": "abs", "invert": "invert", "logical_not": "not",
+               "sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
+               "floor": "floor", "ceil": "ceil", "rint": "round", "isnan": "isnan", "isinf": "isinf",
+               "isfinite": "isfinite"}
+
+
+def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """pdarray.__array_ufunc__: run `ufunc` on the server, or say why not."""
+    name = ufunc.__name__
+    if method != "__call__":
+        raise TypeError(f"np.{name}.{method} does not run on pdarrays; use the pdarray's method "
+                        "(a.sum(), a.cumsum(), ...) or ak's function, or download first with a.to_ndarray()")
+    out = kwargs.pop("out", None)
+    if isinstance(out, tuple):
+        out = out[0] if len(out) == 1 else out
+    if out is not None and not isinstance(out, pdarray):
+        raise TypeError(f"np.{name}(..., out=...) on pdarrays needs a pdarray out (the result is made on "
+                        f"the server), got {type(out).__name__}")
+    if kwargs:
+        raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
+    # numpy hands a scalar operand over as a 0-d array (np.int8(3) < a): a
+    # scalar again, not an array of one element.
+    inputs = tuple(x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x for x in inputs)
+    if ufunc.nin == 2 and name in UFUNC_BINOPS:
+        return binop(UFUNC_BINOPS[name], inputs[0], inputs[1], out=out)
+    if ufunc.nin == 1 and name in UFUNC_UNOPS:
+        return unop(UFUNC_UNOPS[name], inputs[0], out=out)
+    raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
+                    f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
+                    f"np.{name}(a.to_ndarray())")
+
+
 def _unary(op: str, doc: str) -> Any:
     def f(a: Any) -> pdarray:
         return unop(op, a)

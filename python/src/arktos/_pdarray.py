@@ -238,9 +238,17 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
 
     # -- operations (arktos._ops; docs/operations.md) ---------------------
 
-    #: numpy must not turn ``ndarray + pdarray`` into a download: it defers
-    #: to the pdarray's reflected operator instead.
-    __array_ufunc__ = None
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy's ufuncs on pdarrays run on the server: ``np.sqrt(a)``,
+        ``np.add(a, x)``, ``np.maximum(a, 0, out=a)``, and ``ndarray +
+        pdarray`` (numpy calls np.add), which is never a download. Those the
+        server lacks, and ufunc methods (``np.add.reduce``), raise TypeError
+        saying what to use instead.
+
+        >>> np.sqrt(ak.array([1.0, 4.0]))
+        array([1., 2.])
+        """
+        return _ops.array_ufunc(ufunc, method, inputs, kwargs)
     #: Comparisons return pdarrays, so hashing falls back to identity.
     __hash__ = object.__hash__
 
