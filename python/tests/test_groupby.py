@@ -274,6 +274,27 @@ def test_named_agg_over_several_arrays(conn: ak.Connection, rng: np.random.Gener
         g.agg(vals["int64"], ["sum"], x=(vals["int64"], "sum"))
 
 
+def test_agg_takes_functions(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Aggregations given as functions named like them (np.sum, np.max,
+    np.amin, builtins' len, ...), as pandas' agg takes them, equal the named
+    ones bit for bit; a function with no such name says which to use."""
+    keys = conn.array(_keys(rng, "multi")[0])
+    v = conn.array(_values(rng)["float64"])
+    g = ak.GroupBy(keys)
+    for f, name in ((np.sum, "sum"), (np.mean, "mean"), (np.max, "max"), (np.amin, "min"), (np.std, "std"),
+                    (np.median, "median"), (len, "size"), (max, "max")):
+        _, want = g.aggregate(None if name == "size" else v, name)
+        _, got = g.aggregate(None if name == "size" else v, f)
+        assert got.to_ndarray().tobytes() == want.to_ndarray().tobytes(), name
+    _, many = g.agg(v, [np.sum, "count", np.var])
+    assert list(many) == ["sum", "count", "var"]
+    _, named = g.agg(total=(v, np.sum), n=(None, len))
+    assert named["total"].to_ndarray().tobytes() == g.sum(v)[1].to_ndarray().tobytes()
+    assert named["n"].to_ndarray().tobytes() == g.size()[1].to_ndarray().tobytes()
+    with pytest.raises(ValueError, match="unknown aggregation.*use one of"):
+        g.aggregate(v, np.cumsum)
+
+
 def test_chained_many_keys(conn: ak.Connection, rng: np.random.Generator) -> None:
     """Keys whose ranges multiply past 2^64 (two float keys and a wide int64)
     group in stages; the answer is the plain one, sums bit for bit."""

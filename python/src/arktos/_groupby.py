@@ -31,7 +31,7 @@ first if that can happen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +46,16 @@ __all__ = ["GroupBy"]
 STRATEGIES = ("auto", "dense", "hash", "partitioned", "sort", "chained", "wide")
 AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
                 "nunique", "first", "mode", "any", "all", "var", "std", "median")
+
+
+def _aggregation(op: Any) -> Any:
+    """An aggregation's name: op itself, or that of a function named like one
+    (np.sum, np.mean, np.max or np.amax, builtins' len as "size", ...), as
+    pandas' agg takes them. NaN values are skipped either way, as pandas does."""
+    if isinstance(op, str) or not callable(op):
+        return op
+    name = getattr(op, "__name__", None)
+    return {"amax": "max", "amin": "min", "len": "size"}.get(name, name) if isinstance(name, str) else op
 
 
 class GroupBy:
@@ -265,13 +275,15 @@ class GroupBy:
             return values
         return self._conn.array(values)
 
-    def aggregate(self, values: Any, operator: str, ddof: float = 0) -> tuple[Any, pdarray]:
+    def aggregate(self, values: Any, operator: str | Callable[..., Any], ddof: float = 0) -> tuple[Any, pdarray]:
         """(unique_keys, operator over each group's values); operator is one of
-        AGGREGATIONS. NaN values are skipped.
+        AGGREGATIONS, or a function named like one (np.sum, np.max, ...: as
+        pandas' agg). NaN values are skipped.
 
         >>> g.aggregate(vals, "max")[1]
         array([60., 50., 40.])
         """
+        operator = _aggregation(operator)
         if operator not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {operator!r}; use one of {', '.join(AGGREGATIONS)}")
         column = ""
@@ -287,8 +299,9 @@ class GroupBy:
         arrays = self._agg_request({"ops": [operator], "columns": [column], "ddof": float(ddof)})
         return self.unique_keys, self._conn._pdarray(arrays[0], owned=True)
 
-    def agg(self, values: Any = None, operators: Sequence[str] | str | None = None, ddof: float = 0,
-            **named: tuple[Any, str]) -> tuple[Any, dict[str, pdarray]]:
+    def agg(self, values: Any = None,
+            operators: Sequence[str | Callable[..., Any]] | str | Callable[..., Any] | None = None,
+            ddof: float = 0, **named: tuple[Any, str | Callable[..., Any]]) -> tuple[Any, dict[str, pdarray]]:
         """Several aggregations in one request.
 
         ``g.agg(values, ["sum", "size", "mean"])`` gives (unique_keys,
@@ -310,7 +323,8 @@ class GroupBy:
             return self._agg_named(named, ddof)
         if values is None or operators is None:
             raise TypeError("agg needs values and operators, or named aggregations out=(values, op)")
-        ops = [operators] if isinstance(operators, str) else list(operators)
+        ops = [_aggregation(op) for op in ([operators] if isinstance(operators, str) or callable(operators)
+                                           else operators)]
         bad = [op for op in ops if op not in AGGREGATIONS]
         if bad or not ops:
             raise ValueError(f"unknown aggregation(s) {bad!r}; use one or more of "
@@ -324,14 +338,15 @@ class GroupBy:
         arrays = [self._conn._pdarray(info, owned=True) for info in infos]
         return self.unique_keys, dict(zip(ops, arrays))
 
-    def _agg_named(self, named: dict[str, tuple[Any, str]], ddof: float) -> tuple[Any, dict[str, pdarray]]:
+    def _agg_named(self, named: dict[str, tuple[Any, str | Callable[..., Any]]],
+                   ddof: float) -> tuple[Any, dict[str, pdarray]]:
         ops: list[str] = []
         cols: list[str] = []
         keep: list[pdarray] = []  # alive until the reply
         for out, spec in named.items():
-            if not isinstance(spec, tuple) or len(spec) != 2 or not isinstance(spec[1], str):
+            if not isinstance(spec, tuple) or len(spec) != 2 or not isinstance(_aggregation(spec[1]), str):
                 raise TypeError(f"named aggregation {out}= must be (values, op), e.g. (v, 'sum'); got {spec!r}")
-            values, op = spec
+            values, op = spec[0], _aggregation(spec[1])
             if op not in AGGREGATIONS:
                 raise ValueError(f"unknown aggregation {op!r} for {out}=; use one of {', '.join(AGGREGATIONS)}")
             if values is None:
