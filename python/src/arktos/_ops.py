@@ -11,7 +11,7 @@ default connection, or the one given as ``conn=``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -170,6 +170,65 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
                     f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
                     f"np.{name}(a.to_ndarray())")
+
+
+def _np_concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
+                    casting: str = "same_kind") -> Any:
+    if axis not in (0, -1, None) or out is not None or dtype is not None or casting != "same_kind" \
+            or builtins.any(not isinstance(x, pdarray) and np.ndim(x) != 1 for x in arrays):
+        return NotImplemented
+    return concatenate(arrays)
+
+
+def _np_where(condition: Any, *xy: Any) -> Any:
+    return where(condition, *xy) if len(xy) == 2 and isinstance(condition, pdarray) else NotImplemented
+
+
+def _np_sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
+    return sort(a) if isinstance(a, pdarray) and axis in (-1, 0, None) and order is None else NotImplemented
+
+
+def _np_unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+               axis: Any = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    if not isinstance(ar, pdarray) or return_index or axis is not None or not equal_nan:
+        return NotImplemented
+    return unique(ar, return_inverse=return_inverse, return_counts=return_counts)
+
+
+def _np_isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
+             kind: Any = None) -> Any:
+    return in1d(element, test_elements, invert=invert) if isinstance(element, pdarray) else NotImplemented
+
+
+def _np_setop(op: str) -> Callable[..., Any]:
+    def f(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False) -> Any:
+        return NotImplemented if return_indices else _setop(op, ar1, ar2)
+    return f
+
+
+def _np_count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    return count_nonzero(a) if isinstance(a, pdarray) and axis in (None, 0, -1) and not keepdims else NotImplemented
+
+
+def _np_histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002
+                  weights: Any = None) -> Any:
+    if not isinstance(a, pdarray) or not isinstance(bins, (int, np.integer)) or density or weights is not None:
+        return NotImplemented
+    return histogram(a, int(bins), range)
+
+
+def array_function(func: Any, args: Any, kwargs: Any) -> Any:
+    """pdarray.__array_function__: the server's version of func where it has
+    one for these arguments, else numpy's own (as without the hook)."""
+    handler = _ARRAY_FUNCTIONS.get(func)
+    if handler is not None:
+        result = handler(*args, **kwargs)
+        if result is not NotImplemented:
+            return result
+    implementation = getattr(func, "_implementation", None)
+    if implementation is None:
+        return NotImplemented
+    return implementation(*args, **kwargs)
 
 
 def _unary(op: str, doc: str) -> Any:
@@ -748,3 +807,10 @@ BINARY_OPERATORS = {
     "pow": "**", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
 }
 COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+_ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
+    np.concatenate: _np_concatenate, np.where: _np_where, np.sort: _np_sort, np.unique: _np_unique,
+    np.isin: _np_isin, np.intersect1d: _np_setop("intersect1d"), np.union1d: _np_setop("union1d"),
+    np.setdiff1d: _np_setop("setdiff1d"), np.count_nonzero: _np_count_nonzero, np.histogram: _np_histogram,
+}

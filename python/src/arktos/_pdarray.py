@@ -249,6 +249,19 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         array([1., 2.])
         """
         return _ops.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """numpy functions on pdarrays: ``np.concatenate``, ``np.where``,
+        ``np.sort``, ``np.unique``, ``np.isin``, ``np.intersect1d``,
+        ``np.union1d``, ``np.setdiff1d``, ``np.count_nonzero`` and
+        ``np.histogram`` run on the server (options the server lacks aside);
+        the others behave as without this hook (a reduction such as
+        ``np.sum`` calls the pdarray's method; the rest download).
+
+        >>> np.concatenate([ak.arange(2), np.array([7])])
+        array([0, 1, 7])
+        """
+        return _ops.array_function(func, args, kwargs)
     #: Comparisons return pdarrays, so hashing falls back to identity.
     __hash__ = object.__hash__
 
