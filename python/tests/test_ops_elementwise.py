@@ -293,8 +293,15 @@ def test_numpy_ufuncs(arrays, mconn, monkeypatch: pytest.MonkeyPatch) -> None:
         np.tan(p)
     with pytest.raises(TypeError, match=r"np.add.reduce does not run on pdarrays.*a.sum\(\)"):
         np.add.reduce(p)
-    with pytest.raises(TypeError, match="needs a pdarray out"):
-        np.add(p, 1, out=np.empty(len(x)))
+    y = x.copy()
+    y += p  # (numpy's in place: the result downloaded into y)
+    assert type(y) is np.ndarray and same_bits(y, x + x)
+    with pytest.raises(TypeError):  # numpy's casting rule, as for y += float ndarray
+        y += mconn.array(x * 0.5)
+    z = np.empty(len(x))
+    assert np.multiply(p, 0.5, out=z) is z and same_bits(z, x * 0.5)
+    with pytest.raises(TypeError, match="takes a pdarray or numpy out"):
+        np.add(p, 1, out=[0] * len(x))
     with pytest.raises(TypeError, match="takes no where argument"):
         np.add(p, 1, where=True)
 

@@ -155,9 +155,15 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     out = kwargs.pop("out", None)
     if isinstance(out, tuple):
         out = out[0] if len(out) == 1 else out
+    if isinstance(out, np.ndarray):
+        # Into a numpy array (x += a, np.add(x, a, out=x)): made on the server,
+        # then downloaded into it with the ufunc's own casting rule.
+        result = array_ufunc(ufunc, method, inputs, kwargs)
+        np.copyto(out, result.to_ndarray(), casting="same_kind")
+        return out
     if out is not None and not isinstance(out, pdarray):
-        raise TypeError(f"np.{name}(..., out=...) on pdarrays needs a pdarray out (the result is made on "
-                        f"the server), got {type(out).__name__}")
+        raise TypeError(f"np.{name}(..., out=...) on pdarrays takes a pdarray or numpy out, "
+                        f"got {type(out).__name__}")
     if kwargs:
         raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
     # numpy hands a scalar operand over as a 0-d array (np.int8(3) < a): a

@@ -241,7 +241,8 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's ufuncs on pdarrays run on the server: ``np.sqrt(a)``,
         ``np.add(a, x)``, ``np.maximum(a, 0, out=a)``, and ``ndarray +
-        pdarray`` (numpy calls np.add), which is never a download. Those the
+        pdarray`` (numpy calls np.add), which is never a download (``x += a``
+        downloads the result into the ndarray x, as numpy would). Those the
         server lacks, and ufunc methods (``np.add.reduce``), raise TypeError
         saying what to use instead.
 
