@@ -320,3 +320,27 @@ def test_namespace_is_the_api() -> None:
     ParamSpec, P, R, functools, inspect, ...) showed up beside it."""
     extra = [n for n in dir(ak) if not n.startswith("_") and n not in ak.__all__]
     assert not extra, f"public names outside ak.__all__: {extra}"
+
+
+def test_matplotlib_plots_pdarrays(server: Any) -> None:
+    """plt.plot(a) and plt.hist(a) plot a pdarray (matplotlib looks for
+    pandas' to_numpy; before, plot indexed the pdarray with [:, None] and
+    failed)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(20.0) ** 2
+    conn = server.connect()
+    try:
+        a = conn.array(x)
+        fig, ax = plt.subplots()
+        (line,) = ax.plot(a)
+        assert np.array_equal(line.get_ydata(), x)
+        counts, edges, _ = ax.hist(a, bins=4)
+        want_counts, want_edges = np.histogram(x, bins=4)
+        assert np.array_equal(counts, want_counts) and np.array_equal(edges, want_edges)
+        plt.close(fig)
+        assert np.array_equal(a.to_numpy(), x)
+    finally:
+        conn.close()

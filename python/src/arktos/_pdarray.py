@@ -125,6 +125,15 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return self._conn._download(self._live_name(), view=view or not copy, nbytes=self.nbytes)
 
+    def to_numpy(self, copy: bool = True) -> NDArray[Any]:
+        """to_ndarray under pandas' name, which matplotlib and others look for:
+        ``plt.plot(a)`` and ``plt.hist(a)`` plot a pdarray (downloaded).
+
+        >>> ak.array([1, 2]).to_numpy()
+        array([1, 2])
+        """
+        return self.to_ndarray(copy)
+
     def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         """Support ``np.asarray(a)``: download the array.
 
