@@ -322,7 +322,7 @@ def test_namespace_is_the_api() -> None:
     assert not extra, f"public names outside ak.__all__: {extra}"
 
 
-def test_matplotlib_plots_pdarrays(server: Any) -> None:
+def test_matplotlib_plots_pdarrays(server: ak.Server) -> None:
     """plt.plot(a) and plt.hist(a) plot a pdarray (matplotlib looks for
     pandas' to_numpy; before, plot indexed the pdarray with [:, None] and
     failed)."""
