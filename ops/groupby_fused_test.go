@@ -49,7 +49,16 @@ func TestGroupByAggFused(t *testing.T) {
 			t.Errorf("%d groupings of several columns, %d int64 means added as float64", multi, inexact)
 		}
 	}()
+	// The two steps' grouping depends on the keys, dropna and workers, not
+	// the columns: made once for all 13 column cases (most of this test's
+	// time under -race was spent on it again and again).
+	type refKey struct {
+		keys   string
+		dropna bool
+		w      int
+	}
 	for _, n := range []int{0, 1, 4097, 30000} {
+		refs := map[refKey]Grouping{}
 		r := rand.New(rand.NewPCG(uint64(n), 7))
 		f := make([]float64, n)  // wide: never dense
 		f2 := make([]float64, n) // neighbours and NaN: dense, NaN dropped or its own group
@@ -101,8 +110,14 @@ func TestGroupByAggFused(t *testing.T) {
 					for _, w := range []int{1, 2, 8} {
 						t.Run(fmt.Sprintf("n=%d/%s/%s/dropna=%v/w=%d", n, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, wantOuts := twoSteps(t, env, keys, dropna, cols)
-							defer want.Free(env)
+							want, ok := refs[refKey{kn, dropna, w}]
+							if !ok {
+								var err error
+								if want, err = GroupByWith(env, keys, dropna, "auto", nil); err != nil {
+									t.Fatal(err)
+								}
+								refs[refKey{kn, dropna, w}] = want
+							}
 							before, lones, mc, im, lp, op, om := fusedPasses.Load(), loneProbes.Load(), fusedMultiCols.Load(), loneInexactMeans.Load(), lonePairs.Load(), loneOccPasses.Load(), loneOccMarked.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, cols)
 							if err != nil {
@@ -139,6 +154,12 @@ func TestGroupByAggFused(t *testing.T) {
 								return
 							}
 							defer g.Free(env)
+							// The two steps' aggregation: only where there is a
+							// fused answer to check against it.
+							wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, cols, 0)
+							if err != nil {
+								t.Fatal(err)
+							}
 							if g.IDs != nil || g.NGroups != want.NGroups || g.Kept != want.Kept || g.Strategy != want.Strategy {
 								t.Fatalf("grouping: ngroups %d kept %d strategy %s, want %d %d %s", g.NGroups, g.Kept, g.Strategy, want.NGroups, want.Kept, want.Strategy)
 							}
@@ -159,6 +180,9 @@ func TestGroupByAggFused(t *testing.T) {
 					}
 				}
 			}
+		}
+		for k, g := range refs {
+			g.Free(PlainEnv(k.w))
 		}
 	}
 }
@@ -321,10 +345,11 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	defer func(f int) { testFanOut = f }(testFanOut)
 	runs, ranged, expected := fusedPartRuns.Load(), rangedRuns.Load(), uint64(0)
 	rangedSeen, hashedSeen := false, false
-	// The two steps' grouping, the reference, once for all columns (most
-	// of this test's time under -race was spent on it again and again).
+	// The two steps, the reference: the grouping once for all columns (most
+	// of this test's time under -race was spent on it again and again),
+	// and a column's aggregation once for both fan-outs (testFanOut is
+	// fusedPart's alone: the two steps' answer is the same).
 	type refKey struct {
-		fan    int
 		keys   string
 		dropna bool
 		w      int
@@ -335,28 +360,29 @@ func TestGroupByAggFusedPart(t *testing.T) {
 			g.Free(PlainEnv(k.w))
 		}
 	}()
-	for _, fan := range []int{partP, partFew} {
-		testFanOut = fan
-		for kn, keys := range keyCases {
-			for cn, col := range colCases {
-				for _, dropna := range []bool{true, false} {
-					if !dropna && kn != "float-nan" || kn == "heavy" && cn != "float-all" {
-						continue // no NaN: the same grouping; heavy: floats tell most
+	for kn, keys := range keyCases {
+		for cn, col := range colCases {
+			for _, dropna := range []bool{true, false} {
+				if !dropna && kn != "float-nan" || kn == "heavy" && cn != "float-all" {
+					continue // no NaN: the same grouping; heavy: floats tell most
+				}
+				for _, w := range []int{1, 2, 8} {
+					if w == 8 && cn != "float-all" {
+						continue
 					}
-					for _, w := range []int{1, 2, 8} {
-						if w == 8 && cn != "float-all" {
-							continue
-						}
+					var wantOuts [][]*pdarray.Array // the first fan-out's subtest makes them
+					for _, fan := range []int{partP, partFew} {
+						testFanOut = fan
 						expected++
 						t.Run(fmt.Sprintf("parts=%d/%s/%s/dropna=%v/w=%d", fan, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, ok := refs[refKey{fan, kn, dropna, w}]
+							want, ok := refs[refKey{kn, dropna, w}]
 							if !ok {
 								var err error
 								if want, err = GroupByWith(env, keys, dropna, "auto", nil); err != nil {
 									t.Fatal(err)
 								}
-								refs[refKey{fan, kn, dropna, w}] = want
+								refs[refKey{kn, dropna, w}] = want
 							}
 							// At 8 workers each worker's rows have few enough
 							// distinct keys for the two steps' tables (at 2, the
@@ -364,11 +390,12 @@ func TestGroupByAggFusedPart(t *testing.T) {
 							if want.Strategy != StrategyPartitioned && w < 8 && kn != "heavy" {
 								t.Fatalf("the two steps used %s", want.Strategy)
 							}
-							wantOuts, err := GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0)
-							if err != nil {
-								t.Fatal(err)
+							if wantOuts == nil {
+								var err error
+								if wantOuts, err = GroupAggColumns(env, want.IDs, want.NGroups, []AggColumn{col}, 0); err != nil {
+									t.Fatal(err)
+								}
 							}
-							defer freeOuts(env, wantOuts)
 							before, rb := fusedPartRuns.Load(), rangedRuns.Load()
 							few, lone := fewParts.Load(), loneScatters.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, []AggColumn{col})
@@ -404,6 +431,7 @@ func TestGroupByAggFusedPart(t *testing.T) {
 							}
 						})
 					}
+					freeOuts(PlainEnv(w), wantOuts)
 				}
 			}
 		}
