@@ -49,16 +49,8 @@ func TestGroupByAggFused(t *testing.T) {
 			t.Errorf("%d groupings of several columns, %d int64 means added as float64", multi, inexact)
 		}
 	}()
-	// The two steps' grouping depends on the keys, dropna and workers, not
-	// the columns: made once for all 13 column cases (most of this test's
-	// time under -race was spent on it again and again).
-	type refKey struct {
-		keys   string
-		dropna bool
-		w      int
-	}
 	for _, n := range []int{0, 1, 4097, 30000} {
-		refs := map[refKey]Grouping{}
+		refs := refGroupings{} // (the same for all 13 column cases)
 		r := rand.New(rand.NewPCG(uint64(n), 7))
 		f := make([]float64, n)  // wide: never dense
 		f2 := make([]float64, n) // neighbours and NaN: dense, NaN dropped or its own group
@@ -110,14 +102,7 @@ func TestGroupByAggFused(t *testing.T) {
 					for _, w := range []int{1, 2, 8} {
 						t.Run(fmt.Sprintf("n=%d/%s/%s/dropna=%v/w=%d", n, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, ok := refs[refKey{kn, dropna, w}]
-							if !ok {
-								var err error
-								if want, err = GroupByWith(env, keys, dropna, "auto", nil); err != nil {
-									t.Fatal(err)
-								}
-								refs[refKey{kn, dropna, w}] = want
-							}
+							want := refs.get(t, kn, keys, dropna, w)
 							before, lones, mc, im, lp, op, om := fusedPasses.Load(), loneProbes.Load(), fusedMultiCols.Load(), loneInexactMeans.Load(), lonePairs.Load(), loneOccPasses.Load(), loneOccMarked.Load()
 							g, outs, fused, err := GroupByAgg(env, keys, dropna, "auto", nil, cols)
 							if err != nil {
@@ -181,9 +166,39 @@ func TestGroupByAggFused(t *testing.T) {
 				}
 			}
 		}
-		for k, g := range refs {
-			g.Free(PlainEnv(k.w))
+		refs.free()
+	}
+}
+
+// refGroupings holds the two steps' grouping (GroupByWith, "auto"), the
+// fused tests' reference, by key case, dropna and workers: it does not
+// depend on the columns, so it is made once for all of them (making it
+// again for each was most of these tests' time under -race).
+type refGroupings map[refGroupingKey]Grouping
+
+type refGroupingKey struct {
+	keys   string
+	dropna bool
+	w      int
+}
+
+func (r refGroupings) get(t *testing.T, name string, keys []*pdarray.Array, dropna bool, w int) Grouping {
+	t.Helper()
+	k := refGroupingKey{name, dropna, w}
+	g, ok := r[k]
+	if !ok {
+		var err error
+		if g, err = GroupByWith(PlainEnv(w), keys, dropna, "auto", nil); err != nil {
+			t.Fatal(err)
 		}
+		r[k] = g
+	}
+	return g
+}
+
+func (r refGroupings) free() {
+	for k, g := range r {
+		g.Free(PlainEnv(k.w))
 	}
 }
 
@@ -345,21 +360,11 @@ func TestGroupByAggFusedPart(t *testing.T) {
 	defer func(f int) { testFanOut = f }(testFanOut)
 	runs, ranged, expected := fusedPartRuns.Load(), rangedRuns.Load(), uint64(0)
 	rangedSeen, hashedSeen := false, false
-	// The two steps, the reference: the grouping once for all columns (most
-	// of this test's time under -race was spent on it again and again),
-	// and a column's aggregation once for both fan-outs (testFanOut is
+	// The two steps, the reference: the grouping once for all columns, and
+	// a column's aggregation once for both fan-outs (testFanOut is
 	// fusedPart's alone: the two steps' answer is the same).
-	type refKey struct {
-		keys   string
-		dropna bool
-		w      int
-	}
-	refs := map[refKey]Grouping{}
-	defer func() {
-		for k, g := range refs {
-			g.Free(PlainEnv(k.w))
-		}
-	}()
+	refs := refGroupings{}
+	defer refs.free()
 	for kn, keys := range keyCases {
 		for cn, col := range colCases {
 			for _, dropna := range []bool{true, false} {
@@ -376,14 +381,7 @@ func TestGroupByAggFusedPart(t *testing.T) {
 						expected++
 						t.Run(fmt.Sprintf("parts=%d/%s/%s/dropna=%v/w=%d", fan, kn, cn, dropna, w), func(t *testing.T) {
 							env := PlainEnv(w)
-							want, ok := refs[refKey{kn, dropna, w}]
-							if !ok {
-								var err error
-								if want, err = GroupByWith(env, keys, dropna, "auto", nil); err != nil {
-									t.Fatal(err)
-								}
-								refs[refKey{kn, dropna, w}] = want
-							}
+							want := refs.get(t, kn, keys, dropna, w)
 							// At 8 workers each worker's rows have few enough
 							// distinct keys for the two steps' tables (at 2, the
 							// heavy key's too).
