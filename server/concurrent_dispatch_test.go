@@ -13,13 +13,13 @@ import (
 )
 
 // TestConcurrentDispatch sends FuzzDispatch's malformed and odd requests,
-// and requests like those the probe found each handler runs (most of
-// which run: before, 7-8% of the requests here got past the arguments'
+// and requests like those the probe found each handler runs (about half of
+// them run: before, 7-8% of the requests here got past the arguments'
 // checks), from several goroutines at once, as clients do, against one
-// server (the fuzzer sends one at a time, on arrays reset between): each must be
-// answered, with a result or an error, while others read, write, replace
-// and delete the same arrays. Under -race (make test) the detector sees
-// the handlers' shared state raced. A panic fails the test, as in the
+// server (the fuzzer sends one at a time, on arrays reset between): each
+// must be answered, with a result or an error, while others read, write,
+// replace and delete the same arrays. Under -race (make test) the detector
+// sees the handlers' shared state raced. A panic fails the test, as in the
 // fuzzer; one request running for 10 s is a hang. Once every array is
 // deleted, no memory is held: every reservation was given back. Seeded
 // (ARKTOS_STRESS_SEED repeats a run).

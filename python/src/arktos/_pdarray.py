@@ -364,18 +364,20 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return _ops.mean(_numpy_like(self, "mean", axis, out, keepdims, dtype))
 
-    def var(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
-            ddof: float = 0, keepdims: bool = False) -> Any:
-        """Variance (see ak.var); ``np.var(a)`` calls it.
+    def var(self, ddof: float = 0, axis: int | None = None, dtype: DTypeLike | None = None,
+            out: None = None, keepdims: bool = False) -> Any:
+        """Variance (see ak.var); ``np.var(a)`` calls it (by keyword: ddof stays the
+        first positional argument, as in Arkouda).
 
         >>> ak.array([1.0, 2.0, 3.0, 4.0]).var(ddof=1)
         np.float64(1.6666666666666667)
         """
         return _ops.var(_numpy_like(self, "var", axis, out, keepdims, dtype), ddof)
 
-    def std(self, axis: int | None = None, dtype: DTypeLike | None = None, out: None = None,
-            ddof: float = 0, keepdims: bool = False) -> Any:
-        """Standard deviation (see ak.std); ``np.std(a)`` calls it.
+    def std(self, ddof: float = 0, axis: int | None = None, dtype: DTypeLike | None = None,
+            out: None = None, keepdims: bool = False) -> Any:
+        """Standard deviation (see ak.std); ``np.std(a)`` calls it (by keyword: ddof stays the
+        first positional argument, as in Arkouda).
 
         >>> ak.array([1.0, 2.0, 3.0, 4.0]).std()
         np.float64(1.118033988749895)
