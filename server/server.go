@@ -188,7 +188,13 @@ func New(cfg Config) (*Server, error) {
 	// lost. These cross the idle direction at once. Clients that do not
 	// answer for an hour are dropped: a frame takes at most that over a
 	// link of 20 KiB/s; a host that vanished holds a connection no longer.
-	if err := s.router.SetHeartbeatIvl(pingEvery); err != nil {
+	every := pingEvery
+	// ARKTOS_DEBUG_PING_EVERY (a duration, for the clients' slow-link
+	// tests: pings well inside their 1 s heartbeat on a busy machine).
+	if d, err := time.ParseDuration(os.Getenv("ARKTOS_DEBUG_PING_EVERY")); err == nil && d > 0 {
+		every = d
+	}
+	if err := s.router.SetHeartbeatIvl(every); err != nil {
 		return fail(fmt.Errorf("server: set ZMQ_HEARTBEAT_IVL: %w", err))
 	}
 	if err := s.router.SetHeartbeatTimeout(time.Hour); err != nil {

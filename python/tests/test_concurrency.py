@@ -333,7 +333,8 @@ def test_slow_link_upload(make_server: Any) -> None:
     idle direction) end the wait. Before the server pinged, this 4 MiB at
     2 MiB/s with a 1 s heartbeat raised ConnectionLostError (Go's
     TestSlowLinkUpload)."""
-    srv = make_server()
+    # Pings five times a heartbeat, not twice: a margin for a busy machine.
+    srv = make_server(env={"ARKTOS_DEBUG_PING_EVERY": "200ms"})
     proxy = _SlowProxy(int(srv.url.rsplit(":", 1)[1]), 0, up_rate=2 << 20)
     conn = ak.Connection(f"tcp://127.0.0.1:{proxy.port}", lane=False, transport="frames",
                          heartbeat=1.0, timeout=60.0)
