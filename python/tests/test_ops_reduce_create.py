@@ -92,6 +92,7 @@ def test_numpy_functions(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
                 assert_same(got, f(x))
         assert_same(np.std(p, ddof=1), p.std(ddof=1))
         assert_same(p.var(1), p.var(ddof=1))  # (Arkouda's positional ddof)
+        assert_same(np.var(p, 0), p.var())  # (numpy's positional axis: numpy's own path)
         assert_same(np.sum(p, axis=0), p.sum())
         assert_same(np.sum(p, dtype=np.float64), p.astype(np.float64).sum())
         for f in (np.cumsum, np.cumprod, np.argsort):

@@ -223,6 +223,18 @@ def _np_histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None
     return histogram(a, int(bins), range)
 
 
+def _np_method(method: str, positional: bool = False) -> Callable[..., Any]:
+    """np.<method>(a, ...) as a.<method>(...): straight to the pdarray's
+    method, not through numpy's wrappers (which call it too, some
+    microseconds later). Other positional arguments only where the method
+    takes numpy's order (clip, round)."""
+    def f(a: Any, *rest: Any, **kwargs: Any) -> Any:
+        if not isinstance(a, pdarray) or rest and not positional:
+            return NotImplemented
+        return getattr(a, method)(*rest, **kwargs)
+    return f
+
+
 def array_function(func: Any, args: Any, kwargs: Any) -> Any:
     """pdarray.__array_function__: the server's version of func where it has
     one for these arguments, else numpy's own (as without the hook)."""
@@ -819,4 +831,9 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.concatenate: _np_concatenate, np.where: _np_where, np.sort: _np_sort, np.unique: _np_unique,
     np.isin: _np_isin, np.intersect1d: _np_setop("intersect1d"), np.union1d: _np_setop("union1d"),
     np.setdiff1d: _np_setop("setdiff1d"), np.count_nonzero: _np_count_nonzero, np.histogram: _np_histogram,
+    np.clip: _np_method("clip", True), np.round: _np_method("round", True), np.around: _np_method("round", True),
 }
+_ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
+    ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
+    ("mean", "mean"), ("var", "var"), ("std", "std"), ("argmin", "argmin"), ("argmax", "argmax"),
+    ("any", "any"), ("all", "all"), ("cumsum", "cumsum"), ("cumprod", "cumprod"), ("argsort", "argsort"))})
