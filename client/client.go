@@ -441,8 +441,15 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	for {
 		m, err := c.recv(ctx, cmd)
 		if err != nil {
-			if !errors.Is(err, ErrConnectionLost) {
+			if lost := errors.Is(err, ErrConnectionLost); !lost {
 				c.abandon(id, cmd, args) // its reply comes later: see late.go
+			} else if _, named := args["name"]; !named {
+				// Its reply comes only where the drop was an earlier
+				// connection's, reported late (the request went on the
+				// new one): then what it made is deleted, as an abandoned
+				// request's is; a name the caller gave is kept (found by
+				// it; whether the request ran is not known).
+				c.abandonLost(id, cmd, args)
 			}
 			return nil, nil, err
 		}

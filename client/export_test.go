@@ -31,3 +31,7 @@ func LinkRate(c *Client) float64 {
 	defer c.mu.Unlock()
 	return c.linkRate
 }
+
+// SetTestDrop makes f say, at each check, whether a drop is reported (nil:
+// only the monitor's).
+func SetTestDrop(f func() bool) { testDrop = f }

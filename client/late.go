@@ -30,13 +30,14 @@ type abandonedReq struct {
 	inOut  bool // an operation into an existing array ("out"): nothing to free
 	at     time.Time
 	onLane bool // its reply is read by drainLane, not on ZeroMQ
+	lost   bool // failed with ErrConnectionLost: its reply is not expected (abandonLost)
 }
 
 // owesLate says whether a late reply is due on the ZeroMQ socket from a
 // request given up on in the last 30 s (older ones are not waited for).
 func (c *Client) owesLate() bool {
 	for _, a := range c.abandoned {
-		if !a.onLane && time.Since(a.at) < 30*time.Second {
+		if !a.onLane && !a.lost && time.Since(a.at) < 30*time.Second {
 			return true
 		}
 	}
@@ -56,6 +57,16 @@ func (c *Client) abandon(id uint64, cmd string, args map[string]any) {
 	}
 	_, out := args["out"]
 	c.abandoned[id] = abandonedReq{cmd: cmd, inOut: out, at: time.Now()}
+}
+
+// abandonLost records request id, failed with ErrConnectionLost: should
+// its reply come after all, what it made is deleted, but requests do not
+// wait for it on ZeroMQ (it seldom comes). c.mu must be held.
+func (c *Client) abandonLost(id uint64, cmd string, args map[string]any) {
+	c.abandon(id, cmd, args)
+	a := c.abandoned[id]
+	a.lost = true
+	c.abandoned[id] = a
 }
 
 // lateReply handles the reply to an abandoned request. c.mu must be held.

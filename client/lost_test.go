@@ -73,6 +73,63 @@ func TestRequestLostWithItsServer(t *testing.T) {
 	}
 }
 
+// TestLostRequestAnsweredLate: a request counted lost whose reply still
+// comes (a drop of an earlier connection reported late, the request having
+// gone on the new one) leaves nothing behind: the array it made is deleted
+// once its reply is read, as an abandoned request's is; one the caller
+// named stays (whether it ran was not known; it is found by its name).
+// Before, the reply was ignored and the array stayed on the server.
+func TestLostRequestAnsweredLate(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprint("named=", named), func(t *testing.T) {
+			srv := testserver.Start(t)
+			c := dial(t, srv.URL, client.WithLane(false), client.WithHeartbeat(0))
+			other := dial(t, srv.URL)
+			ctx := ctxT(t)
+			names := func() map[string]bool {
+				infos, err := other.List(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := map[string]bool{}
+				for _, info := range infos {
+					m[info.Name] = true
+				}
+				return m
+			}
+			pid := srv.Cmd.Process.Pid
+			syscall.Kill(pid, syscall.SIGSTOP) // the reply comes later than the first wait
+			waitStopped(t, pid)
+			calls := 0 // one drop, reported while the request waits (the first check is the drain before it is sent)
+			client.SetTestDrop(func() bool { calls++; return calls == 2 })
+			defer client.SetTestDrop(nil)
+			time.AfterFunc(500*time.Millisecond, func() { syscall.Kill(pid, syscall.SIGCONT) })
+			var opts []client.UploadOption
+			if named {
+				opts = append(opts, client.WithName("kept"))
+			}
+			if _, err := client.Upload(ctx, c, []int64{1, 2, 3}, opts...); !errors.Is(err, client.ErrConnectionLost) {
+				t.Fatalf("upload: %v; want ErrConnectionLost (the test's premise)", err)
+			}
+			client.SetTestDrop(nil)
+			for deadline := time.Now().Add(30 * time.Second); len(names()) == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the lost upload never ran")
+				}
+			}
+			for range 2 { // the late reply is read at one request, its array deleted before the next
+				if _, err := c.List(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := names()
+			if named && (len(got) != 1 || !got["kept"]) || !named && len(got) != 0 {
+				t.Fatalf("arrays after the late reply: %v; want %v", got, map[bool]string{true: "kept only", false: "none"}[named])
+			}
+		})
+	}
+}
+
 // waitStopped waits until every thread of process pid is stopped: the
 // kernel stops a process's threads one by one as each is scheduled, and on
 // a loaded machine the rest ran on (and answered a request) for

@@ -202,6 +202,42 @@ def test_request_lost_with_its_server(make_server: Any, how: str) -> None:
         conn.close()
 
 
+@pytest.mark.parametrize("named", [False, True])
+def test_lost_request_answered_late(make_server: Any, monkeypatch: pytest.MonkeyPatch, named: bool) -> None:
+    """A request counted lost whose reply still comes (a drop of an earlier
+    connection reported late, the request having gone on the new one) leaves
+    nothing behind: the array it made is deleted once its reply is read, as
+    an abandoned request's is; one the caller named stays (whether it ran
+    was not known, and it is found by that name). Before, the reply was
+    ignored and the array stayed on the server for good."""
+    srv = make_server()
+    conn = srv.connect(lane=False, heartbeat=0, timeout=60.0)
+    try:
+        before = {e["name"] for e in conn.list_arrays()}
+        srv.process.send_signal(signal.SIGSTOP)  # the reply comes later than the first wait
+        _wait_stopped(srv.process.pid)
+        # One drop, reported while the request waits (the first call is the
+        # drain before it is sent).
+        calls = iter([False, True])
+        monkeypatch.setattr(conn, "_dropped", lambda: next(calls, False))
+        threading.Timer(0.5, srv.process.send_signal, (signal.SIGCONT,)).start()
+        with pytest.raises(ak.ConnectionLostError):
+            conn.array(np.arange(10), name="kept" if named else None)
+        monkeypatch.undo()
+        with srv.connect() as other:
+            deadline = time.monotonic() + 30
+            while not {e["name"] for e in other.list_arrays()} - before:  # the upload ran
+                assert time.monotonic() < deadline, "the lost upload never ran"
+                time.sleep(0.01)
+            conn.list_arrays()  # reads the late reply (its array joins the deletes)
+            conn.list_arrays()  # deletes it first
+            made = {e["name"] for e in other.list_arrays()} - before
+        assert made == ({"kept"} if named else set()), made
+    finally:
+        srv.process.send_signal(signal.SIGCONT)
+        conn.close()
+
+
 def test_close_as_the_server_dies(make_server: Any) -> None:
     """Connections closed while their server dies leave the process's other
     connections working. libzmq sends a socket's monitor events blocking,

@@ -1301,7 +1301,15 @@ class Connection:
                 self._late_reply(reply)
         except ConnectionLostError:
             self._link_rate = 0.0  # the link may have slowed: start from LINK_RATE_ASSUMED again
-            raise  # its reply will not come
+            # Its reply comes only where the drop was an earlier connection's,
+            # reported late (the request went on the new one): then what it
+            # made is deleted, as an abandoned request's is, unless the caller
+            # named it (found by that name; whether it ran is not known).
+            if "name" not in args:
+                self._abandoned[req_id] = (cmd, args)
+                while len(self._abandoned) > 1000:
+                    self._abandoned.pop(next(iter(self._abandoned)))
+            raise
         except BaseException:
             self._abandoned[req_id] = (cmd, args)
             while len(self._abandoned) > 1000:  # a server that never answers
