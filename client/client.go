@@ -441,7 +441,7 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 	for {
 		m, err := c.recv(ctx, cmd)
 		if err != nil {
-			if lost := errors.Is(err, ErrConnectionLost); !lost {
+			if !errors.Is(err, ErrConnectionLost) {
 				c.abandon(id, cmd, args) // its reply comes later: see late.go
 			} else if _, named := args["name"]; !named {
 				// Its reply comes only where the drop was an earlier
