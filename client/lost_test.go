@@ -103,7 +103,6 @@ func TestLostRequestAnsweredLate(t *testing.T) {
 			calls := 0 // one drop, reported while the request waits (the first check is the drain before it is sent)
 			client.SetTestDrop(func() bool { calls++; return calls == 2 })
 			defer client.SetTestDrop(nil)
-			time.AfterFunc(500*time.Millisecond, func() { syscall.Kill(pid, syscall.SIGCONT) })
 			var opts []client.UploadOption
 			if named {
 				opts = append(opts, client.WithName("kept"))
@@ -112,6 +111,7 @@ func TestLostRequestAnsweredLate(t *testing.T) {
 				t.Fatalf("upload: %v; want ErrConnectionLost (the test's premise)", err)
 			}
 			client.SetTestDrop(nil)
+			syscall.Kill(pid, syscall.SIGCONT) // (only now: the request waited, whatever the machine's speed)
 			for deadline := time.Now().Add(30 * time.Second); len(names()) == 0; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the lost upload never ran")

@@ -220,10 +220,10 @@ def test_lost_request_answered_late(make_server: Any, monkeypatch: pytest.Monkey
         # drain before it is sent).
         calls = iter([False, True])
         monkeypatch.setattr(conn, "_dropped", lambda: next(calls, False))
-        threading.Timer(0.5, srv.process.send_signal, (signal.SIGCONT,)).start()
         with pytest.raises(ak.ConnectionLostError):
             conn.array(np.arange(10), name="kept" if named else None)
         monkeypatch.undo()
+        srv.process.send_signal(signal.SIGCONT)  # (only now: the request waited, whatever the machine's speed)
         with srv.connect() as other:
             deadline = time.monotonic() + 30
             while not {e["name"] for e in other.list_arrays()} - before:  # the upload ran
