@@ -43,10 +43,8 @@ func refGroups(keys []*pdarray.Array, dropna bool) (ids []int32, firsts []int) {
 	// Stable: equal tuples in row order (a row tie-break, as a stable sort
 	// orders them, in a fraction of its time).
 	slices.SortFunc(rows, func(a, b int) int {
-		for k := range nk {
-			if c := cmp.Compare(tuples[a*nk+k], tuples[b*nk+k]); c != 0 {
-				return c
-			}
+		if c := slices.Compare(tuple(a), tuple(b)); c != 0 {
+			return c
 		}
 		return cmp.Compare(a, b)
 	})

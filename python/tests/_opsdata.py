@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
+
+import arktos as ak
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64"]
@@ -59,3 +62,13 @@ def assert_same(got: Any, want: Any, *, check_dtype: bool = True, ulps: int = 0,
         assert not bad.any(), list(zip(g[ok][bad][:5], want_a[ok][bad][:5]))
     else:
         assert np.array_equal(got_a, want_a), (got_a, want_a)
+
+
+def forbid_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make pdarray.__array__ (np.asarray of a pdarray) fail, so that an
+    operation that silently downloads its operand fails the test
+    (to_ndarray, which assert_same uses, still works)."""
+    def downloaded(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the array was downloaded")
+
+    monkeypatch.setattr(ak.pdarray, "__array__", downloaded)
