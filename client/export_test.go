@@ -35,3 +35,10 @@ func LinkRate(c *Client) float64 {
 // SetTestDrop makes f say, at each check, whether a drop is reported (nil:
 // only the monitor's).
 func SetTestDrop(f func() bool) { testDrop = f }
+
+// OwesLate says whether c waits for a late reply on ZeroMQ (owesLate).
+func OwesLate(c *Client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.owesLate()
+}

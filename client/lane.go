@@ -65,8 +65,11 @@ func WithLaneSpin(d time.Duration) Option { return func(o *options) { o.laneSpin
 // use; nil when there is none (WithLane(false), or the server offers no
 // streams). c.mu must be held.
 func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
-	if c.noLane || c.laneFailed || !c.ready || !transfer.LaneCommand(cmd) || c.owesLate() {
-		return nil // (late replies are owed on ZeroMQ: read them there first)
+	if c.noLane || c.laneFailed || !c.ready || !transfer.LaneCommand(cmd) {
+		return nil
+	}
+	if c.owesLate() {
+		c.readLate() // (a request on the lane would not read them)
 	}
 	if c.lane != nil && time.Since(c.lane.used) > laneIdleCheck && c.lane.closedByPeer() {
 		c.closeLane()

@@ -5,15 +5,18 @@ import (
 	"errors"
 	"time"
 
+	zmq "github.com/pebbe/zmq4"
+
 	"github.com/arktos-dev/arktos/transfer"
+	"github.com/arktos-dev/arktos/transfer/zframe"
 )
 
 // Requests given up on (their context ended after they were sent): their
 // replies still come, later, on the ZeroMQ socket. An array such a reply
 // says was made would be left on the server for good, so its name joins
-// pendingDeletes, deleted before the next request. Until every such reply
-// is read, requests stay on the ZeroMQ socket (not the lane), so that the
-// late replies are read soon. As the Python client does (_late_reply).
+// pendingDeletes, deleted before the next request. A request on ZeroMQ
+// reads them while it waits; one on the lane first reads those already
+// come (readLate). As the Python client does (_late_reply, _read_late).
 
 // creating lists the commands whose result names new arrays.
 var creating = map[string]bool{
@@ -28,20 +31,53 @@ var creating = map[string]bool{
 type abandonedReq struct {
 	cmd    string
 	inOut  bool // an operation into an existing array ("out"): nothing to free
-	at     time.Time
 	onLane bool // its reply is read by drainLane, not on ZeroMQ
-	lost   bool // failed with ErrConnectionLost: its reply is not expected (abandonLost)
+	lost   bool // failed with ErrConnectionLost (or its connection dropped since): its reply is not expected
 }
 
-// owesLate says whether a late reply is due on the ZeroMQ socket from a
-// request given up on in the last 30 s (older ones are not waited for).
+// owesLate says whether a late reply is due on the ZeroMQ socket.
 func (c *Client) owesLate() bool {
 	for _, a := range c.abandoned {
-		if !a.onLane && !a.lost && time.Since(a.at) < 30*time.Second {
+		if !a.onLane && !a.lost {
 			return true
 		}
 	}
 	return false
+}
+
+// readLate reads, without waiting, the late replies already come on the
+// ZeroMQ socket, before a request on the lane (which would not read them:
+// what they made would stay on the server until the next request on
+// ZeroMQ). Once the connection has dropped the rest will not come. c.mu
+// must be held, so no request waits on ZeroMQ: every message there is a
+// late reply.
+func (c *Client) readLate() {
+	if c.sock == nil {
+		return
+	}
+	for {
+		if st, err := c.sock.GetEvents(); err != nil || st&zmq.POLLIN == 0 {
+			break
+		}
+		m, err := zframe.Recv(c.sock, true)
+		if err != nil {
+			break
+		}
+		if m.Len() > 0 {
+			if rep, err := transfer.DecodeReply(m.Frame(0)); err == nil {
+				c.lateReply(rep)
+			}
+		}
+		m.Close()
+	}
+	if c.dropped() {
+		for id, a := range c.abandoned {
+			if !a.onLane {
+				a.lost = true
+				c.abandoned[id] = a
+			}
+		}
+	}
 }
 
 // abandon records request id, sent but not answered. c.mu must be held.
@@ -56,7 +92,7 @@ func (c *Client) abandon(id uint64, cmd string, args map[string]any) {
 		}
 	}
 	_, out := args["out"]
-	c.abandoned[id] = abandonedReq{cmd: cmd, inOut: out, at: time.Now()}
+	c.abandoned[id] = abandonedReq{cmd: cmd, inOut: out}
 }
 
 // abandonLost records request id, failed with ErrConnectionLost: should

@@ -130,6 +130,62 @@ func TestLostRequestAnsweredLate(t *testing.T) {
 	}
 }
 
+// TestLateReplyReadBeforeLane: an upload in frames (a request on ZeroMQ)
+// given up on while its server is stopped, then only requests the lane
+// carries: the late reply is read before them and the array it made
+// deleted, and none of them goes on ZeroMQ (only the delete does). Before, requests stayed on
+// ZeroMQ for 30 s to read such replies, and one later than that waited for
+// the next request there, its array kept meanwhile.
+func TestLateReplyReadBeforeLane(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL, client.WithTransport(client.TransportFrames), client.WithHeartbeat(0))
+	ctx := ctxT(t)
+	names := func() map[string]bool {
+		infos, err := c.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		for _, info := range infos {
+			m[info.Name] = true
+		}
+		return m
+	}
+	zmqRequests := func() int64 {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st["requests"] - st["lane_requests"]
+	}
+	if len(names()) != 0 { // (opens the lane)
+		t.Fatal("a new server holds arrays")
+	}
+	before := zmqRequests()
+	pid := srv.Cmd.Process.Pid
+	syscall.Kill(pid, syscall.SIGSTOP)
+	waitStopped(t, pid)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err := client.Upload(short, c, make([]int64, 1<<17))
+	cancel()
+	syscall.Kill(pid, syscall.SIGCONT)
+	if !errors.Is(err, context.DeadlineExceeded) || !client.OwesLate(c) {
+		t.Fatalf("upload: %v, late reply owed %v; want its deadline exceeded once sent (the test's premise)", err, client.OwesLate(c))
+	}
+	for deadline := time.Now().Add(30 * time.Second); client.OwesLate(c); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned upload's reply was not read within 30 s")
+		}
+		names() // a request on the lane, which reads late replies first
+	}
+	if got := names(); len(got) != 0 {
+		t.Fatalf("arrays after the late reply was read: %v; want none (deleted before this request)", got)
+	}
+	if n := zmqRequests() - before; n != 2 {
+		t.Fatalf("%d requests on ZeroMQ; want 2, the upload and the delete (flushDeletes' way; the rest on the lane)", n)
+	}
+}
+
 // waitStopped waits until every thread of process pid is stopped: the
 // kernel stops a process's threads one by one as each is scheduled, and on
 // a loaded machine the rest ran on (and answered a request) for

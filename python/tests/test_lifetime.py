@@ -154,6 +154,32 @@ def interrupted_waits(conn: ak.Connection, monkeypatch, via: str) -> Iterator[No
         monkeypatch.setattr(conn, "_poller", real_poller)
 
 
+def test_interrupted_zmq_request_freed_from_the_lane(conn: ak.Connection, monkeypatch) -> None:
+    """Ctrl-C while an upload in frames (a request on ZeroMQ) waits for its
+    reply, then only requests the lane carries: the late reply is read
+    before them, and the array it made deleted, with no request on ZeroMQ
+    (its poller stays interrupted, so one would raise)."""
+    conn.list_arrays()  # opens the lane
+    assert conn._lane is not None
+    held_before = names_on(conn)
+    conn.transport = "frames"
+
+    class InterruptedPoller:
+        def poll(self, timeout=None):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(conn, "_poller", InterruptedPoller())
+    with pytest.raises(KeyboardInterrupt):
+        conn.array(np.arange(1_000_000, dtype=np.int64))
+    assert conn._lane is not None and conn._lane.owed is None
+    deadline = time.monotonic() + 10
+    while conn._abandoned and time.monotonic() < deadline:
+        names_on(conn)  # a request on the lane, which reads late replies first
+        time.sleep(0.01)
+    assert not conn._abandoned, "the late reply was not read"
+    assert names_on(conn) == held_before  # its array deleted (before this request)
+
+
 @pytest.mark.parametrize("via", ["zmq", "lane"])
 def test_interrupted_flush_keeps_names_pending(conn: ak.Connection, monkeypatch, via: str) -> None:
     conn.list_arrays()  # the lane (when on) is open before the delete is due

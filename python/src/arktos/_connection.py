@@ -991,6 +991,10 @@ class Connection:
         # Requests given up on (Ctrl-C, timeout) before their reply: id → (cmd,
         # args). Arrays their late replies created are freed (see _late_reply).
         self._abandoned: dict[int, tuple[str, dict[str, Any]]] = {}
+        # Those of them sent on ZeroMQ (not lost with a dropped connection):
+        # their replies are looked for before each request (_read_late), so
+        # a session that then uses only its lane still frees what they made.
+        self._zmq_owed: set[int] = set()
         _malloc.tune()  # before the first socket starts libzmq's I/O thread
         if heartbeat is not None and not (isinstance(heartbeat, (int, float)) and heartbeat >= 0):
             raise ValueError(f"heartbeat must be a number of seconds >= 0 (0: no heartbeats), got {heartbeat!r}")
@@ -1120,6 +1124,8 @@ class Connection:
         def once() -> tuple[dict[str, Any], list[zmq.Frame]]:
             with self._lock:
                 self._check_open()
+                if self._zmq_owed:
+                    self._read_late()
                 if self._pending_deletes or self._pending_releases:
                     try:
                         self._flush_deletes(timeout)
@@ -1312,12 +1318,27 @@ class Connection:
             raise
         except BaseException:
             self._abandoned[req_id] = (cmd, args)
+            self._zmq_owed.add(req_id)
             while len(self._abandoned) > 1000:  # a server that never answers
                 self._abandoned.pop(next(iter(self._abandoned)))
             raise
         finally:
             if waiting is not None:
                 waiting.close()
+
+    def _read_late(self) -> None:
+        """Read, without waiting, the replies already come on the ZeroMQ
+        socket to requests abandoned there (_zmq_owed): a request that goes
+        on the lane would not read them, and what they made would stay on
+        the server until the next request on ZeroMQ. Once the connection has
+        dropped the rest will not come. Callers hold _lock; no request of
+        ours waits on ZeroMQ then, so every message there is a late reply."""
+        while cast(int, self._socket.get(zmq.EVENTS)) & zmq.POLLIN:
+            self._late_reply(decode_header(self._socket.recv_multipart(copy=False)[0].buffer))
+        if self._dropped():
+            self._zmq_owed.clear()
+        else:
+            self._zmq_owed.intersection_update(self._abandoned)  # (evicted unanswered)
 
     def _link_frame_size(self) -> int:
         """The frame size for a download over ZeroMQ (see LINK_RATE_ASSUMED):
@@ -1461,6 +1482,7 @@ class Connection:
         arrays join the pending deletes. Only commands that make new arrays
         count (an in-place operation names an array the user holds)."""
         late = self._abandoned.pop(reply.get("id"), None)  # type: ignore[arg-type]
+        self._zmq_owed.discard(reply.get("id"))
         if late is None or reply.get("status") != 0:
             return
         cmd, args = late
