@@ -436,7 +436,7 @@ func fromSortKey[T Number](k uint64, kind byte) T {
 		return T(k)
 	}
 	if k == nanKey {
-		return T(math.NaN())
+		return T(quietNaN)
 	}
 	if k>>63 != 0 {
 		return T(math.Float64frombits(k &^ (1 << 63)))

@@ -828,7 +828,7 @@ func groupMeanVar[T Number](env Env, gid []int32, ng int, op string, x []T, s []
 	})
 	for g := range o {
 		d := float64(s[g].n) - ddof
-		v := math.NaN()
+		v := quietNaN
 		if d > 0 {
 			v = ss[g] / d
 		}
@@ -1336,7 +1336,7 @@ func groupBest[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 		o := viewT[T](out)
 		nan := T(0)
 		if isFloatT[T]() {
-			nan = T(math.NaN())
+			nan = T(quietNaN)
 		}
 		for g := range o {
 			if st[g].i < 0 {
@@ -1563,7 +1563,7 @@ func groupSorted[T Number](env Env, gid []int32, ng int, op string, x []T, out *
 	}
 	nan := T(0)
 	if isFloatT[T]() {
-		nan = T(math.NaN())
+		nan = T(quietNaN)
 	}
 	// Segments of the sorted rows are consecutive groups 0, 1, ...
 	i := start
@@ -1590,7 +1590,7 @@ func groupSorted[T Number](env Env, gid []int32, ng int, op string, x []T, out *
 			c := m - i
 			switch {
 			case c == 0:
-				med[g] = math.NaN()
+				med[g] = quietNaN
 			case c%2 == 1:
 				med[g] = float64(x[p[i+c/2]])
 			default:
@@ -1698,9 +1698,9 @@ func GroupBroadcast(env Env, ids, perGroup, out *pdarray.Array) error {
 	}
 	switch perGroup.DType() {
 	case dF32:
-		bcast(env, gid, pdarray.View[float32](perGroup), pdarray.View[float32](out), float32(math.NaN()))
+		bcast(env, gid, pdarray.View[float32](perGroup), pdarray.View[float32](out), float32(quietNaN))
 	case dF64:
-		bcast(env, gid, pdarray.View[float64](perGroup), pdarray.View[float64](out), math.NaN())
+		bcast(env, gid, pdarray.View[float64](perGroup), pdarray.View[float64](out), quietNaN)
 	default:
 		switch perGroup.DType().Size() {
 		case 1:

@@ -164,7 +164,7 @@ func gatheredStats[T Number](a []T, g int, ddof float64, mean, vr, std []float64
 		d := float64(v) - m
 		ss += d * d
 	}
-	v := math.NaN()
+	v := quietNaN
 	if d := float64(len(a)) - ddof; d > 0 {
 		v = ss / d
 	}
@@ -180,7 +180,7 @@ func gatheredStats[T Number](a []T, g int, ddof float64, mean, vr, std []float64
 func medianOf[T Number](a []T) float64 {
 	c := len(a)
 	if c == 0 {
-		return math.NaN()
+		return quietNaN
 	}
 	k := c / 2
 	selectNth(a, k)

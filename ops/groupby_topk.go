@@ -215,7 +215,7 @@ func GroupCorr(env Env, ids *pdarray.Array, ng int, x, y *pdarray.Array) (*pdarr
 	}
 	o := pdarray.View[float64](out)
 	for g, s := range st {
-		o[g] = math.NaN()
+		o[g] = quietNaN
 		if d := math.Sqrt(s.xx * s.yy); s.n >= 2 && d > 0 {
 			o[g] = s.xy / d
 		}
@@ -322,7 +322,7 @@ func groupCorrInts(env Env, gid []int32, ng int, x, y *pdarray.Array) (out *pdar
 	}
 	o := pdarray.View[float64](out)
 	for g, s := range st {
-		o[g] = math.NaN()
+		o[g] = quietNaN
 		cov := float64(s.n*s.sxy - s.sx*s.sy)
 		vx, vy := float64(s.n*s.sxx-s.sx*s.sx), float64(s.n*s.syy-s.sy*s.sy)
 		if d := math.Sqrt(vx * vy); s.n >= 2 && d > 0 {
