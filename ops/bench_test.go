@@ -144,3 +144,37 @@ func BenchmarkArgsort(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOrderStats: the median's two ranks of float64 normals by
+// selection (OrderStats), beside a whole Sort of the same array (what the
+// Python client's np.median used before selection): bytes are the array's.
+func BenchmarkOrderStats(b *testing.B) {
+	for _, n := range []int{1e6, 1e7} {
+		x, _ := pdarray.Alloc(dF64, n)
+		v := pdarray.View[float64](x)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		b.Run(fmt.Sprintf("select/n=%s", sizeName(n)), func(b *testing.B) {
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				got, err := OrderStats(PlainEnv(runtime.NumCPU()), x, []int{n/2 - 1, n / 2})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = got
+			}
+		})
+		b.Run(fmt.Sprintf("sort/n=%s", sizeName(n)), func(b *testing.B) {
+			out, _ := pdarray.Alloc(dF64, n)
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				if err := Sort(PlainEnv(runtime.NumCPU()), x, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sink = out
+		})
+	}
+}

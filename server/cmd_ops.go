@@ -43,6 +43,7 @@ func init() {
 		"in1d":        (*Server).cmdIn1d,
 		"setop":       (*Server).cmdSetop,
 		"histogram":   (*Server).cmdHistogram,
+		"order_stats": (*Server).cmdOrderStats,
 	} {
 		register(name, command{run: run})
 	}
@@ -381,6 +382,40 @@ func (s *Server) cmdReduce(r *request) (*response, error) {
 		return nil, opErr(err)
 	}
 	return &response{result: map[string]any{"value": v, "dtype": d.String()}}, nil
+}
+
+// cmdOrderStats answers the elements at ranks of an array's sorted order
+// (NaN last) without sorting it (ops.OrderStats): what np.median and
+// np.quantile need from a pdarray.
+func (s *Server) cmdOrderStats(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	list := a.UintList("ranks")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) > ops.MaxRanks {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "order_stats: %d ranks asked for; at most %d in one request: ask in several", len(list), ops.MaxRanks)
+	}
+	ranks := make([]int, len(list))
+	for i, v := range list {
+		if v >= uint64(x.Len()) {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "order_stats: rank %d is out of range for '%s' of %d elements; ranks are 0 to its length - 1", v, name, x.Len())
+		}
+		ranks[i] = int(v)
+	}
+	o, env := s.opEnv("order_stats of '%s'", name)
+	defer o.done()
+	values, err := ops.OrderStats(env, x, ranks)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	d, _ := ops.ReduceDType("max", x.DType())
+	return &response{result: map[string]any{"values": values, "dtype": d.String()}}, nil
 }
 
 func (s *Server) cmdScan(r *request) (*response, error) {

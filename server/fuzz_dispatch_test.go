@@ -207,12 +207,13 @@ func (fz *fuzzServer) probe(tb testing.TB, cmd string) []string {
 			return false
 		}
 		msg := err.Error()
-		return strings.Contains(msg, "'"+k+"'") || len(k) > 2 && strings.Contains(msg, " "+k+" ") ||
+		return strings.Contains(msg, "'"+k+"'") || strings.Contains(msg, "'"+k+"[") || len(k) > 2 && strings.Contains(msg, " "+k+" ") ||
 			strings.Contains(msg, fmt.Sprintf("'%v'", v)) || strings.Contains(msg, fmt.Sprintf("%q", fmt.Sprint(v)))
 	}
 	candidates := append([]any{"a_int64", int64(1)}, fz.names...)
 	candidates = append(candidates, fz.numbers...)
-	candidates = append(candidates, []any{"a_int64"}, []any{"long", "long_f"}, []any{"a_int32", "a_uint8"})
+	candidates = append(candidates, []any{"a_int64"}, []any{"long", "long_f"}, []any{"a_int32", "a_uint8"},
+		[]any{int64(1), int64(0)})
 	for _, dt := range pdarray.DTypeNames() {
 		candidates = append(candidates, dt)
 	}

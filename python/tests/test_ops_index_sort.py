@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from _opsdata import DTYPES, assert_same, forbid_downloads, sample
+from _opsdata import DTYPES, N_EDGES, assert_same, forbid_downloads, sample
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +224,7 @@ def test_numpy_array_functions(mconn, dtype, monkeypatch: pytest.MonkeyPatch) ->
         (lambda a, b: np.count_nonzero(a), False),
         (lambda a, b: np.histogram(a[np.isfinite(a)] if isinstance(a, np.ndarray) else a[ak.isfinite(a)], 7), False),
         (lambda a, b: np.unique(a, return_index=True), True),  # (numpy's, on a download)
-        (lambda a, b: np.diff(a), True),
+        (lambda a, b: np.diff(a, prepend=0), True),
     ]
     for f, download in cases:
         with np.errstate(all="ignore"):
@@ -237,3 +237,83 @@ def test_numpy_array_functions(mconn, dtype, monkeypatch: pytest.MonkeyPatch) ->
             if not download and not np.isscalar(w):
                 assert isinstance(g, ak.pdarray), (f, type(g))
             assert_same(g, w)
+
+
+@pytest.mark.parametrize("n", [300, 301])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64"])
+def test_numpy_statistics(mconn, dtype, n, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.median, np.quantile, np.percentile and their nan* twins, np.diff,
+    np.ptp, np.nonzero, np.flatnonzero, np.array_equal, np.nanmax and
+    np.nanmin on pdarrays run on the server (one sort and a take of a few
+    elements for the order statistics; no download of the array) and equal
+    numpy's answer bit for bit, dtype and kind of scalar included;
+    np.average, np.nansum and np.nanmean add as the server's sum does
+    (docs/operations.md: within rounding of numpy's pairwise sum). Options
+    the server lacks take numpy's path, as before."""
+    x = sample(dtype, n - N_EDGES)
+    x = x + np.zeros(1, x.dtype)  # numpy leaves the order of -0.0 and 0.0 ties unspecified: 0.0 only
+    assert len(x) == n
+    clean = x[~np.isnan(x)] if x.dtype.kind == "f" else x
+    exact = [
+        lambda a: np.median(a), lambda a: np.nanmedian(a),
+        lambda a: np.quantile(a, 0.3), lambda a: np.quantile(a, 1.0), lambda a: np.quantile(a, 0.0),
+        lambda a: np.percentile(a, 37), lambda a: np.percentile(a, [0, 12.5, 50, 99, 100]),
+        lambda a: np.quantile(a, np.float32(0.7)), lambda a: np.quantile(a, np.array([0.1, 0.9], np.float32)),
+        lambda a: np.quantile(a, np.float64(0.25)), lambda a: np.percentile(a, np.array(33.3)),
+        lambda a: np.nanquantile(a, 0.3), lambda a: np.nanpercentile(a, [1, 50, 100]),
+        lambda a: np.nanquantile(a, np.float32(0.6)),
+        lambda a: np.ptp(a), lambda a: np.nanmax(a), lambda a: np.nanmin(a),
+    ]
+    arrays = [  # (pdarrays back)
+        lambda a: np.diff(a), lambda a: np.diff(a, 2), lambda a: np.diff(a, 0),
+        lambda a: np.nonzero(a)[0], lambda a: np.flatnonzero(a),
+    ]
+    summed = [lambda a: np.average(a), lambda a: np.nansum(a), lambda a: np.nanmean(a)]
+    on_numpy = [lambda a: np.quantile(a, 0.5, method="nearest"), lambda a: np.diff(a, prepend=0)]
+    for data in (x, clean) if x.dtype.kind == "f" else (x,):
+        p = mconn.array(data)
+        for f in exact + arrays + summed + on_numpy:
+            with np.errstate(all="ignore"):
+                want = f(data)
+                if f not in on_numpy:
+                    forbid_downloads(monkeypatch)
+                got = f(p)
+                monkeypatch.undo()
+            if f in arrays:
+                assert isinstance(got, ak.pdarray), f
+            if f in summed and np.asarray(want).dtype.kind == "f":
+                np.testing.assert_allclose(got, want, rtol=1e-6 if data.dtype == np.float32 else 1e-12)
+                assert type(got) is type(want)
+            else:
+                assert_same(got, want)
+                assert type(got) is type(want) or isinstance(got, ak.pdarray), (f, type(got), type(want))
+        forbid_downloads(monkeypatch)
+        changed = data.copy()
+        changed[5] += 1
+        for other in (data, data[:-1], changed):
+            want = np.array_equal(data, other)
+            assert np.array_equal(p, other) is want and np.array_equal(other, p) is want
+        assert np.array_equal(p, p) is np.array_equal(data, data)
+        monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        np.percentile(p, 101)
+    with pytest.raises(ValueError, match="order must be non-negative"):
+        np.diff(p, -1)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "float64"])
+def test_numpy_quantiles_large(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's selection on arrays large enough for its brackets (a
+    sample, one pass; docs/operations.md) gives numpy's quantiles bit for
+    bit too, NaNs (a fifth of the elements) or not, with nothing downloaded."""
+    rng = np.random.default_rng(7)
+    x = (rng.normal(0, 1000, 200_001)).astype(dtype)
+    if x.dtype.kind == "f":
+        x[rng.integers(0, x.size, x.size // 5)] = np.nan
+    for data in (x, x[~np.isnan(x)] if x.dtype.kind == "f" else x[::-1]):
+        p = mconn.array(data)
+        forbid_downloads(monkeypatch)
+        for f in (lambda a: np.median(a), lambda a: np.nanmedian(a), lambda a: np.quantile(a, [0.0, 0.01, 0.5, 1.0]),
+                  lambda a: np.nanpercentile(a, 99.9), lambda a: np.percentile(a, [25, 75])):
+            assert_same(f(p), f(data))
+        monkeypatch.undo()

@@ -201,9 +201,9 @@ _KEEPS_ARRAYS = frozenset({
     "get_config", "info", "list", "mem_used", "stats", "download", "shm_release", "shm_lease",
     "open_stream", "close_stream", "reduce", "binop", "unop", "astype", "where", "scan", "full",
     "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "sort",
-    "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "groupby", "groupby_agg",
-    "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "to_parquet",
-    "to_arrow_file", "save_all", "shutdown",
+    "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "order_stats", "groupby",
+    "groupby_agg", "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr",
+    "to_parquet", "to_arrow_file", "save_all", "shutdown",
 })
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from numpy.typing import DTypeLike
+from numpy.typing import DTypeLike, NDArray
 
 from ._dtypes import from_wire, to_wire
 from ._pdarray import pdarray
@@ -221,6 +221,163 @@ def _np_histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None
     if not isinstance(a, pdarray) or not isinstance(bins, (int, np.integer)) or density or weights is not None:
         return NotImplemented
     return histogram(a, int(bins), range)
+
+
+def _np_diff(a: Any, n: Any = 1, axis: Any = -1, **ends: Any) -> Any:
+    """np.diff: a[1:] - a[:-1] on the server, n times (!= for bool, as numpy)."""
+    if not isinstance(a, pdarray) or axis not in (0, -1) or ends or not isinstance(n, (int, np.integer)):
+        return NotImplemented  # (prepend= / append=: numpy's, on a download)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    for _ in builtins.range(n):
+        a = a[1:] != a[:-1] if a.dtype == np.bool_ else a[1:] - a[:-1]
+    return a
+
+
+def _np_ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims \
+            or a.dtype == np.bool_ or a.size == 0:
+        return NotImplemented  # (numpy raises for these, as before)
+    return np.subtract(a.max(), a.min())  # (numpy's own ptp, on its two reductions)
+
+
+def _np_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+                keepdims: bool = False) -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or weights is not None or returned or keepdims:
+        return NotImplemented
+    return a.mean()  # (numpy's average without weights is its mean)
+
+
+def _np_nonzero(a: Any) -> Any:
+    if not isinstance(a, pdarray):
+        return NotImplemented
+    return (arange(a.size, conn=a._conn)[a if a.dtype == np.bool_ else binop("!=", a, 0)],)
+
+
+def _np_flatnonzero(a: Any) -> Any:
+    return NotImplemented if not isinstance(a, pdarray) else _np_nonzero(a)[0]
+
+
+def _np_array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    if equal_nan or not builtins.all(isinstance(x, pdarray) or np.ndim(x) == 1 for x in (a1, a2)):
+        return NotImplemented
+    if np.shape(a1) != np.shape(a2):
+        return False
+    return bool((a1 == a2).all()) if isinstance(a1, pdarray) else bool((a2 == a1).all())
+
+
+def _order_statistics(a: pdarray, ranks: list[int]) -> NDArray[Any]:
+    """The elements at these ranks of a sorted (NaN last; any rank among
+    the NaNs gives a NaN), found by selection on the server
+    (order_stats: no sort, nothing the array's size sent)."""
+    result, _ = a._conn._request("order_stats", {"a": a._live_name(), "ranks": ranks})
+    return np.array(result["values"], dtype=from_wire(result["dtype"]))
+
+
+def _counted(a: pdarray, skipna: bool) -> int:
+    """How many elements the median or quantiles are of: all, or (for the
+    nan* functions on floats) those not NaN, which sorted order puts first."""
+    return a.size - count_nonzero(isnan(a)) if skipna and a.dtype.kind == "f" else a.size
+
+
+def _np_median(skipna: bool) -> Callable[..., Any]:
+    """np.median / np.nanmedian by the server's selection: the middle
+    element or two (and the last, NaN or not), given to np.median itself,
+    whose mean and NaN rule then answer bit for bit as on the whole array."""
+    def f(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+          keepdims: bool = False) -> Any:
+        if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims \
+                or a.dtype.kind not in "iuf" or a.size < 2 or (n := _counted(a, skipna)) < 2:
+            return NotImplemented  # (numpy's, on a download: cheap, or its warning and NaN)
+        middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
+        values = _order_statistics(a, [*middle, n - 1])
+        if a.dtype.kind == "f" and np.isnan(values[-1]):
+            return np.median(values[-1:])
+        return np.median(values[:-1])
+    return f
+
+
+#: More quantiles than this in one call take numpy's path (a download): the
+#: server answers at most 65536 ranks a request (two a quantile).
+_MAX_QUANTILES = 32767
+
+
+def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
+    """np.quantile / np.percentile (and their nan* twins; method "linear")
+    by the server's selection: for each q the two neighbouring order statistics
+    numpy would read (by its own index rule), given to numpy's quantile
+    with the same weight and the same kind of q, so the answer, its dtype
+    and NaN rule are numpy's bit for bit. Other methods, weights, integer q
+    and the like: numpy's, on a download."""
+    def f(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+          method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+          interpolation: Any = None) -> Any:
+        if not isinstance(a, pdarray) or isinstance(q, pdarray) or axis not in (None, 0, -1) \
+                or out is not None or keepdims or method != "linear" or weights is not None \
+                or interpolation is not None or a.dtype.kind not in "iuf" or a.size < 2 \
+                or np.size(q) > _MAX_QUANTILES:
+            return NotImplemented
+        weak = type(q) in (int, float)
+        qs = np.true_divide(q, 100, out=...) if percent else np.asanyarray(q)
+        if qs.dtype.kind != "f":
+            return NotImplemented
+        if not (qs.min() >= 0 and qs.max() <= 1):  # (NaN fails, as in numpy)
+            raise ValueError("Percentiles must be in the range [0, 100]" if percent
+                             else "Quantiles must be in the range [0, 1]")
+        n = _counted(a, skipna)
+        if n < 2:
+            return NotImplemented
+        virtual = (n - 1) * qs  # numpy's "linear" index, in q's dtype
+        inside = [int(v) for v in virtual.ravel() if v < n - 1]
+        ranks = sorted({*inside, *(r + 1 for r in inside), n - 1})
+        values = dict(zip(ranks, _order_statistics(a, ranks)))
+        last = values[n - 1]
+        if a.dtype.kind == "f" and np.isnan(last):
+            return np.quantile(np.array([last, last]), float(qs) if weak else qs)
+
+        def one(v: Any) -> Any:
+            if v < n - 1:
+                lo = int(v)
+                pair, t = [values[lo], values[lo + 1]], v - np.floor(v)
+            else:  # numpy takes the last element twice (gamma past 1 either way)
+                pair, t = [last, last], np.ones_like(v)
+            return np.quantile(np.array(pair, dtype=a.dtype), float(t) if weak else t)
+        if qs.ndim == 0:
+            return one(virtual[()] if weak else virtual)
+        return np.array([one(v) for v in virtual.ravel()]).reshape(qs.shape)
+    return f
+
+
+def _np_nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None or more:
+        return NotImplemented
+    if a.dtype.kind != "f":
+        return a.sum()
+    return where(isnan(a), a.dtype.type(0), a).sum()  # numpy's: NaN made 0, then np.sum
+
+
+def _np_nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None or more:
+        return NotImplemented
+    if a.dtype.kind != "f":
+        return a.mean()
+    n = _counted(a, True)
+    if n == 0:
+        return NotImplemented  # (numpy's warning and NaN)
+    total = where(isnan(a), a.dtype.type(0), a).sum()
+    return total.dtype.type(total / np.intp(n))  # as numpy's nanmean divides
+
+
+def _np_nanminmax(method: str) -> Callable[..., Any]:
+    def f(a: Any, axis: Any = None, out: Any = None, **more: Any) -> Any:
+        if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or more:
+            return NotImplemented
+        if a.dtype.kind != "f":
+            return getattr(a, method)()
+        if _counted(a, True) == 0:
+            return NotImplemented  # (numpy's warning and NaN)
+        return getattr(a[~isnan(a)], method)()
+    return f
 
 
 def _np_method(method: str, positional: bool = False) -> Callable[..., Any]:
@@ -832,6 +989,13 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.isin: _np_isin, np.intersect1d: _np_setop("intersect1d"), np.union1d: _np_setop("union1d"),
     np.setdiff1d: _np_setop("setdiff1d"), np.count_nonzero: _np_count_nonzero, np.histogram: _np_histogram,
     np.clip: _np_method("clip", True), np.round: _np_method("round", True), np.around: _np_method("round", True),
+    np.diff: _np_diff, np.ptp: _np_ptp, np.average: _np_average, np.nonzero: _np_nonzero,
+    np.flatnonzero: _np_flatnonzero, np.array_equal: _np_array_equal,
+    np.median: _np_median(False), np.nanmedian: _np_median(True),
+    np.quantile: _np_quantile(False, False), np.percentile: _np_quantile(True, False),
+    np.nanquantile: _np_quantile(False, True), np.nanpercentile: _np_quantile(True, True),
+    np.nansum: _np_nansum, np.nanmean: _np_nanmean, np.nanmax: _np_nanminmax("max"),
+    np.nanmin: _np_nanminmax("min"),
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),

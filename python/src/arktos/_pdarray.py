@@ -263,10 +263,12 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         """numpy functions on pdarrays: ``np.concatenate``, ``np.where``,
         ``np.sort``, ``np.unique``, ``np.isin``, ``np.intersect1d``,
-        ``np.union1d``, ``np.setdiff1d``, ``np.count_nonzero`` and
-        ``np.histogram`` run on the server (options the server lacks aside);
-        the others behave as without this hook (a reduction such as
-        ``np.sum`` calls the pdarray's method; the rest download).
+        ``np.union1d``, ``np.setdiff1d``, ``np.count_nonzero``,
+        ``np.histogram``, ``np.diff``, ``np.nonzero``, ``np.median``,
+        ``np.quantile``, ``np.percentile``, the ``np.nan*`` reductions and a
+        few more (docs/operations.md) run on the server (options the server
+        lacks aside); the others behave as without this hook (a reduction
+        such as ``np.sum`` calls the pdarray's method; the rest download).
 
         >>> np.concatenate([ak.arange(2), np.array([7])])
         array([0, 1, 7])
