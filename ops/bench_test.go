@@ -159,7 +159,7 @@ func BenchmarkOrderStats(b *testing.B) {
 		b.Run(fmt.Sprintf("select/n=%s", sizeName(n)), func(b *testing.B) {
 			b.SetBytes(int64(8 * n))
 			for b.Loop() {
-				got, err := OrderStats(PlainEnv(runtime.NumCPU()), x, []int{n/2 - 1, n / 2})
+				got, _, err := OrderStats(PlainEnv(runtime.NumCPU()), x, []int{n/2 - 1, n / 2})
 				if err != nil {
 					b.Fatal(err)
 				}

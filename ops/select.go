@@ -21,15 +21,16 @@ const MaxRanks = 1 << 16
 // sort (which costs several times more: docs/operations.md). Values come
 // back as Reduce's do: int64, uint64 or float64 (bool arrays are refused,
 // as numpy's quantiles refuse them). Ranks may repeat and come in any
-// order; each must be below a.Len().
-func OrderStats(env Env, a *pdarray.Array, ranks []int) ([]any, error) {
+// order; each must be below a.Len(). nans is how many elements are NaN (a
+// caller learns whether the last rank is NaN without asking for it).
+func OrderStats(env Env, a *pdarray.Array, ranks []int) (values []any, nans int, err error) {
 	n := a.Len()
 	if len(ranks) > MaxRanks {
-		return nil, errorf(ErrValue, "%d ranks asked for; at most %d in one request", len(ranks), MaxRanks)
+		return nil, 0, errorf(ErrValue, "%d ranks asked for; at most %d in one request", len(ranks), MaxRanks)
 	}
 	for _, r := range ranks {
 		if r < 0 || r >= n {
-			return nil, errorf(ErrIndex, "rank %d is out of range for an array of %d elements (ranks are 0 to %d)", r, n, n-1)
+			return nil, 0, errorf(ErrIndex, "rank %d is out of range for an array of %d elements (ranks are 0 to %d)", r, n, n-1)
 		}
 	}
 	switch a.DType() {
@@ -54,25 +55,44 @@ func OrderStats(env Env, a *pdarray.Array, ranks []int) ([]any, error) {
 	case dF64:
 		return orderStats[float64, float64](env, a, ranks)
 	}
-	return nil, errorf(ErrType, "order statistics of a %v array are not supported (numpy refuses quantiles of bool too); cast it first with astype", a.DType())
+	return nil, 0, errorf(ErrType, "order statistics of a %v array are not supported (numpy refuses quantiles of bool too); cast it first with astype", a.DType())
 }
 
 // orderStats answers from brackets where it can (bracketStats), else from
 // a scratch copy with its NaNs moved to the end, whose ranks that fall
 // among the rest it selects; W is the reply type. Any rank among the NaNs
 // reads the array's first NaN.
-func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array, ranks []int) ([]any, error) {
+func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array, ranks []int) ([]any, int, error) {
 	x := pdarray.View[T](a)
+	if len(ranks) == 0 { // (asked how many NaNs there are, only)
+		nans := 0
+		if isFloat[T]() {
+			counts := make([]int, numWorkers(env.workers(), len(x)))
+			parallel(env.workers(), len(x), 1, func(w, lo, hi int) {
+				c := 0
+				for _, v := range x[lo:hi] {
+					if v != v {
+						c++
+					}
+				}
+				counts[w] = c
+			})
+			for _, c := range counts {
+				nans += c
+			}
+		}
+		return []any{}, nans, nil
+	}
 	want := slices.Clone(ranks)
 	slices.Sort(want)
 	want = slices.Compact(want)
-	byRank, err := bracketStats(env, x, want)
+	byRank, nans, err := bracketStats(env, x, want)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if byRank == nil {
-		if byRank, err = copySelect(env, a, x, want); err != nil {
-			return nil, err
+		if byRank, nans, err = copySelect(env, a, x, want); err != nil {
+			return nil, 0, err
 		}
 		selectCopies.Add(1)
 	}
@@ -80,7 +100,7 @@ func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array,
 	for j, r := range ranks {
 		out[j] = W(byRank[r])
 	}
-	return out, nil
+	return out, nans, nil
 }
 
 // selectCopies counts OrderStats calls answered by copySelect (tests:
@@ -88,10 +108,10 @@ func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array,
 var selectCopies atomic.Uint64
 
 // copySelect selects want (sorted, distinct) in a scratch copy of x.
-func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int]T, error) {
+func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int]T, int, error) {
 	buf, err := env.Alloc(a.DType(), len(x))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer env.free(buf)
 	s := pdarray.View[T](buf)
@@ -124,7 +144,7 @@ func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int
 			byRank[r] = s[r]
 		}
 	}
-	return byRank, nil
+	return byRank, len(x) - m, nil
 }
 
 func isFloat[T Number]() bool {
@@ -148,10 +168,10 @@ const (
 
 // bracketStats returns want's elements (sorted, distinct ranks), or nil
 // when brackets do not apply (copySelect then answers).
-func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
+func bracketStats[T Number](env Env, x []T, want []int) (byRank map[int]T, nans int, err error) {
 	n := len(x)
 	if n < bracketMin || len(want) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	size := min(int(math.Cbrt(float64(n))*math.Cbrt(float64(n))), 1<<15)
 	margin := 4 * int(math.Sqrt(float64(size)))
@@ -165,7 +185,7 @@ func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
 		runs[len(runs)-1] = append(runs[len(runs)-1], r)
 	}
 	if len(runs) > bracketRuns {
-		return nil, nil
+		return nil, 0, nil
 	}
 	// The sample, in sorted order with NaN last (a fixed seed: the same
 	// array always takes the same path).
@@ -186,11 +206,11 @@ func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
 	capacity := max(n/8, 4096)
 	scratch, err := env.Alloc(pdarray.DTypeOf[T](), capacity*numWorkers(env.workers(), n))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer env.free(scratch)
 	room := pdarray.View[T](scratch)
-	byRank := make(map[int]T, len(want))
+	byRank = make(map[int]T, len(want))
 	for _, run := range runs {
 		lo, hi := lowest, highest
 		if k := int(int64(run[0])*int64(size)/int64(n)) - margin; nn == 0 {
@@ -201,10 +221,11 @@ func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
 		if k := int(int64(run[len(run)-1])*int64(size)/int64(n)) + margin; k < nn {
 			hi = smp[k]
 		}
-		below, inside, nans, firstNaN, ok := bracketPass(env, x, lo, hi, room, capacity)
+		below, inside, nan, firstNaN, ok := bracketPass(env, x, lo, hi, room, capacity)
 		if !ok {
-			return nil, nil
+			return nil, 0, nil
 		}
+		nans = nan
 		m := n - nans
 		var sel []int
 		for _, r := range run {
@@ -212,7 +233,7 @@ func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
 			case r >= m:
 				byRank[r] = firstNaN
 			case r < below || r >= below+len(inside):
-				return nil, nil // (the sample misled: rare)
+				return nil, 0, nil // (the sample misled: rare)
 			default:
 				sel = append(sel, r-below)
 			}
@@ -222,7 +243,7 @@ func bracketStats[T Number](env Env, x []T, want []int) (map[int]T, error) {
 			byRank[r+below] = inside[r]
 		}
 	}
-	return byRank, nil
+	return byRank, nans, nil
 }
 
 // bracketPass counts x's elements below lo and NaNs, and gathers those in

@@ -44,6 +44,7 @@ func TestOrderStats(t *testing.T) {
 				ranks = append(ranks, r.IntN(n))
 			}
 			check(t, name, pdarray.FromSlice(x), ranks)
+			check(t, name, pdarray.FromSlice(x), nil) // (the NaN count only)
 			// Few runs of ranks, as np.median and np.quantile ask: brackets.
 			check(t, name, pdarray.FromSlice(x), []int{n / 2, (n - 1) / 2, n - 1})
 			check(t, name, pdarray.FromSlice(x), []int{n / 10, min(n/10+1, n-1), 0, n - 1})
@@ -65,10 +66,10 @@ func TestOrderStats(t *testing.T) {
 			t.Errorf("%s: the median's ranks of %d float64 were answered by copySelect, not by brackets", name, n)
 		}
 	}
-	if _, err := OrderStats(PlainEnv(1), pdarray.FromSlice([]int64{1, 2}), []int{2}); err == nil {
+	if _, _, err := OrderStats(PlainEnv(1), pdarray.FromSlice([]int64{1, 2}), []int{2}); err == nil {
 		t.Error("a rank past the end was not refused")
 	}
-	if _, err := OrderStats(PlainEnv(1), pdarray.FromSlice([]bool{true}), []int{0}); err == nil {
+	if _, _, err := OrderStats(PlainEnv(1), pdarray.FromSlice([]bool{true}), []int{0}); err == nil {
 		t.Error("a bool array was not refused")
 	}
 }
@@ -102,9 +103,12 @@ func check(t *testing.T, name string, a *pdarray.Array, ranks []int) {
 		t.Fatal(err)
 	}
 	before := slices.Clone(a.Bytes())
-	got, err := OrderStats(env, a, ranks)
+	got, nans, err := OrderStats(env, a, ranks)
 	if err != nil {
 		t.Fatalf("%s %v n=%d: %v", name, a.DType(), a.Len(), err)
+	}
+	if want := countNaN(a); nans != want {
+		t.Fatalf("%s %v n=%d: %d NaNs, want %d", name, a.DType(), a.Len(), nans, want)
 	}
 	if !slices.Equal(a.Bytes(), before) {
 		t.Fatalf("%s %v: the array was changed", name, a.DType())
@@ -131,6 +135,25 @@ func sortedAt(sorted *pdarray.Array, r int) any {
 		return uint64(pdarray.View[uint16](sorted)[r])
 	}
 	panic("sortedAt: dtype not in the test")
+}
+
+func countNaN(a *pdarray.Array) int {
+	n := 0
+	switch a.DType() {
+	case pdarray.Float64:
+		for _, v := range pdarray.View[float64](a) {
+			if v != v {
+				n++
+			}
+		}
+	case pdarray.Float32:
+		for _, v := range pdarray.View[float32](a) {
+			if v != v {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func same(a, b any) bool {

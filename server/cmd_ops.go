@@ -410,12 +410,12 @@ func (s *Server) cmdOrderStats(r *request) (*response, error) {
 	}
 	o, env := s.opEnv("order_stats of '%s'", name)
 	defer o.done()
-	values, err := ops.OrderStats(env, x, ranks)
+	values, nans, err := ops.OrderStats(env, x, ranks)
 	if err != nil {
 		return nil, opErr(err)
 	}
 	d, _ := ops.ReduceDType("max", x.DType())
-	return &response{result: map[string]any{"values": values, "dtype": d.String()}}, nil
+	return &response{result: map[string]any{"values": values, "dtype": d.String(), "nans": nans}}, nil
 }
 
 func (s *Server) cmdScan(r *request) (*response, error) {

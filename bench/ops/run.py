@@ -55,7 +55,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1e7,1e8")
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--workers", default=str(os.cpu_count()))
-    ap.add_argument("--only", default="", help="comma-separated substrings of op names to run")
+    ap.add_argument("--only", default="", help="comma-separated substrings of op names to run (e.g. np.median)")
     args = ap.parse_args()
     url = f"tcp://127.0.0.1:{free_port()}"
     server = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers",
@@ -88,6 +88,14 @@ def main() -> None:
                  drop, "output 8 + scratch 24 B/elem"),
                 ("sort float64", lambda: ak.sort(pf), lambda: np.sort(f), drop,
                  "output 8 + scratch 16 B/elem"),
+                # np.median of a pdarray: order_stats (selection), numpy's
+                # function on the two middle elements; numpy partitions a copy.
+                ("np.median float64", lambda: np.median(pf), lambda: np.median(f), None,
+                 "sample + bracket (n/4 elements at most)"),
+                ("np.median float64 vs download + numpy", lambda: np.median(pf),
+                 lambda: np.median(pf.to_ndarray()), None, "sample + bracket (n/4 elements at most)"),
+                ("np.percentile float64 [5, 50, 95]", lambda: np.percentile(pf, [5, 50, 95]),
+                 lambda: np.percentile(f, [5, 50, 95]), None, "sample + bracket, a pass per quantile"),
             ]
             wanted = [w for w in args.only.split(",") if w]
             for name, ours, theirs, cleanup, alloc in cases:

@@ -266,34 +266,39 @@ def _np_array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     return bool((a1 == a2).all()) if isinstance(a1, pdarray) else bool((a2 == a1).all())
 
 
-def _order_statistics(a: pdarray, ranks: list[int]) -> NDArray[Any]:
-    """The elements at these ranks of a sorted (NaN last; any rank among
-    the NaNs gives a NaN), found by selection on the server
-    (order_stats: no sort, nothing the array's size sent)."""
+def _order_statistics(a: pdarray, ranks: list[int]) -> tuple[NDArray[Any], int]:
+    """The elements at these ranks of a sorted (NaN last; a rank among the
+    NaNs gives the first NaN), found by selection on the server
+    (order_stats: no sort, nothing the array's size sent), and how many
+    elements are NaN (no ranks: that count only)."""
     result, _ = a._conn._request("order_stats", {"a": a._live_name(), "ranks": ranks})
-    return np.array(result["values"], dtype=from_wire(result["dtype"]))
+    return np.array(result["values"], dtype=from_wire(result["dtype"])), int(result["nans"])
 
 
 def _counted(a: pdarray, skipna: bool) -> int:
     """How many elements the median or quantiles are of: all, or (for the
     nan* functions on floats) those not NaN, which sorted order puts first."""
-    return a.size - count_nonzero(isnan(a)) if skipna and a.dtype.kind == "f" else a.size
+    return a.size - _order_statistics(a, [])[1] if skipna and a.dtype.kind == "f" else a.size
+
+
+def _nan_answer(a: pdarray) -> NDArray[Any]:
+    """[the NaN numpy's median or quantile of an array with NaNs is]: its
+    last element in sorted order (asked only then)."""
+    return _order_statistics(a, [a.size - 1])[0]
 
 
 def _np_median(skipna: bool) -> Callable[..., Any]:
     """np.median / np.nanmedian by the server's selection: the middle
-    element or two (and the last, NaN or not), given to np.median itself,
-    whose mean and NaN rule then answer bit for bit as on the whole array."""
+    element or two, given to np.median itself, whose mean then answers bit
+    for bit as on the whole array (a NaN, with its bits, where numpy's
+    would be)."""
     def f(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
           keepdims: bool = False) -> Any:
         if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims \
                 or a.dtype.kind not in "iuf" or a.size < 2 or (n := _counted(a, skipna)) < 2:
             return NotImplemented  # (numpy's, on a download: cheap, or its warning and NaN)
-        middle = [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2]
-        values = _order_statistics(a, [*middle, n - 1])
-        if a.dtype.kind == "f" and np.isnan(values[-1]):
-            return np.median(values[-1:])
-        return np.median(values[:-1])
+        values, nans = _order_statistics(a, [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2])
+        return np.median(_nan_answer(a) if nans and not skipna else values)
     return f
 
 
@@ -321,6 +326,8 @@ def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
         qs = np.true_divide(q, 100, out=...) if percent else np.asanyarray(q)
         if qs.dtype.kind != "f":
             return NotImplemented
+        if not qs.size:
+            return NotImplemented
         if not (qs.min() >= 0 and qs.max() <= 1):  # (NaN fails, as in numpy)
             raise ValueError("Percentiles must be in the range [0, 100]" if percent
                              else "Quantiles must be in the range [0, 1]")
@@ -329,11 +336,14 @@ def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
             return NotImplemented
         virtual = (n - 1) * qs  # numpy's "linear" index, in q's dtype
         inside = [int(v) for v in virtual.ravel() if v < n - 1]
-        ranks = sorted({*inside, *(r + 1 for r in inside), n - 1})
-        values = dict(zip(ranks, _order_statistics(a, ranks)))
-        last = values[n - 1]
-        if a.dtype.kind == "f" and np.isnan(last):
-            return np.quantile(np.array([last, last]), float(qs) if weak else qs)
+        top = [n - 1] if len(inside) < virtual.size else []
+        ranks = sorted({*inside, *(r + 1 for r in inside), *top})
+        got, nans = _order_statistics(a, ranks)
+        if nans and not skipna:
+            nan = _nan_answer(a)[0]
+            return np.quantile(np.array([nan, nan]), float(qs) if weak else qs)
+        values = dict(zip(ranks, got))
+        last = values.get(n - 1)
 
         def one(v: Any) -> Any:
             if v < n - 1:
