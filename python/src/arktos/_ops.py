@@ -164,11 +164,23 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     if out is not None and not isinstance(out, pdarray):
         raise TypeError(f"np.{name}(..., out=...) on pdarrays takes a pdarray or numpy out, "
                         f"got {type(out).__name__}")
+    dtype = kwargs.pop("dtype", None)
     if kwargs:
         raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
     # numpy hands a scalar operand over as a 0-d array (np.int8(3) < a): a
     # scalar again, not an array of one element.
     inputs = tuple(x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x for x in inputs)
+    if dtype is not None:
+        # numpy's own loop for dtype= (its output dtype), found by numpy: the
+        # operands are cast to the loop's input dtypes first, as numpy casts them.
+        kinds = tuple(x.dtype if isinstance(x, (pdarray, np.ndarray, np.generic))
+                      else np.dtype(bool) if isinstance(x, bool)
+                      else type(x) if isinstance(x, (int, float, complex)) else np.asarray(x).dtype
+                      for x in inputs)
+        loop = ufunc.resolve_dtypes((*kinds, None), signature=(*(None,) * len(inputs), np.dtype(dtype)))
+        inputs = tuple(x.astype(t) if isinstance(x, pdarray) and x.dtype != t
+                       else x if isinstance(x, pdarray) else np.asarray(x, dtype=t)[()]
+                       for x, t in zip(inputs, loop))
     if ufunc.nin == 2 and name in UFUNC_BINOPS:
         return binop(UFUNC_BINOPS[name], inputs[0], inputs[1], out=out)
     if ufunc.nin == 1 and name in UFUNC_UNOPS:
