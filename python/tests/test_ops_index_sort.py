@@ -268,7 +268,9 @@ def test_numpy_statistics(mconn, dtype, n, monkeypatch: pytest.MonkeyPatch) -> N
         lambda a: np.diff(a), lambda a: np.diff(a, 2), lambda a: np.diff(a, 0),
         lambda a: np.nonzero(a)[0], lambda a: np.flatnonzero(a),
     ]
-    summed = [lambda a: np.average(a), lambda a: np.nansum(a), lambda a: np.nanmean(a)]
+    summed = [lambda a: np.average(a), lambda a: np.nansum(a), lambda a: np.nanmean(a),
+              lambda a: np.dot(a, a), lambda a: np.dot(a, data[::-1].copy()), lambda a: np.vdot(a, a),
+              lambda a: np.inner(a, a), lambda a: np.linalg.norm(a)]
     on_numpy = [lambda a: np.quantile(a, 0.5, method="nearest"), lambda a: np.diff(a, prepend=0)]
     for data in (x, clean) if x.dtype.kind == "f" else (x,):
         p = mconn.array(data)

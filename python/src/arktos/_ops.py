@@ -260,6 +260,34 @@ def _np_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = 
     return a.mean()  # (numpy's average without weights is its mean)
 
 
+def _np_dot(a: Any, b: Any, out: Any = None) -> Any:
+    """np.dot / np.vdot / np.inner of two 1-D arrays (one a pdarray): the
+    products summed on the server (as the server sums: docs/operations.md),
+    in numpy's result dtype (integers wrap as numpy's do)."""
+    if out is not None or not builtins.all(isinstance(x, pdarray) or np.ndim(x) == 1 for x in (a, b)):
+        return NotImplemented
+    if np.shape(a) != np.shape(b):
+        raise ValueError(f"shapes {np.shape(a)} and {np.shape(b)} not aligned: "
+                         f"{np.shape(a)[0]} (dim 0) != {np.shape(b)[0]} (dim 0)")
+    dt = np.result_type(*(x.dtype if isinstance(x, pdarray) else np.asarray(x).dtype for x in (a, b)))
+    if dt.kind not in "biuf":
+        return NotImplemented
+    if dt == np.bool_:
+        return np.bool_(binop("&", a, b).any())
+    return np.asarray(binop("*", a, b).sum()).astype(dt)[()]
+
+
+def _np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """np.linalg.norm of a 1-D pdarray (ord None or 2): numpy's sqrt of x·x,
+    with ints as float64."""
+    if not isinstance(x, pdarray) or ord not in (None, 2) or axis not in (None, 0, -1) or keepdims \
+            or x.dtype.kind not in "biuf":
+        return NotImplemented
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    return np.sqrt(_np_dot(x, x))
+
+
 def _np_nonzero(a: Any) -> Any:
     if not isinstance(a, pdarray):
         return NotImplemented
@@ -1017,7 +1045,8 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.quantile: _np_quantile(False, False), np.percentile: _np_quantile(True, False),
     np.nanquantile: _np_quantile(False, True), np.nanpercentile: _np_quantile(True, True),
     np.nansum: _np_nansum, np.nanmean: _np_nanmean, np.nanmax: _np_nanminmax("max"),
-    np.nanmin: _np_nanminmax("min"),
+    np.nanmin: _np_nanminmax("min"), np.dot: _np_dot, np.vdot: _np_dot, np.inner: _np_dot,
+    np.linalg.norm: _np_norm,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
