@@ -7,14 +7,21 @@ import (
 )
 
 // UnaryOps lists the operations Unary accepts.
-var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "log1p", "sin", "cos", "floor", "ceil", "round", "isnan", "isinf", "isfinite"}
+var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "log1p", "sin", "cos", "floor", "ceil", "round", "isnan", "isinf", "isfinite",
+	"tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "cbrt"}
+
+// floatFuncs are the float functions of one float (Go's math: within an
+// ULP or two of glibc's, which numpy calls; docs/operations.md).
+var floatFuncs = map[string]func(float64) float64{
+	"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "log1p": math.Log1p, "sin": math.Sin, "cos": math.Cos,
+	"tan": math.Tan, "arcsin": math.Asin, "arccos": math.Acos, "arctan": math.Atan, "sinh": math.Sinh,
+	"cosh": math.Cosh, "tanh": math.Tanh, "arcsinh": math.Asinh, "arccosh": math.Acosh, "arctanh": math.Atanh,
+	"log2": math.Log2, "log10": math.Log10, "exp2": math.Exp2, "expm1": math.Expm1, "cbrt": math.Cbrt,
+}
 
 func isFloatFunc(op string) bool {
-	switch op {
-	case "sqrt", "exp", "log", "log1p", "sin", "cos":
-		return true
-	}
-	return false
+	_, ok := floatFuncs[op]
+	return ok
 }
 
 // floatFor is the float dtype numpy computes a float function of d in, except
@@ -201,11 +208,17 @@ func intUnary[T Integer](op string) func(d, a []byte) {
 }
 
 func floatUnary[T Float](op string) func(d, a []byte) {
-	f := map[string]func(float64) float64{
-		"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "log1p": math.Log1p,
-		"sin": math.Sin, "cos": math.Cos, "floor": math.Floor, "ceil": math.Ceil,
-		"round": math.RoundToEven, "abs": math.Abs,
-	}[op]
+	f := floatFuncs[op]
+	switch op {
+	case "floor":
+		f = math.Floor
+	case "ceil":
+		f = math.Ceil
+	case "round":
+		f = math.RoundToEven
+	case "abs":
+		f = math.Abs
+	}
 	switch op {
 	case "neg":
 		return uloop[T, T](func(d, a []T) {

@@ -24,12 +24,13 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 __all__ = [
-    "abs", "all", "any", "arange", "argmax", "argmin", "argsort", "astype", "ceil", "clip",
-    "coargsort", "concatenate", "cos", "count_nonzero", "cumprod", "cumsum", "exp", "floor",
-    "full", "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan",
-    "linspace", "log", "log1p", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
-    "randint", "round", "setdiff1d", "sin", "sort", "sqrt", "standard_normal", "std", "sum",
-    "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
+    "abs", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+    "argmax", "argmin", "argsort", "astype", "cbrt", "ceil", "clip", "coargsort", "concatenate",
+    "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "exp", "exp2", "expm1", "floor", "full",
+    "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
+    "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
+    "randint", "round", "setdiff1d", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
+    "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
 ]
 
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
@@ -143,7 +144,9 @@ UFUNC_BINOPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "tr
 UFUNC_UNOPS = {"negative": "neg", "absolute": "abs", "invert": "invert", "logical_not": "not",
                "sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
                "floor": "floor", "ceil": "ceil", "rint": "round", "isnan": "isnan", "isinf": "isinf",
-               "isfinite": "isfinite"}
+               "isfinite": "isfinite", **{f: f for f in (
+                   "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+                   "arctanh", "log2", "log10", "exp2", "expm1", "cbrt")}}
 
 
 def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -479,6 +482,21 @@ sin = _unary("sin", "Sine, elementwise.\n\n"
              ">>> ak.sin(ak.array([0.0, np.pi / 2]))\narray([0., 1.])")
 cos = _unary("cos", "Cosine, elementwise.\n\n"
              ">>> ak.cos(ak.array([0.0, np.pi]))\narray([ 1., -1.])")
+tan = _unary("tan", "Tangent, elementwise.\n\n>>> ak.tan(ak.array([0.0]))\narray([0.])")
+arcsin = _unary("arcsin", "Inverse sine, elementwise.\n\n>>> ak.arcsin(ak.array([0.0]))\narray([0.])")
+arccos = _unary("arccos", "Inverse cosine, elementwise.\n\n>>> ak.arccos(ak.array([1.0]))\narray([0.])")
+arctan = _unary("arctan", "Inverse tangent, elementwise.\n\n>>> ak.arctan(ak.array([0.0]))\narray([0.])")
+sinh = _unary("sinh", "Hyperbolic sine, elementwise.\n\n>>> ak.sinh(ak.array([0.0]))\narray([0.])")
+cosh = _unary("cosh", "Hyperbolic cosine, elementwise.\n\n>>> ak.cosh(ak.array([0.0]))\narray([1.])")
+tanh = _unary("tanh", "Hyperbolic tangent, elementwise.\n\n>>> ak.tanh(ak.array([0.0]))\narray([0.])")
+arcsinh = _unary("arcsinh", "Inverse hyperbolic sine.\n\n>>> ak.arcsinh(ak.array([0.0]))\narray([0.])")
+arccosh = _unary("arccosh", "Inverse hyperbolic cosine.\n\n>>> ak.arccosh(ak.array([1.0]))\narray([0.])")
+arctanh = _unary("arctanh", "Inverse hyperbolic tangent.\n\n>>> ak.arctanh(ak.array([0.0]))\narray([0.])")
+log2 = _unary("log2", "Base-2 logarithm, elementwise.\n\n>>> ak.log2(ak.array([8.0]))\narray([3.])")
+log10 = _unary("log10", "Base-10 logarithm, elementwise.\n\n>>> ak.log10(ak.array([100.0]))\narray([2.])")
+exp2 = _unary("exp2", "2**x, elementwise.\n\n>>> ak.exp2(ak.array([3.0]))\narray([8.])")
+expm1 = _unary("expm1", "exp(x) - 1, elementwise.\n\n>>> ak.expm1(ak.array([0.0]))\narray([0.])")
+cbrt = _unary("cbrt", "Cube root, elementwise.\n\n>>> ak.cbrt(ak.array([27.0]))\narray([3.])")
 floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).\n\n"
                ">>> ak.floor(ak.array([-1.5, 0.5, 2.0]))\narray([-2.,  0.,  2.])")
 ceil = _unary("ceil", "Ceiling; integer arrays keep their dtype (numpy 2).\n\n"
