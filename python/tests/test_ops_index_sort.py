@@ -319,3 +319,31 @@ def test_numpy_quantiles_large(mconn, dtype, monkeypatch: pytest.MonkeyPatch) ->
                   lambda a: np.nanpercentile(a, 99.9), lambda a: np.percentile(a, [25, 75])):
             assert_same(f(p), f(data))
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+def test_numpy_isclose(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.isclose and np.allclose with a pdarray run on the server, numpy's
+    formula step for step: a bool pdarray equal to numpy's (NaN, inf,
+    scalars either side, equal_nan, other tolerances)."""
+    x = sample(dtype, 100)
+    with np.errstate(all="ignore"):
+        y = (x + (x / 1e6 if x.dtype.kind == "f" else 0)).astype(x.dtype)
+        y[::7] = y[::7] + 1
+    p, q = mconn.array(x), mconn.array(y)
+    cases = [((p, q), (x, y), {}), ((p, y), (x, y), {}), ((x, q), (x, y), {}), ((p, 3), (x, 3), {}),
+             ((2.5, q), (2.5, y), {}), ((p, q), (x, y), {"equal_nan": True}),
+             ((p, q), (x, y), {"rtol": 0.0, "atol": 1}), ((p, np.inf), (x, np.inf), {}),
+             ((p, np.nan), (x, np.nan), {"equal_nan": True})]
+    for ours, theirs, kw in cases:
+        with np.errstate(all="ignore"):
+            want = np.isclose(*theirs, **kw)
+            forbid_downloads(monkeypatch)
+            got = np.isclose(*ours, **kw)
+            whole = np.allclose(*ours, **kw)
+            monkeypatch.undo()
+        assert isinstance(got, ak.pdarray)
+        assert_same(got, want)
+        assert whole is bool(want.all())
+    assert np.allclose(p, x, equal_nan=True) and np.allclose(x, p, equal_nan=True)
+    assert np.allclose(p, x) is np.allclose(x, x)

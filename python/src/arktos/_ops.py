@@ -11,6 +11,7 @@ default connection, or the one given as ``conn=``.
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -289,6 +290,45 @@ def _np_norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) 
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     return np.sqrt(_np_dot(x, x))
+
+
+def _np_isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    """np.isclose on the server, numpy's formula step for step (y made
+    inexact first): a bool pdarray equal to numpy's."""
+    operands = (a, b)
+    if not builtins.all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (rtol, atol)) \
+            or not builtins.all(isinstance(x, (pdarray, int, float)) and not isinstance(x, bool) or np.ndim(x) == 1
+                                for x in operands) or not math.isfinite(rtol) or not math.isfinite(atol):
+        return NotImplemented
+    c = _conn_of(*(x for x in operands if isinstance(x, pdarray)))
+    keep: list[pdarray] = []
+    x, y = (x if isinstance(x, (pdarray, int, float)) else _as_pdarray(np.asarray(x), c, keep) for x in operands)
+    if isinstance(y, pdarray):
+        if y.dtype.kind not in "biuf" or (isinstance(x, pdarray) and x.dtype.kind not in "biuf"):
+            return NotImplemented
+        dt = np.result_type(y.dtype, 1.0)
+        if y.dtype != dt:
+            y = y.astype(dt)
+        tol: Any = binop("+", atol, binop("*", rtol, unop("abs", y)))
+        finite: Any = unop("isfinite", y)
+    else:
+        y = float(y)
+        tol, finite = atol + rtol * builtins.abs(y), math.isfinite(y)
+    result = binop("<=", unop("abs", binop("-", x, y)), tol)
+    if finite is not True:
+        result = binop("&", result, finite)
+    result = binop("|", result, binop("==", x, y))
+    if equal_nan:
+        nan_x = unop("isnan", x) if isinstance(x, pdarray) else math.isnan(x)
+        nan_y = unop("isnan", y) if isinstance(y, pdarray) else math.isnan(y)
+        both = binop("&", nan_x, nan_y) if isinstance(nan_x, pdarray) or isinstance(nan_y, pdarray) else nan_x and nan_y
+        result = binop("|", result, both)
+    return result
+
+
+def _np_allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    close = _np_isclose(a, b, rtol, atol, equal_nan)
+    return close if close is NotImplemented else bool(close.all())
 
 
 def _np_nonzero(a: Any) -> Any:
@@ -1064,7 +1104,7 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.nanquantile: _np_quantile(False, True), np.nanpercentile: _np_quantile(True, True),
     np.nansum: _np_nansum, np.nanmean: _np_nanmean, np.nanmax: _np_nanminmax("max"),
     np.nanmin: _np_nanminmax("min"), np.dot: _np_dot, np.vdot: _np_dot, np.inner: _np_dot,
-    np.linalg.norm: _np_norm,
+    np.linalg.norm: _np_norm, np.isclose: _np_isclose, np.allclose: _np_allclose,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
