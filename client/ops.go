@@ -105,23 +105,62 @@ func (c *Client) Reduce(ctx context.Context, op, a string) (value any, dtype pda
 	if err != nil {
 		return nil, 0, err
 	}
-	switch v := res["value"].(type) {
+	value, err = replyScalar(res["value"], dtype)
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: reduce: %w", err)
+	}
+	return value, dtype, nil
+}
+
+// replyScalar is a reply's value of dtype as Reduce returns it: bool,
+// float64, uint64 for uint64, else int64.
+func replyScalar(v any, dtype pdarray.DType) (any, error) {
+	switch x := v.(type) {
 	case bool, float64:
-		return v, dtype, nil
+		return x, nil
 	case float32:
-		return float64(v), dtype, nil
+		return float64(x), nil
 	case uint64:
 		if dtype == pdarray.Uint64 {
-			return v, dtype, nil
+			return x, nil
 		}
 	}
 	if dtype == pdarray.Uint64 {
-		return uint64(asInt(res["value"])), dtype, nil
+		return uint64(asInt(v)), nil
 	}
-	if _, ok := res["value"].(uint64); ok && res["value"].(uint64) > math.MaxInt64 {
-		return nil, 0, fmt.Errorf("client: reduce returned %v for dtype %v", res["value"], dtype)
+	if x, ok := v.(uint64); ok && x > math.MaxInt64 {
+		return nil, fmt.Errorf("value %v does not fit dtype %v", v, dtype)
 	}
-	return asInt(res["value"]), dtype, nil
+	return asInt(v), nil
+}
+
+// OrderStats returns the elements at ranks of a's sorted order (NaN last;
+// a rank among the NaNs gives a's first NaN), found by selection on the
+// server with no sort (what a median or quantiles need), as Reduce returns
+// values; and how many of a's elements are NaN (no ranks: that only).
+func (c *Client) OrderStats(ctx context.Context, a string, ranks []int) (values []any, dtype pdarray.DType, nans int, err error) {
+	list := make([]any, len(ranks))
+	for i, r := range ranks {
+		list[i] = r
+	}
+	res, err := c.call(ctx, "order_stats", map[string]any{"a": a, "ranks": list})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if dtype, err = pdarray.ParseDType(asString(res["dtype"])); err != nil {
+		return nil, 0, 0, err
+	}
+	got, _ := res["values"].([]any)
+	if len(got) != len(ranks) {
+		return nil, 0, 0, fmt.Errorf("client: order_stats returned %d values for %d ranks", len(got), len(ranks))
+	}
+	values = make([]any, len(got))
+	for i, v := range got {
+		if values[i], err = replyScalar(v, dtype); err != nil {
+			return nil, 0, 0, fmt.Errorf("client: order_stats: %w", err)
+		}
+	}
+	return values, dtype, int(asInt(res["nans"])), nil
 }
 
 // Scan stores cumsum or cumprod of a.

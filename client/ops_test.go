@@ -1,8 +1,12 @@
 package client_test
 
 import (
+	"cmp"
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arktos-dev/arktos/client"
@@ -63,4 +67,64 @@ func TestOperations(t *testing.T) {
 	if !slices.Equal(x1, x2) {
 		t.Error("randint with one seed differs")
 	}
+}
+
+// TestOrderStats: the elements at ranks of the sorted order, by the
+// server's selection, equal a sort's (NaN last; a NaN rank reads a NaN),
+// and the NaN count; a rank past the end is refused, naming it.
+func TestOrderStats(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{5, 1000, 200_000} { // (200,000: past ops' bracket threshold)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = r.NormFloat64()
+			if i%10 == 3 {
+				x[i] = math.NaN()
+			}
+		}
+		a, err := client.Upload(ctx, c, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted := slices.Clone(x)
+		slices.SortFunc(sorted, func(p, q float64) int { // NaN last, as the server
+			switch {
+			case p != p:
+				return b2i(q == q)
+			case q != q:
+				return -1
+			}
+			return cmp.Compare(p, q)
+		})
+		ranks := []int{n / 2, n/2 - 1, 0, n - 1, n / 3}
+		got, dt, nans, err := c.OrderStats(ctx, a.Name, ranks)
+		if err != nil || dt != pdarray.Float64 || nans != (n+6)/10 {
+			t.Fatalf("n=%d: %v %v %d NaNs (want %d) %v", n, got, dt, nans, (n+6)/10, err)
+		}
+		for i, rk := range ranks {
+			if w := sorted[rk]; got[i].(float64) != w && !(w != w && got[i].(float64) != got[i].(float64)) {
+				t.Errorf("n=%d rank %d: %v, want %v", n, rk, got[i], w)
+			}
+		}
+	}
+	a, _ := client.Upload(ctx, c, []int64{3, 1, 2})
+	if got, dt, nans, err := c.OrderStats(ctx, a.Name, []int{2, 0}); err != nil || dt != pdarray.Int64 ||
+		nans != 0 || !slices.Equal(got, []any{int64(3), int64(1)}) {
+		t.Errorf("int64: %v %v %d %v", got, dt, nans, err)
+	}
+	var te *transfer.Error
+	if _, _, _, err := c.OrderStats(ctx, a.Name, []int{3}); !errors.As(err, &te) || te.Code != transfer.ArgumentValue ||
+		!strings.Contains(te.Message, "rank 3 is out of range") {
+		t.Errorf("rank 3 of 3 elements: %v, want ARGUMENT_VALUE naming it", err)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
