@@ -70,12 +70,18 @@ func (c *Client) readLate() {
 		}
 		m.Close()
 	}
-	if c.dropped() {
-		for id, a := range c.abandoned {
-			if !a.onLane {
-				a.lost = true
-				c.abandoned[id] = a
-			}
+	c.dropped() // (a drop forgets the rest: forgetOwed)
+}
+
+// forgetOwed marks the requests abandoned on ZeroMQ lost once the
+// connection has dropped: their replies went with it, and requests stop
+// looking for them (owesLate). Should one come after all (a drop reported
+// late), it is still handled. c.mu must be held.
+func (c *Client) forgetOwed() {
+	for id, a := range c.abandoned {
+		if !a.onLane && !a.lost {
+			a.lost = true
+			c.abandoned[id] = a
 		}
 	}
 }

@@ -44,6 +44,26 @@ func TestLateReply(t *testing.T) {
 	}
 }
 
+// TestDropForgetsOwed: once a drop is seen (at any request), requests
+// abandoned on ZeroMQ before it are no longer waited for (their replies
+// went with the connection); before, every lane request looked for them
+// for good.
+func TestDropForgetsOwed(t *testing.T) {
+	c := &Client{}
+	c.abandon(1, "binop", map[string]any{})
+	if !c.owesLate() {
+		t.Fatal("no late reply owed after abandoning a request")
+	}
+	testDrop = func() bool { return true }
+	defer func() { testDrop = nil }()
+	if !c.dropped() || c.owesLate() {
+		t.Fatalf("after a drop: owes %v", c.owesLate())
+	}
+	if _, ok := c.abandoned[1]; !ok {
+		t.Fatal("the request was forgotten: a late reply after all would leave its array")
+	}
+}
+
 // TestDeletesAfterARestart: names a late reply left to delete are kept when
 // the delete is refused with RESTORING by a restarted server (whose
 // checkpoint holds those arrays too), and deleted once it has restored.

@@ -129,6 +129,14 @@ func (c *Client) watchConnection(heartbeat time.Duration) error {
 // a request goes out (what came before is not about it) and while its
 // reply is late.
 func (c *Client) dropped() bool {
+	gone := c.monitorDropped()
+	if gone {
+		c.forgetOwed()
+	}
+	return gone
+}
+
+func (c *Client) monitorDropped() bool {
 	if testDrop != nil && testDrop() {
 		return true
 	}

@@ -135,7 +135,7 @@ func replyScalar(v any, dtype pdarray.DType) (any, error) {
 }
 
 // OrderStats returns the elements at ranks of a's sorted order (NaN last;
-// a rank among the NaNs gives a's first NaN), found by selection on the
+// a rank among the NaNs gives NaN), found by selection on the
 // server with no sort (what a median or quantiles need), as Reduce returns
 // values; and how many of a's elements are NaN (no ranks: that only).
 func (c *Client) OrderStats(ctx context.Context, a string, ranks []int) (values []any, dtype pdarray.DType, nans int, err error) {

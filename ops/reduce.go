@@ -311,12 +311,14 @@ func blockProd[T Number](workers int, x []T) float64 {
 }
 
 // quietNaN is numpy's and pandas' NaN (0x7ff8000000000000; float32's
-// conversion 0x7fc00000 is numpy's too). Go's math.NaN() sets the lowest
-// mantissa bit, so answers made with it differed from numpy's in their bits.
+// conversion 0x7fc00000 is numpy's too): what numpy's max and min of an
+// array with NaNs answer (its SIMD loops make it, whatever the array's
+// NaNs' bits). Go's math.NaN() sets the lowest mantissa bit, so answers
+// made with it differed from numpy's in their bits.
 var quietNaN = math.Float64frombits(0x7ff8000000000000)
 
-// minMax is the smallest (largest) element; NaN wins, as in numpy: the
-// first NaN of the array, bit for bit.
+// minMax is the smallest (largest) element; NaN wins, as in numpy (its
+// quiet NaN).
 func minMax[T Number](workers int, x []T, isMax bool) T {
 	nw := numWorkers(workers, len(x))
 	parts := make([]T, nw)
@@ -340,13 +342,8 @@ func minMax[T Number](workers int, x []T, isMax bool) T {
 				nan = nan || v != v
 			}
 		}
-		if nan { // (rare: found again outside the hot loop)
-			for _, v := range seg {
-				if v != v {
-					m = v
-					break
-				}
-			}
+		if nan {
+			m = T(quietNaN)
 		}
 		parts[w], used[w] = m, true
 	})

@@ -16,13 +16,14 @@ import (
 const MaxRanks = 1 << 16
 
 // OrderStats returns the elements of a at the given ranks of its sorted
-// order (NaN last, as Sort puts them): what np.median and np.quantile read,
-// found by selection on a scratch copy in O(n) expected time rather than a
-// sort (which costs several times more: docs/operations.md). Values come
-// back as Reduce's do: int64, uint64 or float64 (bool arrays are refused,
-// as numpy's quantiles refuse them). Ranks may repeat and come in any
-// order; each must be below a.Len(). nans is how many elements are NaN (a
-// caller learns whether the last rank is NaN without asking for it).
+// order (NaN last, as Sort puts them; a rank among the NaNs reads numpy's
+// quiet NaN): what np.median and np.quantile read, found by selection in
+// O(n) expected time rather than a sort (which costs several times more:
+// docs/operations.md). Values come back as Reduce's do: int64, uint64 or
+// float64 (bool arrays are refused, as numpy's quantiles refuse them).
+// Ranks may repeat and come in any order; each must be below a.Len(). nans
+// is how many elements are NaN (a caller learns whether the last rank is
+// NaN without asking for it).
 func OrderStats(env Env, a *pdarray.Array, ranks []int) (values []any, nans int, err error) {
 	n := a.Len()
 	if len(ranks) > MaxRanks {
@@ -60,8 +61,7 @@ func OrderStats(env Env, a *pdarray.Array, ranks []int) (values []any, nans int,
 
 // orderStats answers from brackets where it can (bracketStats), else from
 // a scratch copy with its NaNs moved to the end, whose ranks that fall
-// among the rest it selects; W is the reply type. Any rank among the NaNs
-// reads the array's first NaN.
+// among the rest it selects; W is the reply type.
 func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array, ranks []int) ([]any, int, error) {
 	x := pdarray.View[T](a)
 	if len(ranks) == 0 { // (asked how many NaNs there are, only)
@@ -125,7 +125,7 @@ func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int
 				m++
 			} else {
 				k--
-				s[k] = v // (the first NaN ends up last)
+				s[k] = v
 			}
 		}
 	} else {
@@ -139,7 +139,7 @@ func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int
 	byRank := make(map[int]T, len(want))
 	for _, r := range want {
 		if r >= m {
-			byRank[r] = s[len(s)-1]
+			byRank[r] = T(quietNaN) // (numpy's max and quantiles answer this NaN, not the array's own)
 		} else {
 			byRank[r] = s[r]
 		}
@@ -157,10 +157,11 @@ func isFloat[T Number]() bool {
 // with near certainty (4·sqrt(sample) places either side: 8 standard
 // deviations of a sample quantile's place or more). One pass over the array per
 // run, on every worker, counts the elements below the bracket and keeps
-// those inside it (a few percent of them), among which the ranks are
+// those inside it (4-12% of them), among which the ranks are
 // selected: no copy of the array, and most comparisons branch the same
-// way. Arrays under bracketMin elements, more than bracketRuns runs, or a
-// bracket that missed or overfilled (many equal values) take copySelect.
+// way. Arrays under bracketMin elements, more than bracketRuns runs, a
+// bracket that missed or overfilled (many equal values), or scratch beyond
+// --max-memory take copySelect.
 const (
 	bracketMin  = 1 << 17
 	bracketRuns = 4
@@ -203,10 +204,14 @@ func bracketStats[T Number](env Env, x []T, want []int) (byRank map[int]T, nans 
 	}
 	slices.Sort(smp[:nn])
 	lowest, highest := bounds[T]()
-	capacity := max(n/8, 4096)
-	scratch, err := env.Alloc(pdarray.DTypeOf[T](), capacity*numWorkers(env.workers(), n))
+	// Each worker keeps at most a quarter of its share: about n/4 in all,
+	// whatever the worker count (a bracket holds 8/sqrt(sample) of the
+	// elements: 12% at 2^17, 4.4% from 2^22 up).
+	nw := numWorkers(env.workers(), n)
+	capacity := max((n+nw-1)/nw/4, 4096)
+	scratch, err := env.Alloc(pdarray.DTypeOf[T](), capacity*nw)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil // (copySelect tries, and says what did not fit)
 	}
 	defer env.free(scratch)
 	room := pdarray.View[T](scratch)
@@ -221,7 +226,7 @@ func bracketStats[T Number](env Env, x []T, want []int) (byRank map[int]T, nans 
 		if k := int(int64(run[len(run)-1])*int64(size)/int64(n)) + margin; k < nn {
 			hi = smp[k]
 		}
-		below, inside, nan, firstNaN, ok := bracketPass(env, x, lo, hi, room, capacity)
+		below, inside, nan, ok := bracketPass(env, x, lo, hi, room, capacity)
 		if !ok {
 			return nil, 0, nil
 		}
@@ -231,7 +236,7 @@ func bracketStats[T Number](env Env, x []T, want []int) (byRank map[int]T, nans 
 		for _, r := range run {
 			switch {
 			case r >= m:
-				byRank[r] = firstNaN
+				byRank[r] = T(quietNaN)
 			case r < below || r >= below+len(inside):
 				return nil, 0, nil // (the sample misled: rare)
 			default:
@@ -249,12 +254,11 @@ func bracketStats[T Number](env Env, x []T, want []int) (byRank map[int]T, nans 
 // bracketPass counts x's elements below lo and NaNs, and gathers those in
 // [lo, hi] into room (each worker capacity places of it, kept in worker
 // order); ok is false when a worker's share overflowed its places.
-func bracketPass[T Number](env Env, x []T, lo, hi T, room []T, capacity int) (below int, inside []T, nans int, firstNaN T, ok bool) {
+func bracketPass[T Number](env Env, x []T, lo, hi T, room []T, capacity int) (below int, inside []T, nans int, ok bool) {
 	nw := numWorkers(env.workers(), len(x))
 	type part struct {
 		below, nans, got int
-		nan              T
-		sawNaN, over     bool
+		over             bool
 	}
 	parts := make([]part, nw)
 	parallel(env.workers(), len(x), 1, func(w, a, b int) {
@@ -286,31 +290,20 @@ func bracketPass[T Number](env Env, x []T, lo, hi T, room []T, capacity int) (be
 				got++
 			}
 		}
-		p.below, p.got = below, got
-		if p.nans = (b - a) - numbers; p.nans > 0 { // (its first NaN: found again, as rare)
-			for _, v := range x[a:b] {
-				if v != v {
-					p.nan, p.sawNaN = v, true
-					break
-				}
-			}
-		}
+		p.below, p.got, p.nans = below, got, (b-a)-numbers
 	})
 	for w := range parts {
 		p := &parts[w]
 		if p.over {
-			return 0, nil, 0, firstNaN, false
+			return 0, nil, 0, false
 		}
 		below += p.below
 		nans += p.nans
-		if p.sawNaN && nans == p.nans {
-			firstNaN = p.nan
-		}
 		// Gathered into one run at the front of room (worker 0's is there).
 		copy(room[len(inside):], room[w*capacity:w*capacity+p.got])
 		inside = room[:len(inside)+p.got]
 	}
-	return below, inside, nans, firstNaN, true
+	return below, inside, nans, true
 }
 
 // bounds are T's lowest and highest values (the infinities for floats): a

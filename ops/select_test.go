@@ -66,6 +66,25 @@ func TestOrderStats(t *testing.T) {
 			t.Errorf("%s: the median's ranks of %d float64 were answered by copySelect, not by brackets", name, n)
 		}
 	}
+	// Sixteen workers keep about n/4 in all (a quarter of each share): a
+	// limit of n/3 elements of scratch still lets brackets answer (it had
+	// reserved n/8 for each worker: 2n).
+	n := 300_000
+	x := shapes["random"](n)
+	env := PlainEnv(16)
+	env.Alloc = func(d pdarray.DType, k int) (*pdarray.Array, error) {
+		if k > n/3 {
+			return nil, errorf(ErrValue, "test limit: %d elements", k)
+		}
+		return pdarray.Alloc(d, k)
+	}
+	copies := selectCopies.Load()
+	got, _, err := OrderStats(env, pdarray.FromSlice(x), []int{n / 2})
+	sorted := slices.Clone(x)
+	slices.Sort(sorted)
+	if err != nil || got[0] != sorted[n/2] || selectCopies.Load() != copies {
+		t.Errorf("16 workers, scratch limited to n/3: %v %v (copies %d), want %v by brackets", got, err, selectCopies.Load()-copies, sorted[n/2])
+	}
 	if _, _, err := OrderStats(PlainEnv(1), pdarray.FromSlice([]int64{1, 2}), []int{2}); err == nil {
 		t.Error("a rank past the end was not refused")
 	}

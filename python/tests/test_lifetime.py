@@ -154,11 +154,14 @@ def interrupted_waits(conn: ak.Connection, monkeypatch, via: str) -> Iterator[No
         monkeypatch.setattr(conn, "_poller", real_poller)
 
 
-def test_interrupted_zmq_request_freed_from_the_lane(conn: ak.Connection, monkeypatch) -> None:
+@pytest.mark.parametrize("then", ["list", "download"])
+def test_interrupted_zmq_request_freed_from_the_lane(conn: ak.Connection, monkeypatch, then: str) -> None:
     """Ctrl-C while an upload in frames (a request on ZeroMQ) waits for its
-    reply, then only requests the lane carries: the late reply is read
+    reply, then only requests the lane carries (list_arrays, or small
+    downloads, which take another path to the lane): the late reply is read
     before them, and the array it made deleted, with no request on ZeroMQ
     (its poller stays interrupted, so one would raise)."""
+    small = conn.array(np.arange(7, dtype=np.int8))
     conn.list_arrays()  # opens the lane
     assert conn._lane is not None
     held_before = names_on(conn)
@@ -171,10 +174,12 @@ def test_interrupted_zmq_request_freed_from_the_lane(conn: ak.Connection, monkey
     monkeypatch.setattr(conn, "_poller", InterruptedPoller())
     with pytest.raises(KeyboardInterrupt):
         conn.array(np.arange(1_000_000, dtype=np.int64))
+    conn.transport = "auto"  # (small downloads take the lane again)
     assert conn._lane is not None and conn._lane.owed is None
     deadline = time.monotonic() + 10
     while conn._abandoned and time.monotonic() < deadline:
-        names_on(conn)  # a request on the lane, which reads late replies first
+        # A request on the lane, which reads late replies first.
+        names_on(conn) if then == "list" else small.to_ndarray()
         time.sleep(0.01)
     assert not conn._abandoned, "the late reply was not read"
     assert names_on(conn) == held_before  # its array deleted (before this request)

@@ -1035,6 +1035,8 @@ class Connection:
         gone = False
         while cast(int, self._monitor.get(zmq.EVENTS)) & zmq.POLLIN:  # (no exception raised when none: cheaper)
             gone = gone or recv_monitor_message(self._monitor)["event"] == zmq.EVENT_DISCONNECTED
+        if gone:
+            self._zmq_owed.clear()  # their replies went with the connection
         return gone
 
     def _handshake(self, *, token_given: bool) -> dict[str, Any]:
@@ -1211,6 +1213,8 @@ class Connection:
         reply's payload is read into place's array where it gives one."""
         if timeout is None:
             timeout = self.timeout
+        if self._zmq_owed:
+            self._read_late()  # (also for uploads, downloads and flushes, which come here directly)
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
         if (while_waiting is None or lane_while) and (lane_ok if cmd in _LANE_PAYLOAD else
@@ -1335,9 +1339,7 @@ class Connection:
         ours waits on ZeroMQ then, so every message there is a late reply."""
         while cast(int, self._socket.get(zmq.EVENTS)) & zmq.POLLIN:
             self._late_reply(decode_header(self._socket.recv_multipart(copy=False)[0].buffer))
-        if self._dropped():
-            self._zmq_owed.clear()
-        else:
+        if not self._dropped():  # (a drop clears them)
             self._zmq_owed.intersection_update(self._abandoned)  # (evicted unanswered)
 
     def _link_frame_size(self) -> int:

@@ -171,6 +171,10 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     dtype = kwargs.pop("dtype", None)
     if kwargs:
         raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
+    if name not in (UFUNC_BINOPS if ufunc.nin == 2 else UFUNC_UNOPS if ufunc.nin == 1 else ()):
+        raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
+                        f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
+                        f"np.{name}(a.to_ndarray())")
     # numpy hands a scalar operand over as a 0-d array (np.int8(3) < a): a
     # scalar again, not an array of one element.
     inputs = tuple(x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x for x in inputs)
@@ -185,13 +189,9 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         inputs = tuple(x.astype(t) if isinstance(x, pdarray) and x.dtype != t
                        else x if isinstance(x, pdarray) else np.asarray(x, dtype=t)[()]
                        for x, t in zip(inputs, loop))
-    if ufunc.nin == 2 and name in UFUNC_BINOPS:
+    if ufunc.nin == 2:
         return binop(UFUNC_BINOPS[name], inputs[0], inputs[1], out=out)
-    if ufunc.nin == 1 and name in UFUNC_UNOPS:
-        return unop(UFUNC_UNOPS[name], inputs[0], out=out)
-    raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
-                    f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
-                    f"np.{name}(a.to_ndarray())")
+    return unop(UFUNC_UNOPS[name], inputs[0], out=out)
 
 
 def _np_concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
@@ -251,10 +251,12 @@ def _np_diff(a: Any, n: Any = 1, axis: Any = -1, **ends: Any) -> Any:
 
 
 def _np_ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims \
-            or a.dtype == np.bool_ or a.size == 0:
-        return NotImplemented  # (numpy raises for these, as before)
-    return np.subtract(a.max(), a.min())  # (numpy's own ptp, on its two reductions)
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims:
+        return NotImplemented
+    if a.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, "
+                        "the `^` operator, or the logical_xor function instead.")  # (numpy's)
+    return np.subtract(a.max(), a.min())  # (numpy's own ptp, on its two reductions; empty: max's ValueError)
 
 
 def _np_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
@@ -351,9 +353,9 @@ def _np_array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 
 def _order_statistics(a: pdarray, ranks: list[int]) -> tuple[NDArray[Any], int]:
     """The elements at these ranks of a sorted (NaN last; a rank among the
-    NaNs gives the first NaN), found by selection on the server
-    (order_stats: no sort, nothing the array's size sent), and how many
-    elements are NaN (no ranks: that count only)."""
+    NaNs gives NaN), found by selection on the server (order_stats: no
+    sort, and only these elements come back), and how many elements are
+    NaN (no ranks: that count only)."""
     result, _ = a._conn._request("order_stats", {"a": a._live_name(), "ranks": ranks})
     return np.array(result["values"], dtype=from_wire(result["dtype"])), int(result["nans"])
 
@@ -365,9 +367,10 @@ def _counted(a: pdarray, skipna: bool) -> int:
 
 
 def _nan_answer(a: pdarray) -> NDArray[Any]:
-    """[the NaN numpy's median or quantile of an array with NaNs is]: its
-    last element in sorted order (asked only then)."""
-    return _order_statistics(a, [a.size - 1])[0]
+    """[NaN] in a's dtype: what numpy's median or quantiles of an array with
+    NaNs read (its last element in sorted order; numpy's quiet NaN, as the
+    server's, unless the array's own NaNs carry other bits)."""
+    return np.array([np.nan], dtype=a.dtype)
 
 
 def _np_median(skipna: bool) -> Callable[..., Any]:
@@ -409,8 +412,8 @@ def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
         qs = np.true_divide(q, 100, out=...) if percent else np.asanyarray(q)
         if qs.dtype.kind != "f":
             return NotImplemented
-        if not qs.size:
-            return NotImplemented
+        if not qs.size or qs.ndim > 1:
+            return NotImplemented  # (numpy's answer or error)
         if not (qs.min() >= 0 and qs.max() <= 1):  # (NaN fails, as in numpy)
             raise ValueError("Percentiles must be in the range [0, 100]" if percent
                              else "Quantiles must be in the range [0, 1]")
@@ -444,7 +447,7 @@ def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
 def _np_nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
     if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None or more:
         return NotImplemented
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" or _counted(a, True) == a.size:
         return a.sum()
     return where(isnan(a), a.dtype.type(0), a).sum()  # numpy's: NaN made 0, then np.sum
 
@@ -457,6 +460,8 @@ def _np_nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **
     n = _counted(a, True)
     if n == 0:
         return NotImplemented  # (numpy's warning and NaN)
+    if n == a.size:
+        return a.mean()
     total = where(isnan(a), a.dtype.type(0), a).sum()
     return total.dtype.type(total / np.intp(n))  # as numpy's nanmean divides
 
@@ -467,9 +472,10 @@ def _np_nanminmax(method: str) -> Callable[..., Any]:
             return NotImplemented
         if a.dtype.kind != "f":
             return getattr(a, method)()
-        if _counted(a, True) == 0:
+        n = _counted(a, True)
+        if n == 0:
             return NotImplemented  # (numpy's warning and NaN)
-        return getattr(a[~isnan(a)], method)()
+        return getattr(a if n == a.size else a[~isnan(a)], method)()
     return f
 
 
