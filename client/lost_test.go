@@ -86,17 +86,7 @@ func TestLostRequestAnsweredLate(t *testing.T) {
 			c := dial(t, srv.URL, client.WithLane(false), client.WithHeartbeat(0))
 			other := dial(t, srv.URL)
 			ctx := ctxT(t)
-			names := func() map[string]bool {
-				infos, err := other.List(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := map[string]bool{}
-				for _, info := range infos {
-					m[info.Name] = true
-				}
-				return m
-			}
+			names := func() map[string]bool { return arrayNames(t, other) }
 			pid := srv.Cmd.Process.Pid
 			syscall.Kill(pid, syscall.SIGSTOP) // the reply comes later than the first wait
 			waitStopped(t, pid)
@@ -140,17 +130,7 @@ func TestLateReplyReadBeforeLane(t *testing.T) {
 	srv := testserver.Start(t)
 	c := dial(t, srv.URL, client.WithTransport(client.TransportFrames), client.WithHeartbeat(0))
 	ctx := ctxT(t)
-	names := func() map[string]bool {
-		infos, err := c.List(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]bool{}
-		for _, info := range infos {
-			m[info.Name] = true
-		}
-		return m
-	}
+	names := func() map[string]bool { return arrayNames(t, c) }
 	zmqRequests := func() int64 {
 		st, err := c.Stats(ctx)
 		if err != nil {
@@ -184,6 +164,20 @@ func TestLateReplyReadBeforeLane(t *testing.T) {
 	if n := zmqRequests() - before; n != 2 {
 		t.Fatalf("%d requests on ZeroMQ; want 2, the upload and the delete (flushDeletes' way; the rest on the lane)", n)
 	}
+}
+
+// arrayNames is the set of the names c's server holds.
+func arrayNames(t *testing.T, c *client.Client) map[string]bool {
+	t.Helper()
+	infos, err := c.List(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, info := range infos {
+		m[info.Name] = true
+	}
+	return m
 }
 
 // waitStopped waits until every thread of process pid is stopped: the
