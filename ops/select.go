@@ -155,12 +155,12 @@ func isFloat[T Number]() bool {
 // Brackets: a sample of about n^(2/3) elements (at most 2^15), sorted,
 // gives for each run of nearby ranks two values that hold it between them
 // with near certainty (4·sqrt(sample) places either side: 8 standard
-// deviations of a sample quantile's place or more). One pass over the array per
-// run, on every worker, counts the elements below the bracket and keeps
-// those inside it (4-12% of them), among which the ranks are
-// selected: no copy of the array, and most comparisons branch the same
-// way. Arrays under bracketMin elements, more than bracketRuns runs, a
-// bracket that missed or overfilled (many equal values), or scratch beyond
+// deviations of a sample quantile's place or more). One pass over the
+// array per run, on every worker, counts the elements below the bracket
+// and keeps those inside it (4-12% of them), among which the ranks are
+// selected: no copy of the array, and no branch on the common comparisons.
+// Arrays under bracketMin elements, more than bracketRuns runs, a bracket
+// that missed or overfilled (many equal values), or scratch beyond
 // --max-memory take copySelect.
 const (
 	bracketMin  = 1 << 17

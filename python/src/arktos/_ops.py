@@ -376,8 +376,7 @@ def _nan_answer(a: pdarray) -> NDArray[Any]:
 def _np_median(skipna: bool) -> Callable[..., Any]:
     """np.median / np.nanmedian by the server's selection: the middle
     element or two, given to np.median itself, whose mean then answers bit
-    for bit as on the whole array (a NaN, with its bits, where numpy's
-    would be)."""
+    for bit as on the whole array (NaN where numpy's would be NaN)."""
     def f(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
           keepdims: bool = False) -> Any:
         if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims \
