@@ -30,7 +30,8 @@ func (o Operand) dtype() pdarray.DType {
 func (o Operand) strongDType() pdarray.DType { return o.dtype() }
 
 // BinOps lists the binary operators Binary accepts.
-var BinOps = []string{"+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "maximum", "minimum"}
+var BinOps = []string{"+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "maximum", "minimum",
+	"fmax", "fmin", "fmod", "copysign", "arctan2", "hypot"}
 
 func isCompare(op string) bool {
 	switch op {
@@ -80,7 +81,24 @@ func planBinary(op string, a, b Operand) (*binPlan, error) {
 		return errorf(ErrType, "operator '%s' is not supported for the input types (%v, %v); numpy raises the same error", op, describe(a), describe(b))
 	}
 	switch op {
-	case "+", "*", "maximum", "minimum":
+	case "+", "*", "maximum", "minimum", "fmax", "fmin":
+	case "copysign", "arctan2", "hypot":
+		if kc != 'f' {
+			// numpy's first float loop both operands cast to safely: float32
+			// while neither is wider than 2 bytes (its float16 for 1-byte
+			// ones: float32 here, as for sqrt), else float64.
+			f := dF32
+			for _, d := range []pdarray.DType{a.strongDType(), b.strongDType()} {
+				if d.Valid() && d.Size() > 2 {
+					f = dF64
+				}
+			}
+			p.inA, p.inB, p.out = f, f, f
+		}
+	case "fmod":
+		if kc == 'b' {
+			p.inA, p.inB, p.out = dI8, dI8, dI8
+		}
 	case "-":
 		if kc == 'b' {
 			return nil, errorf(ErrType, "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
@@ -455,6 +473,30 @@ func numKernel[T Number](op string) func(d, a, b []byte) {
 				}
 			}
 		}).bytes()
+	case "fmax": // (NaN loses: the other operand, as C's fmax)
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x >= y || y != y {
+					d[i] = x
+				} else {
+					d[i] = y
+				}
+			}
+		}).bytes()
+	case "fmin":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				x, y := a[i], b[i]
+				if x <= y || y != y {
+					d[i] = x
+				} else {
+					d[i] = y
+				}
+			}
+		}).bytes()
 	}
 	return nil
 }
@@ -548,6 +590,17 @@ func intKernel[T Integer](op string) func(d, a, b []byte) {
 				d[i] = ipow(a[i], uint64(b[i]))
 			}
 		}).bytes()
+	case "fmod": // C's remainder: the dividend's sign; by zero 0, as numpy
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				if b[i] == 0 {
+					d[i] = 0
+				} else {
+					d[i] = a[i] % b[i]
+				}
+			}
+		}).bytes()
 	}
 	return numKernel[T](op)
 }
@@ -600,6 +653,16 @@ func floatKernel[T Float](op string) func(d, a, b []byte) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
 				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+			}
+		}).bytes()
+	case "fmod", "copysign", "arctan2", "hypot":
+		// (fmod and copysign are exact; float32 through float64 too)
+		f := map[string]func(x, y float64) float64{"fmod": math.Mod, "copysign": math.Copysign,
+			"arctan2": math.Atan2, "hypot": math.Hypot}[op]
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = T(f(float64(a[i]), float64(b[i])))
 			}
 		}).bytes()
 	}

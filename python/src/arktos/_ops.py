@@ -141,7 +141,9 @@ UFUNC_BINOPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "tr
                 "floor_divide": "//", "remainder": "%", "power": "**", "less": "<", "less_equal": "<=",
                 "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
                 "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
-                "right_shift": ">>", "maximum": "maximum", "minimum": "minimum"}
+                "right_shift": ">>", "maximum": "maximum", "minimum": "minimum", "fmax": "fmax",
+                "fmin": "fmin", "fmod": "fmod", "copysign": "copysign", "arctan2": "arctan2",
+                "hypot": "hypot"}
 UFUNC_UNOPS = {"negative": "neg", "absolute": "abs", "invert": "invert", "logical_not": "not",
                "sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
                "floor": "floor", "ceil": "ceil", "rint": "round", "isnan": "isnan", "isinf": "isinf",
