@@ -8,7 +8,7 @@ import (
 
 // UnaryOps lists the operations Unary accepts.
 var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "log1p", "sin", "cos", "floor", "ceil", "round", "isnan", "isinf", "isfinite",
-	"tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "cbrt"}
+	"tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "cbrt", "sign"}
 
 // floatFuncs are the float functions of one float: Go's math, within a few
 // ULP of glibc's (which numpy calls; docs/operations.md), except where
@@ -109,6 +109,11 @@ func unaryTypes(op string, d pdarray.DType) (in, out pdarray.DType, err error) {
 		}
 		return d, d, nil
 	case "abs", "floor", "ceil":
+		return d, d, nil
+	case "sign":
+		if k == 'b' {
+			return 0, 0, errorf(ErrType, "ufunc 'sign' did not contain a loop with signature matching types (bool); numpy raises the same error")
+		}
 		return d, d, nil
 	case "invert":
 		if k == 'f' {
@@ -223,6 +228,13 @@ func constBool(v uint8) func(d, a []byte) {
 
 func intUnary[T Integer](op string) func(d, a []byte) {
 	switch op {
+	case "sign":
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = T(b2u(a[i] > 0)) - T(b2u(a[i] < 0))
+			}
+		}).bytes()
 	case "neg":
 		return uloop[T, T](func(d, a []T) {
 			a = a[:len(d)]
@@ -278,6 +290,22 @@ func floatUnary[T Float](op string) func(d, a []byte) {
 		f = math.Abs
 	}
 	switch op {
+	case "sign": // numpy's: -0.0 gives 0.0, NaN itself
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				switch x := a[i]; {
+				case x > 0:
+					d[i] = 1
+				case x < 0:
+					d[i] = -1
+				case x == 0:
+					d[i] = 0
+				default:
+					d[i] = x
+				}
+			}
+		}).bytes()
 	case "neg":
 		return uloop[T, T](func(d, a []T) {
 			a = a[:len(d)]

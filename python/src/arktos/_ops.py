@@ -30,7 +30,7 @@ __all__ = [
     "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "exp", "exp2", "expm1", "floor", "full",
     "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
     "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
-    "randint", "round", "setdiff1d", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
+    "randint", "round", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
     "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
 ]
 
@@ -149,7 +149,7 @@ UFUNC_UNOPS = {"negative": "neg", "absolute": "abs", "invert": "invert", "logica
                "floor": "floor", "ceil": "ceil", "rint": "round", "isnan": "isnan", "isinf": "isinf",
                "isfinite": "isfinite", **{f: f for f in (
                    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-                   "arctanh", "log2", "log10", "exp2", "expm1", "cbrt")}}
+                   "arctanh", "log2", "log10", "exp2", "expm1", "cbrt", "sign")}}
 
 
 def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -173,7 +173,7 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     dtype = kwargs.pop("dtype", None)
     if kwargs:
         raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
-    if name not in (UFUNC_BINOPS if ufunc.nin == 2 else UFUNC_UNOPS if ufunc.nin == 1 else ()):
+    if name not in (UFUNC_BINOPS if ufunc.nin == 2 else (*UFUNC_UNOPS, "square") if ufunc.nin == 1 else ()):
         raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
                         f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
                         f"np.{name}(a.to_ndarray())")
@@ -193,6 +193,12 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
                        for x, t in zip(inputs, loop))
     if ufunc.nin == 2:
         return binop(UFUNC_BINOPS[name], inputs[0], inputs[1], out=out)
+    if name == "square":  # numpy's multiply, in its square loop (bool: int8)
+        x = inputs[0]
+        t = np.square.resolve_dtypes((x.dtype, None))[0]
+        if x.dtype != t:
+            x = x.astype(t)
+        return binop("*", x, x, out=out)
     return unop(UFUNC_UNOPS[name], inputs[0], out=out)
 
 
@@ -543,6 +549,8 @@ log2 = _unary("log2", "Base-2 logarithm, elementwise.\n\n>>> ak.log2(ak.array([8
 log10 = _unary("log10", "Base-10 logarithm, elementwise.\n\n>>> ak.log10(ak.array([100.0]))\narray([2.])")
 exp2 = _unary("exp2", "2**x, elementwise.\n\n>>> ak.exp2(ak.array([3.0]))\narray([8.])")
 expm1 = _unary("expm1", "exp(x) - 1, elementwise.\n\n>>> ak.expm1(ak.array([0.0]))\narray([0.])")
+sign = _unary("sign", "-1, 0 or 1 by the sign (NaN stays NaN; -0.0 gives 0.0), numpy's.\n\n"
+              ">>> ak.sign(ak.array([-2.5, 0.0, 3.0]))\narray([-1.,  0.,  1.])")
 cbrt = _unary("cbrt", "Cube root, elementwise.\n\n>>> ak.cbrt(ak.array([27.0]))\narray([3.])")
 floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).\n\n"
                ">>> ak.floor(ak.array([-1.5, 0.5, 2.0]))\narray([-2.,  0.,  2.])")
