@@ -20,30 +20,31 @@ import (
 
 func init() {
 	for name, run := range map[string]func(*Server, *request) (*response, error){
-		"binop":       (*Server).cmdBinop,
-		"unop":        (*Server).cmdUnop,
-		"astype":      (*Server).cmdAstype,
-		"where":       (*Server).cmdWhere,
-		"reduce":      (*Server).cmdReduce,
-		"scan":        (*Server).cmdScan,
-		"full":        (*Server).cmdFull,
-		"arange":      (*Server).cmdArange,
-		"linspace":    (*Server).cmdLinspace,
-		"random":      (*Server).cmdRandom,
-		"concatenate": (*Server).cmdConcatenate,
-		"getitem":     (*Server).cmdGetitem,
-		"slice":       (*Server).cmdSlice,
-		"take":        (*Server).cmdTake,
-		"compress":    (*Server).cmdCompress,
-		"setitem":     (*Server).cmdSetitem,
-		"sort":        (*Server).cmdSort,
-		"argsort":     (*Server).cmdArgsort,
-		"coargsort":   (*Server).cmdCoargsort,
-		"unique":      (*Server).cmdUnique,
-		"in1d":        (*Server).cmdIn1d,
-		"setop":       (*Server).cmdSetop,
-		"histogram":   (*Server).cmdHistogram,
-		"order_stats": (*Server).cmdOrderStats,
+		"binop":        (*Server).cmdBinop,
+		"unop":         (*Server).cmdUnop,
+		"astype":       (*Server).cmdAstype,
+		"where":        (*Server).cmdWhere,
+		"reduce":       (*Server).cmdReduce,
+		"scan":         (*Server).cmdScan,
+		"full":         (*Server).cmdFull,
+		"arange":       (*Server).cmdArange,
+		"linspace":     (*Server).cmdLinspace,
+		"random":       (*Server).cmdRandom,
+		"concatenate":  (*Server).cmdConcatenate,
+		"getitem":      (*Server).cmdGetitem,
+		"slice":        (*Server).cmdSlice,
+		"take":         (*Server).cmdTake,
+		"compress":     (*Server).cmdCompress,
+		"setitem":      (*Server).cmdSetitem,
+		"sort":         (*Server).cmdSort,
+		"argsort":      (*Server).cmdArgsort,
+		"coargsort":    (*Server).cmdCoargsort,
+		"unique":       (*Server).cmdUnique,
+		"in1d":         (*Server).cmdIn1d,
+		"setop":        (*Server).cmdSetop,
+		"histogram":    (*Server).cmdHistogram,
+		"order_stats":  (*Server).cmdOrderStats,
+		"searchsorted": (*Server).cmdSearchSorted,
 	} {
 		register(name, command{run: run})
 	}
@@ -991,6 +992,34 @@ func (s *Server) cmdUnique(r *request) (*response, error) {
 		}
 	}
 	return &response{result: out}, nil
+}
+
+// cmdSearchSorted answers numpy's searchsorted: where each element of v
+// would go in the sorted array a (ops.SearchSorted).
+func (s *Server) cmdSearchSorted(r *request) (*response, error) {
+	a := r.args
+	an, vn := a.String("a"), a.String("v")
+	side := a.OptString("side", "left")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if side != "left" && side != "right" {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "searchsorted: side must be 'left' or 'right', got '%s'", side)
+	}
+	arrs, err := s.getAll([]string{an, vn})
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("searchsorted")
+	defer o.done()
+	out, err := env.Alloc(pdarray.Int64, arrs[1].Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.SearchSorted(env, arrs[0], arrs[1], side == "right", out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
 }
 
 func (s *Server) cmdIn1d(r *request) (*response, error) {

@@ -347,3 +347,41 @@ def test_numpy_isclose(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
         assert whole is bool(want.all())
     assert np.allclose(p, x, equal_nan=True) and np.allclose(x, p, equal_nan=True)
     assert np.allclose(p, x) is np.allclose(x, x)
+
+
+def test_searchsorted_and_digitize(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.searchsorted (either side a pdarray, scalars, both sides) and
+    np.digitize of a pdarray (increasing or decreasing bins, right or not)
+    run on the server and equal numpy's indices, NaN last, across dtype
+    pairs; ak.searchsorted alike. Before, both downloaded."""
+    for da in ("int8", "uint16", "int64", "float32", "float64"):
+        a = np.sort(sample(da, 200))  # (NaN last, as numpy sorts)
+        pa = mconn.array(a)
+        for dv in ("int8", "int64", "float64"):
+            v = sample(dv, 300, seed=1)
+            pv = mconn.array(v)
+            for side in ("left", "right"):
+                want = np.searchsorted(a, v, side=side)
+                forbid_downloads(monkeypatch)
+                got = np.searchsorted(pa, pv, side=side)
+                got_nd = np.searchsorted(a, pv, side=side)  # (a small ndarray: uploaded)
+                got_scalar = np.searchsorted(pa, v[3], side=side)
+                monkeypatch.undo()
+                assert isinstance(got, ak.pdarray) and isinstance(got_nd, ak.pdarray)
+                assert_same(got, want)
+                assert_same(got_nd, want)
+                assert_same(got_scalar, np.searchsorted(a, v[3], side=side))
+        assert_same(ak.searchsorted(pa, pa), np.searchsorted(a, a))
+    x = sample("float64", 500)
+    px = mconn.array(x)
+    for bins in (np.array([-50.0, 0.0, 0.5, 10.0, 100.0]), np.array([100, 10, 0, -50]), np.array([3.0])):
+        for right in (False, True):
+            forbid_downloads(monkeypatch)
+            got = np.digitize(px, bins, right=right)
+            monkeypatch.undo()
+            assert isinstance(got, ak.pdarray)
+            assert_same(got, np.digitize(x, bins, right=right))
+    with pytest.raises(ValueError, match="monotonically"):
+        np.digitize(px, np.array([1.0, 3.0, 2.0]))
+    with pytest.raises(ValueError, match="side must be"):
+        ak.searchsorted(px, px, side="middle")

@@ -30,7 +30,7 @@ __all__ = [
     "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "exp", "exp2", "expm1", "floor", "full",
     "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
     "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
-    "randint", "round", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
+    "randint", "round", "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
     "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
 ]
 
@@ -339,6 +339,31 @@ def _np_isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan:
 def _np_allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     close = _np_isclose(a, b, rtol, atol, equal_nan)
     return close if close is NotImplemented else bool(close.all())
+
+
+def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    if sorter is not None or not builtins.all(isinstance(x, pdarray) or np.ndim(x) <= 1 for x in (a, v)) \
+            or np.ndim(a) != 1 or not builtins.all(
+                (x.dtype if isinstance(x, pdarray) else np.asarray(x).dtype).kind in "iuf" for x in (a, v)):
+        return NotImplemented
+    return searchsorted(a, v, side)
+
+
+def _np_digitize(x: Any, bins: Any, right: bool = False) -> Any:
+    """np.digitize of a pdarray x by numpy's own rule (its searchsorted of
+    the bins, reversed when they decrease), on the server."""
+    if not isinstance(x, pdarray) or isinstance(bins, pdarray) or x.dtype.kind not in "iuf":
+        return NotImplemented
+    edges = np.asarray(bins)
+    if edges.ndim != 1 or edges.dtype.kind not in "iuf":
+        return NotImplemented
+    d = np.diff(edges)
+    if not (np.all(d >= 0) or np.all(d <= 0)):  # numpy's _monotonicity, NaN edges aside
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if edges.size > 1 and edges[0] > edges[-1]:
+        return binop("-", len(edges), searchsorted(edges[::-1].copy(), x, side))
+    return searchsorted(edges, x, side)
 
 
 def _np_nonzero(a: Any) -> Any:
@@ -1044,6 +1069,26 @@ def in1d(a: Any, b: Any, invert: bool = False) -> pdarray:
 isin = in1d
 
 
+def searchsorted(a: Any, v: Any, side: str = "left") -> Any:
+    """np.searchsorted on the server: where each element of v would go in
+    the sorted a (left: before equal elements; right: after them), in their
+    promoted dtype, NaN last; a pdarray of int64, or an int64 for a scalar
+    v. a is not checked to be sorted, as in numpy.
+
+    >>> ak.searchsorted(ak.array([1, 3, 5, 7]), ak.array([0, 3, 8]))
+    array([0, 1, 4])
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    c = _conn_of(a, v)
+    keep: list[pdarray] = []
+    scalar = np.ndim(v) == 0 and not isinstance(v, pdarray)
+    x = _as_pdarray(np.asarray(a) if not isinstance(a, pdarray) else a, c, keep)
+    y = _as_pdarray(np.asarray(v).reshape(-1) if scalar or not isinstance(v, pdarray) else v, c, keep)
+    result = _new(c, c._request("searchsorted", {"a": x._live_name(), "v": y._live_name(), "side": side})[0])
+    return result[0] if scalar else result
+
+
 def _setop(op: str, a: Any, b: Any) -> pdarray:
     c = _conn_of(a, b)
     keep: list[pdarray] = []
@@ -1120,6 +1165,7 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.nansum: _np_nansum, np.nanmean: _np_nanmean, np.nanmax: _np_nanminmax("max"),
     np.nanmin: _np_nanminmax("min"), np.dot: _np_dot, np.vdot: _np_dot, np.inner: _np_dot,
     np.linalg.norm: _np_norm, np.isclose: _np_isclose, np.allclose: _np_allclose,
+    np.searchsorted: _np_searchsorted, np.digitize: _np_digitize,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
