@@ -30,8 +30,9 @@ __all__ = [
     "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "exp", "exp2", "expm1", "floor", "full",
     "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
     "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
-    "randint", "round", "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt", "standard_normal", "std",
-    "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
+    "randint", "round", "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt",
+    "standard_normal", "std", "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts",
+    "var", "where", "zeros",
 ]
 
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
