@@ -385,3 +385,30 @@ def test_searchsorted_and_digitize(mconn, monkeypatch: pytest.MonkeyPatch) -> No
         np.digitize(px, np.array([1.0, 3.0, 2.0]))
     with pytest.raises(ValueError, match="side must be"):
         ak.searchsorted(px, px, side="middle")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_numpy_array_makers(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.zeros_like, np.ones_like, np.full_like, np.empty_like (zeros
+    here), np.copy, np.take, np.flip, np.append, np.roll and np.ravel of a
+    pdarray give pdarrays made on the server, equal to numpy's (values,
+    dtype; the fill cast as numpy casts it). Before, each downloaded."""
+    x = sample(dtype, 50)
+    p = mconn.array(x)
+    cases = [
+        lambda a: np.zeros_like(a), lambda a: np.ones_like(a), lambda a: np.full_like(a, 7),
+        lambda a: np.full_like(a, 2.7), lambda a: np.full_like(a, 3, dtype=np.float32),
+        lambda a: np.zeros_like(a, dtype=np.int16), lambda a: np.copy(a), lambda a: np.take(a, [0, 5, -1]),
+        lambda a: np.take(a, np.array([3, 3, 1])), lambda a: np.flip(a), lambda a: np.append(a, x[:4]),
+        lambda a: np.roll(a, 3), lambda a: np.roll(a, -7), lambda a: np.roll(a, 0), lambda a: np.ravel(a),
+    ]
+    for f in cases:
+        with np.errstate(all="ignore"):
+            want = f(x)
+            forbid_downloads(monkeypatch)
+            got = f(p)
+            monkeypatch.undo()
+        assert isinstance(got, ak.pdarray), f
+        assert_same(got, want)
+    assert_same(np.empty_like(p), np.zeros_like(x))
+    assert np.take(p, 2) == x[2]

@@ -367,6 +367,44 @@ def _np_digitize(x: Any, bins: Any, right: bool = False) -> Any:
     return searchsorted(edges, x, side)
 
 
+def _np_full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+                  shape: Any = None, **more: Any) -> Any:
+    """np.full_like (and zeros_like, ones_like, empty_like: zeros) of a
+    pdarray: a pdarray made on the server, the value cast as numpy casts
+    it (unsafe)."""
+    if not isinstance(a, pdarray) or order not in ("K", "C", "A") or shape is not None \
+            or builtins.any(v is not None for v in more.values()):
+        return NotImplemented
+    dt = np.dtype(a.dtype if dtype is None else dtype)
+    if dt.kind not in "biuf":
+        return NotImplemented
+    return full(a.size, np.asarray(fill_value).astype(dt, casting="unsafe")[()], dt, conn=a._conn)
+
+
+def _np_like(value: int) -> Callable[..., Any]:
+    def f(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None,
+          **more: Any) -> Any:
+        return _np_full_like(a, value, dtype, order, subok, shape, **more)
+    return f
+
+
+def _np_take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or mode != "raise" \
+            or np.ndim(indices) > 1:
+        return NotImplemented
+    if np.ndim(indices) == 0 and not isinstance(indices, pdarray):
+        return a[int(indices)]
+    return a[indices if isinstance(indices, pdarray) else np.asarray(indices, dtype=np.int64)]
+
+
+def _np_roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or np.ndim(shift) != 0:
+        return NotImplemented
+    n = a.size
+    k = int(shift) % n if n else 0
+    return a.copy() if k == 0 else concatenate([a[n - k:], a[:n - k]])
+
+
 def _np_nonzero(a: Any) -> Any:
     if not isinstance(a, pdarray):
         return NotImplemented
@@ -1167,6 +1205,14 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.nanmin: _np_nanminmax("min"), np.dot: _np_dot, np.vdot: _np_dot, np.inner: _np_dot,
     np.linalg.norm: _np_norm, np.isclose: _np_isclose, np.allclose: _np_allclose,
     np.searchsorted: _np_searchsorted, np.digitize: _np_digitize,
+    np.full_like: _np_full_like, np.zeros_like: _np_like(0), np.ones_like: _np_like(1),
+    np.empty_like: _np_like(0), np.take: _np_take, np.roll: _np_roll,
+    np.copy: lambda a, order="K", subok=False: a.copy() if isinstance(a, pdarray) else NotImplemented,
+    np.flip: lambda m, axis=None: m[::-1] if isinstance(m, pdarray) and axis in (None, 0, -1) else NotImplemented,
+    np.append: lambda arr, values, axis=None: (concatenate([arr, values]) if axis is None
+                                                and builtins.all(isinstance(x, pdarray) or np.ndim(x) == 1
+                                                                 for x in (arr, values)) else NotImplemented),
+    np.ravel: lambda a, order="C": a if isinstance(a, pdarray) else NotImplemented,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
