@@ -412,3 +412,21 @@ def test_numpy_array_makers(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> No
         assert_same(got, want)
     assert_same(np.empty_like(p), np.zeros_like(x))
     assert np.take(p, 2) == x[2]
+
+
+def test_numpy_bincount(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.bincount of a pdarray of non-negative integers runs on the
+    server (its histogram, a bin a value) and equals numpy's counts;
+    negative values raise numpy's ValueError. Before, it downloaded."""
+    rng = np.random.default_rng(5)
+    for x in (rng.integers(0, 100, 10_000).astype(np.int8), rng.integers(0, 3000, 10_000).astype(np.uint16),
+              rng.integers(0, 10**6, 1000), np.array([True, False, True]), np.array([0, 0, 5], np.int32)):
+        p = mconn.array(x)
+        for minlength in (0, 7, 200):
+            forbid_downloads(monkeypatch)
+            got = np.bincount(p, minlength=minlength)
+            monkeypatch.undo()
+            assert isinstance(got, ak.pdarray)
+            assert_same(got, np.bincount(x, minlength=minlength))
+    with pytest.raises(ValueError, match="no negative elements"):
+        np.bincount(mconn.array(np.array([3, -1, 2])))

@@ -405,6 +405,21 @@ def _np_roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return a.copy() if k == 0 else concatenate([a[n - k:], a[:n - k]])
 
 
+def _np_bincount(x: Any, weights: Any = None, minlength: Any = 0) -> Any:
+    """np.bincount of a pdarray of non-negative integers: the server's
+    histogram with a bin a value (one edge an integer), a pdarray of
+    int64 counts."""
+    if not isinstance(x, pdarray) or weights is not None or x.dtype.kind not in "bi" and x.dtype not in (
+            np.uint8, np.uint16, np.uint32) or x.size == 0:
+        return NotImplemented  # (uint64 and floats: numpy's casting error; weights: numpy's)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if x.dtype.kind == "i" and x.min() < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    n = builtins.max(int(x.max()) + 1, int(minlength))
+    return histogram(x if x.dtype != np.bool_ else x.astype(np.int8), n, (0, n))[0]
+
+
 def _np_nonzero(a: Any) -> Any:
     if not isinstance(a, pdarray):
         return NotImplemented
@@ -1213,6 +1228,7 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
                                                 and builtins.all(isinstance(x, pdarray) or np.ndim(x) == 1
                                                                  for x in (arr, values)) else NotImplemented),
     np.ravel: lambda a, order="C": a if isinstance(a, pdarray) else NotImplemented,
+    np.bincount: _np_bincount,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
