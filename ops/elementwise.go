@@ -95,10 +95,6 @@ func planBinary(op string, a, b Operand) (*binPlan, error) {
 			}
 			p.inA, p.inB, p.out = f, f, f
 		}
-	case "fmod":
-		if kc == 'b' {
-			p.inA, p.inB, p.out = dI8, dI8, dI8
-		}
 	case "-":
 		if kc == 'b' {
 			return nil, errorf(ErrType, "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead")
@@ -107,7 +103,7 @@ func planBinary(op string, a, b Operand) (*binPlan, error) {
 		if kc != 'f' {
 			p.inA, p.inB, p.out = dF64, dF64, dF64
 		}
-	case "//", "%", "**":
+	case "//", "%", "**", "fmod":
 		if kc == 'b' {
 			p.inA, p.inB, p.out = dI8, dI8, dI8
 		}

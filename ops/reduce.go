@@ -111,8 +111,7 @@ func Reduce(env Env, op string, a *pdarray.Array, ddof float64) (any, pdarray.DT
 }
 
 func reduceT[T Number](env Env, op string, x []T, ddof float64) any {
-	var z T
-	isFloat := any(z) == any(float32(0)) || any(z) == any(float64(0))
+	isFloat := isFloatT[T]()
 	signed := T(0)-1 < 0 && !isFloat
 	w := env.workers()
 	switch op {

@@ -27,7 +27,7 @@ const MaxRanks = 1 << 16
 func OrderStats(env Env, a *pdarray.Array, ranks []int) (values []any, nans int, err error) {
 	n := a.Len()
 	if len(ranks) > MaxRanks {
-		return nil, 0, errorf(ErrValue, "%d ranks asked for; at most %d in one request", len(ranks), MaxRanks)
+		return nil, 0, errorf(ErrValue, "%d ranks asked for; at most %d in one request: ask in several", len(ranks), MaxRanks)
 	}
 	for _, r := range ranks {
 		if r < 0 || r >= n {
@@ -66,7 +66,7 @@ func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array,
 	x := pdarray.View[T](a)
 	if len(ranks) == 0 { // (asked how many NaNs there are, only)
 		nans := 0
-		if isFloat[T]() {
+		if isFloatT[T]() {
 			counts := make([]int, numWorkers(env.workers(), len(x)))
 			parallel(env.workers(), len(x), 1, func(w, lo, hi int) {
 				c := 0
@@ -116,7 +116,7 @@ func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int
 	defer env.free(buf)
 	s := pdarray.View[T](buf)
 	m := len(x) // elements before the NaNs
-	if isFloat[T]() {
+	if isFloatT[T]() {
 		m = 0
 		k := len(x)
 		for _, v := range x {
@@ -145,11 +145,6 @@ func copySelect[T Number](env Env, a *pdarray.Array, x []T, want []int) (map[int
 		}
 	}
 	return byRank, len(x) - m, nil
-}
-
-func isFloat[T Number]() bool {
-	var z T
-	return any(z) == any(float32(0)) || any(z) == any(float64(0))
 }
 
 // Brackets: a sample of about n^(2/3) elements (at most 2^15), sorted,
@@ -309,7 +304,7 @@ func bracketPass[T Number](env Env, x []T, lo, hi T, room []T, capacity int) (be
 // bounds are T's lowest and highest values (the infinities for floats): a
 // bracket side with no sample value beyond it.
 func bounds[T Number]() (T, T) {
-	if isFloat[T]() {
+	if isFloatT[T]() {
 		return T(math.Inf(-1)), T(math.Inf(1))
 	}
 	var z T

@@ -399,10 +399,7 @@ func (s *Server) cmdOrderStats(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(list) > ops.MaxRanks {
-		return nil, transfer.Errorf(transfer.ArgumentValue, "order_stats: %d ranks asked for; at most %d in one request: ask in several", len(list), ops.MaxRanks)
-	}
-	ranks := make([]int, len(list))
+	ranks := make([]int, len(list)) // (ops.OrderStats bounds how many)
 	for i, v := range list {
 		if v >= uint64(x.Len()) {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "order_stats: rank %d is out of range for '%s' of %d elements; ranks are 0 to its length - 1", v, name, x.Len())

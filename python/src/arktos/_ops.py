@@ -275,6 +275,11 @@ def _np_average(a: Any, axis: Any = None, weights: Any = None, returned: bool = 
     return a.mean()  # (numpy's average without weights is its mean)
 
 
+def _dtype_of(x: Any) -> np.dtype[Any]:
+    """A pdarray's dtype, or numpy's for anything else (an ndarray, a list)."""
+    return x.dtype if isinstance(x, pdarray) else np.asarray(x).dtype
+
+
 def _np_dot(a: Any, b: Any, out: Any = None) -> Any:
     """np.dot / np.vdot / np.inner of two 1-D arrays (one a pdarray): the
     products summed on the server (as the server sums: docs/operations.md),
@@ -284,7 +289,7 @@ def _np_dot(a: Any, b: Any, out: Any = None) -> Any:
     if np.shape(a) != np.shape(b):
         raise ValueError(f"shapes {np.shape(a)} and {np.shape(b)} not aligned: "
                          f"{np.shape(a)[0]} (dim 0) != {np.shape(b)[0]} (dim 0)")
-    dt = np.result_type(*(x.dtype if isinstance(x, pdarray) else np.asarray(x).dtype for x in (a, b)))
+    dt = np.result_type(*(_dtype_of(x) for x in (a, b)))
     if dt.kind not in "biuf":
         return NotImplemented
     if dt == np.bool_:
@@ -344,8 +349,7 @@ def _np_allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan
 
 def _np_searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     if sorter is not None or not builtins.all(isinstance(x, pdarray) or np.ndim(x) <= 1 for x in (a, v)) \
-            or np.ndim(a) != 1 or not builtins.all(
-                (x.dtype if isinstance(x, pdarray) else np.asarray(x).dtype).kind in "iuf" for x in (a, v)):
+            or np.ndim(a) != 1 or not builtins.all(_dtype_of(x).kind in "iuf" for x in (a, v)):
         return NotImplemented
     return searchsorted(a, v, side)
 
@@ -530,12 +534,17 @@ def _np_quantile(percent: bool, skipna: bool) -> Callable[..., Any]:
     return f
 
 
+def _nan_zeroed_sum(a: pdarray) -> Any:
+    """The sum of a with its NaNs made 0: numpy's nansum (and nanmean's total)."""
+    return where(isnan(a), a.dtype.type(0), a).sum()
+
+
 def _np_nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
     if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None or more:
         return NotImplemented
     if a.dtype.kind != "f" or _counted(a, True) == a.size:
         return a.sum()
-    return where(isnan(a), a.dtype.type(0), a).sum()  # numpy's: NaN made 0, then np.sum
+    return _nan_zeroed_sum(a)
 
 
 def _np_nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
@@ -548,7 +557,7 @@ def _np_nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **
         return NotImplemented  # (numpy's warning and NaN)
     if n == a.size:
         return a.mean()
-    total = where(isnan(a), a.dtype.type(0), a).sum()
+    total = _nan_zeroed_sum(a)
     return total.dtype.type(total / np.intp(n))  # as numpy's nanmean divides
 
 
