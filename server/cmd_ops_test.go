@@ -3,8 +3,10 @@ package server
 import (
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
+	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
@@ -139,4 +141,35 @@ func opUsed(st *store) int64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.used
+}
+
+// TestOrderStatsAndSearchSortedRefusals: the bad inputs of order_stats
+// and searchsorted are refused with ARGUMENT_VALUE, naming what was wrong
+// (too many ranks, a rank past the end, an unknown side), and change
+// nothing.
+func TestOrderStatsAndSearchSortedRefusals(t *testing.T) {
+	s := opServer(t, 1<<30)
+	a := opPut(t, s, []float64{3, 1, 2})
+	tooMany := make([]any, ops.MaxRanks+1)
+	for i := range tooMany {
+		tooMany[i] = uint64(0)
+	}
+	for _, c := range []struct {
+		cmd  string
+		args map[string]any
+		want string
+	}{
+		{"order_stats", map[string]any{"a": a, "ranks": tooMany}, "ask in several"},
+		{"order_stats", map[string]any{"a": a, "ranks": []any{uint64(3)}}, "rank 3 is out of range"},
+		{"searchsorted", map[string]any{"a": a, "v": a, "side": "middle"}, "side must be 'left' or 'right'"},
+	} {
+		_, err := opRun(t, s, c.cmd, c.args)
+		if opCode(err) != transfer.ArgumentValue || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ARGUMENT_VALUE saying %q", c.cmd, err, c.want)
+		}
+	}
+	if res, err := opRun(t, s, "order_stats", map[string]any{"a": a, "ranks": []any{uint64(1)}}); err != nil ||
+		res["values"].([]any)[0] != float64(2) {
+		t.Errorf("order_stats after the refusals: %v %v", res, err)
+	}
 }
