@@ -31,7 +31,8 @@ func (o Operand) strongDType() pdarray.DType { return o.dtype() }
 
 // BinOps lists the binary operators Binary accepts.
 var BinOps = []string{"+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "maximum", "minimum",
-	"fmax", "fmin", "fmod", "copysign", "arctan2", "hypot"}
+	"fmax", "fmin", "fmod", "copysign", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside", "nextafter",
+	"float_power", "logical_and", "logical_or", "logical_xor", "gcd", "lcm"}
 
 func isCompare(op string) bool {
 	switch op {
@@ -82,7 +83,7 @@ func planBinary(op string, a, b Operand) (*binPlan, error) {
 	}
 	switch op {
 	case "+", "*", "maximum", "minimum", "fmax", "fmin":
-	case "copysign", "arctan2", "hypot":
+	case "copysign", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside", "nextafter":
 		if kc != 'f' {
 			// numpy's first float loop both operands cast to safely: float32
 			// while neither is wider than 2 bytes (its float16 for 1-byte
@@ -102,6 +103,15 @@ func planBinary(op string, a, b Operand) (*binPlan, error) {
 	case "/":
 		if kc != 'f' {
 			p.inA, p.inB, p.out = dF64, dF64, dF64
+		}
+	case "float_power": // numpy's only real loop is float64's
+		p.inA, p.inB, p.out = dF64, dF64, dF64
+	case "logical_and", "logical_or", "logical_xor":
+		// (int64 with uint64 meet in float64: nonzero stays nonzero)
+		p.out = dBool
+	case "gcd", "lcm":
+		if kc == 'f' || kc == 'b' {
+			return nil, errorf(ErrType, "ufunc '%s' did not contain a loop with signature matching types (%v, %v); it takes integers, as numpy's", op, describe(a), describe(b))
 		}
 	case "//", "%", "**", "fmod":
 		if kc == 'b' {
@@ -469,6 +479,27 @@ func numKernel[T Number](op string) func(d, a, b []byte) {
 				}
 			}
 		}).bytes()
+	case "logical_and": // (NaN is nonzero: true, as numpy)
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] != 0) & b2u(b[i] != 0)
+			}
+		}).bytes()
+	case "logical_or":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] != 0) | b2u(b[i] != 0)
+			}
+		}).bytes()
+	case "logical_xor":
+		return loop[T, uint8](func(d []uint8, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = b2u(a[i] != 0) ^ b2u(b[i] != 0)
+			}
+		}).bytes()
 	case "fmax": // (NaN loses: the other operand, as C's fmax)
 		return loop[T, T](func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
@@ -597,8 +628,54 @@ func intKernel[T Integer](op string) func(d, a, b []byte) {
 				}
 			}
 		}).bytes()
+	case "gcd":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = gcd(a[i], b[i])
+			}
+		}).bytes()
+	case "lcm":
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = lcm(a[i], b[i])
+			}
+		}).bytes()
 	}
 	return numKernel[T](op)
+}
+
+// uabs is |x| exactly, as an unsigned 64-bit integer (the smallest
+// signed value too: -x as uint64 is its magnitude).
+func uabs[T Integer](x T) uint64 {
+	if x < 0 {
+		return -uint64(int64(x))
+	}
+	return uint64(x)
+}
+
+func gcdU(a, b uint64) uint64 {
+	for a != 0 {
+		a, b = b%a, a
+	}
+	return b
+}
+
+// gcd is numpy's npy_gcd: Euclid on the exact absolute values in unsigned
+// arithmetic, the result cast to T (gcd of int8 -128 and -128 is 128,
+// which int8 holds as -128, as numpy's).
+func gcd[T Integer](a, b T) T { return T(gcdU(uabs(a), uabs(b))) }
+
+// lcm is numpy's npy_lcm: |a| / gcd · |b| in unsigned arithmetic, cast to T
+// (lcm of int8 127 and 2 is 254: -2 as numpy's), 0 when both are 0.
+func lcm[T Integer](a, b T) T {
+	ua, ub := uabs(a), uabs(b)
+	g := gcdU(ua, ub)
+	if g == 0 {
+		return 0
+	}
+	return T(ua / g * ub)
 }
 
 // ipow is numpy's integer power by squaring (wrapping); e >= 0.
@@ -651,10 +728,18 @@ func floatKernel[T Float](op string) func(d, a, b []byte) {
 				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
 			}
 		}).bytes()
-	case "fmod", "copysign", "arctan2", "hypot":
-		// (fmod and copysign are exact; float32 through float64 too)
+	case "nextafter": // exact, in T's own precision
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = nextafter(a[i], b[i])
+			}
+		}).bytes()
+	case "fmod", "copysign", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside", "float_power":
+		// (fmod, copysign and heaviside are exact; float32 through float64 too)
 		f := map[string]func(x, y float64) float64{"fmod": math.Mod, "copysign": math.Copysign,
-			"arctan2": math.Atan2, "hypot": math.Hypot}[op]
+			"arctan2": math.Atan2, "hypot": math.Hypot, "logaddexp": logaddexp, "logaddexp2": logaddexp2,
+			"heaviside": heaviside, "float_power": math.Pow}[op]
 		return loop[T, T](func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
@@ -663,6 +748,66 @@ func floatKernel[T Float](op string) func(d, a, b []byte) {
 		}).bytes()
 	}
 	return numKernel[T](op)
+}
+
+// logaddexp is numpy's npy_logaddexp step for step: log(exp(x) + exp(y))
+// without overflow; equal arguments (infinities too) give x + log 2.
+func logaddexp(x, y float64) float64 {
+	if x == y {
+		return x + math.Ln2
+	}
+	switch t := x - y; {
+	case t > 0:
+		return x + math.Log1p(math.Exp(-t))
+	case t <= 0:
+		return y + math.Log1p(math.Exp(t))
+	default:
+		return t // NaN
+	}
+}
+
+// logaddexp2 is numpy's npy_logaddexp2: log2(2^x + 2^y).
+func logaddexp2(x, y float64) float64 {
+	if x == y {
+		return x + 1
+	}
+	switch t := x - y; {
+	case t > 0:
+		return x + math.Log1p(math.Exp2(-t))*math.Log2E
+	case t <= 0:
+		return y + math.Log1p(math.Exp2(t))*math.Log2E
+	default:
+		return t
+	}
+}
+
+// heaviside is numpy's: 0 below zero, h0 at zero, 1 above, NaN itself.
+func heaviside(x, h0 float64) float64 {
+	switch {
+	case x < 0:
+		return 0
+	case x == 0:
+		return h0
+	case x > 0:
+		return 1
+	}
+	return x
+}
+
+// nextafter is C's nextafter in T's precision: y when x == y (so
+// nextafter(0.0, -0.0) is -0.0, where Go's gives x), NaNs propagated as
+// x + y (Go's makes a new NaN).
+func nextafter[T Float](x, y T) T {
+	switch {
+	case x != x || y != y:
+		return x + y
+	case x == y:
+		return y
+	}
+	if f, ok := any(x).(float32); ok {
+		return T(math.Nextafter32(f, float32(y)))
+	}
+	return T(math.Nextafter(float64(x), float64(y)))
 }
 
 // divmod is numpy's npy_divmod: Python's floor division and remainder.

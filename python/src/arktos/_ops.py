@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "abs", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
-    "argmax", "argmin", "argsort", "astype", "cbrt", "ceil", "clip", "coargsort", "concatenate",
-    "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "exp", "exp2", "expm1", "floor", "full",
-    "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
-    "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod",
+    "argmax", "argmin", "argsort", "astype", "cbrt", "ceil", "clip", "coargsort", "concatenate", "cos",
+    "cosh", "count_nonzero", "cumprod", "cumsum", "deg2rad", "exp", "exp2", "expm1", "fabs", "floor",
+    "full", "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
+    "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod", "rad2deg",
     "randint", "round", "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt",
-    "standard_normal", "std", "sum", "tan", "tanh", "uniform", "union1d", "unique", "value_counts",
-    "var", "where", "zeros",
+    "standard_normal", "std", "sum", "tan", "tanh", "trunc", "uniform", "union1d", "unique",
+    "value_counts", "var", "where", "zeros",
 ]
 
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
@@ -143,14 +143,17 @@ UFUNC_BINOPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "tr
                 "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
                 "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<",
                 "right_shift": ">>", "maximum": "maximum", "minimum": "minimum", "fmax": "fmax",
-                "fmin": "fmin", "fmod": "fmod", "copysign": "copysign", "arctan2": "arctan2",
-                "hypot": "hypot"}
+                "fmin": "fmin", **{f: f for f in (
+                    "fmod", "copysign", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside",
+                    "nextafter", "float_power", "logical_and", "logical_or", "logical_xor", "gcd", "lcm")}}
 UFUNC_UNOPS = {"negative": "neg", "absolute": "abs", "invert": "invert", "logical_not": "not",
                "sqrt": "sqrt", "exp": "exp", "log": "log", "log1p": "log1p", "sin": "sin", "cos": "cos",
                "floor": "floor", "ceil": "ceil", "rint": "round", "isnan": "isnan", "isinf": "isinf",
                "isfinite": "isfinite", **{f: f for f in (
                    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-                   "arctanh", "log2", "log10", "exp2", "expm1", "cbrt", "sign")}}
+                   "arctanh", "log2", "log10", "exp2", "expm1", "cbrt", "sign", "positive", "reciprocal",
+                   "trunc", "fabs", "signbit", "deg2rad", "rad2deg")},
+               "radians": "deg2rad", "degrees": "rad2deg", "conjugate": "positive"}
 
 
 def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -174,6 +177,9 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
     dtype = kwargs.pop("dtype", None)
     if kwargs:
         raise TypeError(f"np.{name} on pdarrays takes no {', '.join(sorted(kwargs))} argument(s)")
+    if name == "divmod" and out is None and dtype is None:
+        # numpy's divmod is its floor_divide and remainder, bit for bit.
+        return binop("//", *inputs), binop("%", *inputs)
     if name not in (UFUNC_BINOPS if ufunc.nin == 2 else (*UFUNC_UNOPS, "square") if ufunc.nin == 1 else ()):
         raise TypeError(f"np.{name} does not run on the server (it runs np.{', np.'.join(UFUNC_BINOPS)}, "
                         f"np.{', np.'.join(UFUNC_UNOPS)}); for numpy's answer on a download use "
@@ -192,6 +198,8 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         inputs = tuple(x.astype(t) if isinstance(x, pdarray) and x.dtype != t
                        else x if isinstance(x, pdarray) else np.asarray(x, dtype=t)[()]
                        for x, t in zip(inputs, loop))
+    if name == "conjugate" and builtins.any(isinstance(x, pdarray) and x.dtype == np.bool_ for x in inputs):
+        inputs = tuple(x.astype(np.int8) for x in inputs)  # numpy's int8 loop (positive refuses bool)
     if ufunc.nin == 2:
         return binop(UFUNC_BINOPS[name], inputs[0], inputs[1], out=out)
     if name == "square":  # numpy's multiply, in its square loop (bool: int8)
@@ -640,6 +648,14 @@ expm1 = _unary("expm1", "exp(x) - 1, elementwise.\n\n>>> ak.expm1(ak.array([0.0]
 sign = _unary("sign", "-1, 0 or 1 by the sign (NaN stays NaN; -0.0 gives 0.0), numpy's.\n\n"
               ">>> ak.sign(ak.array([-2.5, 0.0, 3.0]))\narray([-1.,  0.,  1.])")
 cbrt = _unary("cbrt", "Cube root, elementwise.\n\n>>> ak.cbrt(ak.array([27.0]))\narray([3.])")
+trunc = _unary("trunc", "Toward zero; integer arrays keep their dtype (numpy).\n\n"
+               ">>> ak.trunc(ak.array([-1.5, 0.5, 2.0]))\narray([-1.,  0.,  2.])")
+fabs = _unary("fabs", "Absolute value as a float (numpy's fabs; ints of up to 2 bytes give float32).\n\n"
+              ">>> ak.fabs(ak.array([-2, 3]))\narray([2., 3.])")
+deg2rad = _unary("deg2rad", "Degrees to radians, x * (pi / 180) as numpy rounds it.\n\n"
+                 ">>> ak.deg2rad(ak.array([180.0]))\narray([3.14159265])")
+rad2deg = _unary("rad2deg", "Radians to degrees, x * (180 / pi) as numpy rounds it.\n\n"
+                 ">>> ak.rad2deg(ak.array([np.pi]))\narray([180.])")
 floor = _unary("floor", "Floor; integer arrays keep their dtype (numpy 2).\n\n"
                ">>> ak.floor(ak.array([-1.5, 0.5, 2.0]))\narray([-2.,  0.,  2.])")
 ceil = _unary("ceil", "Ceiling; integer arrays keep their dtype (numpy 2).\n\n"
