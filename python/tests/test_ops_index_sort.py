@@ -430,3 +430,114 @@ def test_numpy_bincount(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
             assert_same(got, np.bincount(x, minlength=minlength))
     with pytest.raises(ValueError, match="no negative elements"):
         np.bincount(mconn.array(np.array([3, -1, 2])))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_more_numpy_functions(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.hstack, np.extract, np.compress, np.repeat, np.tile, np.setxor1d,
+    np.unique_values / unique_counts / unique_inverse, np.lexsort,
+    np.isposinf, np.isneginf, np.nan_to_num, np.nanargmin / nanargmax,
+    np.nancumsum / nancumprod, np.cumulative_sum / cumulative_prod,
+    np.nanprod, np.nanvar and np.nanstd of pdarrays run on the server and
+    equal numpy's (bit for bit; sums and products, which the server adds in
+    its own order, within 1e-12 relative). Before, each downloaded."""
+    x = sample(dtype, 50)
+    x = x + np.zeros(1, x.dtype)  # numpy leaves the order of -0.0 and 0.0 ties unspecified: 0.0 only
+    p = mconn.array(x)
+    rng = np.random.default_rng(7)
+    ci = sample("int8", 50)
+    pci = mconn.array(ci)
+    counts = rng.integers(0, 4, x.size)
+    pcounts = mconn.array(counts)
+    floats = x.dtype.kind == "f"
+    exact = [
+        lambda a, c, k: np.hstack([a, x[:3]]), lambda a, c, k: np.extract(c, a),
+        lambda a, c, k: np.compress(ci[:40] != 0, a), lambda a, c, k: np.compress(c != 0, a),
+        lambda a, c, k: np.repeat(a, 3), lambda a, c, k: np.repeat(a, 0), lambda a, c, k: np.repeat(a, k),
+        lambda a, c, k: np.repeat(a, counts), lambda a, c, k: np.tile(a, 3), lambda a, c, k: np.tile(a, 0),
+        lambda a, c, k: np.setxor1d(a, x[::3]), lambda a, c, k: np.lexsort((a, c)),
+        lambda a, c, k: np.lexsort((c, a)),
+        lambda a, c, k: np.cumulative_sum(a, include_initial=True) if not floats else np.cumulative_sum(c),
+        lambda a, c, k: np.nan_to_num(a), lambda a, c, k: np.nan_to_num(a, nan=5, posinf=1, neginf=-1),
+    ]
+    if floats:
+        exact += [lambda a, c, k: np.isposinf(a), lambda a, c, k: np.isneginf(a), lambda a, c, k: np.nanargmin(a),
+                  lambda a, c, k: np.nanargmax(a)]
+    for i, f in enumerate(exact):
+        with np.errstate(all="ignore"):
+            want = f(x, ci, counts)
+            forbid_downloads(monkeypatch)
+            got = f(p, pci, pcounts)
+            monkeypatch.undo()
+        assert isinstance(got, (ak.pdarray, np.integer)), (i, type(got))
+        assert_same(got, want)
+    for got_t, want_t in ((np.unique_counts(p), np.unique(x, return_counts=True)),
+                          (np.unique_inverse(p), np.unique(x, return_inverse=True))):
+        assert type(got_t).__name__ in ("UniqueCountsResult", "UniqueInverseResult")
+        for g, w in zip(got_t, want_t, strict=True):
+            assert_same(g, w)
+    assert_same(np.unique_values(p), np.unique(x))
+    close = [lambda a: np.nancumsum(a), lambda a: np.nancumprod(a[:20]), lambda a: np.nanprod(a[:20]),
+             lambda a: np.nanvar(a), lambda a: np.nanstd(a, ddof=1), lambda a: np.cumulative_prod(a[:20])]
+    for f in close:
+        with np.errstate(all="ignore"):
+            want = f(x)
+            forbid_downloads(monkeypatch)
+            got = f(p)
+            monkeypatch.undo()
+        assert_same(got, want, ulps=4, rtol=1e-12)
+    y = p.copy()
+    assert np.nan_to_num(y, copy=False) is y
+    assert_same(y, np.nan_to_num(x))
+    with pytest.raises(ValueError, match="negative"):
+        np.repeat(p, -1)
+    if floats:
+        with pytest.raises(ValueError, match="All-NaN"):
+            np.nanargmin(mconn.array(np.full(3, np.nan, x.dtype)))
+
+
+def test_numpy_cov_corrcoef(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """np.cov and np.corrcoef of one or two 1-D pdarrays (and Arkouda's
+    ak.cov, ak.corr) sum on the server: numpy's shapes and values within
+    1e-12 relative. Before, np.cov downloaded both arrays."""
+    rng = np.random.default_rng(3)
+    for x, y in ((rng.normal(5, 2, 5000), rng.normal(0, 1, 5000)),
+                 (rng.integers(-50, 50, 3000), rng.integers(0, 9, 3000).astype(np.uint8))):
+        p, q = mconn.array(x), mconn.array(y)
+        forbid_downloads(monkeypatch)
+        got = [np.cov(p, q), np.cov(p), np.cov(p, q, ddof=0), np.cov(p, bias=True), np.corrcoef(p, q),
+               np.corrcoef(p), ak.cov(p, q), ak.corr(p, q)]
+        monkeypatch.undo()
+        want = [np.cov(x, y), np.cov(x), np.cov(x, y, ddof=0), np.cov(x, bias=True), np.corrcoef(x, y),
+                np.corrcoef(x), np.cov(x, y)[0, 1], np.corrcoef(x, y)[0, 1]]
+        for g, w in zip(got, want, strict=True):
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
+def test_mink_maxk(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ak.mink / ak.maxk are np.sort(a)[:k] / [-k:] and ak.argmink /
+    ak.argmaxk np.argsort(a, kind="stable")[:k] / [-k:], ties and NaNs
+    included, found by selection then a sort of the few kept; ak.is_sorted
+    says whether np.sort would leave a as it is (NaN last)."""
+    rng = np.random.default_rng(11)
+    for x in (sample(dtype, 300), sample(dtype, 200_000), sample(dtype, 40)[rng.integers(0, 52, 3000)]):
+        x = x + np.zeros(1, x.dtype)  # numpy leaves the order of -0.0 and 0.0 ties unspecified: 0.0 only
+        p = mconn.array(x)
+        n = x.size
+        srt, order = np.sort(x, kind="stable"), np.argsort(x, kind="stable")
+        for k in (0, 1, 5, 77, n - 1, n, n + 3):
+            m = min(k, n)
+            forbid_downloads(monkeypatch)
+            got = [ak.mink(p, k), ak.maxk(p, k), ak.argmink(p, k), ak.argmaxk(p, k)]
+            monkeypatch.undo()
+            for g, w in zip(got, [srt[:m], srt[n - m:], order[:m], order[n - m:]], strict=True):
+                assert_same(g, w)
+        assert not ak.is_sorted(p) or np.array_equal(np.sort(x), x, equal_nan=True)
+        assert ak.is_sorted(mconn.array(srt))
+    with pytest.raises(ValueError, match="non-negative"):
+        ak.mink(p, -1)
+    f = mconn.array(np.array([1.0, np.nan, 2.0]))
+    assert not ak.is_sorted(f) and ak.is_sorted(mconn.array(np.array([1.0, 2.0, np.nan, np.nan])))
+    assert ak.is_sorted(mconn.array(np.array([], np.int8))) and not ak.is_sorted(mconn.array(np.array([2, 1])))

@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "abs", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
-    "argmax", "argmin", "argsort", "astype", "cbrt", "ceil", "clip", "coargsort", "concatenate", "cos",
-    "cosh", "count_nonzero", "cumprod", "cumsum", "deg2rad", "exp", "exp2", "expm1", "fabs", "floor",
-    "full", "histogram", "in1d", "intersect1d", "isfinite", "isin", "isinf", "isnan", "linspace", "log",
-    "log10", "log1p", "log2", "max", "maximum", "mean", "min", "minimum", "ones", "prod", "rad2deg",
-    "randint", "round", "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt",
-    "standard_normal", "std", "sum", "tan", "tanh", "trunc", "uniform", "union1d", "unique",
-    "value_counts", "var", "where", "zeros",
+    "argmax", "argmaxk", "argmin", "argmink", "argsort", "astype", "cbrt", "ceil", "clip", "coargsort",
+    "concatenate", "corr", "cos", "cosh", "count_nonzero", "cov", "cumprod", "cumsum", "deg2rad", "exp",
+    "exp2", "expm1", "fabs", "floor", "full", "histogram", "in1d", "intersect1d", "is_sorted",
+    "isfinite", "isin", "isinf", "isnan", "linspace", "log", "log10", "log1p", "log2", "max", "maximum",
+    "maxk", "mean", "min", "minimum", "mink", "ones", "prod", "rad2deg", "randint", "round",
+    "searchsorted", "setdiff1d", "sign", "sin", "sinh", "sort", "sqrt", "standard_normal", "std", "sum",
+    "tan", "tanh", "trunc", "uniform", "union1d", "unique", "value_counts", "var", "where", "zeros",
 ]
 
 _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
@@ -582,6 +582,260 @@ def _np_nanminmax(method: str) -> Callable[..., Any]:
     return f
 
 
+def _np_nanstat(method: str) -> Callable[..., Any]:
+    """np.nanvar / np.nanstd: the statistic of the elements not NaN (on the
+    server, as the server sums)."""
+    def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, **more: Any) -> Any:
+        if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None \
+                or builtins.any(k != "keepdims" for k in more) or more.get("keepdims") or a.dtype.kind not in "biuf":
+            return NotImplemented
+        if a.dtype.kind != "f":
+            return getattr(a, method)(ddof=ddof)
+        n = _counted(a, True)
+        if n <= ddof:
+            return NotImplemented  # (numpy's warning and NaN)
+        return getattr(a if n == a.size else a[~isnan(a)], method)(ddof=ddof)
+    return f
+
+
+def _np_nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, **more: Any) -> Any:
+    """np.nanprod: numpy's own recipe, NaNs made 1, then the product."""
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None or more:
+        return NotImplemented
+    return where(isnan(a), a.dtype.type(1), a).prod() if a.dtype.kind == "f" else a.prod()
+
+
+def _np_nanarg(method: str) -> Callable[..., Any]:
+    """np.nanargmin / np.nanargmax: numpy's recipe (NaN made +inf or -inf,
+    then argmin / argmax), with its ValueError for an all-NaN array."""
+    fill = np.inf if method == "argmin" else -np.inf
+
+    def f(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+        if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None or keepdims:
+            return NotImplemented
+        if a.dtype.kind != "f":
+            return getattr(a, method)()
+        n = _counted(a, True)
+        if n == 0:
+            raise ValueError("All-NaN slice encountered")
+        return getattr(a if n == a.size else where(isnan(a), a.dtype.type(fill), a), method)()
+    return f
+
+
+def _np_nancum(method: str) -> Callable[..., Any]:
+    """np.nancumsum / np.nancumprod: numpy's recipe (NaN made 0 or 1, then
+    the scan), on the server."""
+    one = 0 if method == "cumsum" else 1
+
+    def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None:
+            return NotImplemented
+        return getattr(where(isnan(a), a.dtype.type(one), a) if a.dtype.kind == "f" else a, method)()
+    return f
+
+
+def _np_cumulative(method: str) -> Callable[..., Any]:
+    """np.cumulative_sum / np.cumulative_prod (numpy 2.1's), on the server:
+    the scan, with include_initial the identity before it."""
+    first = 0 if method == "cumsum" else 1
+
+    def f(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+          include_initial: bool = False) -> Any:
+        if not isinstance(x, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None:
+            return NotImplemented
+        scan = getattr(x, method)()
+        return concatenate([np.zeros(1, scan.dtype) + first, scan]) if include_initial else scan
+    return f
+
+
+def _np_isinf_sign(value: float) -> Callable[..., Any]:
+    """np.isposinf / np.isneginf of a float pdarray: x == +inf or -inf."""
+    def f(x: Any, out: Any = None) -> Any:
+        if not isinstance(x, pdarray) or out is not None or x.dtype.kind != "f":
+            return NotImplemented
+        return binop("==", x, value)
+    return f
+
+
+def _np_nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+    """np.nan_to_num of a pdarray: NaN, +inf and -inf replaced on the server
+    (numpy's defaults: 0 and the dtype's largest and smallest finite
+    values); integers and bools copied. copy=False writes into x, as numpy."""
+    if not isinstance(x, pdarray) or x.dtype.kind not in "biuf":
+        return NotImplemented
+    result = x.copy() if copy else x
+    if x.dtype.kind != "f":
+        return result
+    info = np.finfo(x.dtype)
+    t = x.dtype.type
+    for mask, value in ((isnan(x), nan), (binop("==", x, np.inf), info.max if posinf is None else posinf),
+                        (binop("==", x, -np.inf), info.min if neginf is None else neginf)):
+        result = where(mask, t(value), result)
+    if not copy:
+        x[:] = result
+        return x
+    return result
+
+
+def _np_hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """np.hstack of 1-D arrays (one a pdarray) is their concatenation."""
+    if dtype is not None or casting != "same_kind" or not builtins.any(isinstance(x, pdarray) for x in tup) \
+            or builtins.any(not isinstance(x, pdarray) and np.ndim(x) != 1 for x in tup):
+        return NotImplemented
+    return concatenate(list(tup))
+
+
+def _truth(c: pdarray) -> pdarray:
+    return c if c.dtype == np.bool_ else binop("!=", c, 0)
+
+
+def _np_extract(condition: Any, arr: Any) -> Any:
+    """np.extract: arr's elements where condition is nonzero (same lengths)."""
+    if not builtins.all(isinstance(x, pdarray) for x in (condition, arr)) or condition.size != arr.size:
+        return NotImplemented
+    return arr[_truth(condition)]
+
+
+def _np_compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
+    """np.compress of a pdarray: its first len(condition) elements where
+    condition is nonzero (condition a pdarray or a 1-D sequence)."""
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) or out is not None \
+            or not isinstance(condition, pdarray) and np.ndim(condition) != 1:
+        return NotImplemented
+    c = condition if isinstance(condition, pdarray) else a._conn.array(np.asarray(condition, dtype=bool))
+    if c.size > a.size:
+        return NotImplemented  # (numpy's IndexError)
+    return (a if c.size == a.size else a[:c.size])[_truth(c)]
+
+
+def _np_repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
+    """np.repeat of a pdarray on the server: a gather by the index each
+    output element comes from (a count for all, or one per element)."""
+    if not isinstance(a, pdarray) or axis not in (None, 0, -1) \
+            or not isinstance(repeats, pdarray) and np.ndim(repeats) > 1:
+        return NotImplemented
+    n = a.size
+    if not isinstance(repeats, pdarray) and (np.ndim(repeats) == 0 or np.size(repeats) == 1):
+        k = int(np.asarray(repeats).reshape(-1)[0])
+        if k < 0:
+            raise ValueError("repeats may not contain negative values.")
+        return a[binop("//", arange(n * k, conn=a._conn), k)] if k and n else a[:0]
+    counts = repeats if isinstance(repeats, pdarray) else a._conn.array(np.asarray(repeats))
+    if counts.dtype.kind not in "iu" or counts.size != n:
+        return NotImplemented  # (numpy's errors for these)
+    if n == 0:
+        return a[:0]
+    if counts.dtype.kind == "i" and counts.min() < 0:
+        raise ValueError("repeats may not contain negative values.")
+    ends = counts.astype(np.int64).cumsum()
+    total = int(ends[n - 1])
+    return a[searchsorted(ends, arange(total, conn=a._conn), "right")] if total else a[:0]
+
+
+def _np_tile(A: Any, reps: Any) -> Any:  # noqa: N803 -- numpy's name
+    """np.tile of a pdarray by an integer count: a gather by i % n."""
+    if not isinstance(A, pdarray) or not isinstance(reps, (int, np.integer)) or isinstance(reps, bool):
+        return NotImplemented
+    n, k = A.size, builtins.max(int(reps), 0)
+    return A[binop("%", arange(n * k, conn=A._conn), n)] if n and k else A[:0]
+
+
+def _np_setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> Any:
+    """np.setxor1d by numpy's own recipe on the server: both arrays' distinct
+    values sorted together, kept where neither neighbour equals them (so a
+    NaN from each array stays twice, as numpy's)."""
+    if not builtins.any(isinstance(x, pdarray) for x in (ar1, ar2)) \
+            or builtins.any(not isinstance(x, pdarray) and np.ndim(x) != 1 for x in (ar1, ar2)):
+        return NotImplemented
+    c = _conn_of(ar1, ar2)
+    parts = [x if assume_unique else unique(x) if isinstance(x, pdarray) else np.unique(x) for x in (ar1, ar2)]
+    aux = sort(concatenate(parts, conn=c))
+    if aux.size == 0:
+        return aux
+    flag = concatenate([np.ones(1, bool), binop("!=", aux[1:], aux[:-1]), np.ones(1, bool)], conn=c)
+    return aux[binop("&", flag[1:], flag[:-1])]
+
+
+def _np_unique_values(x: Any) -> Any:
+    return unique(x) if isinstance(x, pdarray) else NotImplemented
+
+
+def _np_unique_result(func: Any, **what: bool) -> Callable[..., Any]:
+    """np.unique_counts / np.unique_inverse: numpy's named tuple (its type
+    read off numpy's answer for an empty array) of the server's unique."""
+    def f(x: Any) -> Any:
+        if not isinstance(x, pdarray):
+            return NotImplemented
+        return type(func(np.zeros(0)))(*unique(x, **what))
+    return f
+
+
+def _np_lexsort(keys: Any, axis: Any = -1) -> Any:
+    """np.lexsort of pdarrays (the last key primary): coargsort, keys reversed."""
+    if axis not in (-1, 0) or not isinstance(keys, (list, tuple)) or not keys \
+            or not builtins.all(isinstance(k, pdarray) for k in keys):
+        return NotImplemented
+    return coargsort(list(keys)[::-1])
+
+
+def _cov_matrix(x: pdarray, y: pdarray | None, ddof: int) -> NDArray[np.float64]:
+    """numpy's cov of one or two 1-D arrays: the centred products summed on
+    the server (as it sums), divided by N - ddof."""
+    cols = [x] if y is None else [x, y]
+    centred = [c.astype(np.float64) - c.mean() for c in cols]
+    n = x.size
+    c = np.empty((len(cols), len(cols)))
+    for i, u in enumerate(centred):
+        for j in builtins.range(i, len(cols)):
+            c[i, j] = c[j, i] = (u * centred[j]).sum()
+    c *= np.true_divide(1, n - ddof)  # (numpy's: times the reciprocal)
+    return c
+
+
+def _np_cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+            fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """np.cov of one or two 1-D pdarrays: numpy's answer shape (a 0-d array
+    for one, 2x2 for two), the sums on the server."""
+    if not isinstance(m, pdarray) or not (y is None or isinstance(y, pdarray)) or fweights is not None \
+            or aweights is not None or dtype is not None or m.dtype.kind not in "biuf" \
+            or y is not None and (y.dtype.kind not in "biuf" or y.size != m.size):
+        return NotImplemented
+    d = (0 if bias else 1) if ddof is None else int(ddof)
+    if m.size - d <= 0:
+        return NotImplemented  # (numpy's warning and inf / NaN)
+    c = _cov_matrix(m, y, d)
+    return c.squeeze() if y is None else c
+
+
+def _np_corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """np.corrcoef of one or two 1-D pdarrays: numpy's steps on the
+    server's covariance."""
+    c = _np_cov(x, y, rowvar, dtype=dtype)
+    if c is NotImplemented or y is None:
+        return c if c is NotImplemented else c / c
+    stddev = np.sqrt(np.diag(c))
+    c = c / stddev[:, None] / stddev[None, :]
+    return np.clip(c, -1, 1)
+
+
+def cov(x: pdarray, y: pdarray) -> np.float64:
+    """Covariance of two pdarrays (ddof 1), as Arkouda's ak.cov: np.cov(x, y)[0, 1].
+
+    >>> ak.cov(ak.array([1.0, 2.0, 4.0]), ak.array([1.0, 3.0, 2.0]))
+    np.float64(0.5)
+    """
+    return np.float64(_cov_matrix(x, y, 1)[0, 1])
+
+
+def corr(x: pdarray, y: pdarray) -> np.float64:
+    """Pearson correlation of two pdarrays, as Arkouda's ak.corr: np.corrcoef(x, y)[0, 1].
+
+    >>> ak.corr(ak.array([1.0, 2.0, 4.0]), ak.array([1.0, 3.0, 2.0]))
+    np.float64(0.32732683535398854)
+    """
+    return np.float64(_np_corrcoef(x, y)[0, 1])
+
+
 def _np_method(method: str, positional: bool = False) -> Callable[..., Any]:
     """np.<method>(a, ...) as a.<method>(...): straight to the pdarray's
     method, not through numpy's wrappers (which call it too, some
@@ -1090,6 +1344,95 @@ def argsort(a: pdarray) -> pdarray:
     return _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
 
 
+def _extreme_k(a: pdarray, k: int, largest: bool, indices: bool) -> pdarray:
+    """The k smallest or largest elements of a in sorted order (NaN last),
+    or their indices in stable-argsort order: the element at rank k-1 (n-k)
+    found by selection (order_stats), the elements on its side kept, and
+    only those sorted. Ties at the boundary keep the first (last) indices,
+    as np.argsort(kind="stable")[:k] ([-k:])."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    n, k = a.size, builtins.min(int(k), a.size)
+    if k == 0:
+        return arange(0, conn=a._conn) if indices else a[:0]
+    if k == n:
+        return argsort(a) if indices else sort(a)
+    rank = n - k if largest else k - 1
+    if a.dtype == np.bool_:
+        v: Any = np.bool_(rank >= n - count_nonzero(a))  # (falses sort first)
+    else:
+        v = _order_statistics(a, [rank])[0][0]
+    if v != v:  # (the boundary among the NaNs: the sort's own order)
+        whole = argsort(a) if indices else sort(a)
+        return cast(pdarray, whole[n - k:] if largest else whole[:k])
+    keep = binop(">=" if largest else "<=", a, v)
+    if largest and a.dtype.kind == "f":
+        keep = binop("|", keep, isnan(a))
+    picked = a[keep]
+    if not indices:
+        s = sort(picked)
+        return cast(pdarray, s[s.size - k:] if largest else s[:k])
+    order = arange(a.size, conn=a._conn)[keep][argsort(picked)]
+    return cast(pdarray, order[order.size - k:] if largest else order[:k])
+
+
+def mink(a: pdarray, k: int) -> pdarray:
+    """The k smallest values, ascending (np.sort(a)[:k]; NaN last), found
+    by selection on the server: only they and their ties are sorted.
+
+    >>> ak.mink(ak.array([10, 5, 1, 3, 7, 2, 9, 0]), 3)
+    array([0, 1, 2])
+    """
+    return _extreme_k(a, k, False, False)
+
+
+def maxk(a: pdarray, k: int) -> pdarray:
+    """The k largest values, ascending (np.sort(a)[-k:]; NaN counts as largest).
+
+    >>> ak.maxk(ak.array([10, 5, 1, 3, 7, 2, 9, 0]), 3)
+    array([ 7,  9, 10])
+    """
+    return _extreme_k(a, k, True, False)
+
+
+def argmink(a: pdarray, k: int) -> pdarray:
+    """Indices of the k smallest values, in their order
+    (np.argsort(a, kind="stable")[:k]: the first of equal values first).
+
+    >>> ak.argmink(ak.array([10, 5, 1, 3, 7, 2, 9, 0]), 3)
+    array([7, 2, 5])
+    """
+    return _extreme_k(a, k, False, True)
+
+
+def argmaxk(a: pdarray, k: int) -> pdarray:
+    """Indices of the k largest values, in their order
+    (np.argsort(a, kind="stable")[-k:]).
+
+    >>> ak.argmaxk(ak.array([10, 5, 1, 3, 7, 2, 9, 0]), 3)
+    array([4, 6, 0])
+    """
+    return _extreme_k(a, k, True, True)
+
+
+def is_sorted(a: pdarray) -> bool:
+    """Whether a is in ascending order (each element <= the next; NaNs are
+    sorted only at the end, as np.sort leaves them).
+
+    >>> ak.is_sorted(ak.array([1, 2, 2, 5]))
+    True
+    """
+    if a.size < 2:
+        return True
+    ordered = binop("<=", a[:-1], a[1:])
+    if a.dtype.kind == "f":
+        # NaN last: x <= NaN holds, and NaN is followed only by NaN.
+        nan_next = isnan(a[1:])
+        ordered = binop("|", ordered, nan_next)
+        ordered = binop("&", ordered, binop("|", unop("not", isnan(a[:-1])), nan_next))
+    return bool(ordered.all())
+
+
 def coargsort(arrays: Sequence[pdarray]) -> pdarray:
     """Permutation sorting by arrays[0], then arrays[1], ... (stable):
     np.lexsort(arrays[::-1]).
@@ -1254,6 +1597,16 @@ _ARRAY_FUNCTIONS: dict[Any, Callable[..., Any]] = {
                                                                  for x in (arr, values)) else NotImplemented),
     np.ravel: lambda a, order="C": a if isinstance(a, pdarray) else NotImplemented,
     np.bincount: _np_bincount,
+    np.nanvar: _np_nanstat("var"), np.nanstd: _np_nanstat("std"), np.nanprod: _np_nanprod,
+    np.nanargmin: _np_nanarg("argmin"), np.nanargmax: _np_nanarg("argmax"),
+    np.nancumsum: _np_nancum("cumsum"), np.nancumprod: _np_nancum("cumprod"),
+    np.cumulative_sum: _np_cumulative("cumsum"), np.cumulative_prod: _np_cumulative("cumprod"),
+    np.isposinf: _np_isinf_sign(np.inf), np.isneginf: _np_isinf_sign(-np.inf), np.nan_to_num: _np_nan_to_num,
+    np.hstack: _np_hstack, np.extract: _np_extract, np.compress: _np_compress, np.repeat: _np_repeat,
+    np.tile: _np_tile, np.setxor1d: _np_setxor1d, np.unique_values: _np_unique_values,
+    np.unique_counts: _np_unique_result(np.unique_counts, return_counts=True),
+    np.unique_inverse: _np_unique_result(np.unique_inverse, return_inverse=True), np.lexsort: _np_lexsort,
+    np.cov: _np_cov, np.corrcoef: _np_corrcoef,
 }
 _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method in (
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
