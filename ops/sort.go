@@ -371,10 +371,11 @@ func Coargsort(env Env, keys []*pdarray.Array, out *pdarray.Array) error {
 	return nil
 }
 
-// Sort writes a's elements in ascending order (NaN last) into out, as a
-// stable sort does (every bit kept: -0 and +0 and NaN payloads stay in input
-// order). Integers and floats sort their keys alone and map them back
-// (scratch 2 × 8 bytes per element; floats see sortfloat.go).
+// Sort writes a's elements in ascending order (NaN last) into out (not a),
+// as a stable sort does (every bit kept: -0 and +0 and NaN payloads stay in
+// input order). Integers and floats sort their keys alone and map them back
+// (scratch 8 bytes per element, out the sort's second buffer, for 8-byte
+// dtypes; 16 for narrower ones; floats see sortfloat.go).
 func Sort(env Env, a, out *pdarray.Array) error {
 	n := a.Len()
 	if Kind(a.DType()) == 'f' {
@@ -385,16 +386,25 @@ func Sort(env Env, a, out *pdarray.Array) error {
 		return err
 	}
 	defer env.free(k1)
-	k2, err := env.Alloc(dU64, n)
-	if err != nil {
-		return err
+	// out's bytes are the scratch while the keys sort; keysBack then
+	// overwrites all of them (a chunk read before it is written, so keys
+	// left in out map back in place).
+	var tmp []uint64
+	if out.DType().Size() == 8 {
+		tmp = pdarray.BytesAs[uint64](out.Bytes())
+	} else {
+		k2, err := env.Alloc(dU64, n)
+		if err != nil {
+			return err
+		}
+		defer env.free(k2)
+		tmp = pdarray.View[uint64](k2)
 	}
-	defer env.free(k2)
 	keys := pdarray.View[uint64](k1)
 	keysOf(env, a, nil, keys)
 	if n > 0 {
 		base, nbits := keyRange(env, keys)
-		keys, _ = radixSort(env, keys, pdarray.View[uint64](k2), nil, nil, base, nbits)
+		keys = sortKeysOnly(env, keys, tmp, base, nbits)
 	}
 	keysBack(env, keys, out)
 	return nil

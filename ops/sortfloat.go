@@ -2,6 +2,8 @@ package ops
 
 import (
 	"math"
+	"math/bits"
+	"slices"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -38,7 +40,9 @@ func fromOrderKey[B floatBits](k B, w uint) B {
 	return ^k
 }
 
-// sortFloatsInto sorts x into out; k1 and k2 are scratch of x's length.
+// sortFloatsInto sorts x into out; k1 is scratch of x's length, and so is
+// k2, or nil when T is 8 bytes wide: out itself is then the sort's scratch
+// (zeros and NaNs are placed after the keys are back in out).
 func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k2 []uint64, bitsOf func(T) B, fromBits func(B) T) {
 	n := len(x)
 	w := uint(8 * int(unsafeSizeof[B]()))
@@ -68,8 +72,8 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 		tot.zero += c.zero
 		tot.nan += c.nan
 	}
-	// Per-worker starting offsets: keys compacted in [0, neg+pos); zeros and
-	// NaNs at their final places in out.
+	// Per-worker starting offsets: keys compacted in k1[0, neg+pos); zeros
+	// and NaNs at their final places in out.
 	type offs struct{ key, zero, nan int }
 	os := make([]offs, nw)
 	next := offs{key: 0, zero: tot.neg, nan: tot.neg + tot.zero + tot.pos}
@@ -78,6 +82,49 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 		next.key += c.neg + c.pos
 		next.zero += c.zero
 		next.nan += c.nan
+	}
+	// The keys, and their range (keyRange's, in the same pass).
+	los, his := make([]uint64, nw), make([]uint64, nw)
+	parallel(env.workers(), n, 1, func(wk, lo, hi int) {
+		o := os[wk].key
+		mn, mx := uint64(math.MaxUint64), uint64(0)
+		for _, v := range x[lo:hi] {
+			if v == v && v != 0 {
+				k := uint64(orderKey(bitsOf(v), w))
+				k1[o] = k
+				o++
+				mn, mx = min(mn, k), max(mx, k)
+			}
+		}
+		los[wk], his[wk] = mn, mx
+	})
+	if m := tot.neg + tot.pos; m > 0 {
+		keys := k1[:m]
+		tmp := k2
+		if tmp == nil {
+			tmp = pdarray.BytesAs[uint64](pdarray.AsBytes(out)) // (T is 8 bytes wide)
+		}
+		base, top := slices.Min(los), slices.Max(his)
+		nbits := uint(bits.Len64(top - base))
+		keys = sortKeysOnly(env, keys, tmp[:m], base, nbits)
+		if &keys[0] == &tmp[0] && k2 == nil {
+			keys = k1[:m]
+			copy(keys, tmp[:m]) // (out is written below)
+		}
+		// keys[:neg] are the negatives (keys below the sign bit), the rest positive.
+		parallel(env.workers(), m, chunk, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				v := fromBits(fromOrderKey(B(keys[i]), w))
+				if i < tot.neg {
+					out[i] = v
+				} else {
+					out[i+tot.zero] = v
+				}
+			}
+		})
+	}
+	if tot.zero+tot.nan == 0 {
+		return
 	}
 	parallel(env.workers(), n, 1, func(wk, lo, hi int) {
 		o := os[wk]
@@ -89,27 +136,6 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 			case v == 0:
 				out[o.zero] = v
 				o.zero++
-			default:
-				k1[o.key] = uint64(orderKey(bitsOf(v), w))
-				o.key++
-			}
-		}
-	})
-	m := tot.neg + tot.pos
-	if m == 0 {
-		return
-	}
-	keys := k1[:m]
-	base, nbits := keyRange(env, keys)
-	keys, _ = radixSort(env, keys, k2[:m], nil, nil, base, nbits)
-	// keys[:neg] are the negatives (keys below the sign bit), the rest positive.
-	parallel(env.workers(), m, chunk, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := fromBits(fromOrderKey(B(keys[i]), w))
-			if i < tot.neg {
-				out[i] = v
-			} else {
-				out[i+tot.zero] = v
 			}
 		}
 	})
@@ -125,8 +151,9 @@ func unsafeSizeof[B floatBits]() uintptr {
 	}
 }
 
-// sortFloat sorts a float array into out (same dtype) with scratch of
-// 2 × 8 bytes per element from env.
+// sortFloat sorts a float array into out (same dtype, not a) with scratch
+// of 8 bytes per element from env for float64 (out is the second buffer),
+// 16 for float32.
 func sortFloat(env Env, a, out *pdarray.Array) error {
 	n := a.Len()
 	k1, err := env.Alloc(dU64, n)
@@ -134,16 +161,16 @@ func sortFloat(env Env, a, out *pdarray.Array) error {
 		return err
 	}
 	defer env.free(k1)
+	ks1 := pdarray.View[uint64](k1)
+	if a.DType() == dF64 {
+		sortFloatsInto(env, pdarray.View[float64](a), pdarray.View[float64](out), ks1, nil, math.Float64bits, math.Float64frombits)
+		return nil
+	}
 	k2, err := env.Alloc(dU64, n)
 	if err != nil {
 		return err
 	}
 	defer env.free(k2)
-	ks1, ks2 := pdarray.View[uint64](k1), pdarray.View[uint64](k2)
-	if a.DType() == dF32 {
-		sortFloatsInto(env, pdarray.View[float32](a), pdarray.View[float32](out), ks1, ks2, math.Float32bits, math.Float32frombits)
-	} else {
-		sortFloatsInto(env, pdarray.View[float64](a), pdarray.View[float64](out), ks1, ks2, math.Float64bits, math.Float64frombits)
-	}
+	sortFloatsInto(env, pdarray.View[float32](a), pdarray.View[float32](out), ks1, pdarray.View[uint64](k2), math.Float32bits, math.Float32frombits)
 	return nil
 }

@@ -54,7 +54,13 @@ func floatSample(n int, seed uint64) []float64 {
 // bit for bit (NaN payloads, signed zeros), for float64 and float32, at 1, 2
 // and 8 workers and sizes around the parallel threshold.
 func TestSortFloatsBitExact(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 17, 1000, minPar + 3, 3 * minPar} {
+	before := msdSorts.Load()
+	defer func() {
+		if msdSorts.Load() == before {
+			t.Error("no float sort took msdSortKeys' bucketed top level")
+		}
+	}()
+	for _, n := range []int{0, 1, 2, 17, 1000, minPar + 3, 3 * minPar, 300_000} {
 		x := floatSample(n, uint64(n))
 		want := stableRef(x)
 		for _, workers := range []int{1, 2, 8} {
@@ -129,6 +135,64 @@ func TestRadixSortMSD(t *testing.T) {
 			}
 			if !slices.Equal(gk, wk) || !slices.Equal(gi, wi) {
 				t.Fatalf("%s w=%d: MSD sort differs from the LSD sort", c, w)
+			}
+		}
+	}
+}
+
+// TestSortScratch: Sort takes 8 bytes a element of scratch for 8-byte
+// dtypes (out is the sort's second buffer) and 16 for narrower ones, and
+// its answer is still the stable reference's (keys left in out by the LSD
+// passes map back in place: the narrow int64 range).
+func TestSortScratch(t *testing.T) {
+	n := 200_000
+	r := rand.New(rand.NewPCG(3, 3))
+	i64 := make([]int64, n)
+	narrow := make([]int64, n)
+	for i := range i64 {
+		i64[i] = int64(r.Uint64())
+		narrow[i] = int64(r.IntN(5000)) - 2500
+	}
+	f64 := floatSample(n, 9)
+	f64n := make([]float64, n) // a range of 11 bits: one LSD pass, whose keys end in out
+	for i := range f64n {
+		f64n[i] = math.Float64frombits(math.Float64bits(1) + r.Uint64N(1<<11))
+		if i%97 == 0 {
+			f64n[i] = []float64{0, math.Copysign(0, -1), math.NaN()}[i%3]
+		}
+	}
+	f32 := make([]float32, n)
+	for i, v := range f64 {
+		f32[i] = float32(v)
+	}
+	for _, c := range []struct {
+		name    string
+		a       *pdarray.Array
+		scratch int64
+	}{{"int64", pdarray.FromSlice(i64), 8}, {"int64-narrow", pdarray.FromSlice(narrow), 8},
+		{"float64", pdarray.FromSlice(f64), 8}, {"float64-narrow", pdarray.FromSlice(f64n), 8}, {"float32", pdarray.FromSlice(f32), 16},
+		{"int16", pdarray.FromSlice(make([]int16, n)), 16}} {
+		var scratch int64
+		out, _ := pdarray.Alloc(c.a.DType(), n)
+		if err := Sort(countingEnv(&scratch), c.a, out); err != nil {
+			t.Fatal(err)
+		}
+		if scratch != c.scratch*int64(n) {
+			t.Errorf("%s: %d bytes of scratch, want %d a element", c.name, scratch, c.scratch)
+		}
+		switch c.name {
+		case "int64", "int64-narrow":
+			want := slices.Clone(pdarray.View[int64](c.a))
+			slices.Sort(want)
+			if !slices.Equal(pdarray.View[int64](out), want) {
+				t.Errorf("%s: not sorted", c.name)
+			}
+		case "float64", "float64-narrow":
+			want := stableRef(pdarray.View[float64](c.a))
+			for i, v := range pdarray.View[float64](out) {
+				if math.Float64bits(v) != math.Float64bits(want[i]) {
+					t.Fatalf("%s: element %d is %v, want %v", c.name, i, v, want[i])
+				}
 			}
 		}
 	}

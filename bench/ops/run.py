@@ -56,9 +56,11 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--workers", default=str(os.cpu_count()))
     ap.add_argument("--only", default="", help="comma-separated substrings of op names to run (e.g. np.median)")
+    ap.add_argument("--server", default=str(REPO / "bin" / "arktos-server"),
+                    help="the arktos-server binary (e.g. an older build, for a before/after run)")
     args = ap.parse_args()
     url = f"tcp://127.0.0.1:{free_port()}"
-    server = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers",
+    server = subprocess.Popen([args.server, "--addr", url, "--workers",
                                args.workers, "--log-level", "warn"])
     try:
         time.sleep(0.5)
@@ -87,7 +89,9 @@ def main() -> None:
                 ("argsort int64 vs numpy stable", lambda: px.argsort(), lambda: np.argsort(x, kind="stable"),
                  drop, "output 8 + scratch 24 B/elem"),
                 ("sort float64", lambda: ak.sort(pf), lambda: np.sort(f), drop,
-                 "output 8 + scratch 16 B/elem"),
+                 "output 8 + scratch 8 B/elem"),
+                ("sort int64 (<2^32)", lambda: ak.sort(px), lambda: np.sort(x), drop,
+                 "output 8 + scratch 8 B/elem"),
                 # np.median of a pdarray: order_stats (selection), numpy's
                 # function on the two middle elements; numpy partitions a copy.
                 ("np.median float64", lambda: np.median(pf), lambda: np.median(f), None,
