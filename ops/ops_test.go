@@ -262,6 +262,50 @@ func TestUniqueAndIn1d(t *testing.T) {
 	}
 }
 
+// TestUniqueBySort: Unique without the inverse (a sort of the values, then
+// runs) gives the permutation path's values bit for bit (the first -0.0 or
+// 0.0 in input order, the first NaN's payload) and counts, for floats with
+// edge values, ints and bools, at 1 and 3 workers past the parallel
+// threshold; and it is the path taken.
+func TestUniqueBySort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	n := 3*minPar + 11
+	f := floatSample(n, 4)
+	ints := make([]int64, n)
+	for i := range ints {
+		ints[i] = int64(r.IntN(2000)) - 1000
+	}
+	bools := make([]bool, n)
+	for i := range bools {
+		bools[i] = r.IntN(3) == 0
+	}
+	f32 := make([]float32, n)
+	for i, v := range f {
+		f32[i] = float32(v)
+	}
+	for _, a := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(f32), pdarray.FromSlice(ints),
+		pdarray.FromSlice(bools), pdarray.FromSlice([]int8{}), pdarray.FromSlice([]uint16{7})} {
+		for _, workers := range []int{1, 3} {
+			env := PlainEnv(workers)
+			before := uniqueSorts.Load()
+			got, err := Unique(env, a, true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uniqueSorts.Load() == before {
+				t.Fatal("Unique without the inverse did not sort the values")
+			}
+			want, err := Unique(env, a, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Values.Bytes(), want.Values.Bytes()) || !slices.Equal(got.Counts.Bytes(), want.Counts.Bytes()) {
+				t.Fatalf("%v workers=%d: values or counts differ from the permutation path's", a.DType(), workers)
+			}
+		}
+	}
+}
+
 func TestIndexing(t *testing.T) {
 	a := pdarray.FromSlice([]float32{10, 11, 12, 13, 14})
 	idx := pdarray.FromSlice([]int64{4, -1, 0})

@@ -445,6 +445,9 @@ type UniqueResult struct {
 // 2's equal_nan), and optionally how often each occurs and, for each
 // element of a, the index of its value.
 func Unique(env Env, a *pdarray.Array, counts, inverse bool) (UniqueResult, error) {
+	if !inverse {
+		return uniqueBySort(env, a, counts)
+	}
 	n := a.Len()
 	perm, err := env.Alloc(dI64, n)
 	if err != nil {
@@ -528,6 +531,108 @@ func Unique(env Env, a *pdarray.Array, counts, inverse bool) (UniqueResult, erro
 	}
 	return res, nil
 }
+
+// uniqueSorts counts Unique calls answered from a sort of the values
+// (tests check the path).
+var uniqueSorts atomic.Uint64
+
+// uniqueBySort is Unique without the inverse: the values sorted (Sort:
+// keys alone, 8 or 16 B/element of scratch besides the sorted copy, no
+// permutation or gather), then each run of equal values (NaNs one run)
+// gives its first element, which a stable sort makes the first in input
+// order, as the permutation path picks: the same bits (-0.0 or 0.0, a NaN's
+// payload).
+func uniqueBySort(env Env, a *pdarray.Array, counts bool) (UniqueResult, error) {
+	uniqueSorts.Add(1)
+	sorted, err := env.Alloc(a.DType(), a.Len())
+	if err != nil {
+		return UniqueResult{}, err
+	}
+	defer env.free(sorted)
+	if err := Sort(env, a, sorted); err != nil {
+		return UniqueResult{}, err
+	}
+	switch a.DType() {
+	case dI8:
+		return uniqueRuns(env, pdarray.View[int8](sorted), a.DType(), counts)
+	case dI16:
+		return uniqueRuns(env, pdarray.View[int16](sorted), a.DType(), counts)
+	case dI32:
+		return uniqueRuns(env, pdarray.View[int32](sorted), a.DType(), counts)
+	case dI64:
+		return uniqueRuns(env, pdarray.View[int64](sorted), a.DType(), counts)
+	case dU8, dBool:
+		return uniqueRuns(env, pdarray.BytesAs[uint8](sorted.Bytes()), a.DType(), counts)
+	case dU16:
+		return uniqueRuns(env, pdarray.View[uint16](sorted), a.DType(), counts)
+	case dU32:
+		return uniqueRuns(env, pdarray.View[uint32](sorted), a.DType(), counts)
+	case dU64:
+		return uniqueRuns(env, pdarray.View[uint64](sorted), a.DType(), counts)
+	case dF32:
+		return uniqueRuns(env, pdarray.View[float32](sorted), a.DType(), counts)
+	default:
+		return uniqueRuns(env, pdarray.View[float64](sorted), a.DType(), counts)
+	}
+}
+
+// uniqueRuns returns the first element of each run of equal elements of s
+// (sorted; NaNs equal here) as an array of dtype d, and the runs' lengths.
+func uniqueRuns[T Number](env Env, s []T, d pdarray.DType, counts bool) (UniqueResult, error) {
+	n := len(s)
+	nw := numWorkers(env.workers(), n)
+	base := make([]int, nw+1)
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
+				c++
+			}
+		}
+		base[w+1] = c
+	})
+	for w := 1; w <= nw; w++ {
+		base[w] += base[w-1]
+	}
+	ng := base[nw]
+	var res UniqueResult
+	var err error
+	if res.Values, err = env.Alloc(d, ng); err != nil {
+		return UniqueResult{}, err
+	}
+	var c []int64
+	if counts {
+		if res.Counts, err = env.Alloc(dI64, ng); err != nil {
+			env.free(res.Values)
+			return UniqueResult{}, err
+		}
+		c = pdarray.View[int64](res.Counts)
+	}
+	vals := pdarray.BytesAs[T](res.Values.Bytes())
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		g := base[w] - 1
+		for i := lo; i < hi; i++ {
+			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
+				g++
+				vals[g] = s[i]
+				if c != nil {
+					c[g] = int64(i) // the run's start, for now
+				}
+			}
+		}
+	})
+	// Starts to lengths, front to back (c[g+1] is still a start when read).
+	for g := range c {
+		next := int64(n)
+		if g+1 < len(c) {
+			next = c[g+1]
+		}
+		c[g] = next - c[g]
+	}
+	return res, nil
+}
+
+func sameOrNaN[T Number](x, y T) bool { return x == y || x != x && y != y }
 
 // In1d writes into out (bool, a's length) whether each element of a is in b
 // (compared in the promoted dtype; NaN is in nothing), negated with invert.

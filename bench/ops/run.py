@@ -92,6 +92,10 @@ def main() -> None:
                  "output 8 + scratch 8 B/elem"),
                 ("sort int64 (<2^32)", lambda: ak.sort(px), lambda: np.sort(x), drop,
                  "output 8 + scratch 8 B/elem"),
+                ("unique int64 (<2^32)", lambda: ak.unique(px), lambda: np.unique(x), drop,
+                 "sorted copy 8 + its scratch 8 B/elem"),
+                ("unique float64", lambda: ak.unique(pf), lambda: np.unique(f), drop,
+                 "sorted copy 8 + its scratch 8 B/elem"),
                 # np.median of a pdarray: order_stats (selection), numpy's
                 # function on the two middle elements; numpy partitions a copy.
                 ("np.median float64", lambda: np.median(pf), lambda: np.median(f), None,
