@@ -115,12 +115,20 @@ func BenchmarkArgsort(b *testing.B) {
 		for _, keys := range []struct {
 			name string
 			hi   int64
-		}{{"int64-range2^32", 1 << 32}, {"int64-full", -1}} {
+		}{{"int64-range2^32", 1 << 32}, {"int64-full", -1}, {"float64-normal", 0}} {
 			b.Run(fmt.Sprintf("dtype=%s/n=%s", keys.name, sizeName(n)), func(b *testing.B) {
 				var x *pdarray.Array
-				if keys.hi > 0 {
+				switch {
+				case keys.hi > 0:
 					x = randInts(n, keys.hi)
-				} else {
+				case keys.hi == 0:
+					x, _ = pdarray.Alloc(dF64, n)
+					v := pdarray.View[float64](x)
+					r := rand.New(rand.NewPCG(1, 2))
+					for i := range v {
+						v[i] = r.NormFloat64()
+					}
+				default:
 					x, _ = pdarray.Alloc(dI64, n)
 					v := pdarray.View[int64](x)
 					r := rand.New(rand.NewPCG(1, 1))

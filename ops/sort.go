@@ -325,6 +325,10 @@ func argsortKeys(env Env, a *pdarray.Array, init []int64, out *pdarray.Array) (s
 		return sorted{keys: keys, release: release}, nil
 	}
 	base, nbits := keyRange(env, keys)
+	if n >= msdDirect && nbits > 2*radixBits {
+		msdArgsort(env, keys, kTmp, idx, iTmp, base, nbits)
+		return sorted{keys: keys, release: release}, nil
+	}
 	sk, si := radixSort(env, keys, kTmp, idx, iTmp, base, nbits)
 	if &si[0] != &idx[0] {
 		parallel(env.workers(), n, chunk, func(_, lo, hi int) { copy(idx[lo:hi], si[lo:hi]) })

@@ -61,77 +61,123 @@ func msdSortKeys(env Env, keys, tmp []uint64, base uint64, nbits uint) {
 		return
 	}
 	msdSorts.Add(1)
-	shift := uint(0)
+	p := planMSD(env, keys, base, nbits)
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		at := p.pos[w]
+		for _, k := range keys[lo:hi] {
+			b := p.bucketOf[(k-base)>>p.shift]
+			tmp[at[b]] = k
+			at[b]++
+		}
+	})
+	p.buckets(func(hs *msdScratch, lo, hi int) {
+		msdSort(tmp[lo:hi], keys[lo:hi], true, hs, 0)
+	})
+}
+
+// msdArgsort is msdSortKeys carrying each key's idx (stably: equal keys
+// keep their order), for n of at least msdDirect; the result is in keys
+// and idx.
+func msdArgsort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbits uint) {
+	msdSorts.Add(1)
+	p := planMSD(env, keys, base, nbits)
+	parallel(env.workers(), len(keys), 1, func(w, lo, hi int) {
+		at := p.pos[w]
+		for i, k := range keys[lo:hi] {
+			b := p.bucketOf[(k-base)>>p.shift]
+			kTmp[at[b]] = k
+			iTmp[at[b]] = idx[lo+i]
+			at[b]++
+		}
+	})
+	p.buckets(func(hs *msdScratch, lo, hi int) {
+		msdSortPairs(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], idx[lo:hi], true, hs, 0)
+	})
+}
+
+// msdPlan is the top level of an MSD sort: the buckets the keys' top
+// msdPrefixBits (above base) fall in, each worker's place in each bucket
+// (its share of the keys as parallel splits them), and where each bucket
+// starts.
+type msdPlan struct {
+	workers  int
+	shift    uint
+	bucketOf []uint16
+	pos      [][]int
+	start    []int
+}
+
+func planMSD(env Env, keys []uint64, base uint64, nbits uint) *msdPlan {
+	n := len(keys)
+	p := &msdPlan{workers: numWorkers(env.workers(), n)}
 	if nbits > msdPrefixBits {
-		shift = nbits - msdPrefixBits
+		p.shift = nbits - msdPrefixBits
 	}
 	np := 1 << min(nbits, msdPrefixBits)
-	nw := numWorkers(env.workers(), n)
-	hist := make([][]int, nw)
+	hist := make([][]int, p.workers)
 	parallel(env.workers(), n, 1, func(w, lo, hi int) {
 		h := make([]int, np)
 		for _, k := range keys[lo:hi] {
-			h[(k-base)>>shift]++
+			h[(k-base)>>p.shift]++
 		}
 		hist[w] = h
 	})
 	// Prefixes in order fill buckets of about target keys; a prefix heavier
 	// than that is a bucket of its own (its digit passes recurse further).
 	target := max(msdBucket, n>>12)
-	bucketOf := make([]uint16, np) // at most np buckets: ids fit
+	p.bucketOf = make([]uint16, np) // at most np buckets: ids fit
 	nb, fill := 0, 0
-	for p := range np {
+	for x := range np {
 		c := 0
 		for w := range hist {
-			c += hist[w][p]
+			c += hist[w][x]
 		}
 		if fill > 0 && fill+c > target {
 			nb++
 			fill = 0
 		}
-		bucketOf[p] = uint16(nb)
+		p.bucketOf[x] = uint16(nb)
 		fill += c
 	}
 	nb++
-	// Each worker's place in each bucket: bucket-major, worker-minor.
-	pos := make([][]int, nw)
-	for w := range pos {
-		pos[w] = make([]int, nb)
-		for p, c := range hist[w] {
-			pos[w][bucketOf[p]] += c
+	// Each worker's place in each bucket: bucket-major, worker-minor (a
+	// stable scatter).
+	p.pos = make([][]int, p.workers)
+	for w := range p.pos {
+		p.pos[w] = make([]int, nb)
+		for x, c := range hist[w] {
+			p.pos[w][p.bucketOf[x]] += c
 		}
 	}
-	start := make([]int, nb+1)
+	p.start = make([]int, nb+1)
 	sum := 0
 	for b := range nb {
-		start[b] = sum
-		for w := range pos {
-			c := pos[w][b]
-			pos[w][b] = sum
+		p.start[b] = sum
+		for w := range p.pos {
+			c := p.pos[w][b]
+			p.pos[w][b] = sum
 			sum += c
 		}
 	}
-	start[nb] = sum
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		at := pos[w]
-		for _, k := range keys[lo:hi] {
-			b := bucketOf[(k-base)>>shift]
-			tmp[at[b]] = k
-			at[b]++
-		}
-	})
-	// Buckets largest first, so that the last one taken is short.
+	p.start[nb] = sum
+	return p
+}
+
+// buckets runs sort on every non-empty bucket's range, workers taking the
+// largest first, so that the last one taken is short.
+func (p *msdPlan) buckets(sort func(hs *msdScratch, lo, hi int)) {
+	nb := len(p.start) - 1
 	order := make([]int32, 0, nb)
 	for b := range nb {
-		if start[b+1] > start[b] {
+		if p.start[b+1] > p.start[b] {
 			order = append(order, int32(b))
 		}
 	}
 	slices.SortFunc(order, func(x, y int32) int {
-		return (start[y+1] - start[y]) - (start[x+1] - start[x])
+		return (p.start[y+1] - p.start[y]) - (p.start[x+1] - p.start[x])
 	})
 	var next atomic.Int64
-	parallelN(nw, func(int) {
+	parallelN(p.workers, func(int) {
 		hs := new(msdScratch)
 		for {
 			i := next.Add(1) - 1
@@ -139,8 +185,7 @@ func msdSortKeys(env Env, keys, tmp []uint64, base uint64, nbits uint) {
 				return
 			}
 			b := order[i]
-			lo, hi := start[b], start[b+1]
-			msdSort(tmp[lo:hi], keys[lo:hi], true, hs, 0)
+			sort(hs, p.start[b], p.start[b+1])
 		}
 	})
 }
@@ -210,6 +255,83 @@ func msdSort(a, t []uint64, intoT bool, hs *msdScratch, level int) {
 			copy(a[lo:hi], t[lo:hi])
 		}
 		lo = hi
+	}
+}
+
+// msdSortPairs is msdSort carrying pa's idx (stable: scatters keep input
+// order, and so does the insertion sort); pt is the idx scratch.
+func msdSortPairs(a, t []uint64, pa, pt []int64, intoT bool, hs *msdScratch, level int) {
+	n := len(a)
+	if n <= 16 {
+		if intoT {
+			copy(t, a)
+			copy(pt, pa)
+			a, pa = t, pt
+		}
+		insertionSortPairs(a, pa)
+		return
+	}
+	mn, mx := a[0], a[0]
+	for _, k := range a {
+		mn = min(mn, k)
+		mx = max(mx, k)
+	}
+	if mn == mx {
+		if intoT {
+			copy(t, a)
+			copy(pt, pa)
+		}
+		return
+	}
+	nbits := uint(bits.Len64(mx - mn))
+	db := uint(min(11, max(4, bits.Len(uint(n))-2)))
+	shift := uint(0)
+	if nbits > db {
+		shift = nbits - db
+	} else {
+		db = nbits
+	}
+	h := hs[level][:1<<db]
+	clear(h)
+	for _, k := range a {
+		h[(k-mn)>>shift]++
+	}
+	sum := 0
+	for d, c := range h {
+		h[d] = sum
+		sum += c
+	}
+	pa = pa[:len(a)]
+	for i, k := range a {
+		d := (k - mn) >> shift
+		t[h[d]] = k
+		pt[h[d]] = pa[i]
+		h[d]++
+	}
+	lo := 0
+	for _, hi := range h {
+		switch {
+		case hi-lo > 1 && shift > 0:
+			msdSortPairs(t[lo:hi], a[lo:hi], pt[lo:hi], pa[lo:hi], !intoT, hs, level+1)
+		case intoT || hi == lo:
+		default:
+			copy(a[lo:hi], t[lo:hi])
+			copy(pa[lo:hi], pt[lo:hi])
+		}
+		lo = hi
+	}
+}
+
+func insertionSortPairs(a []uint64, pa []int64) {
+	pa = pa[:len(a)]
+	for i := 1; i < len(a); i++ {
+		k, p := a[i], pa[i]
+		j := i
+		for j > 0 && a[j-1] > k {
+			a[j], pa[j] = a[j-1], pa[j-1]
+			j--
+		}
+		a[j], pa[j] = k, p
 	}
 }
 

@@ -1,12 +1,15 @@
 package ops
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/arktos-dev/arktos/pdarray"
 )
 
 // msdShapes are key sets that stress msdSortKeys' balance and recursion:
@@ -58,6 +61,37 @@ func TestMSDSortKeys(t *testing.T) {
 				}
 				if took := msdSorts.Load() > before; took != (n >= msdDirect && name != "all-equal") {
 					t.Errorf("%s n=%d: bucketed top level taken %v", name, n, took)
+				}
+			}
+		}
+	}
+}
+
+// TestMSDArgsort: Argsort of wide keys from msdDirect elements up takes
+// msdArgsort, and its permutation is the stable one (equal keys in input
+// order: the three-values and heavy-prefix shapes have many) for every
+// shape, at 1 and 3 workers.
+func TestMSDArgsort(t *testing.T) {
+	for _, n := range []int{msdDirect, 200_000} {
+		for name, keys := range msdShapes(n, uint64(n)+1) {
+			want := make([]int64, n)
+			for i := range want {
+				want[i] = int64(i)
+			}
+			slices.SortStableFunc(want, func(x, y int64) int { return cmp.Compare(keys[x], keys[y]) })
+			a := pdarray.FromSlice(keys)
+			for _, workers := range []int{1, 3} {
+				out, _ := pdarray.Alloc(pdarray.Int64, n)
+				before := msdSorts.Load()
+				if err := Argsort(PlainEnv(workers), a, out); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(pdarray.View[int64](out), want) {
+					t.Fatalf("%s n=%d workers=%d: not the stable permutation", name, n, workers)
+				}
+				_, nbits := keyRange(PlainEnv(1), keys)
+				if took := msdSorts.Load() > before; took != (nbits > 2*radixBits) {
+					t.Errorf("%s n=%d: msdArgsort taken %v with a %d-bit range", name, n, took, nbits)
 				}
 			}
 		}
