@@ -464,22 +464,8 @@ func Unique(env Env, a *pdarray.Array, counts, inverse bool) (UniqueResult, erro
 	}
 	defer s.release()
 	keys, p := s.keys, pdarray.View[int64](perm)
-	// Group starts: per-worker counts, then offsets.
-	nw := numWorkers(env.workers(), n)
-	base := make([]int, nw+1)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		c := 0
-		for i := lo; i < hi; i++ {
-			if i == 0 || keys[i] != keys[i-1] {
-				c++
-			}
-		}
-		base[w+1] = c
-	})
-	for w := 1; w <= nw; w++ {
-		base[w] += base[w-1]
-	}
-	ng := base[nw]
+	base := runBases(env, keys)
+	ng := base[len(base)-1]
 	var res UniqueResult
 	fail := func(err error) (UniqueResult, error) {
 		env.free(res.Values, res.Counts, res.Inverse)
@@ -584,21 +570,8 @@ func uniqueBySort(env Env, a *pdarray.Array, counts bool) (UniqueResult, error) 
 // (sorted; NaNs equal here) as an array of dtype d, and the runs' lengths.
 func uniqueRuns[T Number](env Env, s []T, d pdarray.DType, counts bool) (UniqueResult, error) {
 	n := len(s)
-	nw := numWorkers(env.workers(), n)
-	base := make([]int, nw+1)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		c := 0
-		for i := lo; i < hi; i++ {
-			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
-				c++
-			}
-		}
-		base[w+1] = c
-	})
-	for w := 1; w <= nw; w++ {
-		base[w] += base[w-1]
-	}
-	ng := base[nw]
+	base := runBases(env, s)
+	ng := base[len(base)-1]
 	var res UniqueResult
 	var err error
 	if res.Values, err = env.Alloc(d, ng); err != nil {
@@ -637,6 +610,27 @@ func uniqueRuns[T Number](env Env, s []T, d pdarray.DType, counts bool) (UniqueR
 }
 
 func sameOrNaN[T Number](x, y T) bool { return x == y || x != x && y != y }
+
+// runBases counts the runs of equal elements (NaNs equal) of sorted s that
+// start in each worker's share (as parallel splits s): base[w] is the
+// number starting before worker w's, base[workers] the total.
+func runBases[T Number](env Env, s []T) []int {
+	n := len(s)
+	base := make([]int, numWorkers(env.workers(), n)+1)
+	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
+				c++
+			}
+		}
+		base[w+1] = c
+	})
+	for w := 1; w < len(base); w++ {
+		base[w] += base[w-1]
+	}
+	return base
+}
 
 // In1d writes into out (bool, a's length) whether each element of a is in b
 // (compared in the promoted dtype; NaN is in nothing), negated with invert.
