@@ -22,8 +22,12 @@ import (
 const msdPrefixBits = 16
 
 // msdBucket is the key count the top level aims a bucket at: 32 KiB of
-// keys, which the bucket's digit passes then work on in L1/L2.
+// keys, which the bucket's digit passes then work on in L1/L2 (past 2^24
+// keys, n/4096: the number of buckets stays at most 8192).
 const msdBucket = 4096
+
+// msdMinKeys is the key count below which sortKeysOnly keeps to LSD passes.
+const msdMinKeys = 1 << 12
 
 // msdDirect is the key count below which the top level is skipped: one
 // worker sorts the keys by msdSort alone.
@@ -38,9 +42,11 @@ type msdScratch [17][1<<11 + 1]int
 
 // sortKeysOnly sorts keys ascending (tmp, of keys' length, is scratch) and
 // returns the slice holding them: ranges of up to two LSD digits are one or
-// two LSD passes (fewer than msdSortKeys' three), wider ones msdSortKeys.
+// two LSD passes (fewer than msdSortKeys' three), and so are a few keys
+// (in cache anyway; msdSort's histograms would cost more than they), wider
+// ones msdSortKeys.
 func sortKeysOnly(env Env, keys, tmp []uint64, base uint64, nbits uint) []uint64 {
-	if nbits <= 2*radixBits {
+	if nbits <= 2*radixBits || len(keys) < msdMinKeys {
 		keys, _ = radixSort(env, keys, tmp, nil, nil, base, nbits)
 		return keys
 	}
