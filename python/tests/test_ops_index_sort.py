@@ -502,6 +502,7 @@ def test_numpy_cov_corrcoef(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
     1e-12 relative. Before, np.cov downloaded both arrays."""
     rng = np.random.default_rng(3)
     for x, y in ((rng.normal(5, 2, 5000), rng.normal(0, 1, 5000)),
+                 (rng.normal(3, 1, 4000).astype(np.float32), rng.normal(0, 1, 4000).astype(np.float32)),
                  (rng.integers(-50, 50, 3000), rng.integers(0, 9, 3000).astype(np.uint8))):
         p, q = mconn.array(x), mconn.array(y)
         forbid_downloads(monkeypatch)

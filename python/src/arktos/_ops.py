@@ -625,12 +625,12 @@ def _np_nanarg(method: str) -> Callable[..., Any]:
 def _np_nancum(method: str) -> Callable[..., Any]:
     """np.nancumsum / np.nancumprod: numpy's recipe (NaN made 0 or 1, then
     the scan), on the server."""
-    one = 0 if method == "cumsum" else 1
+    identity = 0 if method == "cumsum" else 1
 
     def f(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
         if not isinstance(a, pdarray) or axis not in (None, 0, -1) or dtype is not None or out is not None:
             return NotImplemented
-        return getattr(where(isnan(a), a.dtype.type(one), a) if a.dtype.kind == "f" else a, method)()
+        return getattr(where(isnan(a), a.dtype.type(identity), a) if a.dtype.kind == "f" else a, method)()
     return f
 
 
@@ -734,9 +734,9 @@ def _np_repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
 
 def _np_tile(A: Any, reps: Any) -> Any:  # noqa: N803 -- numpy's name
     """np.tile of a pdarray by an integer count: a gather by i % n."""
-    if not isinstance(A, pdarray) or not isinstance(reps, (int, np.integer)) or isinstance(reps, bool):
-        return NotImplemented
-    n, k = A.size, builtins.max(int(reps), 0)
+    if not isinstance(A, pdarray) or not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 0:
+        return NotImplemented  # (negative: numpy's ValueError)
+    n, k = A.size, int(reps)
     return A[binop("%", arange(n * k, conn=A._conn), n)] if n and k else A[:0]
 
 
@@ -781,8 +781,8 @@ def _np_lexsort(keys: Any, axis: Any = -1) -> Any:
 def _cov_matrix(x: pdarray, y: pdarray | None, ddof: int) -> NDArray[np.float64]:
     """numpy's cov of one or two 1-D arrays: the centred products summed on
     the server (as it sums), divided by N - ddof."""
-    cols = [x] if y is None else [x, y]
-    centred = [c.astype(np.float64) - c.mean() for c in cols]
+    cols = [c if c.dtype == np.float64 else c.astype(np.float64) for c in ([x] if y is None else [x, y])]
+    centred = [c - c.mean() for c in cols]  # (numpy's mean of the float64 values)
     n = x.size
     c = np.empty((len(cols), len(cols)))
     for i, u in enumerate(centred):
