@@ -491,6 +491,8 @@ def test_more_numpy_functions(mconn, dtype, monkeypatch: pytest.MonkeyPatch) -> 
     assert_same(y, np.nan_to_num(x))
     with pytest.raises(ValueError, match="negative"):
         np.repeat(p, -1)
+    with pytest.raises(ValueError, match="negative"):
+        np.tile(p, -1)  # (numpy's own error, as before the hook)
     if floats:
         with pytest.raises(ValueError, match="All-NaN"):
             np.nanargmin(mconn.array(np.full(3, np.nan, x.dtype)))
