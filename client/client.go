@@ -698,6 +698,18 @@ func (c *Client) Delete(ctx context.Context, names ...string) error {
 	return err
 }
 
+// Rename stores the array name under newName (Arkouda's register): the
+// array, its bytes and everything made from it stay as they are; only its
+// name changes. A newName already taken fails with NAME_IN_USE and
+// renames nothing.
+func (c *Client) Rename(ctx context.Context, name, newName string) (ArrayInfo, error) {
+	res, err := c.call(ctx, "rename", map[string]any{"name": name, "new_name": newName})
+	if err != nil {
+		return ArrayInfo{}, err
+	}
+	return parseInfo(res)
+}
+
 // MemUsed returns the server's memory accounting.
 func (c *Client) MemUsed(ctx context.Context) (MemInfo, error) {
 	res, err := c.call(ctx, "mem_used", nil)

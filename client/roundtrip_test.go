@@ -333,3 +333,52 @@ func TestDownloadInto(t *testing.T) {
 		}
 	}
 }
+
+// TestRename: an array renamed keeps its bytes, its old name is gone, and a
+// refused rename (unknown array, taken or empty name) changes nothing.
+func TestRename(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	xs := []float64{1.5, math.NaN(), -2, 7}
+	up, err := client.Upload(ctx, c, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Upload(ctx, c, []int32{4, 5}, client.WithName("taken")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Rename(ctx, up.Name, "fares")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "fares" || info.Size != 4 || info.DType != pdarray.Float64 || info.NBytes != 32 {
+		t.Fatalf("renamed info %+v", info)
+	}
+	got, err := client.Download[float64](ctx, c, "fares")
+	if err != nil || len(got) != 4 || math.Float64bits(got[1]) != math.Float64bits(xs[1]) || got[3] != 7 {
+		t.Fatalf("after rename: %v %v", got, err)
+	}
+	_, err = c.Info(ctx, up.Name)
+	wantCode(t, err, transfer.UnknownArray, up.Name)
+	if info, err := c.Rename(ctx, "fares", "fares"); err != nil || info.Name != "fares" {
+		t.Fatalf("rename to its own name: %+v %v", info, err)
+	}
+
+	_, err = c.Rename(ctx, "fares", "taken")
+	wantCode(t, err, transfer.NameInUse, "nothing was renamed")
+	_, err = c.Rename(ctx, "nope", "other")
+	wantCode(t, err, transfer.UnknownArray, "'nope'")
+	_, err = c.Rename(ctx, "fares", "")
+	wantCode(t, err, transfer.ArgumentValue, "new_name is empty")
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 2 || list[0].Name != "fares" || list[1].Name != "taken" {
+		t.Fatalf("after refused renames: %+v %v", list, err)
+	}
+	if kept, err := client.Download[int32](ctx, c, "taken"); err != nil || len(kept) != 2 || kept[1] != 5 {
+		t.Fatalf("'taken' changed: %v %v", kept, err)
+	}
+	if mem, err := c.MemUsed(ctx); err != nil || mem.Used != 32+8 || mem.Arrays != 2 {
+		t.Fatalf("mem after renames %+v %v", mem, err)
+	}
+}

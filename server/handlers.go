@@ -60,6 +60,7 @@ var commands = map[string]command{
 	"info":         {inline: true, run: (*Server).cmdInfo},
 	"list":         {inline: true, run: (*Server).cmdList},
 	"delete":       {inline: true, run: (*Server).cmdDelete},
+	"rename":       {inline: true, run: (*Server).cmdRename},
 	"mem_used":     {inline: true, run: (*Server).cmdMemUsed},
 	"stats":        {inline: true, run: (*Server).cmdStats},
 	"shutdown":     {run: (*Server).cmdShutdown},
@@ -887,6 +888,21 @@ func (s *Server) cmdDelete(r *request) (*response, error) {
 		return nil, err
 	}
 	return &response{result: map[string]any{"deleted": deleted, "freed": freed}}, nil
+}
+
+// cmdRename stores an array under another name (a client's register):
+// only the table changes, so it runs inline.
+func (s *Server) cmdRename(r *request) (*response, error) {
+	name := r.args.String("name")
+	newName := r.args.String("new_name")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	res, err := s.store.rename(name, newName)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: res}, nil
 }
 
 func (s *Server) cmdMemUsed(r *request) (*response, error) {

@@ -433,6 +433,31 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 	return deleted, freed, nil
 }
 
+// rename moves the array stored under old to the name new, keeping
+// everything the entry holds (its buffer, segment, holders and what group-by
+// learned of it), and returns its description under new. Renaming an array
+// to its own name changes nothing; a new name already taken fails with
+// NAME_IN_USE and leaves both arrays as they were.
+func (s *store) rename(old, new string) (map[string]any, error) {
+	if new == "" {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "new_name is empty; give the name to store '%s' under", old)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.arrays[old]
+	if !ok {
+		return nil, s.unknown(old)
+	}
+	if new != old {
+		if _, taken := s.arrays[new]; taken {
+			return nil, transfer.Errorf(transfer.NameInUse, "cannot rename '%s' to '%s': an array named '%s' already exists; delete it first or choose another name; nothing was renamed", old, new, new)
+		}
+		delete(s.arrays, old)
+		s.arrays[new] = e
+	}
+	return arrayResult(new, e.a), nil
+}
+
 // gcNudgeBytes is how large an unpooled freed buffer must be to trigger a
 // collection.
 const gcNudgeBytes = 64 << 20

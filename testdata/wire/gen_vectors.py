@@ -39,6 +39,7 @@ VECTORS = [
     request("download_range_big_ids", 2**64 - 1, "download",
             {"name": "x", "start": 2**32, "stop": 2**40 + 5, "frame_size": 255}),
     request("delete_list", 128, "delete", {"names": ["a", "b", "é"], "missing_ok": True}),
+    request("rename", 9, "rename", {"name": "arr_1", "new_name": "fares"}),
     request("negative_and_float_args", 65536, "future_op", {"k": -1, "m": -129, "n": -2**40, "x": 1.5, "y": None}),
     reply("upload_ok", 7, {"name": "fares", "dtype": "float64", "size": 10_000_003, "nbytes": 80_000_024}),
     reply("unknown_array", 3, code=9, error="UNKNOWN_ARRAY",

@@ -39,6 +39,8 @@ from ._server import Server, find_server_binary
 from ._config import config
 from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
 from ._interop import __all__ as _interop_names
+from ._arkouda import *  # noqa: F401,F403 -- Arkouda's names: ak.int64, ak.power, ak.broadcast, ...
+from ._arkouda import __all__ as _arkouda_names
 
 __version__ = "0.1.0"
 
@@ -67,6 +69,7 @@ __all__ = [
     *_ops_names,
     *_io_names,
     *_interop_names,
+    *_arkouda_names,
 ]
 
 _default: Connection | None = None

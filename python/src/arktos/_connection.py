@@ -213,11 +213,21 @@ def _written(cmd: str, args: dict[str, Any]) -> set[str] | None:
     if cmd == "delete":
         names = args.get("names", [])
         return {names} if isinstance(names, str) else {str(n) for n in names}
-    if cmd == "setitem":
-        return {str(args.get("a", ""))}
+    if cmd in ("setitem", "rename"):
+        return {str(args.get("a" if cmd == "setitem" else "name", ""))}
     if cmd in _KEEPS_ARRAYS and "out" in args:
         return {str(args["out"])}
     return None
+
+
+def _name_arg(x: Any, what: str) -> str:
+    """The server name `x` gives: a str as it is, a pdarray's name."""
+    if isinstance(x, pdarray):
+        return x._live_name()
+    if isinstance(x, str):
+        return x
+    raise TypeError(f"{what}() takes an array's name (a str) or a pdarray, "
+                    f"got {type(x).__name__}")
 
 
 def _array_names(result: Any) -> list[str]:
@@ -1907,20 +1917,35 @@ class Connection:
         """Return a pdarray for the existing server array `name`.
 
         Unlike ak.array(), the pdarray does not own the array: dropping it
-        leaves the array on the server (call .delete() to remove it). Raises
+        leaves the array on the server (call .delete() to remove it), as
+        for an array kept with pdarray.register(). Raises
         UnknownArrayError (a KeyError) when there is no such array.
 
         >>> b = ak.attach("arr_1")
         """
         return self._pdarray(self.info(name), owned=False)
 
-    def info(self, name: str) -> dict[str, Any]:
-        """Return ``{name, dtype, size, nbytes}`` of the server array `name`.
+    def info(self, name: str | pdarray) -> dict[str, Any]:
+        """Return ``{name, dtype, size, nbytes}`` of the server array `name`
+        (a name, or a pdarray).
 
         >>> ak.info("arr_1")
         {'dtype': 'int64', 'name': 'arr_1', 'nbytes': 24, 'size': 3}
         """
-        return self._request("info", {"name": name})[0]
+        return self._request("info", {"name": _name_arg(name, "info")})[0]
+
+    def rename(self, name: str | pdarray, new_name: str) -> dict[str, Any]:
+        """Store the server array `name` under `new_name`, and return its
+        ``{name, dtype, size, nbytes}``. Its bytes do not move. Raises
+        NameInUseError (and renames nothing) when `new_name` is taken.
+        For an array you hold, pdarray.register() renames it and keeps it.
+
+        >>> ak.Connection().rename("arr_1", "fares")["name"]
+        'fares'
+        """
+        if not isinstance(new_name, str):
+            raise TypeError(f"new_name must be a str, got {type(new_name).__name__}")
+        return self._request("rename", {"name": _name_arg(name, "rename"), "new_name": new_name})[0]
 
     def list_arrays(self) -> list[dict[str, Any]]:
         """Return every server array as ``{name, dtype, size, nbytes}``, by name.
@@ -1930,7 +1955,7 @@ class Connection:
         """
         return list(self._request("list")[0]["arrays"])
 
-    def delete(self, names: str | Iterable[str], missing_ok: bool = False) -> int:
+    def delete(self, names: str | pdarray | Iterable[str | pdarray], missing_ok: bool = False) -> int:
         """Delete server arrays by name, all or nothing; return how many went.
 
         With `missing_ok` unknown names are skipped, else one unknown name
@@ -1940,7 +1965,8 @@ class Connection:
         >>> ak.Connection().delete(["arr_1", "arr_2"])
         2
         """
-        names = [names] if isinstance(names, str) else list(names)
+        names = ([_name_arg(names, "delete")] if isinstance(names, (str, pdarray))
+                 else [_name_arg(n, "delete") for n in names])
         return int(self._request("delete", {"names": names, "missing_ok": missing_ok})[0]["deleted"])
 
     def get_config(self) -> dict[str, Any]:

@@ -172,6 +172,77 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
                              "one by one; download them once with a.to_ndarray()")
         return iter(self.to_ndarray())
 
+    def register(self, name: str) -> pdarray:
+        """Keep the array on the server under `name` (Arkouda's register) and
+        return this pdarray, now named `name`.
+
+        A registered array outlives this pdarray, its session and its
+        notebook kernel: dropping the pdarray or disconnecting leaves it on
+        the server, where ``ak.attach(name)`` finds it again (until
+        ``delete()``, or until ``unregister()`` hands it back to this
+        pdarray's care). Only the name changes; the bytes stay where they
+        are. Registering under the name the array has just keeps it. Raises
+        NameInUseError, and changes nothing, when another array has `name`.
+        Other pdarrays attached to the old name no longer reach it.
+
+        >>> fares = (a * 1.1).register("fares")
+        >>> ak.attach("fares")          # later, in another session
+        """
+        old = self._live_name()
+        result = self._conn.rename(old, name)
+        self.name = str(result["name"])
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        return self
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): this pdarray owns the array again,
+        so dropping it deletes the array on the server. The name stays.
+
+        >>> ak.attach("fares").unregister()
+        """
+        self._live_name()
+        if not self.owned:
+            self._finalizer = weakref.finalize(self, self._conn._pending_deletes.append, self.name)
+            self._finalizer.atexit = False
+
+    def is_registered(self) -> bool:
+        """True when the array outlives this pdarray: it was registered, or
+        attached, rather than made by an upload or operation that it owns.
+
+        >>> a.is_registered(), a.register("kept").is_registered()
+        (False, True)
+        """
+        return not self._deleted and not self.owned
+
+    def fill(self, value: Any) -> None:
+        """Set every element to `value`, in place on the server (numpy's
+        fill: ``a[:] = value``).
+
+        >>> a = ak.zeros(3)
+        >>> a.fill(2.5)
+        >>> a
+        array([2.5, 2.5, 2.5])
+        """
+        self[:] = value
+
+    def to_list(self) -> list[Any]:
+        """Download the array as a Python list of Python scalars
+        (``to_ndarray().tolist()``; Arkouda's name, numpy's is tolist()).
+
+        >>> ak.arange(3).to_list()
+        [0, 1, 2]
+        """
+        return self.to_ndarray().tolist()  # type: ignore[no-any-return]
+
+    def tolist(self) -> list[Any]:
+        """numpy's name for to_list().
+
+        >>> ak.arange(3).tolist()
+        [0, 1, 2]
+        """
+        return self.to_list()
+
     def delete(self) -> None:
         """Delete the array on the server now. Calling it again does nothing.
 
