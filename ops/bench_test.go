@@ -186,3 +186,38 @@ func BenchmarkOrderStats(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFloatFunc: Go's math functions over 10^7 float64 normals, one
+// worker, with their NaN answers given C's bits (nan.go).
+func BenchmarkFloatFunc(b *testing.B) {
+	const n = 1e7
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = r.NormFloat64()
+	}
+	x, y := pdarray.FromSlice(xs), pdarray.FromSlice(xs[:])
+	out, _ := pdarray.Alloc(dF64, n)
+	for _, op := range []string{"log", "sin", "exp"} {
+		b.Run("unary="+op, func(b *testing.B) {
+			b.SetBytes(16 * n)
+			for b.Loop() {
+				if err := Unary(PlainEnv(1), op, x, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sink = out
+		})
+	}
+	for _, op := range []string{"fmod", "arctan2", "%"} {
+		b.Run("binary="+op, func(b *testing.B) {
+			b.SetBytes(24 * n)
+			for b.Loop() {
+				if err := Binary(PlainEnv(1), op, ArrayOperand(x), ArrayOperand(y), out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sink = out
+		})
+	}
+}

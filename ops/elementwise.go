@@ -725,7 +725,7 @@ func floatKernel[T Float](op string) func(d, a, b []byte) {
 		return loop[T, T](func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				d[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+				d[i] = T(pow(float64(a[i]), float64(b[i])))
 			}
 		}).bytes()
 	case "nextafter": // exact, in T's own precision
@@ -735,19 +735,38 @@ func floatKernel[T Float](op string) func(d, a, b []byte) {
 				d[i] = nextafter(a[i], b[i])
 			}
 		}).bytes()
-	case "fmod", "copysign", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside", "float_power":
-		// (fmod, copysign and heaviside are exact; float32 through float64 too)
-		f := map[string]func(x, y float64) float64{"fmod": math.Mod, "copysign": math.Copysign,
+	case "copysign": // exact; a NaN keeps its payload and takes y's sign
+		return loop[T, T](func(d, a, b []T) {
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = T(math.Copysign(float64(a[i]), float64(b[i])))
+			}
+		}).bytes()
+	case "fmod", "arctan2", "hypot", "logaddexp", "logaddexp2", "heaviside", "float_power":
+		// (fmod and heaviside are exact; float32 through float64 too)
+		f := map[string]func(x, y float64) float64{"fmod": math.Mod,
 			"arctan2": math.Atan2, "hypot": math.Hypot, "logaddexp": logaddexp, "logaddexp2": logaddexp2,
 			"heaviside": heaviside, "float_power": math.Pow}[op]
 		return loop[T, T](func(d, a, b []T) {
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
-				d[i] = T(f(float64(a[i]), float64(b[i])))
+				r := f(float64(a[i]), float64(b[i]))
+				if r != r {
+					r = nanFrom2(float64(a[i]), float64(b[i])) // C's NaN bits, not Go's
+				}
+				d[i] = T(r)
 			}
 		}).bytes()
 	}
 	return numKernel[T](op)
+}
+
+// pow is math.Pow with C's NaN bits (a negative base to a fraction).
+func pow(x, y float64) float64 {
+	if r := math.Pow(x, y); r == r {
+		return r
+	}
+	return nanFrom2(x, y)
 }
 
 // logaddexp is numpy's npy_logaddexp step for step: log(exp(x) + exp(y))
@@ -812,7 +831,7 @@ func nextafter[T Float](x, y T) T {
 
 // divmod is numpy's npy_divmod: Python's floor division and remainder.
 func divmod[T Float](a, b T) (T, T) {
-	mod := T(math.Mod(float64(a), float64(b))) // fmod is exact, so float32 loses nothing
+	mod := T(fmod(float64(a), float64(b))) // fmod is exact, so float32 loses nothing
 	if b == 0 {
 		return a / b, mod
 	}
@@ -847,7 +866,7 @@ func floorDiv[T Float](a, b T) T {
 
 func fmodPy[T Float](a, b T) T {
 	if b == 0 {
-		return T(math.Mod(float64(a), float64(b)))
+		return T(fmod(float64(a), float64(b)))
 	}
 	_, m := divmod(a, b)
 	return m

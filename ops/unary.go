@@ -15,6 +15,7 @@ var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "lo
 // floatFuncs are the float functions of one float: Go's math, within a few
 // ULP of glibc's (which numpy calls; docs/operations.md), except where
 // Go's loses digits, which log2, asin, acos, sinh and cosh below mend.
+// Their NaN answers take C's bits in floatUnary's loop (nan.go).
 var floatFuncs = map[string]func(float64) float64{
 	"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "log1p": math.Log1p, "sin": math.Sin, "cos": math.Cos,
 	"tan": math.Tan, "arcsin": asin, "arccos": acos, "arctan": math.Atan, "sinh": sinh,
@@ -333,6 +334,10 @@ func intUnary[T Integer](op string) func(d, a []byte) {
 
 func floatUnary[T Float](op string) func(d, a []byte) {
 	f := floatFuncs[op]
+	// libm: f is Go's math (or built on it), whose NaN answers are
+	// math.NaN(); the others' NaNs are the argument's own (abs and fabs
+	// clear its sign), left as they are.
+	libm := true
 	switch op {
 	case "floor":
 		f = math.Floor
@@ -344,6 +349,10 @@ func floatUnary[T Float](op string) func(d, a []byte) {
 		f = math.Abs
 	case "trunc":
 		f = math.Trunc
+	}
+	switch op {
+	case "floor", "ceil", "round", "abs", "trunc", "fabs", "deg2rad", "rad2deg":
+		libm = false
 	}
 	if _, ok := any(T(0)).(float32); ok {
 		switch op {
@@ -444,10 +453,24 @@ func floatUnary[T Float](op string) func(d, a []byte) {
 	if f == nil {
 		return nil
 	}
+	if !libm {
+		return uloop[T, T](func(d, a []T) {
+			a = a[:len(d)]
+			for i := range d {
+				d[i] = T(f(float64(a[i])))
+			}
+		}).bytes()
+	}
 	return uloop[T, T](func(d, a []T) {
 		a = a[:len(d)]
 		for i := range d {
-			d[i] = T(f(float64(a[i])))
+			r := f(float64(a[i]))
+			if r != r {
+				// C's NaN bits, not Go's (a[i] read again: kept in a
+				// register across f's call, it would be spilled each time)
+				r = nanFrom(float64(a[i]))
+			}
+			d[i] = T(r)
 		}
 	}).bytes()
 }

@@ -443,3 +443,37 @@ def test_more_binary_ufuncs(arrays, name: str, monkeypatch: pytest.MonkeyPatch) 
             assert isinstance(got, ak.pdarray)
             # (float_power is Go's math.Pow, as float **: within 1e-13 relative)
             assert_same(got, want, ulps=ulps, rtol=1e-13 if name == "float_power" else 0.0)
+
+
+def test_nan_answers_carry_numpy_bits(mconn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NaN answers bit for bit with numpy's (assert_same lets any NaN
+    match): invalid operations give the CPU's default NaN as C's libm does
+    (x86: 0xfff8000000000000), and numpy's NaN argument propagates. Go's
+    math answered its own NaN, 0x7ff8000000000001, for all of these
+    before. (NaN payloads other than numpy's NaN are not compared: numpy's
+    SIMD loops keep or drop them function by function.)"""
+    bad = np.array([-1.0, 2.0, -2.0, np.inf, -np.inf, 0.0, 3.0, np.nan, -0.5])
+    other = np.array([0.0, np.inf, 0.3, 3.0, 0.0, 0.0, np.nan, 1.0, -np.inf])
+    unary = [np.log, np.log1p, np.log2, np.log10, np.sin, np.cos, np.tan, np.arcsin, np.arccos,
+             np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh, np.exp,
+             np.exp2, np.expm1, np.cbrt, np.sqrt, np.abs, np.fabs, np.floor, np.trunc]
+    binary = [np.fmod, np.remainder, np.floor_divide, np.power, np.float_power, np.arctan2,
+              np.hypot, np.copysign, np.logaddexp, np.heaviside, np.true_divide]
+    for dt in (np.float64, np.float32):
+        x, y = bad.astype(dt), other.astype(dt)
+        px, py = mconn.array(x), mconn.array(y)
+        forbid_downloads(monkeypatch)
+        got = [f(px) for f in unary] + [f(px, py) for f in binary] + [f(py, px) for f in binary]
+        monkeypatch.undo()
+        with np.errstate(all="ignore"):
+            want = [f(x) for f in unary] + [f(x, y) for f in binary] + [f(y, x) for f in binary]
+        names = [f.__name__ for f in unary] + [f.__name__ for f in binary] + [f"{f.__name__}(y, x)" for f in binary]
+        for name, g, w in zip(names, got, want, strict=True):
+            g_np = g.to_ndarray()
+            assert g_np.dtype == w.dtype, (name, dt)
+            nan = np.isnan(w)
+            assert np.array_equal(np.isnan(g_np), nan), (name, dt)
+            if name == "arccos":
+                nan[7] = False  # numpy's AVX-512 arccos answers the default NaN for NaN; libm's propagates
+            u = f"u{w.itemsize}"
+            assert [hex(v) for v in g_np[nan].view(u)] == [hex(v) for v in w[nan].view(u)], (name, dt)
