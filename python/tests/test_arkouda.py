@@ -232,3 +232,48 @@ def test_broadcast_equals_numpy(default_conn: ak.Connection) -> None:
 
 def test_get_mem_avail(default_conn: ak.Connection) -> None:
     assert ak.get_mem_avail() == ak.mem_info()["free"] > 0
+
+
+@pytest.mark.parametrize("dt", sorted(DATA))
+def test_methods_equal_numpy(default_conn: ak.Connection, dt: str) -> None:
+    """numpy's and Arkouda's pdarray methods, each against numpy's answer."""
+    x = np.concatenate([DATA[dt], DATA[dt][:3]])
+    if dt.startswith("float"):
+        x[2] = np.nan
+    a = ak.array(x)
+    s = a.copy()
+    s.sort()  # in place, NaN last
+    assert s.name != a.name
+    same(s, np.sort(x))
+    same(a, x)  # the copy was sorted, not a
+    assert s.is_sorted() and a.is_sorted() == bool(np.all(x[:-1] <= x[1:]))
+    values, counts = a.value_counts()
+    want_v, want_c = np.unique(x, return_counts=True)
+    if dt.startswith("float"):  # np.unique counts each NaN apart; value_counts groups them
+        keep = ~np.isnan(want_v)
+        want_v = np.append(want_v[keep], np.array([np.nan], want_v.dtype))
+        want_c = np.append(want_c[keep], np.isnan(x).sum())
+    same(values, want_v)
+    same(counts, want_c)
+    same(a.mink(3), np.sort(x)[:3])
+    same(a.maxk(3), np.sort(x)[-3:])
+    same(a.argmink(3), np.argsort(x, kind="stable")[:3])
+    same(a.argmaxk(3), np.argsort(x, kind="stable")[-3:])
+    probe = x[:4].copy()
+    same(s.searchsorted(ak.array(probe)), np.searchsorted(np.sort(x), probe))
+    same(s.searchsorted(ak.array(probe), side="right"), np.searchsorted(np.sort(x), probe, side="right"))
+    (nz,) = a.nonzero()
+    same(nz, np.nonzero(x)[0])
+    if not dt.startswith("float"):
+        same(a.dot(a), x.dot(x))
+        same(a.ptp(), np.ptp(x))
+    idx = np.array([4, 0, 4, len(x) - 1])
+    same(a.take(ak.array(idx)), x.take(idx))
+    same(a.repeat(2), x.repeat(2))
+    same(a.flatten(), x.flatten())
+    assert a.ravel() is a
+    assert ak.array(x[:1]).item() == x[:1].item() and type(ak.array(x[:1]).item()) is type(x[:1].item())
+    with pytest.raises(ValueError, match="size 1"):
+        a.item()
+    with pytest.raises(ValueError, match="axis must be None, 0 or -1"):
+        a.sort(axis=1)

@@ -534,6 +534,148 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return _ops.round(_numpy_like(self, "round", None, out, False), decimals)
 
+    def sort(self, axis: int | None = -1, kind: str | None = None, order: None = None, *,
+             stable: bool | None = None) -> None:
+        """Sort in place on the server, NaN last (numpy's ndarray.sort; any
+        ``kind``: the order is each one's answer). ak.sort(a) gives a sorted
+        copy instead.
+
+        >>> a = ak.array([3, 1, 2])
+        >>> a.sort()
+        >>> a
+        array([1, 2, 3])
+        """
+        if order is not None:
+            raise ValueError("sort(order=...) sorts structured arrays by field; pdarrays have no fields")
+        src = _numpy_like(self, "sort", axis, None, False)
+        ordered = _ops.sort(src)
+        try:
+            self[:] = ordered  # a copy on the server, into this array
+        finally:
+            ordered.delete()
+
+    def is_sorted(self) -> bool:
+        """Whether the array is ascending, NaN only at the end (see ak.is_sorted).
+
+        >>> ak.array([1, 2, 2]).is_sorted()
+        True
+        """
+        return _ops.is_sorted(self)
+
+    def value_counts(self) -> tuple[pdarray, pdarray]:
+        """(distinct values, how many of each), sorted (see ak.value_counts).
+
+        >>> ak.array([2, 1, 2]).value_counts()
+        (array([1, 2]), array([1, 2]))
+        """
+        return _ops.value_counts(self)
+
+    def mink(self, k: int) -> pdarray:
+        """The k smallest values, ascending (see ak.mink).
+
+        >>> ak.array([5, 1, 4, 2]).mink(2)
+        array([1, 2])
+        """
+        return _ops.mink(self, k)
+
+    def maxk(self, k: int) -> pdarray:
+        """The k largest values, ascending (see ak.maxk).
+
+        >>> ak.array([5, 1, 4, 2]).maxk(2)
+        array([4, 5])
+        """
+        return _ops.maxk(self, k)
+
+    def argmink(self, k: int) -> pdarray:
+        """Indices of the k smallest values (see ak.argmink).
+
+        >>> ak.array([5, 1, 4, 2]).argmink(2)
+        array([1, 3])
+        """
+        return _ops.argmink(self, k)
+
+    def argmaxk(self, k: int) -> pdarray:
+        """Indices of the k largest values (see ak.argmaxk).
+
+        >>> ak.array([5, 1, 4, 2]).argmaxk(2)
+        array([2, 0])
+        """
+        return _ops.argmaxk(self, k)
+
+    def searchsorted(self, v: Any, side: str = "left") -> Any:
+        """Where v's values go in this sorted array (see ak.searchsorted).
+
+        >>> ak.array([1, 3, 5]).searchsorted(ak.array([0, 3, 9]))
+        array([0, 1, 3])
+        """
+        return _ops.searchsorted(self, v, side)
+
+    def nonzero(self) -> tuple[pdarray]:
+        """Indices of the nonzero elements, as a 1-tuple (np.nonzero).
+
+        >>> ak.array([0, 3, 0, 1]).nonzero()
+        (array([1, 3]),)
+        """
+        return np.nonzero(self)  # type: ignore[return-value]
+
+    def dot(self, b: Any) -> Any:
+        """The sum of self * b, reduced on the server (np.dot).
+
+        >>> ak.arange(3).dot(ak.arange(3))
+        np.int64(5)
+        """
+        return np.dot(self, b)
+
+    def ptp(self) -> Any:
+        """max - min (np.ptp).
+
+        >>> ak.array([4, -1, 7]).ptp()
+        np.int64(8)
+        """
+        return np.ptp(self)
+
+    def take(self, indices: Any) -> pdarray:
+        """The elements at `indices`, gathered on the server (np.take).
+
+        >>> ak.array([10, 20, 30]).take(ak.array([2, 0]))
+        array([30, 10])
+        """
+        return np.take(self, indices)  # type: ignore[no-any-return]
+
+    def repeat(self, repeats: Any) -> pdarray:
+        """Each element `repeats` times (np.repeat).
+
+        >>> ak.array([1, 2]).repeat(2)
+        array([1, 1, 2, 2])
+        """
+        return np.repeat(self, repeats)  # type: ignore[return-value]
+
+    def flatten(self) -> pdarray:
+        """A copy (a pdarray is 1-D already: numpy's flatten).
+
+        >>> ak.arange(3).flatten()
+        array([0, 1, 2])
+        """
+        return self.copy()
+
+    def ravel(self) -> pdarray:
+        """This pdarray itself (1-D already: numpy's ravel, no copy).
+
+        >>> ak.arange(3).ravel()
+        array([0, 1, 2])
+        """
+        return self
+
+    def item(self) -> Any:
+        """The one element of a 1-element array, as a Python scalar (numpy's item).
+
+        >>> ak.array([2.5]).item()
+        2.5
+        """
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self[0].item()
+
 
 def _numpy_like(a: pdarray, method: str, axis: int | None, out: Any, keepdims: bool,
                 dtype: DTypeLike | None = None) -> pdarray:
