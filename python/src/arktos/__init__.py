@@ -35,6 +35,7 @@ from ._ops import __all__ as _ops_names
 from ._io import *  # noqa: F401,F403 -- Parquet, Arrow IPC and checkpoints on the server
 from ._io import __all__ as _io_names
 from ._groupby import GroupBy
+from ._categorical import Categorical
 from ._server import Server, find_server_binary
 from ._config import config
 from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
@@ -45,6 +46,7 @@ from ._arkouda import __all__ as _arkouda_names
 __version__ = "0.1.0"
 
 __all__ = [
+    "Categorical",
     "DEFAULT_URL",
     "DTYPES",
     "Connection",

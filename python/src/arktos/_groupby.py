@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._categorical import Categorical
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ def _aggregation(op: Any) -> Any:
 
 
 class GroupBy:
-    """Rows grouped by one or several key pdarrays (integer, float or bool).
+    """Rows grouped by one or several key pdarrays (integer, float or bool)
+    or Categoricals (grouped by their codes: unique keys in string order,
+    as Categoricals).
 
     Attributes: ``unique_keys`` (a pdarray for one key, else a tuple of them,
     sorted), ``ngroups``, ``ids`` (int32 group of every row, -1 for a dropped
@@ -78,12 +81,16 @@ class GroupBy:
     (array([0, 3, 5]), array([0, 2, 5, 1, 4, 3]))
     """
 
-    def __init__(self, keys: pdarray | Sequence[pdarray], dropna: bool = True, *,
-                 strategy: str = "auto") -> None:
-        self._single = isinstance(keys, pdarray)
-        key_list = [keys] if isinstance(keys, pdarray) else list(keys)
-        if not key_list or not all(isinstance(k, pdarray) for k in key_list):
-            raise TypeError("GroupBy keys must be a pdarray or a non-empty list of pdarrays")
+    def __init__(self, keys: pdarray | Categorical | Sequence[pdarray | Categorical],
+                 dropna: bool = True, *, strategy: str = "auto") -> None:
+        self._single = isinstance(keys, (pdarray, Categorical))
+        given = [keys] if isinstance(keys, (pdarray, Categorical)) else list(keys)
+        if not given or not all(isinstance(k, (pdarray, Categorical)) for k in given):
+            raise TypeError("GroupBy keys must be a pdarray or Categorical, or a non-empty list of them")
+        # A Categorical key groups by its codes; its unique keys come back
+        # as Categoricals of its categories.
+        self._categories = [k.categories if isinstance(k, Categorical) else None for k in given]
+        key_list = [k.codes if isinstance(k, Categorical) else k for k in given]
         for k in key_list:
             if k.dtype.kind not in "iufb":
                 raise TypeError(f"cannot group by a {k.dtype} array; keys are integer, float or bool")
@@ -101,6 +108,7 @@ class GroupBy:
         self._ngroups: int | None = None
         self._nkept: int | None = None
         self._strategy: str | None = None
+        # the unique keys as the server made them (codes for a Categorical key)
         self._unique_keys: pdarray | tuple[pdarray, ...] | None = None
         #: whether the last aggregation was grouped and aggregated in one pass
         self.fused = False
@@ -209,8 +217,15 @@ class GroupBy:
         assert self._strategy is not None
         return self._strategy
 
+    def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
+        """Unique-key arrays as the user's keys were: a Categorical key's as
+        a Categorical; one array for one key, else a tuple."""
+        out = [k if cats is None else Categorical.from_codes(k, cats)
+               for k, cats in zip(keys, self._categories, strict=True)]
+        return out[0] if self._single else tuple(out)
+
     @property
-    def unique_keys(self) -> pdarray | tuple[pdarray, ...]:
+    def unique_keys(self) -> Any:
         """The unique keys, sorted: a pdarray for one key, else a tuple of them.
 
         >>> g.unique_keys
@@ -218,7 +233,8 @@ class GroupBy:
         """
         self._known()
         assert self._unique_keys is not None
-        return self._unique_keys
+        uk = self._unique_keys
+        return self._wrap_keys(list(uk) if isinstance(uk, tuple) else [uk])
 
     def __repr__(self) -> str:
         if self._unique_keys is None:
@@ -507,13 +523,15 @@ class GroupBy:
         v = self._values(values)
         if v.size != self._rows:
             raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
-        uk = self.unique_keys
+        self._known()
+        uk = self._unique_keys
+        assert uk is not None
         keys: list[pdarray] = list(uk) if isinstance(uk, tuple) else [uk]
         result, _ = self._conn._request("groupby_topk", {
             "ids": self.ids._live_name(), "ngroups": self.ngroups, "values": v._live_name(),
             "n": int(n), "largest": largest, "keys": [k._live_name() for k in keys]})
         ks = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
-        return (ks[0] if self._single else tuple(ks)), self._conn._pdarray(result["values"], owned=True)
+        return self._wrap_keys(ks), self._conn._pdarray(result["values"], owned=True)
 
     def nlargest(self, values: Any, n: int = 1) -> tuple[Any, pdarray]:
         """The n largest non-NaN values of each group, in long form: the keys

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._dtypes import SUPPORTED, to_wire
+from ._categorical import Categorical
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ def _numeric(dtype: Any, what: str) -> np.dtype[Any]:
         to_wire(dt)
     except TypeError:
         raise TypeError(f"{what} has dtype {dtype}, which arktos cannot store; supported: "
-                        f"{SUPPORTED}. Convert it first (categories: .cat.codes; "
-                        "datetimes: .astype('int64'))") from None
+                        f"{SUPPORTED} (and strings, as Categoricals). Convert it first "
+                        "(datetimes: .astype('int64'))") from None
     return dt
 
 
@@ -71,14 +72,34 @@ def _series_values(series: Any, what: str) -> np.ndarray:
     return converted
 
 
+def _is_text(series: Any) -> bool:
+    """Whether a pandas column holds strings (object, string or category dtype)."""
+    pd = _import("pandas")
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return True
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    return isinstance(dtype, np.dtype) and dtype.kind == "O"
+
+
+def _upload_column(series: Any, what: str, c: Connection) -> Any:
+    if _is_text(series):
+        try:
+            return Categorical(series, conn=c)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{what}: {err}") from None
+    return c.array(_series_values(series, what))
+
+
 def from_pandas(obj: Any, *, conn: Connection | None = None) -> Any:
     """Upload a pandas Series (or Index) as a pdarray, or a DataFrame as a
     dict of pdarrays, one per column (keys: the column names as str).
 
     Numeric and bool columns are supported, numpy-backed (sent from
     pandas' own buffer, no copy) or nullable/Arrow-backed without missing
-    values. The index is not uploaded. Missing values raise ValueError,
-    other dtypes TypeError.
+    values; string and category columns become Categoricals. The index is
+    not uploaded. Missing values raise ValueError, other dtypes TypeError.
 
     >>> df = pd.DataFrame({"zone": [1, 2, 2], "fare": [9.5, 12.0, 7.25]})
     >>> cols = ak.from_pandas(df)
@@ -93,15 +114,16 @@ def from_pandas(obj: Any, *, conn: Connection | None = None) -> Any:
         names = [str(column) for column in obj.columns]
         if len(set(names)) != len(names):
             raise ValueError(f"the DataFrame has duplicate column names {names}; rename them first")
-        values = [_series_values(obj.iloc[:, i], f"column {names[i]!r}") for i in range(len(names))]
-        return {name: c.array(v) for name, v in zip(names, values)}
+        return {names[i]: _upload_column(obj.iloc[:, i], f"column {names[i]!r}", c)
+                for i in range(len(names))}
     if isinstance(obj, (pd.Series, pd.Index)):
-        return c.array(_series_values(obj, f"the {type(obj).__name__}"))
+        return _upload_column(obj, f"the {type(obj).__name__}", c)
     raise TypeError(f"from_pandas takes a pandas Series, Index or DataFrame, got {type(obj).__name__}")
 
 
-def to_pandas(obj: pdarray | Mapping[str, pdarray], name: Any = None) -> Any:
-    """Download a pdarray as a pandas Series, or a dict of pdarrays as a DataFrame.
+def to_pandas(obj: pdarray | Categorical | Mapping[str, pdarray | Categorical], name: Any = None) -> Any:
+    """Download a pdarray as a pandas Series, or a dict of pdarrays as a
+    DataFrame (a Categorical as a category column).
 
     The Series wraps the downloaded numpy array without another copy.
     ``name`` names the Series (default: none).
@@ -119,9 +141,14 @@ def to_pandas(obj: pdarray | Mapping[str, pdarray], name: Any = None) -> Any:
     pd = _import("pandas")
     if isinstance(obj, pdarray):
         return pd.Series(obj.to_ndarray(), name=name, copy=False)
+    if isinstance(obj, Categorical):
+        return pd.Series(obj.to_pandas(), name=name)
     if isinstance(obj, Mapping):
-        columns = {}
+        columns: dict[Any, Any] = {}
         for key, value in obj.items():
+            if isinstance(value, Categorical):
+                columns[key] = value.to_pandas()
+                continue
             if not isinstance(value, pdarray):
                 raise TypeError(f"to_pandas: column {key!r} is a {type(value).__name__}, not a pdarray")
             columns[key] = value.to_ndarray()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
@@ -22,6 +22,7 @@ from ._dtypes import from_wire, to_wire
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
+    from ._categorical import Categorical
     from ._connection import Connection
 
 __all__ = [
@@ -55,6 +56,12 @@ def _conn_of(*xs: Any, conn: Connection | None = None) -> Connection:
                 if isinstance(y, pdarray):
                     return y._conn
     return _default_conn(conn)
+
+
+def _is_categorical(x: Any) -> TypeGuard[Categorical]:
+    from ._categorical import Categorical  # (it imports this module)
+
+    return isinstance(x, Categorical)
 
 
 def _new(conn: Connection, result: dict[str, Any]) -> pdarray:
@@ -1326,21 +1333,26 @@ def setitem(a: pdarray, key: Any, value: Any) -> None:
 
 # -- sorting and sets ---------------------------------------------------
 
-def sort(a: pdarray) -> pdarray:
-    """Sorted copy (NaN last), like np.sort.
+def sort(a: Any) -> Any:
+    """Sorted copy (NaN last), like np.sort; a Categorical's values in string order.
 
     >>> ak.sort(ak.array([3.0, np.nan, 1.0, 2.0]))
     array([ 1.,  2.,  3., nan])
     """
+    if _is_categorical(a):
+        return a.sort_values()
     return _new(a._conn, a._conn._request("sort", {"a": a._live_name()})[0])
 
 
-def argsort(a: pdarray) -> pdarray:
-    """Stable sorting permutation (np.argsort(kind="stable")); NaN last.
+def argsort(a: Any) -> pdarray:
+    """Stable sorting permutation (np.argsort(kind="stable")); NaN last; a
+    Categorical's in string order.
 
     >>> ak.argsort(ak.array([30, 10, 20, 10]))
     array([1, 3, 2, 0])
     """
+    if _is_categorical(a):
+        a = a.codes  # its categories are sorted: the codes sort as the strings
     return _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
 
 
@@ -1445,8 +1457,8 @@ def coargsort(arrays: Sequence[pdarray]) -> pdarray:
     return _new(c, c._request("coargsort", {"names": names})[0])
 
 
-def unique(a: pdarray, return_inverse: bool = False,
-           return_counts: bool = False) -> pdarray | tuple[pdarray, ...]:
+def unique(a: pdarray | Categorical, return_inverse: bool = False,
+           return_counts: bool = False) -> Any:
     """np.unique: sorted distinct values (NaNs collapse to one), then the
     inverse and the counts when asked for.
 
@@ -1455,22 +1467,30 @@ def unique(a: pdarray, return_inverse: bool = False,
     >>> ak.unique(ak.array([3, 1, 3]), return_counts=True)
     (array([1, 3]), array([1, 2]))
     """
-    result, _ = a._conn._request("unique", {"a": a._live_name(), "return_counts": return_counts,
+    if _is_categorical(a):
+        if return_inverse or return_counts:
+            raise TypeError("unique of a Categorical takes no return_inverse/return_counts; "
+                            "use cat.value_counts() for the counts")
+        return a.unique()
+    p = cast(pdarray, a)
+    result, _ = p._conn._request("unique", {"a": p._live_name(), "return_counts": return_counts,
                                             "return_inverse": return_inverse})
-    out = [_new(a._conn, result["values"])]
+    out = [_new(p._conn, result["values"])]
     if return_inverse:
-        out.append(_new(a._conn, result["inverse"]))
+        out.append(_new(p._conn, result["inverse"]))
     if return_counts:
-        out.append(_new(a._conn, result["counts"]))
+        out.append(_new(p._conn, result["counts"]))
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def value_counts(a: pdarray) -> tuple[pdarray, pdarray]:
+def value_counts(a: pdarray | Categorical) -> tuple[Any, pdarray]:
     """(distinct values, how often each occurs), as arkouda's value_counts.
 
     >>> ak.value_counts(ak.array([3, 1, 3, 2, 3]))
     (array([1, 2, 3]), array([1, 1, 3]))
     """
+    if _is_categorical(a):
+        return a.value_counts()
     values, counts = unique(a, return_counts=True)
     return values, counts
 
@@ -1481,6 +1501,9 @@ def in1d(a: Any, b: Any, invert: bool = False) -> pdarray:
     >>> ak.in1d(ak.arange(5), [1, 3])
     array([False,  True, False,  True, False])
     """
+    if _is_categorical(a):
+        found = a.isin(b)
+        return unop("not", found) if invert else found
     c = _conn_of(a, b)
     keep: list[pdarray] = []
     x, y = _as_pdarray(a, c, keep), _as_pdarray(b, c, keep)

@@ -1,0 +1,379 @@
+"""Categorical: string values stored on the server as integer codes.
+
+Arktos stores numeric arrays only; a column of strings (zone names, ids,
+tags) becomes a Categorical, as Arkouda's ``ak.Categorical`` and pandas'
+``Categorical``: the distinct strings, sorted, stay with the client
+(``categories``, a numpy str array), and a code per row, the index of its
+string among them, lives on the server (``codes``, the smallest signed
+integer dtype that holds them). Because the categories are sorted, the
+codes sort, group and compare as the strings do: GroupBy by a Categorical
+gives its keys in string order, argsort is the strings' order, and an
+equality test or a substring search is a lookup per category turned into
+an operation on the codes, all on the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["Categorical"]
+
+
+def _code_dtype(ncategories: int) -> np.dtype:
+    for dt in (np.int8, np.int16, np.int32):
+        if ncategories <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def _as_strings(values: Any, what: str) -> NDArray[np.str_]:
+    """values as a 1-D numpy str array; missing values refused."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}")
+    if arr.dtype.kind == "U":
+        return arr
+    if arr.dtype.kind == "S":
+        return np.char.decode(arr, "utf-8")
+    if arr.dtype.kind == "O":
+        bad = [i for i, v in enumerate(arr) if not isinstance(v, str)]
+        if bad:
+            v = arr[bad[0]]
+            if v is None or (isinstance(v, float) and np.isnan(v)) or type(v).__name__ == "NAType":
+                raise ValueError(f"{what} has {len(bad)} missing values (None or NaN, the first at "
+                                 f"{bad[0]}), which a Categorical cannot hold yet; fill them first, "
+                                 "e.g. s.fillna('N/A')")
+            raise TypeError(f"{what} holds a {type(v).__name__} at {bad[0]}; a Categorical "
+                            "holds strings (upload numbers with ak.array)")
+        return arr.astype(str) if arr.size else np.array([], dtype="<U1")
+    raise TypeError(f"{what} has dtype {arr.dtype}; a Categorical holds strings "
+                    "(upload numbers with ak.array)")
+
+
+class Categorical:
+    """String values stored on the server as integer codes (Arkouda's and
+    pandas' Categorical).
+
+    ``Categorical(values)`` takes a list or numpy array of str, or a pandas
+    Series or Categorical, and uploads one code per value; ``categories``
+    (the distinct strings, sorted) stay here. Missing values (None, NaN) are
+    refused. Attributes: ``codes`` (a pdarray), ``categories``, ``size``,
+    ``shape``, ``nbytes`` (of the codes). It prints like a numpy str array,
+    indexes like a pdarray (a mask, an index array or a slice gives a
+    Categorical; an int gives the str), compares with a str or another
+    Categorical, and groups (``ak.GroupBy(cat)``), sorts and counts by
+    string order.
+
+    >>> zones = ak.Categorical(["JFK", "Midtown", "JFK", "Harlem"])
+    >>> zones
+    Categorical(['JFK', 'Midtown', 'JFK', 'Harlem'])
+    >>> zones.categories, zones.codes
+    (array(['Harlem', 'JFK', 'Midtown'], dtype='<U7'), array([1, 2, 1, 0], dtype=int8))
+    >>> (zones == "JFK").sum()
+    np.int64(2)
+    """
+
+    ndim = 1
+
+    def __init__(self, values: Any, *, conn: Connection | None = None) -> None:
+        from ._ops import _default_conn
+
+        c = _default_conn(conn)
+        categories, codes = _factorize(values)
+        self.categories: NDArray[np.str_] = categories
+        self.codes: pdarray = c.array(codes)
+
+    @classmethod
+    def from_codes(cls, codes: pdarray, categories: Any) -> Categorical:
+        """A Categorical of codes already on the server and their categories
+        (distinct and sorted, as a Categorical's are; checked).
+
+        >>> ak.Categorical.from_codes(ak.array([0, 1, 0], dtype=ak.int8), ["a", "b"])
+        Categorical(['a', 'b', 'a'])
+        """
+        if not isinstance(codes, pdarray) or codes.dtype.kind not in "iu":
+            raise TypeError("from_codes takes an integer pdarray of codes")
+        cats = _as_strings(categories, "categories")
+        if cats.size > 1 and not bool(np.all(cats[:-1] < cats[1:])):
+            raise ValueError("categories must be distinct and sorted (np.unique gives them so)")
+        out = cls.__new__(cls)
+        out.categories, out.codes = cats, codes
+        return out
+
+    # -- what it is ---------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """The number of values.
+
+        >>> ak.Categorical(["a", "b", "a"]).size
+        3
+        """
+        return self.codes.size
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(size,)``.
+
+        >>> ak.Categorical(["a", "b"]).shape
+        (2,)
+        """
+        return (self.codes.size,)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the codes take on the server.
+
+        >>> ak.Categorical(["a", "b"]).nbytes
+        2
+        """
+        return self.codes.nbytes
+
+    def __len__(self) -> int:
+        return self.codes.size
+
+    def _strings(self, codes: NDArray[Any]) -> NDArray[np.str_]:
+        return self.categories[codes] if codes.size else np.array([], dtype=self.categories.dtype)
+
+    def to_ndarray(self) -> NDArray[np.str_]:
+        """Download the codes and return the strings as a numpy str array.
+
+        >>> ak.Categorical(["b", "a"]).to_ndarray()
+        array(['b', 'a'], dtype='<U1')
+        """
+        return self._strings(self.codes.to_ndarray())
+
+    def to_list(self) -> list[str]:
+        """The strings as a Python list.
+
+        >>> ak.Categorical(["b", "a"]).to_list()
+        ['b', 'a']
+        """
+        return self.to_ndarray().tolist()  # type: ignore[no-any-return]
+
+    def to_pandas(self) -> Any:
+        """A pandas Categorical of the same codes and categories.
+
+        >>> ak.Categorical(["b", "a"]).to_pandas()
+        ['b', 'a']
+        Categories (2, object): ['a', 'b']
+        """
+        from ._interop import _import
+
+        return _import("pandas").Categorical.from_codes(self.codes.to_ndarray(), self.categories)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
+        out = self.to_ndarray()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        from ._pdarray import EDGE_ITEMS, PRINT_THRESHOLD
+
+        if self.size <= PRINT_THRESHOLD:
+            return f"Categorical({self.to_ndarray().tolist()!r})"
+        head = self._strings(self.codes[:EDGE_ITEMS].to_ndarray()).tolist()
+        tail = self._strings(self.codes[-EDGE_ITEMS:].to_ndarray()).tolist()
+        return (f"Categorical([{', '.join(map(repr, head))}, ..., {', '.join(map(repr, tail))}], "
+                f"size={self.size}, categories={self.categories.size})")
+
+    def __iter__(self) -> Any:
+        return iter(self.to_list())
+
+    def delete(self) -> None:
+        """Delete the codes on the server now.
+
+        >>> ak.Categorical(["a"]).delete()
+        """
+        self.codes.delete()
+
+    # -- indexing and comparing ------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Any:
+        got = self.codes[key]
+        if isinstance(got, pdarray):
+            return Categorical.from_codes(got, self.categories)
+        return str(self.categories[int(got)])
+
+    def _code_of(self, value: str) -> int | None:
+        i = int(np.searchsorted(self.categories, value))
+        return i if i < self.categories.size and self.categories[i] == value else None
+
+    def _codes_in(self, other: Categorical) -> pdarray:
+        """other's codes numbered as self's categories (-1 where absent)."""
+        if np.array_equal(other.categories, self.categories):
+            return other.codes
+        where = np.searchsorted(self.categories, other.categories)
+        found = where < self.categories.size
+        found[found] = self.categories[where[found]] == other.categories[found]
+        mapping = np.where(found, where, -1).astype(_code_dtype(self.categories.size))
+        return self.codes._conn.array(mapping)[other.codes]  # type: ignore[no-any-return]
+
+    def _compare(self, other: Any, equal: bool) -> pdarray:
+        from ._ops import binop
+
+        op = "==" if equal else "!="
+        if isinstance(other, Categorical):
+            return binop(op, self.codes, self._codes_in(other))
+        if isinstance(other, str):
+            code = self._code_of(other)
+            # No such string: -1 is no row's code, so nothing is equal.
+            return binop(op, self.codes, -1 if code is None else code)
+        raise TypeError(f"a Categorical compares with a str or a Categorical, not {type(other).__name__}")
+
+    def __eq__(self, other: Any) -> pdarray:  # type: ignore[override]
+        return self._compare(other, True)
+
+    def __ne__(self, other: Any) -> pdarray:  # type: ignore[override]
+        return self._compare(other, False)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        raise ValueError("The truth value of a Categorical is ambiguous; compare it with a str "
+                         "and use .any() or .all() of the result")
+
+    def isin(self, values: Any) -> pdarray:
+        """Bool pdarray: whether each value is among `values` (strings, or a Categorical).
+
+        >>> ak.Categorical(["a", "b", "c"]).isin(["c", "a", "zz"])
+        array([ True, False,  True])
+        """
+        strings = values.categories if isinstance(values, Categorical) else _as_strings(
+            [values] if isinstance(values, str) else list(values), "values")
+        return self._lookup(np.isin(self.categories, strings))
+
+    def _lookup(self, per_category: NDArray[np.bool_]) -> pdarray:
+        """A bool per row: per_category[code], gathered on the server."""
+        if self.categories.size == 0:
+            return self._compare("", True)  # all False (no rows, or none to match)
+        return self.codes._conn.array(per_category)[self.codes]  # type: ignore[no-any-return]
+
+    def _string_test(self, f: Callable[[NDArray[np.str_]], NDArray[np.bool_]]) -> pdarray:
+        return self._lookup(np.asarray(f(self.categories), dtype=np.bool_))
+
+    def contains(self, substr: str) -> pdarray:
+        """Bool pdarray: whether each value contains `substr` (plain text, not a regex).
+
+        >>> ak.Categorical(["JFK", "Midtown", "Newark"]).contains("ew")
+        array([False, False,  True])
+        """
+        return self._string_test(lambda c: np.char.find(c, substr) >= 0)
+
+    def startswith(self, prefix: str) -> pdarray:
+        """Bool pdarray: whether each value starts with `prefix`.
+
+        >>> ak.Categorical(["JFK", "Midtown", "Newark"]).startswith("Mid")
+        array([False,  True, False])
+        """
+        return self._string_test(lambda c: np.char.startswith(c, prefix))
+
+    def endswith(self, suffix: str) -> pdarray:
+        """Bool pdarray: whether each value ends with `suffix`.
+
+        >>> ak.Categorical(["JFK", "Midtown", "Newark"]).endswith("k")
+        array([False, False,  True])
+        """
+        return self._string_test(lambda c: np.char.endswith(c, suffix))
+
+    # -- sorting and counting ---------------------------------------------------
+
+    def argsort(self) -> pdarray:
+        """The permutation that sorts the strings (stable), as np.argsort(kind="stable").
+
+        >>> ak.Categorical(["b", "a", "c", "a"]).argsort()
+        array([1, 3, 0, 2])
+        """
+        from ._ops import argsort
+
+        return argsort(self.codes)
+
+    def sort_values(self) -> Categorical:
+        """The values sorted (np.sort of the strings).
+
+        >>> ak.Categorical(["b", "a", "c"]).sort_values()
+        Categorical(['a', 'b', 'c'])
+        """
+        from ._ops import sort
+
+        return Categorical.from_codes(sort(self.codes), self.categories)
+
+    def unique(self) -> Categorical:
+        """The distinct values present, sorted.
+
+        >>> ak.Categorical(["b", "a", "b"]).unique()
+        Categorical(['a', 'b'])
+        """
+        from ._ops import unique
+
+        codes = unique(self.codes)
+        assert isinstance(codes, pdarray)
+        return Categorical.from_codes(codes, self.categories)
+
+    def value_counts(self) -> tuple[Categorical, pdarray]:
+        """(distinct values, how many of each), sorted by value.
+
+        >>> ak.Categorical(["b", "a", "b"]).value_counts()
+        (Categorical(['a', 'b']), array([1, 2]))
+        """
+        from ._ops import value_counts
+
+        values, counts = value_counts(self.codes)
+        return Categorical.from_codes(values, self.categories), counts
+
+
+def _factorize(values: Any) -> tuple[NDArray[np.str_], NDArray[Any]]:
+    """(sorted distinct strings, code of each value) for values of any
+    accepted kind; pandas Categoricals keep their codes (re-numbered when
+    their categories are not sorted)."""
+    pd_cat = _pandas_categorical(values)
+    if pd_cat is not None:
+        cats = _as_strings(np.asarray(pd_cat.categories, dtype=object), "the categories")
+        codes = np.asarray(pd_cat.codes)
+        if (codes < 0).any():
+            raise ValueError(f"the Categorical has {int((codes < 0).sum())} missing values, which "
+                             "an arktos Categorical cannot hold yet; fill them first, e.g. "
+                             "s.cat.add_categories('N/A').fillna('N/A')")
+        order = np.argsort(cats, kind="stable")
+        if not np.array_equal(order, np.arange(cats.size)):
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            cats, codes = cats[order], rank[codes]
+        return cats, codes.astype(_code_dtype(cats.size))
+    if isinstance(values, Sequence) and not isinstance(values, str) and len(values) == 0:
+        return np.array([], dtype="<U1"), np.array([], dtype=np.int8)
+    if isinstance(values, str):
+        raise TypeError("Categorical takes a sequence of strings, not one str; wrap it in a list")
+    strings = _as_strings(_pandas_values(values), "values")
+    cats, codes = np.unique(strings, return_inverse=True)
+    return cats, codes.astype(_code_dtype(cats.size))
+
+
+def _pandas_categorical(values: Any) -> Any:
+    """values' pandas Categorical, when it is one or a Series of one."""
+    module = type(values).__module__
+    if not module.startswith("pandas"):
+        return None
+    from ._interop import _import
+
+    pd = _import("pandas")
+    if isinstance(values, pd.Categorical):
+        return values
+    if isinstance(values, (pd.Series, pd.Index)) and isinstance(values.dtype, pd.CategoricalDtype):
+        return values.array
+    return None
+
+
+def _pandas_values(values: Any) -> Any:
+    """A pandas Series or Index of strings as a numpy object array."""
+    if type(values).__module__.startswith("pandas"):
+        return values.to_numpy(dtype=object)
+    return values

@@ -1,0 +1,149 @@
+"""ak.Categorical: strings as codes on the server, against numpy and pandas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import arktos as ak
+from _opsdata import forbid_downloads
+
+pd = pytest.importorskip("pandas")
+
+WORDS = np.array(["JFK", "Midtown", "Harlem", "", "Zoë", "midtown", "JFK ", "Astoria", "a", "B"])
+
+
+def strings(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return WORDS[rng.integers(0, WORDS.size, n)]
+
+
+def test_round_trip_and_attributes(default_conn) -> None:
+    x = strings(1000)
+    c = ak.Categorical(x)
+    assert c.size == len(c) == 1000 and c.shape == (1000,)
+    assert c.categories.tolist() == sorted(set(x.tolist()))
+    assert c.codes.dtype == np.int8 and c.nbytes == 1000
+    assert c.to_ndarray().tolist() == x.tolist()
+    assert c.to_list() == x.tolist() and list(c) == x.tolist()
+    assert np.asarray(c).tolist() == x.tolist()
+    assert c[3] == x[3] and isinstance(c[3], str)
+    assert c[-1] == x[-1]
+    assert c[10:20].to_ndarray().tolist() == x[10:20].tolist()
+    assert repr(ak.Categorical(["a", "b"])) == "Categorical(['a', 'b'])"
+    assert "size=1000" in repr(c) and repr(c).startswith(f"Categorical([{str(x[0])!r}, ")
+    many = ak.Categorical(np.array([f"id{i:05d}" for i in range(300)]))
+    assert many.codes.dtype == np.int16 and many.to_ndarray()[299] == "id00299"
+    empty = ak.Categorical([])
+    assert empty.size == 0 and empty.to_ndarray().size == 0
+    assert ak.Categorical(np.array([b"x", b"y"])).to_list() == ["x", "y"]
+
+
+def test_comparisons_and_lookups_run_on_the_server(default_conn, monkeypatch) -> None:
+    x, y = strings(500, 1), strings(500, 2)
+    c, d = ak.Categorical(x), ak.Categorical(y[:250].tolist() + ["Queens"] * 250)
+    y2 = np.concatenate([y[:250], np.array(["Queens"] * 250)])
+    forbid_downloads(monkeypatch)  # the answers below stay on the server
+    got = {
+        "eq": c == "JFK", "ne": c != "JFK", "absent": c == "Bronx", "absent_ne": c != "Bronx",
+        "cat_eq": c == d, "cat_ne": c != d, "isin": c.isin(["a", "Zoë", "nope"]),
+        "in1d_invert": ak.in1d(c, ["a", "B"], invert=True), "contains": c.contains("id"),
+        "starts": c.startswith("M"), "ends": c.endswith(" "), "mask": c[c == "Harlem"].codes,
+    }
+    monkeypatch.undo()
+    want = {
+        "eq": x == "JFK", "ne": x != "JFK", "absent": x == "Bronx", "absent_ne": x != "Bronx",
+        "cat_eq": x == y2, "cat_ne": x != y2, "isin": np.isin(x, ["a", "Zoë", "nope"]),
+        "in1d_invert": ~np.isin(x, ["a", "B"]), "contains": np.char.find(x, "id") >= 0,
+        "starts": np.char.startswith(x, "M"), "ends": np.char.endswith(x, " "),
+    }
+    for key, w in want.items():
+        assert got[key].to_ndarray().tolist() == w.tolist(), key
+    assert ak.Categorical.from_codes(got["mask"], c.categories).to_list() == x[x == "Harlem"].tolist()
+    with pytest.raises(TypeError, match="compares with a str or a Categorical"):
+        c == 3  # noqa: B015
+    with pytest.raises(ValueError, match="truth value"):
+        bool(c)
+
+
+def test_sort_unique_counts_as_the_strings(default_conn) -> None:
+    x = strings(2000, 3)
+    c = ak.Categorical(x)
+    assert ak.argsort(c).to_ndarray().tolist() == np.argsort(x, kind="stable").tolist()
+    assert c.argsort().to_ndarray().tolist() == np.argsort(x, kind="stable").tolist()
+    assert ak.sort(c).to_list() == np.sort(x).tolist() == c.sort_values().to_list()
+    assert ak.unique(c).to_list() == np.unique(x).tolist()
+    values, counts = ak.value_counts(c)
+    want_v, want_c = np.unique(x, return_counts=True)
+    assert values.to_list() == want_v.tolist() and counts.to_ndarray().tolist() == want_c.tolist()
+    part = c[c != "JFK"]  # categories kept, some absent: unique gives those present
+    assert part.unique().to_list() == np.unique(x[x != "JFK"]).tolist()
+    with pytest.raises(TypeError, match="value_counts"):
+        ak.unique(c, return_counts=True)
+
+
+def test_groupby_equals_pandas(default_conn) -> None:
+    rng = np.random.default_rng(4)
+    n = 5000
+    x = strings(n, 5)
+    k2 = rng.integers(0, 3, n)
+    v = rng.standard_normal(n)
+    c, vals = ak.Categorical(x), ak.array(v)
+    df = pd.DataFrame({"s": x, "k": k2, "v": v})
+
+    keys, sums = ak.GroupBy(c).sum(vals)
+    want = df.groupby("s", sort=True)["v"].sum()
+    assert isinstance(keys, ak.Categorical)
+    assert keys.to_list() == want.index.tolist()
+    np.testing.assert_allclose(sums.to_ndarray(), want.to_numpy(), rtol=1e-12)
+
+    g = ak.GroupBy([c, ak.array(k2)])
+    (ks, kk), counts = g.count()
+    want2 = df.groupby(["s", "k"], sort=True)["v"].count()
+    assert list(zip(ks.to_list(), kk.to_ndarray().tolist())) == want2.index.tolist()
+    assert counts.to_ndarray().tolist() == want2.to_numpy().tolist()
+    (tk, _), top = g.nlargest(vals, 1)
+    want3 = df.groupby(["s", "k"], sort=True)["v"].max()
+    assert isinstance(tk, ak.Categorical) and tk.to_list() == [s for s, _ in want3.index]
+    np.testing.assert_array_equal(top.to_ndarray(), want3.to_numpy())
+    assert g.broadcast(counts).to_ndarray().tolist() == df.groupby(["s", "k"])["v"].transform("count").tolist()
+
+
+def test_pandas_interop(default_conn) -> None:
+    df = pd.DataFrame({
+        "zone": ["b", "a", "b", "c"], "n": [1, 2, 3, 4],
+        "cat": pd.Categorical(["y", "x", "y", "x"], categories=["y", "x"]),  # unsorted categories
+        "s": pd.array(["p", "q", "p", "q"], dtype="string"),
+    })
+    cols = ak.from_pandas(df)
+    assert isinstance(cols["zone"], ak.Categorical) and isinstance(cols["n"], ak.pdarray)
+    assert cols["cat"].categories.tolist() == ["x", "y"]  # sorted, codes renumbered
+    assert cols["cat"].to_list() == ["y", "x", "y", "x"]
+    back = ak.to_pandas(cols)
+    for name in ("zone", "cat", "s"):
+        assert back[name].astype(str).tolist() == df[name].astype(str).tolist(), name
+        assert isinstance(back[name].dtype, pd.CategoricalDtype)
+    assert back["n"].tolist() == [1, 2, 3, 4]
+    series = ak.to_pandas(cols["zone"], name="zone")
+    assert series.name == "zone" and series.tolist() == ["b", "a", "b", "c"]
+    with pytest.raises(ValueError, match="column 'bad'.*missing values"):
+        ak.from_pandas(pd.DataFrame({"bad": ["a", None]}))
+    with pytest.raises(ValueError, match="missing values"):
+        ak.from_pandas(pd.Series(pd.Categorical(["a", None])))
+    with pytest.raises(ValueError, match="missing values"):
+        ak.from_pandas(pd.Series(pd.array(["a", None], dtype="string")))
+
+
+def test_refusals(default_conn) -> None:
+    with pytest.raises(TypeError, match="holds strings"):
+        ak.Categorical([1, 2])
+    with pytest.raises(TypeError, match="holds a int at 1"):
+        ak.Categorical(np.array(["a", 3], dtype=object))
+    with pytest.raises(TypeError, match="not one str"):
+        ak.Categorical("abc")
+    with pytest.raises(ValueError, match="1-D"):
+        ak.Categorical(np.array([["a"]]))
+    with pytest.raises(ValueError, match="distinct and sorted"):
+        ak.Categorical.from_codes(ak.array(np.array([0, 1], dtype=np.int8)), ["b", "a"])
+    with pytest.raises(TypeError, match="integer pdarray"):
+        ak.Categorical.from_codes(ak.array([0.5]), ["a"])
