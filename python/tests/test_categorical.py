@@ -147,3 +147,81 @@ def test_refusals(default_conn) -> None:
         ak.Categorical.from_codes(ak.array(np.array([0, 1], dtype=np.int8)), ["b", "a"])
     with pytest.raises(TypeError, match="integer pdarray"):
         ak.Categorical.from_codes(ak.array([0.5]), ["a"])
+
+
+def test_register_and_attach_across_sessions(server) -> None:
+    import gc
+    import uuid
+
+    name = f"zones_{uuid.uuid4().hex[:8]}"
+    first = server.connect()
+    x = np.array(["Zoë", "JFK", "", "JFK", "日本"])
+    c = ak.Categorical(x, conn=first)
+    assert not c.is_registered()
+    assert c.register(name) is c and c.is_registered()
+    del c
+    gc.collect()
+    first.close()
+    second = server.connect()
+    try:
+        back = ak.Categorical.attach(name, conn=second)
+        assert back.is_registered() and back.to_list() == x.tolist()
+        assert back.categories.tolist() == sorted(set(x.tolist()))
+        # a name taken (here by the categories' arrays' names) keeps nothing new
+        other = ak.Categorical(["q"], conn=second)
+        with pytest.raises(ak.NameInUseError):
+            other.register(name)
+        names = {e["name"] for e in second.list_arrays()}
+        assert {name, f"{name}/categories", f"{name}/category_lengths"} <= names
+        assert not other.is_registered() and other.codes.name != name
+        assert sum(n.startswith(name) for n in names) == 3
+        # the codes' name taken: the categories stored first are taken back
+        taken = second.array(np.arange(2), name=f"{name}_t")
+        with pytest.raises(ak.NameInUseError):
+            other.register(f"{name}_t")
+        assert not {f"{name}_t/categories", f"{name}_t/category_lengths"} & {
+            e["name"] for e in second.list_arrays()}
+        assert not other.is_registered()
+        taken.delete()
+        wrong = [second.array(np.arange(3), name=f"{name}x"),  # lengths that do not fit the bytes
+                 second.array(np.zeros(1, np.uint8), name=f"{name}x/categories"),
+                 second.array(np.array([5]), name=f"{name}x/category_lengths")]
+        with pytest.raises(ValueError, match="not a Categorical's categories"):
+            ak.Categorical.attach(f"{name}x", conn=second)
+        for arr in wrong:
+            arr.delete()
+        back.delete()  # the codes and the categories
+        assert not any(e["name"].startswith(name + "/") or e["name"] == name
+                       for e in second.list_arrays())
+    finally:
+        second.close()
+
+
+def test_unregister_hands_it_back(default_conn) -> None:
+    import gc
+    import uuid
+
+    name = f"u_{uuid.uuid4().hex[:8]}"
+    c = ak.Categorical(["a", "b"]).register(name)
+    c.unregister()
+    assert not c.is_registered()
+    assert f"{name}/categories" not in {e["name"] for e in ak.list_arrays()}
+    del c
+    gc.collect()
+    assert name not in {e["name"] for e in ak.list_arrays()}
+
+
+def test_concatenate_over_the_union_of_categories(default_conn) -> None:
+    x, y, z = strings(300, 7), np.array(["Queens", "a", "Bronx"]), strings(50, 8)
+    parts = [ak.Categorical(x), ak.Categorical(y), ak.Categorical(z)]
+    joined = ak.concatenate(parts)
+    assert isinstance(joined, ak.Categorical)
+    assert joined.to_list() == np.concatenate([x, y, z]).tolist()
+    assert joined.categories.tolist() == np.unique(np.concatenate([x, y, z])).tolist()
+    same = ak.concatenate([parts[0], parts[0]])
+    assert same.to_list() == np.concatenate([x, x]).tolist()
+    many = ak.Categorical(np.array([f"w{i:04d}" for i in range(200)]))  # int16 codes after the union
+    wide = ak.concatenate([parts[1], many])
+    assert wide.codes.dtype == np.int16 and wide.to_list() == y.tolist() + many.to_list()
+    with pytest.raises(TypeError, match="Categoricals only"):
+        ak.concatenate([parts[0], ak.arange(3)])

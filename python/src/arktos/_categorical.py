@@ -189,11 +189,83 @@ class Categorical:
         return iter(self.to_list())
 
     def delete(self) -> None:
-        """Delete the codes on the server now.
+        """Delete the codes on the server now (and the categories a
+        register() stored there).
 
         >>> ak.Categorical(["a"]).delete()
         """
+        if self.codes.is_registered():
+            self.codes._conn.delete(_category_names(self.codes._live_name()), missing_ok=True)
         self.codes.delete()
+
+    # -- keeping it by name -------------------------------------------------
+
+    def register(self, name: str) -> Categorical:
+        """Keep the Categorical on the server under `name`, as
+        pdarray.register: the codes under `name`, the categories (UTF-8
+        bytes and their lengths) beside them under ``name + "/categories"``
+        and ``name + "/category_lengths"``. ``ak.Categorical.attach(name)``
+        finds it again in any later session. Raises NameInUseError, and
+        keeps nothing new, when one of the three names is taken.
+
+        >>> zones.register("zones")
+        >>> ak.Categorical.attach("zones")   # later, in another session
+        """
+        conn = self.codes._conn
+        data_name, lengths_name = _category_names(name)
+        encoded = [c.encode("utf-8") for c in self.categories.tolist()]
+        lengths = np.array([len(e) for e in encoded], dtype=np.int64)
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        stored: list[pdarray] = []
+        try:
+            for values, key in ((data, data_name), (lengths, lengths_name)):
+                stored.append(conn.array(values, name=key).register(key))
+            self.codes.register(name)
+        except BaseException:
+            for arr in stored:  # nothing half-kept
+                arr.delete()
+            raise
+        return self
+
+    @classmethod
+    def attach(cls, name: str, *, conn: Connection | None = None) -> Categorical:
+        """The Categorical register(name) kept on the server; like
+        ak.attach, the result does not own it.
+
+        >>> zones = ak.Categorical.attach("zones")
+        """
+        from ._ops import _default_conn
+
+        c = _default_conn(conn)
+        data_name, lengths_name = _category_names(name)
+        codes = c.attach(name)
+        data = c.attach(data_name).to_ndarray()
+        lengths = c.attach(lengths_name).to_ndarray()
+        ends = np.cumsum(lengths)
+        if data.dtype != np.uint8 or lengths.dtype != np.int64 or (ends[-1] if ends.size else 0) != data.size:
+            raise ValueError(f"'{data_name}' and '{lengths_name}' are not a Categorical's categories "
+                             "(register() stores them); they do not fit together")
+        raw = data.tobytes()
+        starts = ends - lengths
+        strings = [raw[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())]
+        return cls.from_codes(codes, np.array(strings, dtype=str) if strings else np.array([], dtype="<U1"))
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): the categories kept on the server
+        go, and this Categorical owns its codes again (dropping it deletes them).
+
+        >>> ak.Categorical.attach("zones").unregister()
+        """
+        self.codes._conn.delete(_category_names(self.codes._live_name()), missing_ok=True)
+        self.codes.unregister()
+
+    def is_registered(self) -> bool:
+        """Whether the codes outlive this Categorical (registered or attached).
+
+        >>> ak.Categorical.attach("zones").is_registered()
+        True
+        """
+        return self.codes.is_registered()
 
     # -- indexing and comparing ------------------------------------------------
 
@@ -216,6 +288,32 @@ class Categorical:
         found[found] = self.categories[where[found]] == other.categories[found]
         mapping = np.where(found, where, -1).astype(_code_dtype(self.categories.size))
         return self.codes._conn.array(mapping)[other.codes]  # type: ignore[no-any-return]
+
+    @staticmethod
+    def concatenate(parts: Sequence[Any]) -> Categorical:
+        """One Categorical of the parts' values in order, over the union of
+        their categories (each part's codes renumbered by one gather on the
+        server); ak.concatenate of Categoricals calls it.
+
+        >>> ak.concatenate([ak.Categorical(["b", "a"]), ak.Categorical(["c"])])
+        Categorical(['b', 'a', 'c'])
+        """
+        from ._ops import concatenate
+
+        cats = list(parts)
+        if not cats:
+            raise ValueError("need at least one Categorical to concatenate")
+        if not all(isinstance(p, Categorical) for p in cats):
+            raise TypeError("concatenate joins Categoricals with Categoricals only; "
+                            "make the others Categoricals first: ak.Categorical(values)")
+        union: NDArray[np.str_] = cats[0].categories
+        for p in cats[1:]:
+            union = np.union1d(union, p.categories)
+        base = Categorical.from_codes(cats[0].codes, union)
+        codes = [base._codes_in(p) for p in cats]
+        width = _code_dtype(union.size)
+        joined = concatenate([k if k.dtype == width else k.astype(width) for k in codes])
+        return Categorical.from_codes(joined, union)
 
     def _compare(self, other: Any, equal: bool) -> pdarray:
         from ._ops import binop
@@ -328,6 +426,11 @@ class Categorical:
 
         values, counts = value_counts(self.codes)
         return Categorical.from_codes(values, self.categories), counts
+
+
+def _category_names(name: str) -> tuple[str, str]:
+    """The server names of a registered Categorical's categories."""
+    return f"{name}/categories", f"{name}/category_lengths"
 
 
 def _factorize(values: Any) -> tuple[NDArray[np.str_], NDArray[Any]]:

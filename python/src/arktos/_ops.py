@@ -1266,12 +1266,17 @@ def standard_normal(size: int, seed: int | None = None, *,
     return _random("standard_normal", size, seed, conn)
 
 
-def concatenate(arrays: Sequence[Any], *, conn: Connection | None = None) -> pdarray:
-    """np.concatenate of 1-D arrays (dtypes promoted).
+def concatenate(arrays: Sequence[Any], *, conn: Connection | None = None) -> Any:
+    """np.concatenate of 1-D arrays (dtypes promoted); of Categoricals, a
+    Categorical over the union of their categories.
 
     >>> ak.concatenate([ak.arange(3), ak.array([10, 11])])
     array([ 0,  1,  2, 10, 11])
     """
+    if builtins.any(_is_categorical(x) for x in arrays):
+        from ._categorical import Categorical
+
+        return Categorical.concatenate(arrays)
     c = _conn_of(list(arrays), conn=conn)
     keep: list[pdarray] = []
     names = [_as_pdarray(x, c, keep)._live_name() for x in arrays]
