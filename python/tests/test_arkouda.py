@@ -222,6 +222,8 @@ def test_broadcast_equals_numpy(default_conn: ak.Connection) -> None:
     want = per_np[np.searchsorted(seg_np, np.arange(12), side="right") - 1]
     same(ak.broadcast(ak.array(seg_np), ak.array(per_np), size=12), want)
     assert ak.broadcast(ak.array(seg_np), ak.array(per_np), size=0).size == 0
+    with pytest.raises(ValueError, match="first segment starts at 2"):
+        ak.broadcast(ak.array(seg_np + 2), ak.array(per_np), size=12)
     with pytest.raises(ValueError, match="give size"):
         ak.broadcast(ak.array(seg_np), ak.array(per_np))
     with pytest.raises(ValueError, match="6 segments but 2 values"):

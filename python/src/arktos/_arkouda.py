@@ -230,6 +230,9 @@ def broadcast(segments: pdarray, values: pdarray, size: int = -1,
         return empty
     if segments.size == 0:
         raise ValueError(f"broadcast: no segments to spread over {size} rows")
+    if int(segments[0]) != 0:
+        raise ValueError(f"broadcast: the first segment starts at {int(segments[0])}; "
+                         "segments are row offsets starting at 0 (as GroupBy.segments)")
     rows = arange(size, conn=segments._conn)
     out: pdarray = values[searchsorted(segments, rows, side="right") - 1]
     if permutation is None:

@@ -106,8 +106,13 @@ class Categorical:
         cats = _as_strings(categories, "categories")
         if cats.size > 1 and not bool(np.all(cats[:-1] < cats[1:])):
             raise ValueError("categories must be distinct and sorted (np.unique gives them so)")
+        return cls._wrap(codes, cats)
+
+    @classmethod
+    def _wrap(cls, codes: pdarray, categories: NDArray[np.str_]) -> Categorical:
+        """from_codes for categories known to be a Categorical's (unchecked)."""
         out = cls.__new__(cls)
-        out.categories, out.codes = cats, codes
+        out.categories, out.codes = categories, codes
         return out
 
     # -- what it is ---------------------------------------------------------
@@ -181,8 +186,10 @@ class Categorical:
 
         if self.size <= PRINT_THRESHOLD:
             return f"Categorical({self.to_ndarray().tolist()!r})"
-        head = self._strings(self.codes[:EDGE_ITEMS].to_ndarray()).tolist()
-        tail = self._strings(self.codes[-EDGE_ITEMS:].to_ndarray()).tolist()
+        name, conn = self.codes._live_name(), self.codes._conn
+        # the ends' codes only, downloaded as ranges (as pdarray's repr)
+        head = self._strings(conn._download(name, 0, EDGE_ITEMS)).tolist()
+        tail = self._strings(conn._download(name, self.size - EDGE_ITEMS, self.size)).tolist()
         return (f"Categorical([{', '.join(map(repr, head))}, ..., {', '.join(map(repr, tail))}], "
                 f"size={self.size}, categories={self.categories.size})")
 
@@ -273,7 +280,7 @@ class Categorical:
     def __getitem__(self, key: Any) -> Any:
         got = self.codes[key]
         if isinstance(got, pdarray):
-            return Categorical.from_codes(got, self.categories)
+            return Categorical._wrap(got, self.categories)
         return str(self.categories[int(got)])
 
     def _code_of(self, value: str) -> int | None:
@@ -310,11 +317,11 @@ class Categorical:
         union: NDArray[np.str_] = cats[0].categories
         for p in cats[1:]:
             union = np.union1d(union, p.categories)
-        base = Categorical.from_codes(cats[0].codes, union)
+        base = Categorical._wrap(cats[0].codes, union)
         codes = [base._codes_in(p) for p in cats]
         width = _code_dtype(union.size)
         joined = concatenate([k if k.dtype == width else k.astype(width) for k in codes])
-        return Categorical.from_codes(joined, union)
+        return Categorical._wrap(joined, union)
 
     def _compare(self, other: Any, equal: bool) -> pdarray:
         from ._ops import binop
@@ -403,7 +410,7 @@ class Categorical:
         """
         from ._ops import sort
 
-        return Categorical.from_codes(sort(self.codes), self.categories)
+        return Categorical._wrap(sort(self.codes), self.categories)
 
     def unique(self) -> Categorical:
         """The distinct values present, sorted.
@@ -415,7 +422,7 @@ class Categorical:
 
         codes = unique(self.codes)
         assert isinstance(codes, pdarray)
-        return Categorical.from_codes(codes, self.categories)
+        return Categorical._wrap(codes, self.categories)
 
     def value_counts(self) -> tuple[Categorical, pdarray]:
         """(distinct values, how many of each), sorted by value.
@@ -426,7 +433,7 @@ class Categorical:
         from ._ops import value_counts
 
         values, counts = value_counts(self.codes)
-        return Categorical.from_codes(values, self.categories), counts
+        return Categorical._wrap(values, self.categories), counts
 
 
 def _category_names(name: str) -> tuple[str, str]:

@@ -220,7 +220,7 @@ class GroupBy:
     def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
         """Unique-key arrays as the user's keys were: a Categorical key's as
         a Categorical; one array for one key, else a tuple."""
-        out = [k if cats is None else Categorical.from_codes(k, cats)
+        out = [k if cats is None else Categorical._wrap(k, cats)
                for k, cats in zip(keys, self._categories, strict=True)]
         return out[0] if self._single else tuple(out)
 

@@ -88,6 +88,8 @@ def _upload_column(series: Any, what: str, c: Connection) -> Any:
         try:
             return Categorical(series, conn=c)
         except (TypeError, ValueError) as err:
+            if type(err) not in (TypeError, ValueError):
+                raise  # a server's refusal: its own class and code
             raise type(err)(f"{what}: {err}") from None
     return c.array(_series_values(series, what))
 
