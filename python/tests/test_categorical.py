@@ -250,3 +250,25 @@ def test_factorize_by_hashing_equals_np_unique(default_conn, monkeypatch) -> Non
             assert c.codes.to_ndarray().tolist() == want_i.tolist()
     with pytest.raises(ValueError, match="1 missing values.*first at 2"):
         ak.Categorical(np.array(["a", "b", None], dtype=object))
+
+
+def test_arrow_interop(default_conn) -> None:
+    pa = pytest.importorskip("pyarrow")
+    x = strings(400, 11)
+    table = pa.table({"s": pa.array(x), "d": pa.array(x[::-1]).dictionary_encode(),
+                      "big": pa.array(x, pa.large_string()), "n": np.arange(400)})
+    cols = ak.from_arrow(table)
+    for name, want in (("s", x), ("d", x[::-1]), ("big", x)):
+        assert isinstance(cols[name], ak.Categorical), name
+        assert cols[name].to_list() == want.tolist(), name
+    assert isinstance(cols["n"], ak.pdarray)
+    out = ak.to_arrow(cols)
+    assert pa.types.is_dictionary(out.schema.field("s").type)
+    assert out.column("s").to_pylist() == x.tolist()
+    # chunks with dictionaries of their own, unsorted
+    chunked = pa.chunked_array([pa.array(["q", "b", "q"]).dictionary_encode(),
+                                pa.array(["a", "q"]).dictionary_encode()])
+    c = ak.from_arrow(chunked)
+    assert c.to_list() == ["q", "b", "q", "a", "q"] and c.categories.tolist() == ["a", "b", "q"]
+    with pytest.raises(ValueError, match="1 nulls"):
+        ak.from_arrow(pa.array(["a", None]))

@@ -166,7 +166,7 @@ def _arrow_values(array: Any, what: str) -> np.ndarray:
     if not (pa.types.is_integer(kind) or pa.types.is_boolean(kind)
             or (pa.types.is_floating(kind) and not pa.types.is_float16(kind))):
         raise TypeError(f"{what} has Arrow type {kind}, which arktos cannot store; supported: "
-                        f"{SUPPORTED} (dictionary arrays: upload .indices)")
+                        f"{SUPPORTED}, and strings (as Categoricals)")
     if array.null_count:
         raise ValueError(f"{what} has {array.null_count} nulls, which arktos arrays cannot hold; "
                          "fill them first, e.g. pyarrow.compute.fill_null(a, 0)")
@@ -176,13 +176,41 @@ def _arrow_values(array: Any, what: str) -> np.ndarray:
     return values
 
 
+def _arrow_is_text(array: Any) -> bool:
+    pa = _import("pyarrow")
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                or getattr(pa.types, "is_string_view", lambda _: False)(kind))
+
+
+def _arrow_column(array: Any, what: str, c: Connection) -> Any:
+    """A numeric Arrow column as a pdarray, a string or dictionary-of-string
+    one as a Categorical (its dictionary's strings sorted, the codes
+    renumbered to match, through pandas' Categorical)."""
+    if not _arrow_is_text(array):
+        return c.array(_arrow_values(array, what))
+    if array.null_count:
+        raise ValueError(f"{what} has {array.null_count} nulls, which a Categorical cannot hold yet; "
+                         "fill them first, e.g. pyarrow.compute.fill_null(a, 'N/A')")
+    pa = _import("pyarrow")
+    if not pa.types.is_dictionary(array.type):
+        array = array.dictionary_encode()
+    if isinstance(array, pa.ChunkedArray):
+        array = array.unify_dictionaries().combine_chunks() if array.num_chunks else pa.array(
+            [], array.type)
+    return Categorical(array.to_pandas(), conn=c)  # a pandas Categorical: codes kept, renumbered if unsorted
+
+
 def from_arrow(obj: Any, *, conn: Connection | None = None) -> Any:
     """Upload a pyarrow Array or ChunkedArray as a pdarray, or a Table or
     RecordBatch as a dict of pdarrays by column name.
 
-    Integer, float32/float64 and bool columns without nulls are supported.
-    A numeric Array (or one-chunk ChunkedArray) is sent straight from
-    Arrow's buffer, no copy; bool columns and several chunks are copied once.
+    Integer, float32/float64 and bool columns without nulls are supported,
+    and string or dictionary-of-string ones become Categoricals. A numeric
+    Array (or one-chunk ChunkedArray) is sent straight from Arrow's buffer,
+    no copy; bool columns and several chunks are copied once.
 
     >>> t = pa.table({"x": [1, 2, 3], "y": [0.5, 1.5, 2.5]})
     >>> ak.from_arrow(t)["y"].sum()
@@ -196,19 +224,20 @@ def from_arrow(obj: Any, *, conn: Connection | None = None) -> Any:
         names = list(obj.schema.names)
         if len(set(names)) != len(names):
             raise ValueError(f"the {type(obj).__name__} has duplicate column names {names}")
-        values = [_arrow_values(obj.column(i), f"column {names[i]!r}") for i in range(len(names))]
-        return {name: c.array(v) for name, v in zip(names, values)}
+        return {names[i]: _arrow_column(obj.column(i), f"column {names[i]!r}", c)
+                for i in range(len(names))}
     if isinstance(obj, (pa.Array, pa.ChunkedArray)):
-        return c.array(_arrow_values(obj, "the Arrow array"))
+        return _arrow_column(obj, "the Arrow array", c)
     raise TypeError(f"from_arrow takes a pyarrow Array, ChunkedArray, Table or RecordBatch, "
                     f"got {type(obj).__name__}")
 
 
-def to_arrow(obj: pdarray | Mapping[str, pdarray]) -> Any:
+def to_arrow(obj: pdarray | Categorical | Mapping[str, pdarray | Categorical]) -> Any:
     """Download a pdarray as a pyarrow Array, or a dict of pdarrays as a Table.
 
     Numeric arrays wrap the downloaded buffer without another copy; bool
-    arrays are packed into Arrow's bitmaps.
+    arrays are packed into Arrow's bitmaps; a Categorical becomes a
+    DictionaryArray of its codes and categories.
 
     >>> ak.to_arrow(ak.arange(3))
     <pyarrow.lib.Int64Array object at ...>
@@ -223,6 +252,8 @@ def to_arrow(obj: pdarray | Mapping[str, pdarray]) -> Any:
     pa = _import("pyarrow")
     if isinstance(obj, pdarray):
         return pa.array(obj.to_ndarray())
+    if isinstance(obj, Categorical):
+        return pa.DictionaryArray.from_arrays(pa.array(obj.codes.to_ndarray()), pa.array(obj.categories))
     if isinstance(obj, Mapping):
         return pa.table({str(k): to_arrow(v) for k, v in obj.items()})
     raise TypeError(f"to_arrow takes a pdarray or a dict of pdarrays, got {type(obj).__name__}")
