@@ -272,3 +272,50 @@ def test_arrow_interop(default_conn) -> None:
     assert c.to_list() == ["q", "b", "q", "a", "q"] and c.categories.tolist() == ["a", "b", "q"]
     with pytest.raises(ValueError, match="1 nulls"):
         ak.from_arrow(pa.array(["a", None]))
+
+
+def test_groupby_aggregates_strings(default_conn) -> None:
+    """A Categorical's values: first, mode (the smallest on ties), min and
+    max give strings, nunique and count numbers, as pandas' do; broadcast
+    of a string per group gives one per row."""
+    rng = np.random.default_rng(12)
+    n = 3000
+    k = rng.integers(0, 40, n)
+    x = strings(n, 13)
+    df = pd.DataFrame({"k": k, "s": x})
+    g = ak.GroupBy(ak.array(k))
+    c = ak.Categorical(x)
+    grouped = df.groupby("k", sort=True)["s"]
+    for op, want in (("first", grouped.first()), ("min", grouped.min()), ("max", grouped.max()),
+                     ("mode", grouped.agg(lambda s: s.mode().iloc[0]))):
+        keys, got = g.aggregate(c, op)
+        assert isinstance(got, ak.Categorical), op
+        assert keys.to_ndarray().tolist() == want.index.tolist()
+        assert got.to_list() == want.tolist(), op
+    assert g.nunique(c)[1].to_ndarray().tolist() == grouped.nunique().tolist()
+    assert g.count(c)[1].to_ndarray().tolist() == grouped.count().tolist()
+    firsts = g.first(c)[1]
+    rows = g.broadcast(firsts)
+    assert isinstance(rows, ak.Categorical)
+    assert rows.to_list() == grouped.transform("first").tolist()
+    with pytest.raises(TypeError, match="cannot take the sum of strings"):
+        g.sum(c)
+    with pytest.raises(TypeError, match="one aggregation at a time"):
+        g.agg(c, ["first", "min"])
+
+
+def test_registered_categorical_survives_a_checkpoint(make_server, tmp_path) -> None:
+    """save_all keeps the three arrays of a registered Categorical by name
+    (names with '/' included), and load_all brings it back whole."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    conn = make_server("--data-dir", str(data_dir)).connect()
+    x = np.array(["Zoë", "JFK", "JFK", "a/b"])
+    ak.Categorical(x, conn=conn).register("trips/zone")
+    ak.save_all("ck", conn=conn)
+    conn.delete(["trips/zone", "trips/zone/categories", "trips/zone/category_lengths"])
+    loaded = ak.load_all("ck", conn=conn)
+    assert set(loaded) == {"trips/zone", "trips/zone/categories", "trips/zone/category_lengths"}
+    back = ak.Categorical.attach("trips/zone", conn=conn)
+    assert back.to_list() == x.tolist()
+    conn.close()

@@ -47,6 +47,8 @@ __all__ = ["GroupBy"]
 STRATEGIES = ("auto", "dense", "hash", "partitioned", "sort", "chained", "wide")
 AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
                 "nunique", "first", "mode", "any", "all", "var", "std", "median")
+#: What a Categorical's values can be aggregated by (its strings' order).
+CATEGORICAL_AGGREGATIONS = ("size", "count", "nunique", "first", "mode", "min", "max", "argmin", "argmax")
 
 
 def _aggregation(op: Any) -> Any:
@@ -289,9 +291,12 @@ class GroupBy:
     def _values(self, values: Any) -> pdarray:
         if isinstance(values, pdarray):
             return values
+        if isinstance(values, Categorical):
+            raise TypeError("a Categorical's values take one aggregation at a time: "
+                            f"g.aggregate(cat, op) with op one of {', '.join(CATEGORICAL_AGGREGATIONS)}")
         return self._conn.array(values)
 
-    def aggregate(self, values: Any, operator: str | Callable[..., Any], ddof: float = 0) -> tuple[Any, pdarray]:
+    def aggregate(self, values: Any, operator: str | Callable[..., Any], ddof: float = 0) -> tuple[Any, Any]:
         """(unique_keys, operator over each group's values); operator is one of
         AGGREGATIONS, or a function named like one (np.sum, np.max, ...: as
         pandas' agg). NaN values are skipped.
@@ -302,6 +307,16 @@ class GroupBy:
         operator = _aggregation(operator)
         if operator not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation {operator!r}; use one of {', '.join(AGGREGATIONS)}")
+        if isinstance(values, Categorical):
+            # By the codes, which order as the strings: first, mode, min and
+            # max give codes, so strings again.
+            if operator not in CATEGORICAL_AGGREGATIONS:
+                raise TypeError(f"cannot take the {operator} of strings; a Categorical's values take "
+                                f"{', '.join(CATEGORICAL_AGGREGATIONS)}")
+            keys, got = self.aggregate(values.codes, operator, ddof)
+            if operator in ("first", "mode", "min", "max"):
+                return keys, Categorical._wrap(got, values.categories)
+            return keys, got
         column = ""
         keep = None
         if values is not None:
@@ -570,13 +585,15 @@ class GroupBy:
             "x": xs._live_name(), "y": ys._live_name()})
         return self.unique_keys, self._conn._pdarray(result, owned=True)
 
-    def broadcast(self, values: Any) -> pdarray:
+    def broadcast(self, values: Any) -> Any:
         """One value per row: its group's element of values (one per group).
         Dropped rows get NaN (floats), 0 or False.
 
         >>> g.broadcast(g.sum(vals)[1])
         array([100.,  70., 100.,  40.,  70., 100.])
         """
+        if isinstance(values, Categorical):  # a string per group: one per row
+            return Categorical._wrap(self.broadcast(values.codes), values.categories)
         v = self._values(values)
         if v.size != self.ngroups:
             raise ValueError(f"broadcast needs one value per group ({self.ngroups}), got {v.size}")
