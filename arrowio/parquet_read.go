@@ -119,6 +119,9 @@ type PlanColumn struct {
 // decoded yet.
 type ParquetPlan struct {
 	Columns []PlanColumn
+	// Strings are the string columns asked for, read with ReadStrings
+	// (parquet_strings.go), not Read.
+	Strings []StringColumn
 	Rows    int
 	policy  NullPolicy
 	files   []*file.Reader
@@ -255,6 +258,8 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		c := sc.Column(i)
 		if dt, why := columnDType(c); dt.Valid() {
 			readable = append(readable, fmt.Sprintf("%s (%s)", c.Path(), dt))
+		} else if isStringColumn(c) {
+			readable = append(readable, fmt.Sprintf("%s (string)", c.Path()))
 		} else {
 			unsupported = append(unsupported, fmt.Sprintf("%s: %s", c.Path(), why))
 		}
@@ -277,6 +282,10 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		}
 		c := sc.Column(idx)
 		dt, why := columnDType(c)
+		if !dt.Valid() && isStringColumn(c) {
+			p.Strings = append(p.Strings, StringColumn{Name: name, index: idx})
+			continue
+		}
 		if !dt.Valid() {
 			bad = append(bad, fmt.Sprintf("%s: %s", name, why))
 			continue
@@ -287,7 +296,7 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		return nil, errorf(ErrType, "cannot read column(s) %s: no array dtype holds them yet; readable columns: %s (pass columns=[...] to pick them)",
 			strings.Join(bad, "; "), orNone(readable))
 	}
-	if len(p.Columns) == 0 {
+	if len(p.Columns)+len(p.Strings) == 0 {
 		return nil, errorf(ErrValue, "no columns to read")
 	}
 	// Every other file must hold the same columns with the same types.
@@ -301,6 +310,15 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			}
 			if dt, _ := columnDType(fsc.Column(idx)); dt != pc.DType {
 				return nil, errorf(ErrData, "column %q is %s in %s but %s in %s; read the files separately", pc.Name, pc.DType, p.names[0], dtName(dt), p.names[f])
+			}
+		}
+		for _, sc := range p.Strings {
+			idx := fsc.ColumnIndexByName(sc.Name)
+			if idx < 0 {
+				return nil, errorf(ErrData, "%s has no column %q, which %s has; read the files separately", p.names[f], sc.Name, p.names[0])
+			}
+			if idx != sc.index || !isStringColumn(fsc.Column(idx)) {
+				return nil, errorf(ErrData, "column %q is a string column in %s but not (or not at the same place) in %s; read the files separately", sc.Name, p.names[0], p.names[f])
 			}
 		}
 	}
@@ -323,6 +341,9 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		return nil, errorf(ErrValue, "this read has %d row groups × columns, more than the %d one read takes; read fewer files or columns at a time", nu, maxReadUnits)
 	}
 	p.Rows = int(total)
+	for i := range p.Strings {
+		p.Strings[i].Rows = p.Rows
+	}
 	for i := range p.Columns {
 		pc := &p.Columns[i]
 		pc.Rows = p.Rows

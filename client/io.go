@@ -23,9 +23,43 @@ type ReadOptions struct {
 type ReadResult struct {
 	Columns []string
 	Arrays  map[string]ArrayInfo
+	// Strings are the string columns, by name (not in Columns): each as
+	// its codes and sorted distinct strings, Python's Categorical.
+	Strings map[string]StringColumn
 	Nulls   map[string]int64
 	Rows    int
 	Seconds float64 // server-side time
+}
+
+// StringColumn is a string column a read stored as three arrays, all the
+// caller's: Codes (int8, int16 or int32: each row's place among the sorted
+// distinct strings), Categories (uint8: those strings' UTF-8 bytes, one
+// after another) and CategoryLengths (int64: each string's length).
+// Categories reads the strings back.
+type StringColumn struct {
+	Codes, Categories, CategoryLengths ArrayInfo
+}
+
+// Categories downloads a StringColumn's sorted distinct strings.
+func Categories(ctx context.Context, c *Client, col StringColumn) ([]string, error) {
+	data, err := Download[uint8](ctx, c, col.Categories.Name)
+	if err != nil {
+		return nil, err
+	}
+	lens, err := Download[int64](ctx, c, col.CategoryLengths.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(lens))
+	at := int64(0)
+	for i, n := range lens {
+		if n < 0 || at+n > int64(len(data)) {
+			return nil, fmt.Errorf("client: %s and %s do not fit together", col.Categories.Name, col.CategoryLengths.Name)
+		}
+		out[i] = string(data[at : at+n])
+		at += n
+	}
+	return out, nil
 }
 
 func (o ReadOptions) args(args map[string]any) map[string]any {
@@ -62,6 +96,23 @@ func (c *Client) readColumns(ctx context.Context, cmd string, args map[string]an
 		col := asString(m["column"])
 		out.Columns = append(out.Columns, col)
 		out.Arrays[col] = info
+	}
+	strs, _ := res["strings"].([]any)
+	for _, r := range strs {
+		m, _ := r.(map[string]any)
+		var sc StringColumn
+		for key, dst := range map[string]*ArrayInfo{"codes": &sc.Codes, "categories": &sc.Categories, "category_lengths": &sc.CategoryLengths} {
+			part, _ := m[key].(map[string]any)
+			info, err := parseInfo(part)
+			if err != nil {
+				return nil, err
+			}
+			*dst = info
+		}
+		if out.Strings == nil {
+			out.Strings = map[string]StringColumn{}
+		}
+		out.Strings[asString(m["column"])] = sc
 	}
 	nulls, _ := res["nulls"].(map[string]any)
 	for k, v := range nulls {

@@ -2,11 +2,15 @@ package client_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/internal/testserver"
+	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -47,5 +51,42 @@ func TestFilesAndCheckpoint(t *testing.T) {
 	}
 	if _, err := c.LoadAll(ctx, "ck"); !errors.As(err, &te) || te.Code != transfer.NameInUse {
 		t.Errorf("load over existing names: %v", err)
+	}
+}
+
+// TestReadStringColumn: a Parquet string column comes back as codes into
+// its sorted distinct strings (the fixture's s0..s199, written by pyarrow).
+func TestReadStringColumn(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "parquet", "unsupported.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "u.parquet"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := testserver.Start(t, "--data-dir", dir)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	res, err := c.ReadParquet(ctx, []string{"u.parquet"}, client.ReadOptions{Columns: []string{"i64", "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := res.Strings["s"]
+	if !ok || res.Rows != 200 || !slices.Equal(res.Columns, []string{"i64"}) || sc.Codes.DType != pdarray.Int16 {
+		t.Fatalf("read: %+v", res)
+	}
+	cats, err := client.Categories(ctx, c, sc)
+	if err != nil || len(cats) != 200 || !slices.IsSorted(cats) {
+		t.Fatalf("categories %d %v", len(cats), err)
+	}
+	codes, err := client.Download[int16](ctx, c, sc.Codes.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, code := range codes {
+		if cats[code] != fmt.Sprintf("s%d", i) {
+			t.Fatalf("row %d: %q", i, cats[code])
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -428,7 +429,150 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 		return nil, err
 	}
 	defer s.store.release(scratch)
-	return s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	// String columns first, into arrays not yet stored: a failure of
+	// either read then stores nothing.
+	strs, err := s.readStringColumns(what, plan)
+	if err != nil {
+		return nil, err
+	}
+	defer strs.release()
+	resp, err := s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	if err != nil {
+		return nil, err
+	}
+	if len(strs.cols) > 0 {
+		resp.result["strings"] = strs.store()
+		resp.result["rows"] = plan.Rows
+	}
+	return resp, nil
+}
+
+// readStrings holds a read's string columns until they are stored: each
+// as its codes (int32), its sorted distinct strings' UTF-8 bytes (uint8)
+// and their lengths (int64), the parts of a client's Categorical.
+type readStrings struct {
+	s        *Server
+	cols     []readString
+	reserved int64 // against --max-memory, until stored or released
+}
+
+type readString struct {
+	column            string
+	codes, cats, lens *pdarray.Array
+}
+
+// readStringColumns reads every string column of the plan. Each reserves
+// its codes and StringScratch (the distinct strings held while they are
+// merged) first, so a column too large for the room left is refused
+// before it is read.
+func (s *Server) readStringColumns(what string, plan *arrowio.ParquetPlan) (_ *readStrings, err error) {
+	rs := &readStrings{s: s}
+	defer func() {
+		if err != nil {
+			rs.release()
+		}
+	}()
+	for i, sc := range plan.Strings {
+		why := fmt.Sprintf("%s: string column '%s' (4 bytes a row for its codes, and its distinct strings)", what, sc.Name)
+		need, err := s.store.addWithin(4*int64(sc.Rows), plan.StringScratch(i), why)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.reserve(need, why); err != nil {
+			return nil, err
+		}
+		rs.reserved += need
+		codes, err := s.store.allocMayBeDirty(pdarray.Int32, sc.Rows) // every code is written
+		if err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+		cats, err := plan.ReadStrings(i, pdarray.View[int32](codes), s.cfg.Workers)
+		if err != nil {
+			return nil, ioErr(err)
+		}
+		nb := 0
+		for _, c := range cats {
+			nb += len(c)
+		}
+		// Within the reservation: the strings' bytes are at most the
+		// chunks' uncompressed bytes, and a length takes 8 of its 48 a
+		// row; a file whose metadata says less reserves the rest here.
+		if stored := 4*int64(sc.Rows) + int64(nb) + 8*int64(len(cats)); stored > need {
+			if err := s.store.reserve(stored-need, why); err != nil {
+				return nil, err
+			}
+			rs.reserved += stored - need
+		}
+		data, err := s.store.allocMayBeDirty(pdarray.Uint8, nb) // written whole below
+		if err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+		lens, err := s.store.allocMayBeDirty(pdarray.Int64, len(cats))
+		if err != nil {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+		b, l := pdarray.View[uint8](data)[:0], pdarray.View[int64](lens)
+		for j, c := range cats {
+			b = append(b, c...)
+			l[j] = int64(len(c))
+		}
+		rs.cols = append(rs.cols, readString{column: sc.Name, codes: narrowCodes(s, codes, len(cats)), cats: data, lens: lens})
+	}
+	return rs, nil
+}
+
+// narrowCodes gives codes in the smallest signed dtype that numbers n
+// strings, as a client's Categorical has them (int8 up to 127: a quarter
+// of the memory, and of the bytes a group-by reads); the int32 array when
+// no narrower one holds them or none can be had.
+func narrowCodes(s *Server, codes *pdarray.Array, n int) *pdarray.Array {
+	c := pdarray.View[int32](codes)
+	switch {
+	case n <= math.MaxInt8:
+		if out, err := s.store.allocMayBeDirty(pdarray.Int8, len(c)); err == nil {
+			narrow(pdarray.View[int8](out), c)
+			return out
+		}
+	case n <= math.MaxInt16:
+		if out, err := s.store.allocMayBeDirty(pdarray.Int16, len(c)); err == nil {
+			narrow(pdarray.View[int16](out), c)
+			return out
+		}
+	}
+	return codes
+}
+
+func narrow[T int8 | int16](dst []T, src []int32) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = T(v)
+	}
+}
+
+// store puts the columns' arrays in the store under fresh names (their
+// bytes taken from the reservation; the rest is released) and describes
+// them for the reply.
+func (rs *readStrings) store() []any {
+	out := make([]any, 0, len(rs.cols))
+	for _, c := range rs.cols {
+		entry := map[string]any{"column": c.column}
+		for key, a := range map[string]*pdarray.Array{"codes": c.codes, "categories": c.cats, "category_lengths": c.lens} {
+			name, _ := rs.s.store.put("", a) // a fresh name: never taken; its bytes reserved
+			rs.reserved -= int64(a.NBytes())
+			entry[key] = arrayResult(name, a)
+		}
+		out = append(out, entry)
+	}
+	rs.cols = nil
+	return out
+}
+
+// release gives back what was reserved and not stored.
+func (rs *readStrings) release() {
+	if rs.reserved > 0 {
+		rs.s.store.release(rs.reserved)
+		rs.reserved = 0
+	}
 }
 
 func (s *Server) cmdReadArrow(r *request) (*response, error) {

@@ -157,8 +157,52 @@ def test_unsupported_columns(io_conn: ak.Connection, data_dir: Path) -> None:
     with pytest.raises(TypeError) as err:
         ak.read_parquet("u.parquet", conn=io_conn)
     message = str(err.value)
-    assert "s: " in message and "l" in message and "readable columns: x (int64)" in message
+    assert "l: nested" in message and "readable columns: x (int64), s (string)" in message
     assert ak.read_parquet("u.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2]
+
+
+def test_read_string_columns_as_categoricals(io_conn: ak.Connection, data_dir: Path,
+                                             rng: np.random.Generator) -> None:
+    """String columns come back as Categoricals equal to pyarrow's strings:
+    dictionary and plain pages, several row groups and files (their own
+    dictionaries), codes in the smallest int, the columns in the order
+    asked; a string column with nulls is refused and nothing is stored."""
+    words = np.array(["JFK", "Midtown", "Zoë", "", "a", "B", "日本", "JFK "])
+    n = 40_000
+    zone = words[rng.integers(0, words.size, n)]
+    ids = np.array([f"id{k:07d}" for k in rng.integers(0, 10**6, n)])  # > 32767 distinct: int32 codes
+    t = pa.table({"fare": rng.random(n), "zone": pa.array(zone), "id": pa.array(ids),
+                  "flag": pa.array(np.where(rng.random(n) < 0.3, "Y", "N")).dictionary_encode()})
+    pq.write_table(t.slice(0, 23_000), data_dir / "s1.parquet", row_group_size=5_000, compression="zstd")
+    pq.write_table(t.slice(23_000), data_dir / "s2.parquet", row_group_size=4_000, use_dictionary=False,
+                   compression="snappy")
+    got = ak.read_parquet("s*.parquet", conn=io_conn)
+    assert set(got) == {"fare", "zone", "id", "flag"}
+    for name in ("zone", "id", "flag"):
+        c = got[name]
+        assert isinstance(c, ak.Categorical), name
+        assert c.to_list() == t[name].to_pylist(), name
+        assert c.categories.tolist() == sorted(set(t[name].to_pylist())), name
+    assert got["zone"].codes.dtype == np.int8 and got["id"].codes.dtype == np.int32
+    assert same_bits(got["fare"].to_ndarray(), t["fare"].to_numpy())
+    keys, means = ak.GroupBy(got["zone"]).mean(got["fare"])
+    want = t.to_pandas().groupby("zone", sort=True)["fare"].mean()
+    assert keys.to_list() == want.index.tolist()
+    np.testing.assert_allclose(means.to_ndarray(), want.to_numpy(), rtol=1e-12)
+    picked = ak.read_parquet("s1.parquet", columns=["flag", "fare"], conn=io_conn)
+    assert list(picked) == ["flag", "fare"]
+    before = {e["name"] for e in io_conn.list_arrays()}
+    # only the codes stay on the server: the categories' parts were deleted
+    assert not [e for e in io_conn.list_arrays() if e["dtype"] == "uint8"]
+    nulls = pa.table({"x": [1, 2, 3], "s": pa.array(["a", None, "b"])})
+    pq.write_table(nulls, data_dir / "n.parquet")
+    with pytest.raises(ValueError, match="string column \"s\" has nulls"):
+        ak.read_parquet("n.parquet", conn=io_conn)
+    assert {e["name"] for e in io_conn.list_arrays()} == before  # nothing stored
+    assert ak.read_parquet("n.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2, 3]
+    # every reservation given back: what is used is what is stored
+    stored = sum(e["nbytes"] for e in io_conn.list_arrays())
+    assert io_conn.mem_info()["used"] == stored
 
 
 def test_write_parquet_and_arrow(io_conn: ak.Connection, data_dir: Path,

@@ -253,10 +253,7 @@ class Categorical:
         if data.dtype != np.uint8 or lengths.dtype != np.int64 or (ends[-1] if ends.size else 0) != data.size:
             raise ValueError(f"'{data_name}' and '{lengths_name}' are not a Categorical's categories "
                              "(register() stores them); they do not fit together")
-        raw = data.tobytes()
-        starts = ends - lengths
-        strings = [raw[a:b].decode("utf-8") for a, b in zip(starts.tolist(), ends.tolist())]
-        return cls.from_codes(codes, np.array(strings, dtype=str) if strings else np.array([], dtype="<U1"))
+        return cls.from_codes(codes, _decode_strings(data.tobytes(), lengths))
 
     def unregister(self) -> None:
         """Undo register() (or attach()): the categories kept on the server
@@ -434,6 +431,14 @@ class Categorical:
 
         values, counts = value_counts(self.codes)
         return Categorical._wrap(values, self.categories), counts
+
+
+def _decode_strings(raw: bytes, lengths: NDArray[np.int64]) -> NDArray[np.str_]:
+    """Strings stored as UTF-8 bytes one after another and their lengths
+    (a registered Categorical's categories, a Parquet string column's)."""
+    ends = np.cumsum(lengths)
+    strings = [raw[a:b].decode("utf-8") for a, b in zip((ends - lengths).tolist(), ends.tolist())]
+    return np.array(strings, dtype=str) if strings else np.array([], dtype="<U1")
 
 
 def _category_names(name: str) -> tuple[str, str]:

@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._categorical import Categorical, _decode_strings
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
@@ -47,8 +48,28 @@ def _read_args(columns: Sequence[str] | None, nulls: str, fill_value: Any) -> di
     return args
 
 
-def _columns(conn: Connection, result: dict[str, Any], nulls: str) -> dict[str, pdarray]:
-    out = {entry["column"]: conn._pdarray(entry, owned=True) for entry in result["arrays"]}
+def _categorical(conn: Connection, entry: dict[str, Any]) -> Categorical:
+    """A string column the server read: its codes stay there; its sorted
+    distinct strings (UTF-8 bytes and lengths) come here and go there."""
+    codes = conn._pdarray(entry["codes"], owned=True)
+    data = conn._pdarray(entry["categories"], owned=False)
+    lengths = conn._pdarray(entry["category_lengths"], owned=False)
+    try:
+        raw, lens = data.to_ndarray().tobytes(), lengths.to_ndarray()
+    finally:
+        conn._pending_deletes.extend([data.name, lengths.name])  # with the next request
+    return Categorical._wrap(codes, _decode_strings(raw, lens))
+
+
+def _columns(conn: Connection, result: dict[str, Any], nulls: str,
+             order: Sequence[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {entry["column"]: conn._pdarray(entry, owned=True) for entry in result["arrays"]}
+    for entry in result.get("strings", []):
+        out[entry["column"]] = _categorical(conn, entry)
+    if order is not None:  # the columns as asked (a mask after its column)
+        rank = {name: i for i, name in enumerate(order)}
+        out = dict(sorted(out.items(), key=lambda kv: (rank.get(kv[0].removesuffix("_mask"), len(rank)),
+                                                       kv[0].endswith("_mask"))))
     if nulls == "auto":
         filled = {col: int(n) for col, n in result.get("nulls", {}).items() if n}
         if filled:
@@ -60,15 +81,17 @@ def _columns(conn: Connection, result: dict[str, Any], nulls: str) -> dict[str, 
 
 def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = None, *,
                  nulls: str = "auto", fill_value: Any = None,
-                 conn: Connection | None = None) -> dict[str, pdarray]:
+                 conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
     """Read Parquet files on the server into new arrays, one per column.
 
     `paths` is a path or glob pattern (``"trips/*.parquet"``) or a list of
     them, relative to the server's data directory; the files are read in
     sorted order, one after another, and must hold the same columns.
     `columns` picks columns (default: all). Numeric and bool columns are
-    read; a string, decimal, timestamp or nested column is refused with an
-    error naming it and the readable columns.
+    read as pdarrays, and string columns as Categoricals (their codes on
+    the server; a string column with nulls is refused for now); a decimal,
+    timestamp or nested column is refused with an error naming it and the
+    readable columns.
 
     Nulls: ``nulls="auto"`` (default) fills nulls of float columns with NaN
     (with a warning saying how many) and refuses nulls in other columns;
@@ -86,7 +109,7 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
     args = _read_args(columns, nulls, fill_value)
     args["paths"] = [paths] if isinstance(paths, str) else list(paths)
     result, _ = c._request("read_parquet", args)
-    return _columns(c, result, nulls)
+    return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
 def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = "auto",

@@ -1,0 +1,182 @@
+package arrowio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// stringFile writes a Parquet file of one string column "s" (optional when
+// nulls is set: row i is null where nulls(i)) and an int64 column "i",
+// in row groups of rg rows, dictionary-encoded or plain.
+func stringFile(t *testing.T, vals []string, rg int, dict bool, nulls func(int) bool) []byte {
+	t.Helper()
+	rep := parquet.Repetitions.Required
+	if nulls != nil {
+		rep = parquet.Repetitions.Optional
+	}
+	s, err := schema.NewPrimitiveNodeLogical("s", rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, schema.FieldList{
+		s, schema.NewInt64Node("i", parquet.Repetitions.Required, -1)}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(dict), parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithDataPageSize(512)) // several pages a row group
+	w := file.NewParquetWriter(&buf, root, file.WithWriterProps(props))
+	for lo := 0; lo < len(vals); lo += rg {
+		hi := min(lo+rg, len(vals))
+		g := w.AppendRowGroup()
+		cw, err := g.NextColumn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batch []parquet.ByteArray
+		var defs []int16
+		for i := lo; i < hi; i++ {
+			if nulls != nil && nulls(i) {
+				defs = append(defs, 0)
+				continue
+			}
+			if nulls != nil {
+				defs = append(defs, 1)
+			}
+			batch = append(batch, parquet.ByteArray(vals[i]))
+		}
+		if _, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(batch, defs, nil); err != nil {
+			t.Fatal(err)
+		}
+		cw.Close()
+		cw, _ = g.NextColumn()
+		ids := make([]int64, hi-lo)
+		for i := range ids {
+			ids[i] = int64(lo + i)
+		}
+		cw.(*file.Int64ColumnChunkWriter).WriteBatch(ids, nil, nil)
+		cw.Close()
+		g.Close()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadStrings: string columns come back as codes into their sorted
+// distinct strings, for dictionary and plain pages, one or several row
+// groups and files, 1 and 3 workers; units whose own numbering is not the
+// sorted one are renumbered (counted), and nulls are refused by name.
+func TestReadStrings(t *testing.T) {
+	words := []string{"Zoë", "JFK", "", "Midtown", "midtown", "日本", "a", "JFK ", "\x00x", "B"}
+	vals := make([]string, 3000)
+	for i := range vals {
+		vals[i] = words[(i*7+i/13)%len(words)]
+	}
+	vals[2999] = strings.Repeat("long ", 400) // a value larger than a page
+	for _, c := range []struct {
+		name  string
+		rg    int
+		dict  bool
+		files int
+	}{{"dict-1rg", 3000, true, 1}, {"dict-7rg", 430, true, 1}, {"plain-5rg", 600, false, 1}, {"two-files", 1000, true, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			var srcs []ParquetSource
+			per := len(vals) / c.files
+			for f := range c.files {
+				b := stringFile(t, vals[f*per:(f+1)*per], c.rg, c.dict, nil)
+				srcs = append(srcs, ParquetSource{Name: fmt.Sprintf("f%d", f), R: bytes.NewReader(b)})
+			}
+			p, err := OpenParquet(srcs, []string{"s", "i"}, NullPolicy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if len(p.Strings) != 1 || len(p.Columns) != 1 || p.Strings[0].Rows != len(vals) {
+				t.Fatalf("plan: %d strings, %d columns, rows %d", len(p.Strings), len(p.Columns), p.Strings[0].Rows)
+			}
+			if p.StringScratch(0) <= 0 {
+				t.Errorf("scratch %d", p.StringScratch(0))
+			}
+			want := slices.Clone(vals)
+			slices.Sort(want)
+			want = slices.Compact(want)
+			for _, workers := range []int{1, 3} {
+				codes := make([]int32, len(vals))
+				for i := range codes {
+					codes[i] = -7 // every code is written
+				}
+				renumbered := StringStats.Renumbered.Load()
+				cats, err := p.ReadStrings(0, codes, workers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(cats, want) {
+					t.Fatalf("categories %q, want %q", cats, want)
+				}
+				for i, code := range codes {
+					if code < 0 || int(code) >= len(cats) || cats[code] != vals[i] {
+						t.Fatalf("row %d: code %d, want %q", i, code, vals[i])
+					}
+				}
+				if StringStats.Renumbered.Load() == renumbered {
+					t.Error("no unit was renumbered: the units' first-seen order is not sorted here")
+				}
+			}
+		})
+	}
+	// Nulls are refused, naming the column and what to do.
+	b := stringFile(t, vals[:100], 100, true, func(i int) bool { return i%9 == 4 })
+	p, err := OpenParquet([]ParquetSource{{Name: "nulls", R: bytes.NewReader(b)}}, []string{"s"}, NullPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.ReadStrings(0, make([]int32, 100), 2)
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Kind != ErrData || !strings.Contains(ae.Msg, `string column "s" has nulls`) {
+		t.Fatalf("nulls: %v", err)
+	}
+	// A file whose "s" is not a string column cannot join a read of one.
+	other := stringFile(t, vals[:10], 10, true, nil)
+	_, err = OpenParquet([]ParquetSource{{Name: "a", R: bytes.NewReader(other)}, {Name: "b", R: openFixtures(t, "plain.parquet")[0].R}}, []string{"s"}, NullPolicy{})
+	if !errors.As(err, &ae) || ae.Kind != ErrData {
+		t.Fatalf("mixed files: %v", err)
+	}
+}
+
+// TestStringFixture: the pyarrow-written fixture's "s" (s0..s199) is
+// readable now, listed as a string column, beside its unsupported ones.
+func TestStringFixture(t *testing.T) {
+	p, err := OpenParquet(openFixtures(t, "unsupported.parquet"), []string{"s", "i64"}, NullPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	codes := make([]int32, p.Rows)
+	cats, err := p.ReadStrings(0, codes, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range codes {
+		if cats[c] != fmt.Sprintf("s%d", i) {
+			t.Fatalf("row %d: %q", i, cats[c])
+		}
+	}
+	_, err = OpenParquet(openFixtures(t, "unsupported.parquet"), nil, NullPolicy{})
+	var ae *Error
+	if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "s (string)") {
+		t.Fatalf("the readable columns should list s (string): %v", err)
+	}
+}
