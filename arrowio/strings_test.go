@@ -117,7 +117,7 @@ func TestReadStrings(t *testing.T) {
 				for i := range codes {
 					codes[i] = -7 // every code is written
 				}
-				renumbered := StringStats.Renumbered.Load()
+				renumbered, hits := StringStats.Renumbered.Load(), StringStats.CacheHits.Load()
 				cats, err := p.ReadStrings(0, codes, workers)
 				if err != nil {
 					t.Fatal(err)
@@ -132,6 +132,11 @@ func TestReadStrings(t *testing.T) {
 				}
 				if StringStats.Renumbered.Load() == renumbered {
 					t.Error("no unit was renumbered: the units' first-seen order is not sorted here")
+				}
+				// Dictionary pages' values share their entry's address: the
+				// cache answers most rows (plain pages' values seldom).
+				if got := StringStats.CacheHits.Load() - hits; c.dict && got < uint64(len(vals))/2 {
+					t.Errorf("the address cache answered %d of %d rows of dictionary pages", got, len(vals))
 				}
 			}
 		})

@@ -1,0 +1,100 @@
+"""Parquet string columns: ak.read_parquet against pyarrow, side by side.
+
+    .venv/bin/python bench/categorical/parquet.py [--rows 1e7] [--trials 7]
+
+Writes (once, into a temporary data directory) a file of one string column
+of zone names (265 distinct, skewed) and one of ids (about a million
+distinct), zstd, row groups of 10^6, dictionary-encoded as pyarrow writes
+them. Times p50/p90 over --trials after a warm-up, for each column alone:
+ak.read_parquet (server side: the request's round trip, then the client's
+Categorical, whose strings come from the server) at --workers 1 and 2, and
+pyarrow.parquet.read_table of the same column (pa.set_cpu_count 1 and 2;
+the strings as Arrow makes them, dictionary-encoded on request as
+read_dictionary=) in this process. The answers are compared with
+pyarrow's first. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python" / "src"))
+import arktos as ak  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed(f, trials: int) -> tuple[float, float]:
+    f()
+    ts = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return float(np.percentile(ts, 50)), float(np.percentile(ts, 90))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=float, default=1e7)
+    ap.add_argument("--trials", type=int, default=7)
+    args = ap.parse_args()
+    n = int(args.rows)
+    rng = np.random.default_rng(0)
+    zones = np.array([f"zone_{i:03d}" for i in range(265)])
+    data = tempfile.mkdtemp(prefix="arktos-strings-")
+    path = Path(data) / "s.parquet"
+    table = pa.table({"zone": pa.array(zones[np.floor(265 * rng.random(n) ** 3).astype(np.int64)]),
+                      "id": pa.array(np.char.add("id", rng.integers(0, 10**6, n).astype(str)))})
+    pq.write_table(table, path, compression="zstd", row_group_size=1_000_000)
+    rows = []
+    for workers in (1, 2):
+        url = f"tcp://127.0.0.1:{free_port()}"
+        proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--data-dir", data,
+                                 "--workers", str(workers), "--log-level", "warn"])
+        try:
+            ak.connect(url)
+            for col in ("zone", "id"):
+                got = ak.read_parquet("s.parquet", columns=[col])[col]
+                assert got.to_list()[:1000] == table[col].to_pylist()[:1000]
+                assert got.categories.size == len(set(table[col].to_pylist()))
+
+                def read(col: str = col) -> None:
+                    ak.read_parquet("s.parquet", columns=[col])[col].delete()
+                rows.append((f"ak.read_parquet {col}", workers, timed(read, args.trials)))
+        finally:
+            ak.disconnect()
+            proc.terminate()
+            proc.wait(timeout=10)
+        pa.set_cpu_count(workers)
+        for col in ("zone", "id"):
+            rows.append((f"pyarrow read_table {col}", workers,
+                         timed(lambda col=col: pq.read_table(path, columns=[col]), args.trials)))
+            rows.append((f"pyarrow read_table {col} (read_dictionary)", workers,
+                         timed(lambda col=col: pq.read_table(path, columns=[col], read_dictionary=[col]),
+                               args.trials)))
+    print(f"\n{n:,} rows, zstd, row groups of 10^6; zone: 265 distinct, id: "
+          f"{len(set(table['id'].to_pylist())):,} distinct; loopback TCP, warm page cache, "
+          f"{args.trials} trials after a warm-up; pyarrow {pa.__version__}\n")
+    print("| what | threads | p50 s | p90 s |\n|---|---:|---:|---:|")
+    for label, workers, (p50, p90) in rows:
+        print(f"| {label} | {workers} | {p50:.3f} | {p90:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
