@@ -49,6 +49,7 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzReadLane -fuzztime 30s -fuzzminimizetime 2s ./transfer/
 	go test -run '^$$' -fuzz FuzzLane -fuzztime 30s -fuzzminimizetime 2s ./server/
 	go test -run '^$$' -fuzz FuzzDirectReader -fuzztime 60s -fuzzminimizetime 2s ./arrowio/
+	go test -run '^$$' -fuzz FuzzReadStrings -fuzztime 30s -fuzzminimizetime 2s ./arrowio/
 
 clean:
 	rm -rf bin

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // stringFile writes a Parquet file of one string column "s" (optional when
 // nulls is set: row i is null where nulls(i)) and an int64 column "i",
 // in row groups of rg rows, dictionary-encoded or plain.
-func stringFile(t *testing.T, vals []string, rg int, dict bool, nulls func(int) bool) []byte {
+func stringFile(t testing.TB, vals []string, rg int, dict bool, nulls func(int) bool) []byte {
 	t.Helper()
 	rep := parquet.Repetitions.Required
 	if nulls != nil {
@@ -184,4 +186,44 @@ func TestStringFixture(t *testing.T) {
 	if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "s (string)") {
 		t.Fatalf("the readable columns should list s (string): %v", err)
 	}
+}
+
+// FuzzReadStrings: a string column's file with one byte changed is read
+// or refused with an error, never a panic, a hang or a code out of range.
+func FuzzReadStrings(f *testing.F) {
+	words := []string{"Zoë", "JFK", "", "Midtown", "a"}
+	vals := make([]string, 400)
+	for i := range vals {
+		vals[i] = words[i*3%len(words)]
+	}
+	f.Add(stringFile(f, vals, 150, true, nil), uint32(200), byte(0x55))
+	f.Add(stringFile(f, vals, 400, false, nil), uint32(900), byte(1))
+	f.Add(stringFile(f, vals, 100, true, func(i int) bool { return i%7 == 0 }), uint32(77), byte(0x80))
+	if raw, err := os.ReadFile(filepath.Join("..", "testdata", "parquet", "unsupported.parquet")); err == nil {
+		f.Add(raw, uint32(len(raw)/3), byte(0x20))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, at uint32, x byte) {
+		if len(data) < 16 {
+			return
+		}
+		d := bytes.Clone(data)
+		d[4+int(at)%(len(d)-8)] ^= x // the magic bytes and footer length left alone
+		p, err := OpenParquet([]ParquetSource{{Name: "fuzz", R: bytes.NewReader(d)}}, nil, NullPolicy{Mode: "mask"})
+		if err != nil || p.Rows > 1<<20 {
+			return
+		}
+		defer p.Close()
+		for i := range p.Strings {
+			codes := make([]int32, p.Strings[i].Rows)
+			cats, err := p.ReadStrings(i, codes, 2)
+			if err != nil {
+				continue
+			}
+			for _, c := range codes {
+				if c < 0 || int(c) >= len(cats) {
+					t.Fatalf("code %d of %d strings", c, len(cats))
+				}
+			}
+		}
+	})
 }
