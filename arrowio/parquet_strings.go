@@ -129,7 +129,7 @@ func (p *ParquetPlan) ReadStrings(i int, codes []int32, workers int) (cats []str
 	}
 	// Merge: the column's distinct strings in one map, sorted once (units
 	// of a many-valued column share most of theirs: sorting them all, then
-	// a binary search for each, took three times as long), then numbered
+	// a binary search for each, took twice as long), then numbered
 	// in the map by their sorted place.
 	most := 0
 	for _, u := range units {
