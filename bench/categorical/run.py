@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,22 +30,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python" / "src"))
 import arktos as ak  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def timed(f, trials: int) -> tuple[float, float]:
-    f()  # warm-up
-    ts = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.percentile(ts, 50)), float(np.percentile(ts, 90))
+from _common import free_port, timed  # noqa: E402 (beside this script)
 
 
 def main() -> None:
