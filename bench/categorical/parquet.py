@@ -17,6 +17,7 @@ pyarrow's first. Prints a markdown table.
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def main() -> None:
             rows.append((f"pyarrow read_table {col} (read_dictionary)", workers,
                          timed(lambda col=col: pq.read_table(path, columns=[col], read_dictionary=[col]),
                                args.trials)))
+    shutil.rmtree(data, ignore_errors=True)
     print(f"\n{n:,} rows, zstd, row groups of 10^6; zone: 265 distinct, id: "
           f"{len(set(table['id'].to_pylist())):,} distinct; loopback TCP, warm page cache, "
           f"{args.trials} trials after a warm-up; pyarrow {pa.__version__}\n")
