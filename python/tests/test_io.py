@@ -200,6 +200,8 @@ def test_read_string_columns_as_categoricals(io_conn: ak.Connection, data_dir: P
         ak.read_parquet("n.parquet", conn=io_conn)
     assert {e["name"] for e in io_conn.list_arrays()} == before  # nothing stored
     assert ak.read_parquet("n.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2, 3]
+    with pytest.raises(TypeError, match="'zone' is a Categorical: writing string columns is not supported yet"):
+        ak.to_parquet({"zone": got["zone"]}, "out.parquet")
     # every reservation given back: what is used is what is stored
     stored = sum(e["nbytes"] for e in io_conn.list_arrays())
     assert io_conn.mem_info()["used"] == stored

@@ -133,6 +133,10 @@ def _write_args(columns: Mapping[str, pdarray], path: str) -> tuple[Connection, 
         raise TypeError("give the columns as a non-empty dict {column name: pdarray}")
     conn: Connection | None = None
     for col, arr in columns.items():
+        if isinstance(arr, Categorical):
+            raise TypeError(f"column {col!r} is a Categorical: writing string columns is not "
+                            "supported yet; write its codes (cat.codes) beside its categories, "
+                            "or write from pandas (ak.to_pandas({...}).to_parquet(...))")
         if not isinstance(arr, pdarray):
             raise TypeError(f"column {col!r} must be a pdarray, got {type(arr).__name__}; "
                             "upload it first with ak.array()")
