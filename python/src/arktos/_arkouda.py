@@ -230,8 +230,8 @@ def broadcast(segments: pdarray, values: pdarray, size: int = -1,
         return empty
     if segments.size == 0:
         raise ValueError(f"broadcast: no segments to spread over {size} rows")
-    if int(segments[0]) != 0:
-        raise ValueError(f"broadcast: the first segment starts at {int(segments[0])}; "
+    if (first := int(segments[0])) != 0:  # (one request)
+        raise ValueError(f"broadcast: the first segment starts at {first}; "
                          "segments are row offsets starting at 0 (as GroupBy.segments)")
     rows = arange(size, conn=segments._conn)
     out: pdarray = values[searchsorted(segments, rows, side="right") - 1]

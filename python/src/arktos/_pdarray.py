@@ -57,8 +57,12 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         self._deleted = False
         self._finalizer: weakref.finalize[[str], pdarray] | None = None
         if owned:
-            self._finalizer = weakref.finalize(self, conn._pending_deletes.append, name)
-            self._finalizer.atexit = False  # at exit no next request would carry the name
+            self._own()
+
+    def _own(self) -> None:
+        """Delete the server array when this pdarray is garbage collected."""
+        self._finalizer = weakref.finalize(self, self._conn._pending_deletes.append, self.name)
+        self._finalizer.atexit = False  # at exit no next request would carry the name
 
     @property
     def shape(self) -> tuple[int]:
@@ -203,8 +207,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         self._live_name()
         if not self.owned:
-            self._finalizer = weakref.finalize(self, self._conn._pending_deletes.append, self.name)
-            self._finalizer.atexit = False
+            self._own()
 
     def is_registered(self) -> bool:
         """True when the array outlives this pdarray: it was registered, or
