@@ -283,7 +283,7 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		c := sc.Column(idx)
 		dt, why := columnDType(c)
 		if !dt.Valid() && isStringColumn(c) {
-			p.Strings = append(p.Strings, StringColumn{Name: name, index: idx})
+			p.Strings = append(p.Strings, StringColumn{Name: name})
 			continue
 		}
 		if !dt.Valid() {
@@ -317,8 +317,8 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			if idx < 0 {
 				return nil, errorf(ErrData, "%s has no column %q, which %s has; read the files separately", p.names[f], sc.Name, p.names[0])
 			}
-			if idx != sc.index || !isStringColumn(fsc.Column(idx)) {
-				return nil, errorf(ErrData, "column %q is a string column in %s but not (or not at the same place) in %s; read the files separately", sc.Name, p.names[0], p.names[f])
+			if !isStringColumn(fsc.Column(idx)) {
+				return nil, errorf(ErrData, "column %q is a string column in %s but not in %s; read the files separately", sc.Name, p.names[0], p.names[f])
 			}
 		}
 	}

@@ -41,9 +41,8 @@ func isStringColumn(c *schema.Column) bool {
 
 // StringColumn is a string column of a plan (ParquetPlan.Strings).
 type StringColumn struct {
-	Name  string
-	Rows  int
-	index int
+	Name string
+	Rows int
 }
 
 // StringScratch bounds what ReadStrings holds for string column i beside
@@ -200,8 +199,9 @@ const stringCacheBits = 10
 func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, vals *[]parquet.ByteArray, defs *[]int16) (distinct []string, err error) {
 	r := p.files[f]
 	md := r.MetaData()
+	idx := md.Schema.ColumnIndexByName(sc.Name) // (each file's own place for it)
 	after, lo, hi := p.srcs[f].seq.Load(), int64(0), int64(math.MaxInt64)
-	if cc, err := md.RowGroup(rg).ColumnChunk(sc.index); err == nil {
+	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil {
 		if start, n, ok := chunkRange(cc, 0); ok {
 			lo, hi = start, start+n
 		}
@@ -211,7 +211,7 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 			err = p.dataErr(f, rg, sc.Name, after, lo, hi, x)
 		}
 	}()
-	cr, err := r.RowGroup(rg).Column(sc.index)
+	cr, err := r.RowGroup(rg).Column(idx)
 	if err != nil {
 		return nil, p.dataErr(f, rg, sc.Name, after, lo, hi, err)
 	}
