@@ -117,3 +117,43 @@ func BenchmarkWriteParquet(b *testing.B) {
 	b.ReportMetric(float64(encode.Milliseconds())/float64(b.N), "encode-ms/op")
 	b.ReportMetric(float64(sync.Milliseconds())/float64(b.N), "flush+fsync-ms/op")
 }
+
+// BenchmarkReadStrings reads string column ARKTOS_BENCH_STRCOL (default
+// "id") of the file named by ARKTOS_BENCH_PARQUET (skipped when unset) with
+// ARKTOS_BENCH_WORKERS workers (default 1); bench/categorical/parquet.py
+// writes such a file:
+//
+//	ARKTOS_BENCH_PARQUET=/tmp/s.parquet go test -run - -bench ReadStrings -cpuprofile cpu.out ./arrowio/
+func BenchmarkReadStrings(b *testing.B) {
+	path := os.Getenv("ARKTOS_BENCH_PARQUET")
+	if path == "" {
+		b.Skip("ARKTOS_BENCH_PARQUET is not set")
+	}
+	col := os.Getenv("ARKTOS_BENCH_STRCOL")
+	if col == "" {
+		col = "id"
+	}
+	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	workers = max(1, workers)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var codes []int32
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := OpenParquet([]ParquetSource{{Name: path, R: f}}, []string{col}, NullPolicy{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if codes == nil {
+			codes = make([]int32, p.Strings[0].Rows)
+			b.SetBytes(int64(4 * len(codes)))
+		}
+		if _, err := p.ReadStrings(0, codes, workers); err != nil {
+			b.Fatal(err)
+		}
+		p.Close()
+	}
+}

@@ -163,6 +163,91 @@ func TestReadStrings(t *testing.T) {
 	}
 }
 
+// TestReadManyStrings: a column of tens of thousands of distinct strings
+// (the merge by hash shard, tables that grow, chunks filled and values of
+// chunks of their own) reads as sort and compact give, whatever the
+// strings' lengths and shared prefixes, at 1, 2 and 5 workers.
+func TestReadManyStrings(t *testing.T) {
+	var words []string
+	for i := range 20000 {
+		switch i % 5 {
+		case 0:
+			words = append(words, fmt.Sprintf("%d", i)) // short
+		case 1:
+			words = append(words, fmt.Sprintf("prefix00-%d", i)) // 8 bytes shared
+		case 2:
+			words = append(words, fmt.Sprintf("abcdefg%c", rune('a'+i%26))+strings.Repeat("x", i%40))
+		case 3:
+			words = append(words, strings.Repeat("\x00", i%9)+fmt.Sprint(i%3)) // NULs: "0" and "\x000" differ
+		case 4:
+			words = append(words, fmt.Sprintf("ü%05d", i))
+		}
+	}
+	words = append(words, "", "a", "a\x00", "a\x00\x00", strings.Repeat("big", 20000)) // the last over strChunk/8
+	vals := make([]string, 60000)
+	for i := range vals {
+		vals[i] = words[(i*7919)%len(words)]
+	}
+	want := slices.Compact(slices.Sorted(slices.Values(vals)))
+	for _, dict := range []bool{true, false} {
+		p, err := OpenParquet([]ParquetSource{{Name: "many", R: bytes.NewReader(stringFile(t, vals, 15000, dict, nil))}}, []string{"s"}, NullPolicy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{1, 2, 5} {
+			codes := make([]int32, len(vals))
+			cats, err := p.ReadStrings(0, codes, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cats, want) {
+				t.Fatalf("dict %v, %d workers: %d categories, want %d", dict, workers, len(cats), len(want))
+			}
+			for i, c := range codes {
+				if cats[c] != vals[i] {
+					t.Fatalf("dict %v, %d workers: row %d is %q, want %q", dict, workers, i, cats[c], vals[i])
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+// TestStrTable: strings of one hash are told apart by length, their first
+// 8 bytes and the rest, and found again after the table grows.
+func TestStrTable(t *testing.T) {
+	strs := []string{"", "a", "a\x00", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefghj", "abcdefgi", strings.Repeat("z", 300), strings.Repeat("z", 301)}
+	for i := range 3000 {
+		strs = append(strs, fmt.Sprintf("abcdefgh-%d", i))
+	}
+	var set strSet
+	var tb strTable
+	tb.reset(0)
+	const h = 0x1234_5678_9abc_def0 // every string's
+	for i, s := range strs {
+		key, pre := strKey(h, len(s)), prefix8(s)
+		if id := tb.find(h, key, pre, s, set.str); id != -1 {
+			t.Fatalf("%q found as %q before it was put", s, set.str(id))
+		}
+		id := set.add(s, h, pre)
+		tb.put(h, key, pre, id, set.hashes)
+		if int(id) != i {
+			t.Fatalf("id %d, want %d", id, i)
+		}
+	}
+	if len(tb.slots) < 2*len(strs) {
+		t.Fatalf("%d slots for %d strings", len(tb.slots), len(strs))
+	}
+	for i, s := range strs {
+		if id := tb.find(h, strKey(h, len(s)), prefix8(s), s, set.str); int(id) != i || set.str(id) != s {
+			t.Fatalf("%q: id %d, want %d", s, id, i)
+		}
+	}
+	if prefix8("a") >= prefix8("a\x00b") || prefix8("ab") >= prefix8("a\xff") {
+		t.Error("prefix8 does not order as bytes")
+	}
+}
+
 // TestStringFixture: the pyarrow-written fixture's "s" (s0..s199) is
 // readable now, listed as a string column, beside its unsupported ones.
 func TestStringFixture(t *testing.T) {

@@ -495,7 +495,7 @@ func (s *Server) readStringColumns(what string, plan *arrowio.ParquetPlan) (_ *r
 			nb += len(c)
 		}
 		// Within the reservation: the strings' bytes are at most the
-		// chunks' uncompressed bytes, and a length takes 8 of its 48 a
+		// chunks' uncompressed bytes, and a length takes 8 of its 112 a
 		// row; a file whose metadata says less reserves the rest here.
 		if stored := 4*int64(sc.Rows) + int64(nb) + 8*int64(len(cats)); stored > need {
 			if err := s.store.reserve(stored-need, why); err != nil {

@@ -319,3 +319,23 @@ def test_registered_categorical_survives_a_checkpoint(make_server, tmp_path) -> 
     back = ak.Categorical.attach("trips/zone", conn=conn)
     assert back.to_list() == x.tolist()
     conn.close()
+
+
+def test_decoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
+    """Categories from the server (UTF-8 bytes and lengths): ASCII ones are
+    widened by numpy (the path is taken: the loop is not), the rest decoded
+    one by one; both give what numpy makes of the strings themselves."""
+    from arktos import _categorical
+    cases = [["", "a", "", "bb"], [""], ["x" * 70000, "y"], ["a\x00b", "a", "\x7f"],
+             [f"id{i}" for i in range(300_000)], ["ü", "a", "日本"]]
+    real = _categorical._ascii_strings
+    called: list[int] = []
+    monkeypatch.setattr(_categorical, "_ascii_strings", lambda *a: called.append(1) or real(*a))
+    for case in cases:
+        raw = "".join(case).encode()
+        lens = np.array([len(c.encode()) for c in case], dtype=np.int64)
+        called.clear()
+        got = _categorical._decode_strings(raw, lens)
+        assert bool(called) == raw.isascii()
+        np.testing.assert_array_equal(got, np.array(case, dtype=str))
+        assert got.dtype == np.array(case, dtype=str).dtype
