@@ -379,14 +379,14 @@ func TestDictionaryDecision(t *testing.T) {
 		hi[i] = float64(i) * 1.000001
 		lo[i] = int64(i % 10)
 	}
-	if dictionaryPays(Column{"hi", pdarray.FromSlice(hi)}, 0, n) {
+	if dictionaryPays(Column{Name: "hi", A: pdarray.FromSlice(hi)}, 0, n) {
 		t.Error("a 262144-distinct float column was judged dictionary-friendly")
 	}
-	if !dictionaryPays(Column{"lo", pdarray.FromSlice(lo)}, 0, n) {
+	if !dictionaryPays(Column{Name: "lo", A: pdarray.FromSlice(lo)}, 0, n) {
 		t.Error("a 10-distinct int column was judged not dictionary-friendly")
 	}
 	before := WriteStats.DictionarySkipped.Load()
-	if err := WriteParquet(&bytes.Buffer{}, []Column{{"hi", pdarray.FromSlice(hi)}, {"lo", pdarray.FromSlice(lo)}}, ParquetWriteOptions{Workers: 2}); err != nil {
+	if err := WriteParquet(&bytes.Buffer{}, []Column{{Name: "hi", A: pdarray.FromSlice(hi)}, {Name: "lo", A: pdarray.FromSlice(lo)}}, ParquetWriteOptions{Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if WriteStats.DictionarySkipped.Load()-before != 1 {

@@ -79,7 +79,7 @@ func BenchmarkWriteParquet(b *testing.B) {
 	for i := range n {
 		keys[i], ids[i], x[i], y[i] = rng.Int64N(1000), int64(i)*3+11, rng.NormFloat64(), rng.NormFloat64()
 	}
-	cols := []Column{{"keys", pdarray.FromSlice(keys)}, {"ids", pdarray.FromSlice(ids)}, {"x", pdarray.FromSlice(x)}, {"y", pdarray.FromSlice(y)}}
+	cols := []Column{{Name: "keys", A: pdarray.FromSlice(keys)}, {Name: "ids", A: pdarray.FromSlice(ids)}, {Name: "x", A: pdarray.FromSlice(x)}, {Name: "y", A: pdarray.FromSlice(y)}}
 	b.SetBytes(n * 32)
 	b.ReportAllocs()
 	// ARKTOS_BENCH_FILE: write there through a 4 MiB bufio.Writer and

@@ -417,8 +417,8 @@ func TestDenseDictionary(t *testing.T) {
 		i8[i] = int8(rng.IntN(256) - 128)
 		u16[i] = uint16(rng.IntN(65536))
 	}
-	cols := []Column{{"i64", pdarray.FromSlice(i64)}, {"u64", pdarray.FromSlice(u64)}, {"i32", pdarray.FromSlice(i32)},
-		{"i8", pdarray.FromSlice(i8)}, {"u16", pdarray.FromSlice(u16)}}
+	cols := []Column{{Name: "i64", A: pdarray.FromSlice(i64)}, {Name: "u64", A: pdarray.FromSlice(u64)}, {Name: "i32", A: pdarray.FromSlice(i32)},
+		{Name: "i8", A: pdarray.FromSlice(i8)}, {Name: "u16", A: pdarray.FromSlice(u16)}}
 	write := func(dense bool) []byte {
 		disableDenseDict = !dense
 		defer func() { disableDenseDict = false }()
@@ -578,7 +578,7 @@ func TestPipelinedWriteSameBytes(t *testing.T) {
 	for i := range keys {
 		keys[i], xs[i] = rng.Int64N(1000), rng.NormFloat64()
 	}
-	cols = append(cols, Column{"keys", pdarray.FromSlice(keys)}, Column{"x", pdarray.FromSlice(xs)})
+	cols = append(cols, Column{Name: "keys", A: pdarray.FromSlice(keys)}, Column{Name: "x", A: pdarray.FromSlice(xs)})
 	write := func(fn func(io.Writer, *schema.GroupNode, *parquet.WriterProperties, []Column, int, int, int) error, cols []Column, o ParquetWriteOptions) []byte {
 		t.Helper()
 		writeRowGroupsFn = fn
@@ -604,7 +604,7 @@ func TestPipelinedWriteSameBytes(t *testing.T) {
 			}
 		}
 	}
-	empty := []Column{{"e", pdarray.FromSlice([]int64{})}}
+	empty := []Column{{Name: "e", A: pdarray.FromSlice([]int64{})}}
 	if got, want := write(writeRowGroups, empty, ParquetWriteOptions{Workers: 2}), write(writeRowGroupsArrowGo, empty, ParquetWriteOptions{Workers: 2}); !bytes.Equal(got, want) {
 		t.Fatalf("empty column: pipelined file differs from arrow-go's")
 	}
@@ -1100,7 +1100,7 @@ func TestSparePWrite(t *testing.T) {
 	for i := range x {
 		x[i], k[i] = float64(i)*0.37, int64(i%977)
 	}
-	cols := []Column{{"x", pdarray.FromSlice(x)}, {"k", pdarray.FromSlice(k)}}
+	cols := []Column{{Name: "x", A: pdarray.FromSlice(x)}, {Name: "k", A: pdarray.FromSlice(k)}}
 	write := func(codec string, workers int) (uint64, *procsWriter) {
 		t.Helper()
 		w := &procsWriter{}

@@ -49,6 +49,11 @@ func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	for _, c := range cols {
+		if c.Cats != nil {
+			return errorf(ErrType, "column %q is a string column, which Arrow IPC files cannot hold here yet; write it with to_parquet", c.Name)
+		}
+	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = DefaultRowGroupSize
 	}

@@ -23,10 +23,12 @@ import (
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
-// Column is a named array to write.
+// Column is a named array to write; with Cats, a string column whose A
+// holds each row's code into them.
 type Column struct {
 	Name string
 	A    *pdarray.Array
+	Cats *Categories
 }
 
 // ParquetWriteOptions tune WriteParquet.
@@ -101,12 +103,20 @@ func checkColumns(cols []Column) (int, error) {
 		if c.A.Len() != n {
 			return 0, errorf(ErrValue, "columns must have one length: %q has %d elements, %q has %d", cols[0].Name, n, c.Name, c.A.Len())
 		}
+		if c.Cats != nil {
+			if err := checkStrings(c); err != nil {
+				return 0, err
+			}
+		}
 	}
 	return n, nil
 }
 
 func parquetNode(c Column) (schema.Node, error) {
 	req := parquet.Repetitions.Required
+	if c.Cats != nil {
+		return schema.NewPrimitiveNodeLogical(c.Name, req, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
+	}
 	intNode := func(width int8, signed bool, phys parquet.Type) (schema.Node, error) {
 		return schema.NewPrimitiveNodeLogical(c.Name, req, schema.NewIntLogicalType(width, signed), phys, 0, -1)
 	}
@@ -214,6 +224,9 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 		parquet.WithCreatedBy("arktos"), parquet.WithStats(true), parquet.WithAllocator(&poolAllocator{})}
 	for _, c := range cols {
 		dict := o.Dictionary == "on" || o.Dictionary == "auto" && dictionaryPays(c, 0, min(n, o.RowGroupSize))
+		if c.Cats != nil {
+			dict = o.Dictionary != "off" // each chunk's dictionary is known before it is written (writeStrings)
+		}
 		if !dict {
 			WriteStats.DictionarySkipped.Add(1)
 		}
@@ -250,14 +263,21 @@ func ParquetWriteScratch(cols []Column, opts ParquetWriteOptions) int64 {
 	}
 	n := cols[0].A.Len()
 	rows := int64(min(rg, n))
-	var row int64
+	var row, chunks, table int64
 	for _, c := range cols {
+		if c.Cats != nil {
+			chunks += stringChunkBytes(c, rg)
+			table = max(table, 4*int64(c.Cats.len()))
+			continue
+		}
 		row += int64(c.A.DType().Size())
 	}
 	nrg := max(1, (n+rg-1)/rg)
 	w := min(max(1, opts.Workers), nrg*len(cols)) // writeRowGroups' workers
 	inFlight := int64(min(nrg, rowGroupsAhead(w, len(cols))+1))
-	return inFlight*rows*row + int64(w)*8*rows
+	// A string column's chunk is counted at its largest plain size, and a
+	// worker's table of its categories beside the 8 bytes a row.
+	return inFlight*(rows*row+chunks) + int64(w)*(8*rows+table)
 }
 
 // rowGroupsAhead is how many row groups may be queued or encoding at once:
@@ -322,6 +342,7 @@ type pendingRowGroup struct {
 type writeUnit struct {
 	cw     file.ColumnChunkWriter
 	a      *pdarray.Array
+	cats   *Categories // a string column's
 	lo, hi int
 	done   chan<- error
 }
@@ -386,7 +407,7 @@ func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterPr
 			rg.pagers = append(rg.pagers, p)
 			rg.writers = append(rg.writers, file.NewColumnChunkWriter(colMeta, p, props))
 			rg.done = append(rg.done, make(chan error, 1))
-			work <- writeUnit{cw: rg.writers[i], a: c.A, lo: lo, hi: hi, done: rg.done[i]}
+			work <- writeUnit{cw: rg.writers[i], a: c.A, cats: c.Cats, lo: lo, hi: hi, done: rg.done[i]}
 		}
 		if len(pending) > 0 {
 			WriteStats.RowGroupsAhead.Add(1)
@@ -441,8 +462,13 @@ func writeRowGroups(w io.Writer, root *schema.GroupNode, props *parquet.WriterPr
 // finishChunk writes rows lo:hi of a into cw and closes it: every page is
 // encoded and compressed here, on the worker; only the deferred pager's
 // close is left.
-func finishChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {
-	if err = writeChunk(cw, a, lo, hi, sc); err != nil {
+func finishChunk(cw file.ColumnChunkWriter, a *pdarray.Array, cats *Categories, lo, hi int, sc *writeScratch) (err error) {
+	if cats != nil {
+		err = writeStringChunk(cw, a, cats, lo, hi, sc)
+	} else {
+		err = writeChunk(cw, a, lo, hi, sc)
+	}
+	if err != nil {
 		return err
 	}
 	defer func() {
@@ -457,7 +483,8 @@ func finishChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *wr
 type writeScratch struct {
 	wide  []int32 // 8/16-bit values widened to INT32
 	idx   []int32 // dictionary indices
-	table []int32 // value-min -> index+1 (writeDenseDict)
+	table []int32 // value-min -> index+1 (writeDenseDict); category -> index (writeStrings)
+	vals  []parquet.ByteArray
 }
 
 func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {
@@ -613,5 +640,5 @@ func widenInto[T narrowInt](dst []int32, src []T) {
 // *par.Panic error: the writer waits on u.done, so a worker must answer.
 func finishChunkCaught(u writeUnit, sc *writeScratch) (err error) {
 	defer par.Catch(&err)
-	return finishChunk(u.cw, u.a, u.lo, u.hi, sc)
+	return finishChunk(u.cw, u.a, u.cats, u.lo, u.hi, sc)
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/arktos-dev/arktos/pdarray"
 )
 
 // stringFile writes a Parquet file of one string column "s" (optional when
@@ -311,4 +314,216 @@ func FuzzReadStrings(f *testing.F) {
 			}
 		}
 	})
+}
+
+// catsOf gives the Categories of sorted distinct strings.
+func catsOf(strs []string) *Categories {
+	c := &Categories{Offsets: []int64{0}}
+	for _, s := range strs {
+		c.Bytes = append(c.Bytes, s...)
+		c.Offsets = append(c.Offsets, int64(len(c.Bytes)))
+	}
+	return c
+}
+
+// TestWriteStrings: a string column written from codes and categories
+// reads back as the same strings (by ReadStrings, and by arrow-go's own
+// reader of the values), for every code dtype; a row group whose strings
+// fit a dictionary page is dictionary-encoded with only the strings its
+// rows use, one that does not (or dictionary "off") is plain.
+func TestWriteStrings(t *testing.T) {
+	var small []string
+	for i := range 300 {
+		small = append(small, fmt.Sprintf("zone_%03d", i))
+	}
+	small = append(small, "", "Zoë", "日本", "a\x00b")
+	slices.Sort(small)
+	var big []string // 40 KiB each: 30 of them overflow a dictionary page
+	for i := range 60 {
+		big = append(big, fmt.Sprintf("%02d", i)+strings.Repeat("x", 40<<10))
+	}
+	var wide []string // 2000 bytes each: a row group's pages are 2 MB raw
+	for i := range 100 {
+		wide = append(wide, fmt.Sprintf("w%02d", i)+strings.Repeat("y", 1997))
+	}
+	n := 5000
+	for _, c := range []struct {
+		name  string
+		cats  []string
+		dtype pdarray.DType
+		dict  string
+		plain bool
+	}{{"int8-dict", small[:100], pdarray.Int8, "auto", false}, {"int16-dict", small, pdarray.Int16, "auto", false},
+		{"int16-pages", wide, pdarray.Int16, "auto", false},
+		{"int32-off", small, pdarray.Int32, "off", true}, {"int64-big", big, pdarray.Int64, "on", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			codes := make([]int64, n)
+			for i := range codes {
+				codes[i] = int64((i*37 + i/100) % len(c.cats))
+			}
+			if c.name == "int16-dict" {
+				for i := range 1000 { // the first row group uses only a few strings
+					codes[i] = int64(i % 3 * 50)
+				}
+			}
+			a, err := pdarray.Alloc(c.dtype, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range codes {
+				switch c.dtype {
+				case pdarray.Int8:
+					pdarray.View[int8](a)[i] = int8(v)
+				case pdarray.Int16:
+					pdarray.View[int16](a)[i] = int16(v)
+				case pdarray.Int32:
+					pdarray.View[int32](a)[i] = int32(v)
+				case pdarray.Int64:
+					pdarray.View[int64](a)[i] = v
+				}
+			}
+			ids := make([]int64, n)
+			for i := range ids {
+				ids[i] = int64(i)
+			}
+			cols := []Column{{Name: "i", A: pdarray.FromSlice(ids)}, {Name: "s", A: a, Cats: catsOf(c.cats)}}
+			if ParquetWriteScratch(cols, ParquetWriteOptions{RowGroupSize: 1000}) < int64(n)*4 {
+				t.Error("the scratch estimate leaves out the string column")
+			}
+			dict0, plain0 := StringWriteStats.DictChunks.Load(), StringWriteStats.PlainChunks.Load()
+			var buf bytes.Buffer
+			if err := WriteParquet(&buf, cols, ParquetWriteOptions{RowGroupSize: 1000, Dictionary: c.dict, Workers: 2}); err != nil {
+				t.Fatal(err)
+			}
+			dict, plain := StringWriteStats.DictChunks.Load()-dict0, StringWriteStats.PlainChunks.Load()-plain0
+			if c.plain && (plain != 5 || dict != 0) || !c.plain && (dict != 5 || plain != 0) {
+				t.Errorf("%d dictionary and %d plain chunks", dict, plain)
+			}
+			// arrow-go's reader of the values, row by row.
+			fr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := 0
+			for rg := range fr.NumRowGroups() {
+				if c.name == "int16-dict" && rg == 0 {
+					if d, ok := fr.MetaData().RowGroup(0).ColumnChunk(1); ok == nil {
+						if st, _ := d.Statistics(); st != nil {
+							if mn := string(st.(*metadata.ByteArrayStatistics).Min()); mn != c.cats[0] {
+								t.Errorf("row group 0's min %q, want %q", mn, c.cats[0])
+							}
+						}
+					}
+				}
+				checkPageStats(t, fr.RowGroup(rg), c.cats, codes[rg*1000:(rg+1)*1000], c.name == "int16-pages")
+				cr, err := fr.RowGroup(rg).Column(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vals := make([]parquet.ByteArray, 1000)
+				got, _, err := cr.(*file.ByteArrayColumnChunkReader).ReadBatch(1000, vals, nil, nil)
+				if err != nil || got != 1000 {
+					t.Fatalf("row group %d: %d values, %v", rg, got, err)
+				}
+				for _, v := range vals {
+					if string(v) != c.cats[codes[row]] {
+						t.Fatalf("row %d: %.20q, want %.20q", row, v, c.cats[codes[row]])
+					}
+					row++
+				}
+			}
+			fr.Close()
+			// And ReadStrings: the codes back into the used strings.
+			p, err := OpenParquet([]ParquetSource{{Name: "w", R: bytes.NewReader(buf.Bytes())}}, []string{"s"}, NullPolicy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			back := make([]int32, n)
+			cats, err := p.ReadStrings(0, back, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, code := range back {
+				if cats[code] != c.cats[codes[i]] {
+					t.Fatalf("row %d read back as %.20q", i, cats[code])
+				}
+			}
+		})
+	}
+	// Refusals name the column and what is wrong; nothing is written.
+	codes := pdarray.FromSlice([]int32{0, 1, 2})
+	for _, c := range []struct {
+		col  Column
+		want string
+	}{
+		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "b"})}, "row 2 has code 2, outside its 2 categories"},
+		{Column{Name: "s", A: pdarray.FromSlice([]int32{0, -1, 0}), Cats: catsOf([]string{"a"})}, "row 1 has code -1"},
+		{Column{Name: "s", A: codes, Cats: &Categories{Bytes: []byte("abc"), Offsets: []int64{0, 1, 2, 4}}}, "do not add up"},
+		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "\xff", "c"})}, "category 1 is not UTF-8"},
+		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "c", "b"})}, `categories 1 and 2 ("c", "b") are not distinct and sorted`},
+		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "a", "b"})}, "not distinct and sorted"},
+		{Column{Name: "s", A: pdarray.FromSlice([]float64{0, 1, 2}), Cats: catsOf([]string{"a", "b", "c"})}, "codes must be int8"},
+	} {
+		var buf bytes.Buffer
+		err := WriteParquet(&buf, []Column{c.col}, ParquetWriteOptions{})
+		var ae *Error
+		if !errors.As(err, &ae) || !strings.Contains(ae.Msg, c.want) || !strings.Contains(ae.Msg, `"s"`) || buf.Len() != 0 {
+			t.Errorf("want %q: %v (%d bytes written)", c.want, err, buf.Len())
+		}
+	}
+	err := WriteArrowIPC(&bytes.Buffer{}, []Column{{Name: "s", A: codes, Cats: catsOf([]string{"a", "b", "c"})}}, IPCWriteOptions{})
+	var ae *Error
+	if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "write it with to_parquet") {
+		t.Errorf("IPC: %v", err)
+	}
+}
+
+// checkPageStats: every data page of a row group's string column (column
+// 1) has the least and greatest strings of its own rows as min and max
+// (the codes are sorted as the strings are), and the chunk those of all
+// its rows; many asks for more than one data page.
+func checkPageStats(t *testing.T, rg *file.RowGroupReader, cats []string, codes []int64, many bool) {
+	t.Helper()
+	want := func(codes []int64) (string, string) {
+		return cats[slices.Min(codes)], cats[slices.Max(codes)]
+	}
+	cc, err := rg.MetaData().ColumnChunk(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil {
+		t.Fatalf("no chunk statistics: %v", err)
+	}
+	lo, hi := want(codes)
+	bs := st.(*metadata.ByteArrayStatistics)
+	if len(lo) <= 4096 && (string(bs.Min()) != lo || string(bs.Max()) != hi) {
+		t.Errorf("chunk min, max %.12q, %.12q, want %.12q, %.12q", bs.Min(), bs.Max(), lo, hi)
+	}
+	pr, err := rg.GetColumnPageReader(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, pages := 0, 0
+	for pr.Next() {
+		dp, ok := pr.Page().(file.DataPage)
+		if !ok {
+			continue
+		}
+		pages++
+		n := int(dp.NumValues())
+		lo, hi := want(codes[row : row+n])
+		ps := dp.Statistics()
+		if len(lo) <= 4096 && (!ps.HasMin || !ps.HasMax || string(ps.Min) != lo || string(ps.Max) != hi) {
+			t.Errorf("page %d (rows %d:%d): min, max %.12q, %.12q, want %.12q, %.12q", pages, row, row+n, ps.Min, ps.Max, lo, hi)
+		}
+		row += n
+	}
+	if err := pr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if row != len(codes) || many && pages < 2 {
+		t.Errorf("%d pages of %d rows, want %d rows", pages, row, len(codes))
+	}
 }

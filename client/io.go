@@ -139,7 +139,11 @@ func (c *Client) ReadArrow(ctx context.Context, path string, o ReadOptions) (*Re
 // NamedColumn names a stored array as a column of a file.
 type NamedColumn struct {
 	Column string // name in the file
-	Array  string // stored array
+	Array  string // stored array (a string column's codes)
+	// A string column (ToParquet only): the stored arrays of its distinct
+	// strings' UTF-8 bytes (uint8) and lengths (int64), sorted bytewise, as
+	// ReadResult.Strings gives them; Array holds each row's code into them.
+	Categories, CategoryLengths string
 }
 
 // WriteOptions tune ToParquet and ToArrowFile.
@@ -156,10 +160,18 @@ func writeArgs(cols []NamedColumn, path string) (map[string]any, error) {
 		return nil, fmt.Errorf("client: nothing to write: give at least one column")
 	}
 	names, columns := make([]any, len(cols)), make([]any, len(cols))
+	cats, lens := make([]any, len(cols)), make([]any, len(cols))
+	strs := false
 	for i, c := range cols {
 		names[i], columns[i] = c.Array, c.Column
+		cats[i], lens[i] = c.Categories, c.CategoryLengths
+		strs = strs || c.Categories != "" || c.CategoryLengths != ""
 	}
-	return map[string]any{"path": path, "names": names, "columns": columns}, nil
+	args := map[string]any{"path": path, "names": names, "columns": columns}
+	if strs {
+		args["categories"], args["category_lengths"] = cats, lens
+	}
+	return args, nil
 }
 
 // ToParquet writes stored arrays as one Parquet file on the server,

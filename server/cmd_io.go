@@ -640,17 +640,70 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 			r()
 		}
 	}
+	// A string column (a client's Categorical): its codes in names, its
+	// categories' UTF-8 bytes and lengths in categories and
+	// category_lengths, "" for the other columns.
+	catNames, lenNames := optStringList(a, "categories"), optStringList(a, "category_lengths")
+	if (catNames == nil) != (lenNames == nil) || catNames != nil && (len(catNames) != len(names) || len(lenNames) != len(names)) {
+		return nil, nil, transfer.Errorf(transfer.ArgumentValue, "categories and category_lengths go together, one entry per array (\"\" for a column that is not strings); got %d and %d for %d arrays", len(catNames), len(lenNames), len(names))
+	}
 	cols := make([]arrowio.Column, len(names))
-	for i, n := range names {
+	acquire := func(n string) (*pdarray.Array, error) {
 		arr, rel, err := s.store.acquire(n)
+		if err == nil {
+			releases = append(releases, rel)
+		}
+		return arr, err
+	}
+	for i, n := range names {
+		arr, err := acquire(n)
 		if err != nil {
 			release()
 			return nil, nil, err
 		}
-		releases = append(releases, rel)
 		cols[i] = arrowio.Column{Name: columns[i], A: arr}
+		if catNames == nil || catNames[i] == "" && lenNames[i] == "" {
+			continue
+		}
+		cats, err := s.categoriesArg(columns[i], catNames[i], lenNames[i], acquire)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		cols[i].Cats = cats
 	}
 	return cols, release, nil
+}
+
+// categoriesArg gives a string column's categories from the arrays of
+// their bytes (uint8) and lengths (int64); the offsets are made here (8
+// bytes a category, held while the file is written).
+func (s *Server) categoriesArg(column, data, lengths string, acquire func(string) (*pdarray.Array, error)) (*arrowio.Categories, error) {
+	if data == "" || lengths == "" {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "column %q: give both its categories and category_lengths, or neither", column)
+	}
+	d, err := acquire(data)
+	if err != nil {
+		return nil, err
+	}
+	l, err := acquire(lengths)
+	if err != nil {
+		return nil, err
+	}
+	if d.DType() != pdarray.Uint8 || l.DType() != pdarray.Int64 {
+		return nil, transfer.Errorf(transfer.ArgumentType, "column %q: categories must be uint8 (UTF-8 bytes) and category_lengths int64, got %s and %s", column, d.DType(), l.DType())
+	}
+	offs := make([]int64, l.Len()+1)
+	for i, n := range pdarray.View[int64](l) {
+		if n < 0 {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "column %q: category %d has length %d; lengths are not negative", column, i, n)
+		}
+		offs[i+1] = offs[i] + n
+	}
+	if offs[len(offs)-1] != int64(d.Len()) {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "column %q: category_lengths add up to %d bytes, categories hold %d", column, offs[len(offs)-1], d.Len())
+	}
+	return &arrowio.Categories{Bytes: pdarray.View[uint8](d), Offsets: offs}, nil
 }
 
 func (s *Server) cmdToParquet(r *request) (*response, error) {
@@ -675,6 +728,11 @@ func (s *Server) cmdToParquet(r *request) (*response, error) {
 	// The encoded row groups in flight grow with row_group_size, which the
 	// client picks: counted while the file is written.
 	scratch := arrowio.ParquetWriteScratch(cols, opts)
+	for _, c := range cols {
+		if c.Cats != nil {
+			scratch += 8 * int64(len(c.Cats.Offsets)) // categoriesArg's offsets
+		}
+	}
 	if err := s.store.reserve(scratch, fmt.Sprintf("to_parquet of %d columns in row groups of %d rows (encoded row groups in flight; a smaller row_group_size needs less)", len(cols), opts.RowGroupSize)); err != nil {
 		return nil, err
 	}

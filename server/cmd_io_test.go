@@ -501,3 +501,71 @@ func TestReadParquetScratchCounted(t *testing.T) {
 		t.Fatalf("used %d after the read, want the 8 MiB array", used)
 	}
 }
+
+// TestToParquetStrings: a string column goes out as its codes plus the
+// arrays of its categories' bytes and lengths, and read_parquet gives the
+// same three back; bad categories are refused naming the column, with
+// nothing written and nothing left reserved.
+func TestToParquetStrings(t *testing.T) {
+	s, dir := ioServer(t)
+	strs := []string{"", "Zoë", "a", "b"}
+	var data []uint8
+	var lens []int64
+	for _, x := range strs {
+		data = append(data, x...)
+		lens = append(lens, int64(len(x)))
+	}
+	codes := opPut(t, s, []int16{2, 0, 1, 3, 2, 2})
+	ids := opPut(t, s, []int64{1, 2, 3, 4, 5, 6})
+	cats, clens := opPut(t, s, data), opPut(t, s, lens)
+	write := func(path string, catNames, lenNames []any) error {
+		_, err := opRun(t, s, "to_parquet", map[string]any{"path": path, "names": []any{ids, codes}, "columns": []any{"id", "s"},
+			"categories": catNames, "category_lengths": lenNames, "row_group_size": uint64(4)})
+		return err
+	}
+	if err := write("s.parquet", []any{"", cats}, []any{"", clens}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := opRun(t, s, "read_parquet", map[string]any{"path": "s.parquet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res["strings"].([]any)
+	if len(got) != 1 || got[0].(map[string]any)["column"] != "s" {
+		t.Fatalf("strings %v", got)
+	}
+	e := got[0].(map[string]any)
+	backCodes := opStored[int8](t, s, e["codes"].(map[string]any))
+	backData := opStored[uint8](t, s, e["categories"].(map[string]any))
+	backLens := opStored[int64](t, s, e["category_lengths"].(map[string]any))
+	if !slices.Equal(backCodes, []int8{2, 0, 1, 3, 2, 2}) || string(backData) != "Zoëab" || !slices.Equal(backLens, lens) {
+		t.Errorf("read back codes %v, categories %q %v", backCodes, backData, backLens)
+	}
+	badLens := opPut(t, s, []int64{0, 4, 1, 2})
+	floats := opPut(t, s, []float64{0, 1, 2, 3})
+	unsorted := opPut(t, s, []uint8("bab"))
+	unsortedLens := opPut(t, s, []int64{1, 1, 1, 0})
+	used, _, _, _ := s.store.usage()
+	for _, c := range []struct {
+		cats, lens []any
+		code       transfer.Code
+		want       string
+	}{
+		{[]any{"", cats}, []any{"", badLens}, transfer.ArgumentValue, `column "s": category_lengths add up to 7 bytes, categories hold 6`},
+		{[]any{"", cats}, []any{"", floats}, transfer.ArgumentType, `column "s": categories must be uint8 (UTF-8 bytes) and category_lengths int64`},
+		{[]any{"", cats}, []any{clens, clens}, transfer.ArgumentValue, `column "id": give both its categories and category_lengths, or neither`},
+		{[]any{cats}, []any{clens}, transfer.ArgumentValue, "one entry per array"},
+		{[]any{"", unsorted}, []any{"", unsortedLens}, transfer.ArgumentValue, `"s": categories 0 and 1 ("b", "a") are not distinct and sorted`},
+		{[]any{"", "nope"}, []any{"", clens}, transfer.UnknownArray, "nope"},
+	} {
+		if err := write("bad.parquet", c.cats, c.lens); opCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %s %q: %v", c.code, c.want, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.parquet")); err == nil {
+		t.Error("a refused write left a file")
+	}
+	if u, _, _, _ := s.store.usage(); u != used {
+		t.Errorf("refused writes left %d bytes reserved", u-used)
+	}
+}

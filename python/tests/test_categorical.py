@@ -339,3 +339,24 @@ def test_decoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
         assert bool(called) == raw.isascii()
         np.testing.assert_array_equal(got, np.array(case, dtype=str))
         assert got.dtype == np.array(case, dtype=str).dtype
+
+
+def test_encoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
+    """Categories going to the server (to_parquet, register): ASCII ones
+    are narrowed by numpy (the path is taken), the rest encoded one by one;
+    both give each string's UTF-8 bytes and lengths, and decode back."""
+    from arktos import _categorical
+    cases = [["", "a", "", "bb"], [""], [], ["x" * 70000, "y"], ["a\x00b", "a", "\x7f"],
+             [f"id{i}" for i in range(300_000)], ["ü", "a", "日本"]]
+    real = _categorical._ascii_bytes
+    called: list[int] = []
+    monkeypatch.setattr(_categorical, "_ascii_bytes", lambda *a: called.append(1) or real(*a))
+    for case in cases:
+        strings = np.array(case, dtype=str)
+        called.clear()
+        data, lengths = _categorical._encode_strings(strings)
+        assert data.dtype == np.uint8 and lengths.dtype == np.int64
+        assert data.tobytes() == "".join(case).encode()
+        assert lengths.tolist() == [len(c.encode()) for c in case]
+        assert bool(called) == (bool(case) and "".join(case).isascii() and strings.dtype.itemsize > 0)
+        np.testing.assert_array_equal(_categorical._decode_strings(data.tobytes(), lengths), strings)

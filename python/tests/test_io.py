@@ -202,11 +202,80 @@ def test_read_string_columns_as_categoricals(io_conn: ak.Connection, data_dir: P
         ak.read_parquet("n.parquet", conn=io_conn)
     assert {e["name"] for e in io_conn.list_arrays()} == before  # nothing stored
     assert ak.read_parquet("n.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2, 3]
-    with pytest.raises(TypeError, match="'zone' is a Categorical: writing string columns is not supported yet"):
-        ak.to_parquet({"zone": got["zone"]}, "out.parquet")
+    # Written back (Categoricals as Parquet strings), pyarrow reads the same table.
+    stored_before = {e["name"] for e in io_conn.list_arrays()}
+    ak.to_parquet(got, "out.parquet", row_group_size=7_000)
+    assert {e["name"] for e in io_conn.list_arrays()} == stored_before  # the uploaded categories are gone
+    back = pq.read_table(data_dir / "out.parquet")
+    for name in ("zone", "id", "flag"):
+        assert back.schema.field(name).type == pa.string(), name
+        assert back[name].to_pylist() == t[name].to_pylist(), name
+    assert same_bits(back["fare"].to_numpy(), t["fare"].to_numpy())
     # every reservation given back: what is used is what is stored
     stored = sum(e["nbytes"] for e in io_conn.list_arrays())
     assert io_conn.mem_info()["used"] == stored
+
+
+def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
+                                   rng: np.random.Generator) -> None:
+    """A Categorical is written as a Parquet string column that pyarrow and
+    pandas read as the same strings: each row group a dictionary of only the
+    strings it uses (plain when they would not fit a dictionary page, or
+    with dictionary="off"), exact min and max statistics; ak.read_parquet
+    gives the Categorical back. Non-ASCII, empty and registered ones too;
+    Arrow IPC refuses them, naming what to do."""
+    n = 12_000
+    words = np.array(["", "JFK", "Midtown", "Zoë", "a\x00b", "日本", "zz"])
+    zone = ak.Categorical(words[rng.integers(0, words.size, n)], conn=io_conn)
+    ids = ak.Categorical(np.array([f"id{k:06d}" for k in rng.integers(0, 10**5, n)]), conn=io_conn)
+    # 600 strings of 2 kB: a row group's overflow a dictionary page
+    wide = ak.Categorical(np.array(["w%03d" % k + "x" * 2_000 for k in range(600)])[rng.integers(0, 600, n)],
+                          conn=io_conn)
+    fare = io_conn.array(rng.random(n))
+    zone.register("zones")
+    reg = ak.Categorical.attach("zones", conn=io_conn)
+    stored = {e["name"] for e in io_conn.list_arrays()}
+    info = ak.to_parquet({"zone": reg, "id": ids, "fare": fare, "wide": wide}, "cat.parquet",
+                         row_group_size=4_000)
+    assert info["rows"] == n
+    assert {e["name"] for e in io_conn.list_arrays()} == stored
+    path = data_dir / "cat.parquet"
+    back = pq.read_table(path)
+    want = {"zone": zone.to_ndarray(), "id": ids.to_ndarray(), "wide": wide.to_ndarray()}
+    for name, values in want.items():
+        assert back.schema.field(name).type == pa.string(), name
+        assert back[name].to_pylist() == values.tolist(), name
+    assert same_bits(back["fare"].to_numpy(), fare.to_ndarray())
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 3
+    for rg in range(3):
+        rows = slice(rg * 4_000, (rg + 1) * 4_000)
+        for name in ("zone", "id"):
+            col = meta.row_group(rg).column(back.column_names.index(name))
+            assert "RLE_DICTIONARY" in col.encodings or "PLAIN_DICTIONARY" in col.encodings, name
+            assert col.statistics.min == min(want[name][rows]), name
+            assert col.statistics.max == max(want[name][rows]), name
+        wcol = meta.row_group(rg).column(back.column_names.index("wide"))
+        assert not {"RLE_DICTIONARY", "PLAIN_DICTIONARY"} & set(wcol.encodings)
+    pd = pytest.importorskip("pandas")
+    assert pd.read_parquet(path)["zone"].tolist() == want["zone"].tolist()
+    got = ak.read_parquet("cat.parquet", conn=io_conn)
+    assert isinstance(got["zone"], ak.Categorical)
+    assert got["zone"].categories.tolist() == sorted(set(want["zone"].tolist()))
+    assert got["zone"].to_list() == want["zone"].tolist()
+    ak.to_parquet({"id": ids}, "plain.parquet", dictionary="off", compression="snappy")
+    col = pq.ParquetFile(data_dir / "plain.parquet").metadata.row_group(0).column(0)
+    assert not {"RLE_DICTIONARY", "PLAIN_DICTIONARY"} & set(col.encodings)
+    assert pq.read_table(data_dir / "plain.parquet")["id"].to_pylist() == want["id"].tolist()
+    empty = ak.Categorical(np.array([], dtype=str), conn=io_conn)
+    ak.to_parquet({"e": empty}, "empty.parquet")
+    assert pq.read_table(data_dir / "empty.parquet")["e"].to_pylist() == []
+    with pytest.raises(TypeError, match="'zone' is a Categorical: Arrow IPC files of string columns"):
+        ak.to_arrow_file({"zone": zone}, "z.arrow")
+    assert not (data_dir / "z.arrow").exists()
+    kept = {v.codes.name if isinstance(v, ak.Categorical) else v.name for v in got.values()}
+    assert {e["name"] for e in io_conn.list_arrays()} == stored | kept | {empty.codes.name}
+    assert io_conn.mem_info()["used"] == sum(e["nbytes"] for e in io_conn.list_arrays())
 
 
 def test_write_parquet_and_arrow(io_conn: ak.Connection, data_dir: Path,

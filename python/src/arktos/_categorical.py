@@ -221,9 +221,7 @@ class Categorical:
         """
         conn = self.codes._conn
         data_name, lengths_name = _category_names(name)
-        encoded = [c.encode("utf-8") for c in self.categories.tolist()]
-        lengths = np.array([len(e) for e in encoded], dtype=np.int64)
-        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        data, lengths = _encode_strings(self.categories)
         stored: list[pdarray] = []
         try:
             for values, key in ((data, data_name), (lengths, lengths_name)):
@@ -431,6 +429,29 @@ class Categorical:
 
         values, counts = value_counts(self.codes)
         return Categorical._wrap(values, self.categories), counts
+
+
+def _encode_strings(strings: NDArray[np.str_]) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+    """Strings as their UTF-8 bytes one after another and their lengths
+    (what _decode_strings reads): ASCII ones narrowed by numpy alone, the
+    rest encoded one by one."""
+    lengths = np.char.str_len(strings).astype(np.int64) if strings.size else np.zeros(0, np.int64)
+    width = strings.dtype.itemsize // 4
+    if strings.size and width:
+        points = strings.view(np.uint32).reshape(len(strings), width)
+        if int(points.max()) < 128:
+            return _ascii_bytes(points, lengths), lengths
+    encoded = [c.encode("utf-8") for c in strings.tolist()]
+    return (np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(),
+            np.array([len(e) for e in encoded], dtype=np.int64))
+
+
+def _ascii_bytes(points: NDArray[np.uint32], lengths: NDArray[np.int64]) -> NDArray[np.uint8]:
+    """ASCII strings' code points (a row each, padded) narrowed to their
+    bytes one after another: the row-major mask keeps each row's first
+    `length` points, in order."""
+    keep = np.arange(points.shape[1])[None, :] < lengths[:, None]
+    return points[keep].astype(np.uint8)
 
 
 def _decode_strings(raw: bytes, lengths: NDArray[np.int64]) -> NDArray[np.str_]:

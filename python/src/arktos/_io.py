@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._categorical import Categorical, _decode_strings
+from ._categorical import Categorical, _decode_strings, _encode_strings
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
@@ -128,40 +128,75 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     return _columns(c, result, nulls)
 
 
-def _write_args(columns: Mapping[str, pdarray], path: str) -> tuple[Connection, dict[str, Any]]:
+def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, *, strings: bool = False,
+                ) -> tuple[Connection, dict[str, Any], list[pdarray]]:
+    """The write command's arguments, and the arrays made for it (a
+    Categorical's categories, uploaded: they go when the caller drops them)."""
     if not isinstance(columns, Mapping) or not columns:
-        raise TypeError("give the columns as a non-empty dict {column name: pdarray}")
+        raise TypeError("give the columns as a non-empty dict {column name: pdarray or Categorical}")
     conn: Connection | None = None
     for col, arr in columns.items():
         if isinstance(arr, Categorical):
-            raise TypeError(f"column {col!r} is a Categorical: writing string columns is not "
-                            "supported yet; write its codes (cat.codes) beside its categories, "
-                            "or write from pandas (ak.to_pandas({...}).to_parquet(...))")
+            if not strings:
+                raise TypeError(f"column {col!r} is a Categorical: Arrow IPC files of string columns "
+                                "are not supported yet; write it with ak.to_parquet")
+            arr = arr.codes
         if not isinstance(arr, pdarray):
-            raise TypeError(f"column {col!r} must be a pdarray, got {type(arr).__name__}; "
-                            "upload it first with ak.array()")
+            raise TypeError(f"column {col!r} must be a pdarray or a Categorical, got {type(arr).__name__}; "
+                            "upload it first with ak.array() or ak.Categorical()")
+        if conn is not None and arr._conn is not conn:
+            raise ValueError(f"column {col!r} lives on another server connection than the others; "
+                             "write columns of one connection")
         conn = conn or arr._conn
     assert conn is not None
-    return conn, {"path": path, "columns": [str(k) for k in columns],
-                  "names": [arr.name for arr in columns.values()]}
+    names = [arr.codes.name if isinstance(arr, Categorical) else arr.name for arr in columns.values()]
+    args: dict[str, Any] = {"path": path, "columns": [str(k) for k in columns], "names": names}
+    made: list[pdarray] = []
+    cats = [arr for arr in columns.values() if isinstance(arr, Categorical)]
+    if cats:
+        args["categories"], args["category_lengths"] = [], []
+        try:
+            for arr in columns.values():
+                if isinstance(arr, Categorical):
+                    data, lengths = _encode_strings(arr.categories)
+                    made += [conn.array(data), conn.array(lengths)]
+                    args["categories"].append(made[-2].name)
+                    args["category_lengths"].append(made[-1].name)
+                else:
+                    args["categories"].append("")
+                    args["category_lengths"].append("")
+        except BaseException:
+            for m in made:  # (an upload refused for room: the earlier ones go now)
+                m.delete()
+            raise
+    return conn, args, made
 
 
-def to_parquet(columns: Mapping[str, pdarray], path: str, compression: str = "zstd", *,
+def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "zstd", *,
                row_group_size: int = 1 << 20, dictionary: str = "auto") -> dict[str, Any]:
     """Write server arrays as one Parquet file on the server, atomically.
 
-    `columns` maps column names to pdarrays of one length. `compression` is
-    "zstd" (default), "snappy", "gzip", "lz4", "brotli" or "none";
-    `row_group_size` rows go in each row group. `dictionary` "auto" (default)
-    dictionary-encodes a column only when a sample says its dictionary fits
-    one page; "on"/"off" force it. The file appears under its name only once
+    `columns` maps column names to pdarrays or Categoricals of one length; a
+    Categorical is written as a string column (its categories are uploaded
+    for the write and deleted after), each row group dictionary-encoded
+    with only the strings it uses when they fit a dictionary page, as
+    pyarrow and pandas read it. `compression` is "zstd" (default),
+    "snappy", "gzip", "lz4", "brotli" or "none"; `row_group_size` rows go
+    in each row group. `dictionary` "auto" (default) dictionary-encodes a
+    numeric column only when a sample says its dictionary fits one page;
+    "on"/"off" force it. The file appears under its name only once
     complete. Returns ``{path, rows, bytes, file_bytes, seconds}``.
 
     >>> ak.to_parquet({"zone": z, "fare": f}, "out/fares.parquet", compression="zstd")
+    >>> ak.to_parquet({"borough": ak.Categorical(names), "fare": f}, "out/boroughs.parquet")
     """
-    conn, args = _write_args(columns, path)
+    conn, args, made = _write_args(columns, path, strings=True)
     args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
-    return conn._request("to_parquet", args)[0]
+    try:
+        return conn._request("to_parquet", args)[0]
+    finally:
+        for arr in made:
+            arr.delete()
 
 
 def to_arrow_file(columns: Mapping[str, pdarray], path: str, compression: str = "none",
@@ -172,7 +207,7 @@ def to_arrow_file(columns: Mapping[str, pdarray], path: str, compression: str = 
 
     >>> ak.to_arrow_file({"x": x, "y": y}, "data.arrow")
     """
-    conn, args = _write_args(columns, path)
+    conn, args, _ = _write_args(columns, path)
     args["compression"] = compression
     return conn._request("to_arrow_file", args)[0]
 

@@ -1,0 +1,268 @@
+package arrowio
+
+import (
+	"bytes"
+	"fmt"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// String columns are written from a Categorical's two halves: a code per
+// row (Column.A) and the distinct strings (Column.Cats), as ReadStrings
+// gives them back. A row group's chunk is dictionary-encoded when the
+// strings its rows use fit a dictionary page: its dictionary is those
+// strings in their (sorted) order and its indices the codes renumbered
+// through a table, so no string is hashed; otherwise the chunk is plain,
+// each row's value aliasing its string's bytes.
+
+// Categories are a string column's distinct strings: string i is
+// Bytes[Offsets[i]:Offsets[i+1]], UTF-8, distinct and sorted bytewise (as
+// ReadStrings gives them). The caller owns both and keeps
+// them unchanged while the write runs (values alias Bytes).
+type Categories struct {
+	Bytes   []byte
+	Offsets []int64 // len = strings+1, Offsets[0] = 0
+}
+
+func (c *Categories) len() int { return len(c.Offsets) - 1 }
+
+func (c *Categories) at(i int) []byte { return c.Bytes[c.Offsets[i]:c.Offsets[i+1]] }
+
+// checkStrings checks a string column: signed integer codes, each naming
+// one of its strings, and distinct UTF-8 strings sorted bytewise (Unicode
+// code point order), so that a page's least and greatest codes are its
+// least and greatest strings.
+func checkStrings(c Column) error {
+	cats := c.Cats
+	if len(cats.Offsets) == 0 || cats.Offsets[0] != 0 || cats.Offsets[len(cats.Offsets)-1] != int64(len(cats.Bytes)) {
+		return errorf(ErrValue, "string column %q: its categories' lengths do not add up to their %d bytes", c.Name, len(cats.Bytes))
+	}
+	for i := range cats.len() {
+		if cats.Offsets[i+1] < cats.Offsets[i] {
+			return errorf(ErrValue, "string column %q: category %d has a negative length", c.Name, i)
+		}
+		s := cats.at(i)
+		if !utf8.Valid(s) {
+			return errorf(ErrValue, "string column %q: category %d is not UTF-8 (%q); Parquet strings are UTF-8", c.Name, i, s[:min(len(s), 40)])
+		}
+		if i > 0 && bytes.Compare(cats.at(i-1), s) >= 0 {
+			return errorf(ErrValue, "string column %q: categories %d and %d (%q, %q) are not distinct and sorted bytewise; give them sorted (np.unique, ReadStrings and ak.Categorical do) with the codes renumbered", c.Name, i-1, i, clip(cats.at(i-1)), clip(s))
+		}
+	}
+	n := int64(cats.len())
+	bad := func(row int, code int64) error {
+		return errorf(ErrValue, "string column %q: row %d has code %d, outside its %d categories (0..%d)", c.Name, row, code, n, n-1)
+	}
+	switch c.A.DType() {
+	case pdarray.Int8:
+		return checkCodes(pdarray.View[int8](c.A), n, bad)
+	case pdarray.Int16:
+		return checkCodes(pdarray.View[int16](c.A), n, bad)
+	case pdarray.Int32:
+		return checkCodes(pdarray.View[int32](c.A), n, bad)
+	case pdarray.Int64:
+		return checkCodes(pdarray.View[int64](c.A), n, bad)
+	}
+	return errorf(ErrType, "string column %q: codes must be int8, int16, int32 or int64, not %s", c.Name, c.A.DType())
+}
+
+func clip(s []byte) []byte { return s[:min(len(s), 40)] }
+
+func checkCodes[T int8 | int16 | int32 | int64](codes []T, n int64, bad func(int, int64) error) error {
+	var lo, hi T
+	for _, c := range codes { // (no branch a row: the range is checked once)
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if lo >= 0 && int64(hi) < n || len(codes) == 0 {
+		return nil
+	}
+	for i, c := range codes {
+		if c < 0 || int64(c) >= n {
+			return bad(i, int64(c))
+		}
+	}
+	return nil
+}
+
+// stringChunkBytes is the most a row group of rg rows of string column c
+// holds plain (a 4-byte length and the bytes a row): what its chunk takes
+// at most before compression, dictionary or not.
+func stringChunkBytes(c Column, rg int) int64 {
+	most := int64(0)
+	n := c.A.Len()
+	for lo := 0; lo < n; lo += rg {
+		hi := min(n, lo+rg)
+		var sum int64
+		forCodes(c.A, lo, hi, func(code int) { sum += 4 + c.Cats.Offsets[code+1] - c.Cats.Offsets[code] })
+		most = max(most, sum)
+	}
+	return most
+}
+
+// forCodes calls f with each code of rows lo:hi of a (a signed integer
+// dtype; a closure a row suits the estimates, not the writing).
+func forCodes(a *pdarray.Array, lo, hi int, f func(int)) {
+	switch a.DType() {
+	case pdarray.Int8:
+		for _, c := range pdarray.View[int8](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Int16:
+		for _, c := range pdarray.View[int16](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Int32:
+		for _, c := range pdarray.View[int32](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Int64:
+		for _, c := range pdarray.View[int64](a)[lo:hi] {
+			f(int(c))
+		}
+	}
+}
+
+// StringWriteStats counts string column chunks (tests): written with a
+// dictionary of their rows' strings, and plain.
+var StringWriteStats struct{ DictChunks, PlainChunks atomic.Uint64 }
+
+func writeStringChunk(cw file.ColumnChunkWriter, a *pdarray.Array, cats *Categories, lo, hi int, sc *writeScratch) error {
+	bw, ok := cw.(*file.ByteArrayColumnChunkWriter)
+	if !ok {
+		return fmt.Errorf("string column chunk has a %T", cw)
+	}
+	switch a.DType() {
+	case pdarray.Int8:
+		return writeStrings(bw, pdarray.View[int8](a)[lo:hi], cats, sc)
+	case pdarray.Int16:
+		return writeStrings(bw, pdarray.View[int16](a)[lo:hi], cats, sc)
+	case pdarray.Int32:
+		return writeStrings(bw, pdarray.View[int32](a)[lo:hi], cats, sc)
+	case pdarray.Int64:
+		return writeStrings(bw, pdarray.View[int64](a)[lo:hi], cats, sc)
+	}
+	return fmt.Errorf("codes of dtype %s", a.DType())
+}
+
+// writeStrings writes one chunk of codes (checked by checkStrings).
+func writeStrings[T int8 | int16 | int32 | int64](cw *file.ByteArrayColumnChunkWriter, codes []T, cats *Categories, sc *writeScratch) error {
+	ncat := cats.len()
+	if cap(sc.table) < ncat {
+		sc.table = make([]int32, ncat)
+	}
+	table := sc.table[:ncat] // category -> dictionary index, -1 when unused
+	for i := range table {
+		table[i] = -1
+	}
+	for _, c := range codes {
+		table[c] = 0
+	}
+	used, dictBytes := 0, 0
+	for i, t := range table {
+		if t == 0 {
+			table[i] = int32(used)
+			used++
+			dictBytes += 4 + int(cats.Offsets[i+1]-cats.Offsets[i])
+		}
+	}
+	enc := cw.CurrentEncoder()
+	de, isDict := enc.(dictionaryEncoder)
+	isDict = isDict && enc.Encoding() == parquet.Encodings.PlainDict && de.NumEntries() == 0
+	if isDict && len(codes) > 0 && dictBytes <= dictPageLimit {
+		StringWriteStats.DictChunks.Add(1)
+		return writeStringDict(cw, de, codes, cats, table, used, dictBytes, sc)
+	}
+	if isDict {
+		cw.FallbackToPlain() // before any value: no dictionary page is written
+	}
+	StringWriteStats.PlainChunks.Add(1)
+	if cap(sc.vals) < batchRows {
+		sc.vals = make([]parquet.ByteArray, batchRows)
+	}
+	for off := 0; off < len(codes); off += batchRows {
+		part := codes[off:min(len(codes), off+batchRows)]
+		vals := sc.vals[:len(part)]
+		for j, c := range part {
+			vals[j] = cats.at(int(c)) // copied by the encoder
+		}
+		if _, err := cw.WriteBatch(vals, nil, nil); err != nil {
+			return err
+		}
+	}
+	if len(codes) == 0 {
+		_, err := cw.WriteBatch(nil, nil, nil)
+		return err
+	}
+	return nil
+}
+
+// writeStringDict writes codes dictionary-encoded: the used categories (in
+// order) are the dictionary, table renumbers the codes into its indices.
+func writeStringDict[T int8 | int16 | int32 | int64](cw *file.ByteArrayColumnChunkWriter, de dictionaryEncoder, codes []T, cats *Categories, table []int32, used, dictBytes int, sc *writeScratch) error {
+	data := make([]byte, 0, dictBytes-4*used) // fresh: the encoder may keep the dictionary
+	offs := make([]int32, 1, used+1)
+	for i, t := range table {
+		if t >= 0 {
+			data = append(data, cats.at(i)...)
+			offs = append(offs, int32(len(data)))
+		}
+	}
+	dictArr := array.MakeFromData(array.NewData(arrow.BinaryTypes.String, used,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(pdarray.AsBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0))
+	defer dictArr.Release()
+	if err := de.PutDictionary(dictArr); err != nil {
+		return err
+	}
+	if de.NumEntries() != used {
+		return fmt.Errorf("dictionary of %d strings has %d entries", used, de.NumEntries())
+	}
+	if cap(sc.idx) < len(codes) {
+		sc.idx = make([]int32, len(codes))
+	}
+	idx := sc.idx[:len(codes)]
+	var raw int64 // the chunk's plain size: pages are cut by it, as arrow-go does
+	for _, c := range codes {
+		raw += 4 + cats.Offsets[int(c)+1] - cats.Offsets[c]
+	}
+	// Pages of about a data page's raw bytes, each flushed here with its own
+	// statistics: the categories are sorted, so a page's min and max are
+	// the strings of its least and greatest codes. (arrow-go's
+	// UpdateFromArrow would hash nothing but skips "", claiming a larger
+	// min than a page holding "" has.)
+	slice := max(128, int(int64(cw.Properties().DataPageSize())*int64(len(codes))/max(raw, 1)))
+	for off := 0; off < len(idx); off += slice {
+		end := min(len(idx), off+slice)
+		part := codes[off:end]
+		lo, hi, partRaw := part[0], part[0], int64(0)
+		for i, c := range part {
+			idx[off+i] = table[c]
+			lo, hi = min(lo, c), max(hi, c)
+			partRaw += 4 + cats.Offsets[int(c)+1] - cats.Offsets[c]
+		}
+		if st, ok := cw.PageStatistics().(*metadata.ByteArrayStatistics); ok {
+			st.IncNumValues(int64(len(part)))
+			// (SetMinMax ignores a nil slice: "" is given as an empty one.)
+			st.SetMinMax(append(parquet.ByteArray{}, cats.at(int(lo))...), append(parquet.ByteArray{}, cats.at(int(hi))...))
+		}
+		ia := array.MakeFromData(array.NewData(arrow.PrimitiveTypes.Int32, len(part), []*memory.Buffer{nil, memory.NewBufferBytes(pdarray.AsBytes(idx[off:end]))}, nil, 0, 0))
+		err := cw.WriteDictIndices(ia, nil, nil)
+		ia.Release()
+		if err != nil {
+			return err
+		}
+		de.AddRawSize(partRaw)
+		if err := cw.FlushCurrentPage(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
