@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -155,5 +156,41 @@ func BenchmarkReadStrings(b *testing.B) {
 			b.Fatal(err)
 		}
 		p.Close()
+	}
+}
+
+// BenchmarkWriteStrings writes 10^7 rows of one string column from codes
+// and sorted categories (ARKTOS_BENCH_NCAT distinct, default 10^6 "id…"
+// strings, uniform: each row group of 10^6 uses about 630,000, too many
+// for a dictionary page, so plain; 265 gives dictionary chunks), zstd,
+// row groups of 10^6, to io.Discard; ARKTOS_BENCH_LEVEL: zstd's level.
+func BenchmarkWriteStrings(b *testing.B) {
+	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	ncat, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_NCAT"))
+	if ncat == 0 {
+		ncat = 1_000_000
+	}
+	strs := make([]string, ncat)
+	for i := range strs {
+		strs[i] = "id" + strconv.Itoa(i)
+	}
+	slices.Sort(strs)
+	const n = 10_000_000
+	rng := rand.New(rand.NewPCG(7, 7))
+	codes := make([]int32, n)
+	var raw int64
+	for i := range codes {
+		codes[i] = int32(rng.IntN(ncat))
+		raw += int64(len(strs[codes[i]]))
+	}
+	level, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_LEVEL")) // zstd's (0: 3)
+	noPlainTouch = os.Getenv("ARKTOS_BENCH_NOTOUCH") == "1"
+	defer func() { noPlainTouch = false }()
+	col := Column{Name: "s", A: pdarray.FromSlice(codes), Cats: catsOf(strs)}
+	b.SetBytes(raw)
+	for b.Loop() {
+		if err := WriteParquet(io.Discard, []Column{col}, ParquetWriteOptions{Compression: "zstd", CompressionLevel: level, RowGroupSize: 1_000_000, Workers: max(1, workers)}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

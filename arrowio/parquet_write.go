@@ -35,6 +35,10 @@ type Column struct {
 type ParquetWriteOptions struct {
 	// Compression: "zstd" (default), "snappy", "gzip", "lz4", "brotli" or "none".
 	Compression string
+	// CompressionLevel is the codec's level (0: its default; zstd 1..22,
+	// default 3 as arrow-go's, where pyarrow's is 1; gzip 1..9; brotli
+	// 1..11); the other codecs have none.
+	CompressionLevel int
 	// RowGroupSize is the rows per row group (default DefaultRowGroupSize).
 	RowGroupSize int
 	// Dictionary: "auto" (default: dictionary-encode a column only when a
@@ -43,6 +47,19 @@ type ParquetWriteOptions struct {
 	Dictionary string
 	// Workers encode the columns of a row group in parallel (default 1).
 	Workers int
+}
+
+// codecLevels is the range of levels a codec takes (ok false: none).
+func codecLevels(c compress.Compression) (lo, hi int, ok bool) {
+	switch c {
+	case compress.Codecs.Zstd:
+		return 1, 22, true
+	case compress.Codecs.Gzip:
+		return 1, 9, true
+	case compress.Codecs.Brotli:
+		return 1, 11, true
+	}
+	return 0, 0, false
 }
 
 // DefaultRowGroupSize is the rows per row group when none is given (as
@@ -201,6 +218,15 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 	if !ok {
 		return errorf(ErrValue, "compression %q is not supported; use one of %s", o.Compression, codecNames())
 	}
+	if o.CompressionLevel != 0 {
+		lo, hi, ok := codecLevels(codec)
+		if !ok {
+			return errorf(ErrValue, "compression %q has no levels; give compression_level only with zstd, gzip or brotli", o.Compression)
+		}
+		if o.CompressionLevel < lo || o.CompressionLevel > hi {
+			return errorf(ErrValue, "compression_level %d is outside %s's %d..%d", o.CompressionLevel, strings.ToLower(o.Compression), lo, hi)
+		}
+	}
 	if o.RowGroupSize <= 0 {
 		o.RowGroupSize = DefaultRowGroupSize
 	}
@@ -222,6 +248,9 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 	}
 	props := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithMaxRowGroupLength(int64(o.RowGroupSize)),
 		parquet.WithCreatedBy("arktos"), parquet.WithStats(true), parquet.WithAllocator(&poolAllocator{})}
+	if o.CompressionLevel != 0 {
+		props = append(props, parquet.WithCompressionLevel(o.CompressionLevel))
+	}
 	for _, c := range cols {
 		dict := o.Dictionary == "on" || o.Dictionary == "auto" && dictionaryPays(c, 0, min(n, o.RowGroupSize))
 		if c.Cats != nil {
@@ -481,10 +510,10 @@ func finishChunk(cw file.ColumnChunkWriter, a *pdarray.Array, cats *Categories, 
 
 // writeScratch is one encoding goroutine's reusable buffers.
 type writeScratch struct {
-	wide  []int32 // 8/16-bit values widened to INT32
-	idx   []int32 // dictionary indices
-	table []int32 // value-min -> index+1 (writeDenseDict); category -> index (writeStrings)
-	vals  []parquet.ByteArray
+	wide  []int32             // 8/16-bit values widened to INT32
+	idx   []int32             // dictionary indices
+	table []int32             // value-min -> index+1 (writeDenseDict); category -> index (writeStrings)
+	vals  []parquet.ByteArray // a plain string batch's values (writeStrings)
 }
 
 func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {

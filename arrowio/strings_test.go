@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -525,5 +526,42 @@ func checkPageStats(t *testing.T, rg *file.RowGroupReader, cats []string, codes 
 	}
 	if row != len(codes) || many && pages < 2 {
 		t.Errorf("%d pages of %d rows, want %d rows", pages, row, len(codes))
+	}
+}
+
+// TestCompressionLevel: a level reaches the codec (zstd 19 writes a
+// smaller file than 1 of the same compressible strings; both read back the
+// same), and levels the codec lacks are refused naming the range.
+func TestCompressionLevel(t *testing.T) {
+	var strs []string
+	for i := range 5000 {
+		strs = append(strs, fmt.Sprintf("category-%06d-of-a-long-and-repetitive-name", i))
+	}
+	codes := make([]int32, 200_000)
+	for i := range codes {
+		codes[i] = int32(i * 7919 % len(strs))
+	}
+	cols := []Column{{Name: "s", A: pdarray.FromSlice(codes), Cats: catsOf(strs)}}
+	size := func(level int) int {
+		var buf bytes.Buffer
+		if err := WriteParquet(&buf, cols, ParquetWriteOptions{Compression: "zstd", CompressionLevel: level, Dictionary: "off"}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Len()
+	}
+	if fast, small := size(1), size(19); small >= fast {
+		t.Errorf("zstd level 19 wrote %d bytes, level 1 %d", small, fast)
+	}
+	for _, c := range []struct {
+		codec string
+		level int
+		want  string
+	}{{"zstd", 23, "compression_level 23 is outside zstd's 1..22"}, {"gzip", -1, "outside gzip's 1..9"},
+		{"snappy", 3, `compression "snappy" has no levels`}, {"none", 1, "has no levels"}} {
+		err := WriteParquet(io.Discard, cols, ParquetWriteOptions{Compression: c.codec, CompressionLevel: c.level})
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Kind != ErrValue || !strings.Contains(ae.Msg, c.want) {
+			t.Errorf("%s level %d: %v", c.codec, c.level, err)
+		}
 	}
 }

@@ -150,9 +150,12 @@ type NamedColumn struct {
 type WriteOptions struct {
 	// Compression: Parquet "zstd" (default), "snappy", "gzip", "lz4",
 	// "brotli", "none"; Arrow IPC "none" (default), "zstd", "lz4".
-	Compression  string
-	RowGroupSize int    // Parquet rows per row group (0: 1 Mi)
-	Dictionary   string // Parquet: "auto" (default), "on", "off"
+	Compression string
+	// CompressionLevel (Parquet zstd 1..22, gzip 1..9, brotli 1..11; 0:
+	// the codec's default, zstd's 3).
+	CompressionLevel int
+	RowGroupSize     int    // Parquet rows per row group (0: 1 Mi)
+	Dictionary       string // Parquet: "auto" (default), "on", "off"
 }
 
 func writeArgs(cols []NamedColumn, path string) (map[string]any, error) {
@@ -184,6 +187,9 @@ func (c *Client) ToParquet(ctx context.Context, cols []NamedColumn, path string,
 	}
 	if o.Compression != "" {
 		args["compression"] = o.Compression
+	}
+	if o.CompressionLevel != 0 {
+		args["compression_level"] = int64(o.CompressionLevel)
 	}
 	if o.RowGroupSize > 0 {
 		args["row_group_size"] = uint64(o.RowGroupSize)

@@ -711,10 +711,11 @@ func (s *Server) cmdToParquet(r *request) (*response, error) {
 	a := r.args
 	p := a.String("path")
 	opts := arrowio.ParquetWriteOptions{
-		Compression:  a.OptString("compression", "zstd"),
-		RowGroupSize: int(a.OptUint("row_group_size", arrowio.DefaultRowGroupSize)),
-		Dictionary:   a.OptString("dictionary", "auto"),
-		Workers:      s.cfg.Workers,
+		Compression:      a.OptString("compression", "zstd"),
+		CompressionLevel: int(a.OptInt("compression_level", 0)),
+		RowGroupSize:     int(a.OptUint("row_group_size", arrowio.DefaultRowGroupSize)),
+		Dictionary:       a.OptString("dictionary", "auto"),
+		Workers:          s.cfg.Workers,
 	}
 	cols, release, err := s.writeColumnsArgs(a)
 	if err != nil {

@@ -6,9 +6,11 @@ Writes (once, into a temporary data directory) a file of one string column
 of zone names (265 distinct, skewed) and one of ids (about a million
 distinct), zstd, row groups of 10^6, dictionary-encoded as pyarrow writes
 them. Times p50/p90 over --trials after a warm-up, for each column alone:
-ak.to_parquet of the Categorical read (zstd, row groups of 10^6; its
-categories uploaded for the write) beside pyarrow.write_table of the
-same column as Arrow strings and as a DictionaryArray;
+ak.to_parquet of the Categorical read (zstd levels 3, arrow-go's
+default and ours, and 1, pyarrow's; row groups of 10^6; its categories
+uploaded for the write) beside pyarrow.write_table of the same column as
+Arrow strings (levels 3 and 1) and as a DictionaryArray (as pandas writes
+a category column);
 ak.read_parquet (server side: the request's round trip, then the client's
 Categorical, whose strings come from the server) at --workers 1 and 2, and
 pyarrow.parquet.read_table of the same column (pa.set_cpu_count 1 and 2;
@@ -67,9 +69,11 @@ def main() -> None:
                 # Writing the Categorical back (its categories uploaded for it).
                 ak.to_parquet({col: got}, "w.parquet", row_group_size=1_000_000)
                 assert pq.read_table(Path(data) / "w.parquet")[col].equals(table[col])
-                rows.append((f"ak.to_parquet {col}", workers, timed(
-                    lambda col=col, got=got: ak.to_parquet({col: got}, "w.parquet", row_group_size=1_000_000),
-                    args.trials)))
+                for level in (3, 1):
+                    rows.append((f"ak.to_parquet {col} (zstd {level})", workers, timed(
+                        lambda col=col, got=got, level=level: ak.to_parquet(
+                            {col: got}, "w.parquet", row_group_size=1_000_000, compression_level=level),
+                        args.trials)))
                 got.delete()
         finally:
             ak.disconnect()
@@ -83,13 +87,17 @@ def main() -> None:
                          timed(lambda col=col: pq.read_table(path, columns=[col], read_dictionary=[col]),
                                args.trials)))
             wpath = Path(data) / "pw.parquet"
-            rows.append((f"pyarrow write_table {col}", workers,
-                         timed(lambda col=col: pq.write_table(table.select([col]), wpath, compression="zstd",
-                                                              row_group_size=1_000_000), args.trials)))
+            for level in (3, 1):
+                rows.append((f"pyarrow write_table {col} (zstd {level})", workers, timed(
+                    lambda col=col, level=level: pq.write_table(table.select([col]), wpath, compression="zstd",
+                                                                compression_level=level, row_group_size=1_000_000),
+                    args.trials)))
+            # (a pandas category column is written so)
             dcol = pa.table({col: table[col].dictionary_encode()})
-            rows.append((f"pyarrow write_table {col} (dictionary array)", workers,
+            rows.append((f"pyarrow write_table {col} (DictionaryArray, zstd 1)", workers,
                          timed(lambda dcol=dcol: pq.write_table(dcol, wpath, compression="zstd",
-                                                                row_group_size=1_000_000), args.trials)))
+                                                                compression_level=1, row_group_size=1_000_000),
+                               args.trials)))
     shutil.rmtree(data, ignore_errors=True)
     print(f"\n{n:,} rows, zstd, row groups of 10^6; zone: 265 distinct, id: "
           f"{len(set(table['id'].to_pylist())):,} distinct; loopback TCP, warm page cache, "

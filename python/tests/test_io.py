@@ -289,6 +289,11 @@ def test_write_parquet_and_arrow(io_conn: ak.Connection, data_dir: Path,
     for name in t.column_names:
         assert same_bits(back[name].to_numpy(), t[name].to_numpy()), name
     assert os.listdir(data_dir / "out") == ["t.parquet"]  # no temporary file left
+    ak.to_parquet(arrays, "out/t19.parquet", compression_level=19)
+    t19 = pq.read_table(data_dir / "out" / "t19.parquet")
+    assert all(same_bits(t19[c].to_numpy(), back[c].to_numpy()) for c in t.column_names)
+    with pytest.raises(ValueError, match='compression "snappy" has no levels'):
+        ak.to_parquet(arrays, "out/x.parquet", compression="snappy", compression_level=3)
     ak.to_arrow_file(arrays, "t.arrow", compression="lz4")
     back = feather.read_table(data_dir / "t.arrow")
     for name in t.column_names:

@@ -173,7 +173,8 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, *, stri
 
 
 def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "zstd", *,
-               row_group_size: int = 1 << 20, dictionary: str = "auto") -> dict[str, Any]:
+               row_group_size: int = 1 << 20, dictionary: str = "auto",
+               compression_level: int | None = None) -> dict[str, Any]:
     """Write server arrays as one Parquet file on the server, atomically.
 
     `columns` maps column names to pdarrays or Categoricals of one length; a
@@ -181,7 +182,9 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     for the write and deleted after), each row group dictionary-encoded
     with only the strings it uses when they fit a dictionary page, as
     pyarrow and pandas read it. `compression` is "zstd" (default),
-    "snappy", "gzip", "lz4", "brotli" or "none"; `row_group_size` rows go
+    "snappy", "gzip", "lz4", "brotli" or "none"; `compression_level` the
+    codec's level (None: its default; zstd 1..22, default 3, where
+    pyarrow's is 1; gzip 1..9; brotli 1..11). `row_group_size` rows go
     in each row group. `dictionary` "auto" (default) dictionary-encodes a
     numeric column only when a sample says its dictionary fits one page;
     "on"/"off" force it. The file appears under its name only once
@@ -192,6 +195,8 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     """
     conn, args, made = _write_args(columns, path, strings=True)
     args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
+    if compression_level is not None:
+        args["compression_level"] = int(compression_level)
     try:
         return conn._request("to_parquet", args)[0]
     finally:
