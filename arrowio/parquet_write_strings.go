@@ -71,23 +71,37 @@ func checkStrings(c Column) error {
 		return checkCodes(pdarray.View[int32](c.A), n, bad)
 	case pdarray.Int64:
 		return checkCodes(pdarray.View[int64](c.A), n, bad)
+	case pdarray.Uint8:
+		return checkCodes(pdarray.View[uint8](c.A), n, bad)
+	case pdarray.Uint16:
+		return checkCodes(pdarray.View[uint16](c.A), n, bad)
+	case pdarray.Uint32:
+		return checkCodes(pdarray.View[uint32](c.A), n, bad)
+	case pdarray.Uint64:
+		return checkCodes(pdarray.View[uint64](c.A), n, bad)
 	}
-	return errorf(ErrType, "string column %q: codes must be int8, int16, int32 or int64, not %s", c.Name, c.A.DType())
+	return errorf(ErrType, "string column %q: codes must be integers (int8..int64, uint8..uint64), not %s", c.Name, c.A.DType())
 }
 
 func clip(s []byte) []byte { return s[:min(len(s), 40)] }
 
-func checkCodes[T int8 | int16 | int32 | int64](codes []T, n int64, bad func(int, int64) error) error {
+// codeInt are the dtypes of a string column's codes.
+type codeInt interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
+}
+
+func checkCodes[T codeInt](codes []T, n int64, bad func(int, int64) error) error {
 	var lo, hi T
 	for _, c := range codes { // (no branch a row: the range is checked once)
 		lo, hi = min(lo, c), max(hi, c)
 	}
-	if lo >= 0 && int64(hi) < n || len(codes) == 0 {
+	// (lo >= 0 makes hi >= 0: uint64(hi) is its value, for every T)
+	if lo >= 0 && uint64(hi) < uint64(n) || len(codes) == 0 {
 		return nil
 	}
 	for i, c := range codes {
-		if c < 0 || int64(c) >= n {
-			return bad(i, int64(c))
+		if c < 0 || uint64(c) >= uint64(n) {
+			return bad(i, int64(c)) // (a uint64 past 2^63 shows negative)
 		}
 	}
 	return nil
@@ -108,8 +122,8 @@ func stringChunkBytes(c Column, rg int) int64 {
 	return most
 }
 
-// forCodes calls f with each code of rows lo:hi of a (a signed integer
-// dtype; a closure a row suits the estimates, not the writing).
+// forCodes calls f with each code of rows lo:hi of a (checked codes; a
+// closure a row suits the estimates, not the writing).
 func forCodes(a *pdarray.Array, lo, hi int, f func(int)) {
 	switch a.DType() {
 	case pdarray.Int8:
@@ -126,6 +140,22 @@ func forCodes(a *pdarray.Array, lo, hi int, f func(int)) {
 		}
 	case pdarray.Int64:
 		for _, c := range pdarray.View[int64](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Uint8:
+		for _, c := range pdarray.View[uint8](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Uint16:
+		for _, c := range pdarray.View[uint16](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Uint32:
+		for _, c := range pdarray.View[uint32](a)[lo:hi] {
+			f(int(c))
+		}
+	case pdarray.Uint64:
+		for _, c := range pdarray.View[uint64](a)[lo:hi] {
 			f(int(c))
 		}
 	}
@@ -157,12 +187,20 @@ func writeStringChunk(cw file.ColumnChunkWriter, a *pdarray.Array, cats *Categor
 		return writeStrings(bw, pdarray.View[int32](a)[lo:hi], cats, sc)
 	case pdarray.Int64:
 		return writeStrings(bw, pdarray.View[int64](a)[lo:hi], cats, sc)
+	case pdarray.Uint8:
+		return writeStrings(bw, pdarray.View[uint8](a)[lo:hi], cats, sc)
+	case pdarray.Uint16:
+		return writeStrings(bw, pdarray.View[uint16](a)[lo:hi], cats, sc)
+	case pdarray.Uint32:
+		return writeStrings(bw, pdarray.View[uint32](a)[lo:hi], cats, sc)
+	case pdarray.Uint64:
+		return writeStrings(bw, pdarray.View[uint64](a)[lo:hi], cats, sc)
 	}
 	return fmt.Errorf("codes of dtype %s", a.DType())
 }
 
 // writeStrings writes one chunk of codes (checked by checkStrings).
-func writeStrings[T int8 | int16 | int32 | int64](cw *file.ByteArrayColumnChunkWriter, codes []T, cats *Categories, sc *writeScratch) error {
+func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cats *Categories, sc *writeScratch) error {
 	ncat := cats.len()
 	if cap(sc.table) < ncat {
 		sc.table = make([]int32, ncat)
@@ -225,7 +263,7 @@ func writeStrings[T int8 | int16 | int32 | int64](cw *file.ByteArrayColumnChunkW
 
 // writeStringDict writes codes dictionary-encoded: the used categories (in
 // order) are the dictionary, table renumbers the codes into its indices.
-func writeStringDict[T int8 | int16 | int32 | int64](cw *file.ByteArrayColumnChunkWriter, de dictionaryEncoder, codes []T, cats *Categories, table []int32, used, dictBytes int, sc *writeScratch) error {
+func writeStringDict[T codeInt](cw *file.ByteArrayColumnChunkWriter, de dictionaryEncoder, codes []T, cats *Categories, table []int32, used, dictBytes int, sc *writeScratch) error {
 	data := make([]byte, 0, dictBytes-4*used) // fresh: the encoder may keep the dictionary
 	offs := make([]int32, 1, used+1)
 	for i, t := range table {

@@ -356,7 +356,8 @@ func TestWriteStrings(t *testing.T) {
 		plain bool
 	}{{"int8-dict", small[:100], pdarray.Int8, "auto", false}, {"int16-dict", small, pdarray.Int16, "auto", false},
 		{"int16-pages", wide, pdarray.Int16, "auto", false},
-		{"int32-off", small, pdarray.Int32, "off", true}, {"int64-big", big, pdarray.Int64, "on", true}} {
+		{"int32-off", small, pdarray.Int32, "off", true}, {"uint16-dict", small, pdarray.Uint16, "auto", false},
+		{"uint8-dict", small[:200], pdarray.Uint8, "on", false}, {"int64-big", big, pdarray.Int64, "on", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			codes := make([]int64, n)
 			for i := range codes {
@@ -381,6 +382,10 @@ func TestWriteStrings(t *testing.T) {
 					pdarray.View[int32](a)[i] = int32(v)
 				case pdarray.Int64:
 					pdarray.View[int64](a)[i] = v
+				case pdarray.Uint8:
+					pdarray.View[uint8](a)[i] = uint8(v)
+				case pdarray.Uint16:
+					pdarray.View[uint16](a)[i] = uint16(v)
 				}
 			}
 			ids := make([]int64, n)
@@ -460,11 +465,13 @@ func TestWriteStrings(t *testing.T) {
 	}{
 		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "b"})}, "row 2 has code 2, outside its 2 categories"},
 		{Column{Name: "s", A: pdarray.FromSlice([]int32{0, -1, 0}), Cats: catsOf([]string{"a"})}, "row 1 has code -1"},
+		{Column{Name: "s", A: pdarray.FromSlice([]uint64{0, 1 << 63}), Cats: catsOf([]string{"a"})}, "row 1 has code"},
+		{Column{Name: "s", A: pdarray.FromSlice([]uint8{0, 255}), Cats: catsOf([]string{"a"})}, "row 1 has code 255"},
 		{Column{Name: "s", A: codes, Cats: &Categories{Bytes: []byte("abc"), Offsets: []int64{0, 1, 2, 4}}}, "do not add up"},
 		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "\xff", "c"})}, "category 1 is not UTF-8"},
 		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "c", "b"})}, `categories 1 and 2 ("c", "b") are not distinct and sorted`},
 		{Column{Name: "s", A: codes, Cats: catsOf([]string{"a", "a", "b"})}, "not distinct and sorted"},
-		{Column{Name: "s", A: pdarray.FromSlice([]float64{0, 1, 2}), Cats: catsOf([]string{"a", "b", "c"})}, "codes must be int8"},
+		{Column{Name: "s", A: pdarray.FromSlice([]float64{0, 1, 2}), Cats: catsOf([]string{"a", "b", "c"})}, "codes must be integers"},
 	} {
 		var buf bytes.Buffer
 		err := WriteParquet(&buf, []Column{c.col}, ParquetWriteOptions{})

@@ -267,6 +267,10 @@ def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
     col = pq.ParquetFile(data_dir / "plain.parquet").metadata.row_group(0).column(0)
     assert not {"RLE_DICTIONARY", "PLAIN_DICTIONARY"} & set(col.encodings)
     assert pq.read_table(data_dir / "plain.parquet")["id"].to_pylist() == want["id"].tolist()
+    unsigned = ak.Categorical.from_codes(io_conn.array(np.array([1, 0, 1], dtype=np.uint8)), ["a", "b"])
+    ak.to_parquet({"u": unsigned}, "u.parquet")
+    assert pq.read_table(data_dir / "u.parquet")["u"].to_pylist() == ["b", "a", "b"]
+    unsigned.codes.delete()
     empty = ak.Categorical(np.array([], dtype=str), conn=io_conn)
     ak.to_parquet({"e": empty}, "empty.parquet")
     assert pq.read_table(data_dir / "empty.parquet")["e"].to_pylist() == []
