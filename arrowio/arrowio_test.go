@@ -402,7 +402,7 @@ func TestArrowIPCRoundTrip(t *testing.T) {
 		if err := WriteArrowIPC(&buf, cols, IPCWriteOptions{Compression: codec, BatchRows: 1000, Workers: 2}); err != nil {
 			t.Fatal(err)
 		}
-		p, err := OpenArrowIPC("mem", bytes.NewReader(buf.Bytes()), nil, NullPolicy{})
+		p, err := OpenArrowIPC("mem", bytes.NewReader(buf.Bytes()), nil, NullPolicy{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

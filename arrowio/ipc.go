@@ -3,6 +3,8 @@ package arrowio
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -43,23 +45,33 @@ type IPCWriteOptions struct {
 
 // WriteArrowIPC writes cols as an Arrow IPC file (the "Feather v2" format)
 // to w: non-nullable fields, record batches of BatchRows rows whose buffers
-// are the arrays' own bytes (bool columns are bit-packed into new buffers).
+// are the arrays' own bytes (bool columns are bit-packed into new buffers);
+// a string column is dictionary-encoded, its categories the dictionary
+// (written once) and its codes the indices.
 func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 	n, err := checkColumns(cols)
 	if err != nil {
 		return err
 	}
-	for _, c := range cols {
-		if c.Cats != nil {
-			return errorf(ErrType, "column %q is a string column, which Arrow IPC files cannot hold here yet; write it with to_parquet", c.Name)
-		}
-	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = DefaultRowGroupSize
 	}
 	fields := make([]arrow.Field, len(cols))
+	dicts := make([]arrow.Array, len(cols)) // a string column's categories, one dictionary for every batch
+	defer func() {
+		for _, d := range dicts {
+			if d != nil {
+				d.Release()
+			}
+		}
+	}()
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: arrowOf[c.A.DType()]}
+		if c.Cats != nil {
+			var dt *arrow.DictionaryType
+			dt, dicts[i] = ipcStringArrays(c)
+			fields[i].Type = dt
+		}
 	}
 	sc := arrow.NewSchema(fields, nil)
 	opts := []ipc.Option{ipc.WithSchema(sc), ipc.WithAllocator(memory.NewGoAllocator())}
@@ -86,6 +98,11 @@ func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 		arrs := make([]arrow.Array, len(cols))
 		for i, c := range cols {
 			arrs[i] = arrowSlice(c.A, lo, hi)
+			if dicts[i] != nil {
+				codes := arrs[i]
+				arrs[i] = array.NewDictionaryArray(fields[i].Type, codes, dicts[i])
+				codes.Release()
+			}
 		}
 		rec := array.NewRecordBatch(sc, arrs, int64(hi-lo))
 		err := fw.Write(rec)
@@ -105,6 +122,56 @@ func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 		return errorf(ErrIO, "writing Arrow IPC: %v", err)
 	}
 	return nil
+}
+
+// boundedAllocator is the Go allocator refusing, by a panic of an *Error
+// (OpenArrowIPC's recover returns it), what would take its total past
+// room: a damaged compressed buffer's claimed size is never allocated.
+type boundedAllocator struct {
+	memory.GoAllocator
+	name       string
+	used, room int64
+}
+
+func (a *boundedAllocator) take(n int64) {
+	if n > 0 && n > a.room-a.used {
+		panic(errorf(ErrValue, "%s: its record batches take more than the %d bytes of room left (a buffer of %d bytes, %d taken so far); free memory, or read fewer columns", a.name, a.room, n, a.used))
+	}
+	a.used += n
+}
+
+func (a *boundedAllocator) Allocate(size int) []byte {
+	a.take(int64(size))
+	return a.GoAllocator.Allocate(size)
+}
+
+func (a *boundedAllocator) Reallocate(size int, b []byte) []byte {
+	a.take(int64(size) - int64(len(b)))
+	return a.GoAllocator.Reallocate(size, b)
+}
+
+func (a *boundedAllocator) Free(b []byte) {
+	a.used -= int64(len(b))
+	a.GoAllocator.Free(b)
+}
+
+// dataBytes is what an array's buffers hold, its dictionary's included.
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if dd, ok := d.(*array.Data); ok {
+		if dict, ok := dd.Dictionary().(*array.Data); ok && dict != nil { // (a nil *Data when none)
+			n += dataBytes(dict)
+		}
+	}
+	return n
 }
 
 // arrowSlice wraps elements [lo, hi) of a as an arrow.Array over a's own
@@ -136,28 +203,46 @@ type IPCPlan struct {
 	Rows    int
 	// ScratchBytes is what the held record batches occupy until Close.
 	ScratchBytes int64
-	policy       NullPolicy
-	recs         []arrow.RecordBatch
-	fields       []int
-	offsets      []int
+	// Strings are the string columns (not in Columns), read by ReadStrings.
+	Strings       []StringColumn
+	policy        NullPolicy
+	recs          []arrow.RecordBatch
+	fields        []int
+	stringFields  []int
+	distinctBound []int // a string column's most distinct strings: rows, or its dictionaries' entries
+	offsets       []int
 }
 
 // OpenArrowIPC reads the record batches of an Arrow IPC file and plans
-// reading columns (all when nil).
-func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy NullPolicy) (plan *IPCPlan, err error) {
+// reading columns (all when nil). room bounds the bytes its batches may
+// take (a compressed buffer claims its own uncompressed size): a file that
+// needs more is refused, ErrValue, before it is allocated; 0 is no bound.
+func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy NullPolicy, room int64) (plan *IPCPlan, err error) {
 	if err := policy.check(); err != nil {
 		return nil, err
 	}
 	p := &IPCPlan{policy: policy}
 	defer func() {
 		if x := recover(); x != nil {
-			err = errorf(ErrData, "%s is not a readable Arrow IPC file: %v", name, x)
+			if e, ok := x.(*Error); ok {
+				err = e
+			} else {
+				err = errorf(ErrData, "%s is not a readable Arrow IPC file: %v", name, x)
+			}
 		}
 		if err != nil {
 			p.Close()
 		}
 	}()
-	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(memory.NewGoAllocator()))
+	if size, err := r.Seek(0, io.SeekEnd); err == nil {
+		if err := checkIPCFooter(r, size); err != nil {
+			return nil, errorf(ErrData, "%s is not a readable Arrow IPC file: %s", name, err.(*Error).Msg)
+		}
+	}
+	if room <= 0 {
+		room = math.MaxInt64
+	}
+	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(&boundedAllocator{name: name, room: room}))
 	if err != nil {
 		return nil, errorf(ErrData, "%s is not a readable Arrow IPC file: %v", name, err)
 	}
@@ -167,6 +252,8 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 	for _, f := range sc.Fields() {
 		if d := dtypeOfArrow(f.Type); d.Valid() {
 			readable = append(readable, fmt.Sprintf("%s (%s)", f.Name, d))
+		} else if isArrowString(f.Type) {
+			readable = append(readable, fmt.Sprintf("%s (string)", f.Name))
 		} else {
 			unsupported = append(unsupported, fmt.Sprintf("%s: %s", f.Name, f.Type))
 		}
@@ -183,6 +270,11 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 			return nil, errorf(ErrValue, "%s has no column %q; its columns are: %s", name, c, orNone(readable)+unsupportedNote(unsupported))
 		}
 		f := sc.Field(idx[0])
+		if isArrowString(f.Type) {
+			p.Strings = append(p.Strings, StringColumn{Name: c})
+			p.stringFields = append(p.stringFields, idx[0])
+			continue
+		}
 		d := dtypeOfArrow(f.Type)
 		if !d.Valid() {
 			bad = append(bad, fmt.Sprintf("%s: %s", c, f.Type))
@@ -203,13 +295,30 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		p.recs = append(p.recs, rec)
 		p.offsets = append(p.offsets, p.Rows)
 		p.Rows += int(rec.NumRows())
-		for _, f := range p.fields {
-			for _, b := range rec.Column(f).Data().Buffers() {
-				if b != nil {
-					p.ScratchBytes += int64(b.Len())
+		for _, f := range slices.Concat(p.fields, p.stringFields) {
+			p.ScratchBytes += dataBytes(rec.Column(f).Data())
+		}
+	}
+	p.distinctBound = make([]int, len(p.Strings))
+	for i := range p.Strings {
+		sc := &p.Strings[i]
+		sc.Rows = p.Rows
+		var dictOf arrow.ArrayData
+		for r, rec := range p.recs {
+			a := rec.Column(p.stringFields[i])
+			if a.NullN() > 0 {
+				return nil, errorf(ErrData, "%s: string column %q has nulls (record batch %d), which a Categorical cannot hold yet; write the file with the nulls filled (e.g. pyarrow.compute.fill_null(col, \"N/A\")), or leave the column out with columns=[...]", name, sc.Name, r)
+			}
+			if d, ok := a.(*array.Dictionary); ok {
+				if dd := d.Dictionary().Data(); dd != dictOf {
+					p.distinctBound[i] += dd.Len()
+					dictOf = dd
 				}
+			} else {
+				p.distinctBound[i] += a.Len()
 			}
 		}
+		p.distinctBound[i] = min(p.distinctBound[i], max(p.Rows, 0))
 	}
 	for i := range p.Columns {
 		pc := &p.Columns[i]

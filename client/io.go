@@ -140,7 +140,7 @@ func (c *Client) ReadArrow(ctx context.Context, path string, o ReadOptions) (*Re
 type NamedColumn struct {
 	Column string // name in the file
 	Array  string // stored array (a string column's codes)
-	// A string column (ToParquet only): the stored arrays of its distinct
+	// A string column (ToParquet, ToArrowFile): the stored arrays of its distinct
 	// strings' UTF-8 bytes (uint8) and lengths (int64), sorted bytewise, as
 	// ReadResult.Strings gives them; Array holds each row's code into them.
 	Categories, CategoryLengths string

@@ -107,4 +107,18 @@ func TestReadStringColumn(t *testing.T) {
 	if codes2, _ := client.Download[int16](ctx, c, back.Strings["s"].Codes.Name); !slices.Equal(codes2, codes) {
 		t.Errorf("codes read back differ")
 	}
+	// And through an Arrow IPC file (a dictionary column).
+	if _, err := c.ToArrowFile(ctx, cols, "back.arrow", client.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ipcBack, err := c.ReadArrow(ctx, "back.arrow", client.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := client.Categories(ctx, c, ipcBack.Strings["s"]); err != nil || !slices.Equal(again, cats) {
+		t.Fatalf("IPC categories read back %d %v", len(again), err)
+	}
+	if codes3, _ := client.Download[int16](ctx, c, ipcBack.Strings["s"].Codes.Name); !slices.Equal(codes3, codes) {
+		t.Errorf("IPC codes read back differ")
+	}
 }

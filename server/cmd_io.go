@@ -431,7 +431,7 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	defer s.store.release(scratch)
 	// String columns first, into arrays not yet stored: a failure of
 	// either read then stores nothing.
-	strs, err := s.readStringColumns(what, plan)
+	strs, err := s.readStringColumns(what, plan, plan.Strings)
 	if err != nil {
 		return nil, err
 	}
@@ -461,18 +461,24 @@ type readString struct {
 	codes, cats, lens *pdarray.Array
 }
 
+// stringReader is a read plan's string columns (Parquet's, Arrow IPC's).
+type stringReader interface {
+	StringScratch(i int) int64
+	ReadStrings(i int, codes []int32, workers int) ([]string, error)
+}
+
 // readStringColumns reads every string column of the plan. Each reserves
 // its codes and StringScratch (the distinct strings held while they are
 // merged) first, so a column too large for the room left is refused
 // before it is read.
-func (s *Server) readStringColumns(what string, plan *arrowio.ParquetPlan) (_ *readStrings, err error) {
+func (s *Server) readStringColumns(what string, plan stringReader, strs []arrowio.StringColumn) (_ *readStrings, err error) {
 	rs := &readStrings{s: s}
 	defer func() {
 		if err != nil {
 			rs.release()
 		}
 	}()
-	for i, sc := range plan.Strings {
+	for i, sc := range strs {
 		why := fmt.Sprintf("%s: string column '%s' (4 bytes a row for its codes, and its distinct strings)", what, sc.Name)
 		need, err := s.store.addWithin(4*int64(sc.Rows), plan.StringScratch(i), why)
 		if err != nil {
@@ -608,7 +614,13 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		return nil, err
 	}
 	defer func() { s.store.release(held) }()
-	plan, err := arrowio.OpenArrowIPC(rel, fh, columns, policy)
+	// The batches may take the room left (they are reserved below): a
+	// damaged compressed buffer's claimed size is refused, not allocated.
+	room := int64(0) // (no limit: none)
+	if used, limit, _, _ := s.store.usage(); limit > 0 {
+		room = max(limit-used, 1)
+	}
+	plan, err := arrowio.OpenArrowIPC(rel, fh, columns, policy, room)
 	if err != nil {
 		return nil, ioErr(err)
 	}
@@ -619,7 +631,21 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		}
 		held += extra
 	}
-	return s.storeRead("read_arrow of "+rel, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
+	what = "read_arrow of " + rel
+	strs, err := s.readStringColumns(what, plan, plan.Strings) // (first: a failure stores nothing)
+	if err != nil {
+		return nil, err
+	}
+	defer strs.release()
+	resp, err := s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
+	if err != nil {
+		return nil, err
+	}
+	if len(strs.cols) > 0 {
+		resp.result["strings"] = strs.store()
+		resp.result["rows"] = plan.Rows
+	}
+	return resp, nil
 }
 
 // writeColumnsArgs reads names (stored arrays) and columns (their names in
@@ -755,6 +781,16 @@ func (s *Server) cmdToArrowFile(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
+	var scratch int64 // a string column's offsets: categoriesArg's 8 bytes a category, the dictionary's 4
+	for _, c := range cols {
+		if c.Cats != nil {
+			scratch += 12 * int64(len(c.Cats.Offsets))
+		}
+	}
+	if err := s.store.reserve(scratch, "to_arrow_file's string columns (12 bytes a category)"); err != nil {
+		return nil, err
+	}
+	defer s.store.release(scratch)
 	return s.writeFile(p, start, cols, func(w io.Writer) error { return arrowio.WriteArrowIPC(w, cols, opts) })
 }
 

@@ -222,8 +222,8 @@ def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
     pandas read as the same strings: each row group a dictionary of only the
     strings it uses (plain when they would not fit a dictionary page, or
     with dictionary="off"), exact min and max statistics; ak.read_parquet
-    gives the Categorical back. Non-ASCII, empty and registered ones too;
-    Arrow IPC refuses them, naming what to do."""
+    gives the Categorical back. Non-ASCII, empty, unsigned and registered
+    ones too."""
     n = 12_000
     words = np.array(["", "JFK", "Midtown", "Zoë", "a\x00b", "日本", "zz"])
     zone = ak.Categorical(words[rng.integers(0, words.size, n)], conn=io_conn)
@@ -274,11 +274,55 @@ def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
     empty = ak.Categorical(np.array([], dtype=str), conn=io_conn)
     ak.to_parquet({"e": empty}, "empty.parquet")
     assert pq.read_table(data_dir / "empty.parquet")["e"].to_pylist() == []
-    with pytest.raises(TypeError, match="'zone' is a Categorical: Arrow IPC files of string columns"):
-        ak.to_arrow_file({"zone": zone}, "z.arrow")
-    assert not (data_dir / "z.arrow").exists()
     kept = {v.codes.name if isinstance(v, ak.Categorical) else v.name for v in got.values()}
     assert {e["name"] for e in io_conn.list_arrays()} == stored | kept | {empty.codes.name}
+    assert io_conn.mem_info()["used"] == sum(e["nbytes"] for e in io_conn.list_arrays())
+
+
+def test_arrow_ipc_strings(io_conn: ak.Connection, data_dir: Path,
+                           rng: np.random.Generator) -> None:
+    """Arrow IPC string columns, as pyarrow and pandas write them (utf8,
+    large_utf8, a pandas category column's dictionary; several record
+    batches) read as Categoricals equal to pyarrow's strings; a Categorical
+    written to IPC is a dictionary column pandas reads as a category of the
+    same strings; nulls are refused and nothing is stored."""
+    n = 30_000
+    words = np.array(["JFK", "", "Zoë", "a\x00b", "日本", "Midtown"])
+    zone = words[rng.integers(0, words.size, n)]
+    ids = np.array([f"id{k:05d}" for k in rng.integers(0, 50_000, n)])
+    t = pa.table({"zone": pa.array(zone), "big": pa.array(ids, type=pa.large_string()),
+                  "cat": pa.array(zone).dictionary_encode(), "x": np.arange(n)})
+    feather.write_feather(t, data_dir / "s.arrow", chunksize=7_000, compression="zstd")
+    pd = pytest.importorskip("pandas")
+    pdf = pd.DataFrame({"z": pd.Categorical(zone)})
+    pdf.to_feather(data_dir / "pandas.arrow")
+    before = {e["name"] for e in io_conn.list_arrays()}
+    got = ak.read_arrow("s.arrow", columns=["x", "zone", "big", "cat"], conn=io_conn)
+    assert list(got) == ["x", "zone", "big", "cat"]
+    for name in ("zone", "big", "cat"):
+        assert isinstance(got[name], ak.Categorical), name
+        assert got[name].to_list() == t[name].to_pylist(), name
+        assert got[name].categories.tolist() == sorted(set(t[name].to_pylist())), name
+    assert got["x"].to_ndarray().tolist() == list(range(n))
+    p = ak.read_arrow("pandas.arrow", conn=io_conn)["z"]
+    assert p.to_list() == pd.read_feather(data_dir / "pandas.arrow")["z"].tolist()
+    want = t["zone"].to_pylist()  # (pyarrow reads numpy's "a\x00b" as "a")
+    # A Categorical out to IPC: a dictionary column of its categories.
+    ak.to_arrow_file({"zone": got["zone"], "x": got["x"]}, "out.arrow", compression="lz4")
+    back = feather.read_table(data_dir / "out.arrow")
+    assert pa.types.is_dictionary(back.schema.field("zone").type)
+    assert back["zone"].to_pylist() == want
+    frame = pd.read_feather(data_dir / "out.arrow")
+    assert isinstance(frame["zone"].dtype, pd.CategoricalDtype)
+    assert frame["zone"].tolist() == want
+    again = ak.read_arrow("out.arrow", conn=io_conn)["zone"]
+    assert again.to_list() == want
+    stored = {e["name"] for e in io_conn.list_arrays()}
+    feather.write_feather(pa.table({"s": pa.array(["a", None, "b"])}), data_dir / "n.arrow")
+    with pytest.raises(ValueError, match='string column "s" has nulls'):
+        ak.read_arrow("n.arrow", conn=io_conn)
+    assert {e["name"] for e in io_conn.list_arrays()} == stored
+    assert stored - before  # (what was read is there; the failed read added nothing)
     assert io_conn.mem_info()["used"] == sum(e["nbytes"] for e in io_conn.list_arrays())
 
 

@@ -113,10 +113,12 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
 
 
 def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = "auto",
-               fill_value: Any = None, conn: Connection | None = None) -> dict[str, pdarray]:
+               fill_value: Any = None, conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
     """Read an Arrow IPC file (Feather v2) on the server into new arrays.
 
-    Columns and nulls work as in read_parquet.
+    Columns and nulls work as in read_parquet; string columns (utf8,
+    large_utf8, plain or dictionary-encoded, as pandas' category columns
+    are written) come back as Categoricals.
 
     >>> ak.read_arrow("data.arrow")
     {'x': array([1, 2, 3]), 'y': array([0.5, 1.5, 2.5])}
@@ -125,10 +127,10 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     args = _read_args(columns, nulls, fill_value)
     args["path"] = path
     result, _ = c._request("read_arrow", args)
-    return _columns(c, result, nulls)
+    return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
-def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, *, strings: bool = False,
+def _write_args(columns: Mapping[str, pdarray | Categorical], path: str,
                 ) -> tuple[Connection, dict[str, Any], list[pdarray]]:
     """The write command's arguments, and the arrays made for it (a
     Categorical's categories, uploaded: they go when the caller drops them)."""
@@ -137,9 +139,6 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, *, stri
     conn: Connection | None = None
     for col, arr in columns.items():
         if isinstance(arr, Categorical):
-            if not strings:
-                raise TypeError(f"column {col!r} is a Categorical: Arrow IPC files of string columns "
-                                "are not supported yet; write it with ak.to_parquet")
             arr = arr.codes
         if not isinstance(arr, pdarray):
             raise TypeError(f"column {col!r} must be a pdarray or a Categorical, got {type(arr).__name__}; "
@@ -193,7 +192,7 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     >>> ak.to_parquet({"zone": z, "fare": f}, "out/fares.parquet", compression="zstd")
     >>> ak.to_parquet({"borough": ak.Categorical(names), "fare": f}, "out/boroughs.parquet")
     """
-    conn, args, made = _write_args(columns, path, strings=True)
+    conn, args, made = _write_args(columns, path)
     args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
     if compression_level is not None:
         args["compression_level"] = int(compression_level)
@@ -204,17 +203,23 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
             arr.delete()
 
 
-def to_arrow_file(columns: Mapping[str, pdarray], path: str, compression: str = "none",
+def to_arrow_file(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "none",
                   ) -> dict[str, Any]:
     """Write server arrays as an Arrow IPC file (Feather v2) on the server, atomically.
 
     `compression` is "none" (default), "zstd" or "lz4" (buffer compression).
+    A Categorical is a dictionary-encoded string column (its categories the
+    dictionary, its codes the indices), which pandas reads as a category.
 
     >>> ak.to_arrow_file({"x": x, "y": y}, "data.arrow")
     """
-    conn, args, _ = _write_args(columns, path)
+    conn, args, made = _write_args(columns, path)
     args["compression"] = compression
-    return conn._request("to_arrow_file", args)[0]
+    try:
+        return conn._request("to_arrow_file", args)[0]
+    finally:
+        for arr in made:
+            arr.delete()
 
 
 def save_all(path: str, *, conn: Connection | None = None) -> dict[str, Any]:
