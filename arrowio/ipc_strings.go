@@ -1,9 +1,10 @@
 package arrowio
 
 import (
+	"hash/maphash"
 	"math"
 	"slices"
-	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,9 +21,11 @@ import (
 // whose dictionary is its categories and whose indices are its codes.
 //
 // The file's record batches are all in memory (OpenArrowIPC holds them),
-// so a column is numbered on one goroutine with a Go map: a dictionary's
-// entries once per dictionary (every batch of an IPC file shares its
-// column's), a plain column's rows one by one.
+// so a column is numbered on one goroutine, in the open-addressing table
+// of Parquet's reader: a dictionary's entries once per dictionary (every
+// batch of an IPC file shares its column's), a plain column's rows one by
+// one; the distinct strings are sorted (by 8-byte prefix, in chunks on the
+// workers) and the codes renumbered on the workers.
 
 // isArrowString tells whether t is a string column read as a Categorical.
 func isArrowString(t arrow.DataType) bool {
@@ -36,9 +39,10 @@ func isArrowString(t arrow.DataType) bool {
 }
 
 // ipcStringBytes is what ReadStrings holds a distinct string beside the
-// batches (map entry and its string header, the first-seen list, the
-// sort's order and rank, the sorted list).
-const ipcStringBytes = 112
+// batches: up to 64 in the table (16-byte slots, at most half full, 2x
+// while it doubles), 32 for its header, hash and prefix, 64 for the sort's
+// items and their merge copy, 4 for its rank and 16 in the sorted list.
+const ipcStringBytes = 180
 
 // StringScratch bounds what ReadStrings holds for string column i beside
 // its codes (the strings' bytes stay in the held record batches).
@@ -68,19 +72,49 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 			err = errorf(ErrData, "string column %q is not readable: %v; the file is damaged", sc.Name, x)
 		}
 	}()
-	ids := make(map[string]int32)
+	if d := p.sortedDictionary(i); d != nil {
+		IPCStringStats.SortedDictionaries.Add(1)
+		return p.readSortedDictionary(i, d, codes)
+	}
+	// The distinct strings (aliasing the batches) in the order met, numbered
+	// in the open-addressing table Parquet's reader uses.
 	var strs []string
+	var hashes, pres []uint64
+	var t strTable
+	t.reset(min(p.distinctBound[i], 1<<20))
+	seed := maphash.MakeSeed()
+	strOf := func(id int32) string { return strs[id] }
+	var id func(v string, h, pre uint64) int32
 	var bad error
-	id := func(s string) int32 {
-		if k, ok := ids[s]; ok {
+	// number gives out[j] the id of str(j), j < len(out): a block of
+	// stringBlock values is hashed and its home slots touched first (the
+	// misses overlap), then probed.
+	var hs, ps [stringBlock]uint64
+	var vs [stringBlock]string
+	number := func(out []int32, str func(int) string) {
+		for lo := 0; lo < len(out); lo += stringBlock {
+			blk := out[lo:min(len(out), lo+stringBlock)]
+			for j := range blk {
+				v := str(lo + j)
+				vs[j], hs[j], ps[j] = v, maphash.String(seed, v), prefix8(v)
+				t.sink += t.slots[hs[j]&t.mask].meta
+			}
+			for j := range blk {
+				blk[j] = id(vs[j], hs[j], ps[j])
+			}
+		}
+	}
+	id = func(v string, h, pre uint64) int32 {
+		key := strKey(h, len(v))
+		if k := t.find(h, key, pre, v, strOf); k >= 0 {
 			return k
 		}
-		if !utf8.ValidString(s) && bad == nil {
-			bad = errorf(ErrData, "string column %q holds bytes that are not UTF-8 (%q); its file is damaged or not text", sc.Name, s[:min(len(s), 40)])
+		if !utf8.ValidString(v) && bad == nil {
+			bad = errorf(ErrData, "string column %q holds bytes that are not UTF-8 (%q); its file is damaged or not text", sc.Name, v[:min(len(v), 40)])
 		}
 		k := int32(len(strs))
-		ids[s] = k
-		strs = append(strs, s)
+		strs, hashes, pres = append(strs, v), append(hashes, h), append(pres, pre)
+		t.put(h, key, pre, k, hashes)
 		return k
 	}
 	var local []int32 // a dictionary's entries' ids (-1: a null entry)
@@ -92,13 +126,12 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 		case *array.Dictionary:
 			d := a.Dictionary()
 			if dd := d.Data(); dd != dictOf {
-				local = local[:0]
-				for j := range d.Len() {
+				local = slices.Grow(local[:0], d.Len())[:d.Len()]
+				number(local, func(j int) string { return strAt(d, j) })
+				for j := range local {
 					if d.IsNull(j) {
-						local = append(local, -1)
-						continue
+						local[j] = -1
 					}
-					local = append(local, id(strAt(d, j)))
 				}
 				dictOf = dd
 			}
@@ -106,9 +139,7 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 				return nil, err
 			}
 		default:
-			for j := range out {
-				out[j] = id(strAt(col, j))
-			}
+			number(out, func(j int) string { return strAt(col, j) })
 		}
 		if bad != nil {
 			return nil, bad
@@ -117,17 +148,95 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 	if len(strs) > math.MaxInt32 {
 		return nil, errorf(ErrValue, "string column %q has %d distinct strings; a Categorical numbers at most 2^31-1", sc.Name, len(strs))
 	}
-	order := make([]int32, len(strs))
-	for k := range order {
-		order[k] = int32(k)
+	// A dictionary's entries no row uses (pandas keeps unused categories;
+	// a null entry was numbered too) are left out: the categories are the
+	// strings the column holds, as Parquet's read gives them.
+	var used []bool
+	if dictOf != nil {
+		used = make([]bool, len(strs))
+		for _, c := range codes {
+			used[c] = true
+		}
 	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(strs[a], strs[b]) })
+	items := make([]sortItem, 0, len(strs))
+	for k, v := range strs {
+		if used == nil || used[k] {
+			items = append(items, sortItem{prefix: pres[k], s: v, gid: int32(k)})
+		}
+	}
+	items = sortItems(items, max(1, workers))
 	rank := make([]int32, len(strs))
-	cats := make([]string, len(strs))
-	for r, k := range order {
-		rank[k], cats[r] = int32(r), strs[k]
+	cats := make([]string, len(items))
+	for r, it := range items {
+		rank[it.gid], cats[r] = int32(r), it.s
 	}
 	renumber(codes, rank, workers)
+	return cats, nil
+}
+
+// IPCStringStats counts string columns read straight from a sorted
+// dictionary (tests).
+var IPCStringStats struct{ SortedDictionaries atomic.Uint64 }
+
+// sortedDictionary gives string column i's dictionary when every batch
+// shares it and its entries are distinct, sorted bytewise, not null and
+// UTF-8 (what to_arrow_file writes, and pandas for a category column of
+// sorted categories); else nil.
+func (p *IPCPlan) sortedDictionary(i int) arrow.Array {
+	var d arrow.Array
+	for _, rec := range p.recs {
+		a, ok := rec.Column(p.stringFields[i]).(*array.Dictionary)
+		if !ok || d != nil && a.Dictionary().Data() != d.Data() {
+			return nil
+		}
+		d = a.Dictionary()
+	}
+	if d == nil || d.NullN() > 0 {
+		return nil
+	}
+	prev := ""
+	for j := range d.Len() {
+		v := strAt(d, j)
+		if j > 0 && v <= prev || !utf8.ValidString(v) {
+			return nil
+		}
+		prev = v
+	}
+	return d
+}
+
+// readSortedDictionary reads string column i, whose batches share the
+// sorted dictionary d: a row's code is its index, less the entries below
+// it that no row uses (pandas keeps unused categories); nothing is hashed
+// or sorted.
+func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32) ([]string, error) {
+	sc := p.Strings[i]
+	local := make([]int32, d.Len())
+	for j := range local {
+		local[j] = int32(j)
+	}
+	for r, rec := range p.recs {
+		a := rec.Column(p.stringFields[i]).(*array.Dictionary)
+		if err := dictCodes(codes[p.offsets[r]:p.offsets[r]+a.Len()], a.Indices(), local, sc.Name, r); err != nil {
+			return nil, err
+		}
+	}
+	used := make([]bool, d.Len())
+	for _, c := range codes {
+		used[c] = true
+	}
+	var cats []string
+	for j, u := range used {
+		local[j] = int32(len(cats))
+		if u {
+			cats = append(cats, strAt(d, j))
+		}
+	}
+	if len(cats) < d.Len() {
+		for k, c := range codes {
+			codes[k] = local[c]
+		}
+	}
 	return cats, nil
 }
 

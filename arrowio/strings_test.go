@@ -624,8 +624,13 @@ func readIPCStrings(t *testing.T, raw []byte) ([]string, error) {
 		t.Errorf("categories not sorted and distinct: %q", cats)
 	}
 	out := make([]string, len(codes))
+	seen := make([]bool, len(cats))
 	for i, c := range codes {
 		out[i] = strings.Clone(cats[c])
+		seen[c] = true
+	}
+	if i := slices.Index(seen, false); i >= 0 {
+		t.Errorf("category %q is used by no row", cats[i])
 	}
 	return out, nil
 }
@@ -663,8 +668,9 @@ func TestIPCStrings(t *testing.T) {
 			t.Errorf("%s: %v (%d rows)", c.name, err, len(got))
 		}
 	}
-	// A dictionary in no order, with a repeat, and uint16 indices.
-	dict := []string{"b", "", "Zoë", "a", "b", "日本"}
+	// A dictionary in no order, with a repeat, an entry no row uses and
+	// uint16 indices.
+	dict := []string{"b", "", "Zoë", "a", "b", "日本", "unused"}
 	dictArr := func() arrow.Array {
 		b := array.NewStringBuilder(memory.DefaultAllocator)
 		b.AppendValues(dict, nil)
@@ -676,7 +682,7 @@ func TestIPCStrings(t *testing.T) {
 	for batch := range 3 {
 		ib := array.NewUint16Builder(memory.DefaultAllocator)
 		for j := range 500 {
-			k := (batch*500 + j*3) % len(dict)
+			k := (batch*500 + j*3) % (len(dict) - 1)
 			ib.Append(uint16(k))
 			want = append(want, dict[k])
 		}
@@ -715,8 +721,26 @@ func TestIPCStrings(t *testing.T) {
 		}
 	}
 	fr.Close()
+	sorted0 := IPCStringStats.SortedDictionaries.Load()
 	if got, err := readIPCStrings(t, buf.Bytes()); err != nil || !slices.Equal(got, want) {
 		t.Errorf("written Categorical: %v", err)
+	}
+	if IPCStringStats.SortedDictionaries.Load() != sorted0+1 {
+		t.Error("the written Categorical's sorted dictionary was hashed and sorted again")
+	}
+	// A sorted dictionary with entries no row uses: they are left out.
+	sortedDict := func() arrow.Array {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		b.AppendValues([]string{"", "a", "b", "c", "d"}, nil)
+		return b.NewArray()
+	}()
+	sdt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	ib := array.NewInt8Builder(memory.DefaultAllocator)
+	ib.AppendValues([]int8{3, 1, 3, 4, 1}, nil)
+	sorted0 = IPCStringStats.SortedDictionaries.Load()
+	if got, err := readIPCStrings(t, ipcFile(t, sdt, array.NewDictionaryArray(sdt, ib.NewArray(), sortedDict))); err != nil ||
+		!slices.Equal(got, []string{"c", "a", "c", "d", "a"}) || IPCStringStats.SortedDictionaries.Load() != sorted0+1 {
+		t.Errorf("sorted dictionary with unused entries: %q %v", got, err)
 	}
 	// Refusals.
 	nb := array.NewStringBuilder(memory.DefaultAllocator)
