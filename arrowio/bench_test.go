@@ -200,16 +200,21 @@ func BenchmarkWriteStrings(b *testing.B) {
 }
 
 // BenchmarkReadArrowStrings reads a plain utf8 IPC column of 10^6 rows of
-// ids drawn from 10^6 (about 632,000 distinct) with OpenArrowIPC and
-// ReadStrings; ARKTOS_BENCH_DICT=1 dictionary-encodes it first.
+// ids drawn from 10^6 (about 632,000 distinct), in batches of 10^5, with
+// OpenArrowIPC and ReadStrings; ARKTOS_BENCH_DICT=1 dictionary-encodes it
+// first.
 func BenchmarkReadArrowStrings(b *testing.B) {
 	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
 	const n = 1_000_000
 	rng := rand.New(rand.NewPCG(7, 7))
 	sb := array.NewStringBuilder(memory.DefaultAllocator)
 	var raw int64
+	distinct, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_DISTINCT")) // ids drawn from (default 10^6)
+	if distinct <= 0 {
+		distinct = 1_000_000
+	}
 	for range n {
-		s := "id" + strconv.Itoa(rng.IntN(1_000_000))
+		s := "id" + strconv.Itoa(rng.IntN(distinct))
 		raw += int64(len(s))
 		sb.Append(s)
 	}
@@ -223,7 +228,11 @@ func BenchmarkReadArrowStrings(b *testing.B) {
 		arr = db.NewArray()
 		typ = arr.DataType()
 	}
-	file := ipcFile(b, typ, arr)
+	var parts []arrow.Array // batches of 10^5 rows
+	for lo := int64(0); lo < n; lo += 100_000 {
+		parts = append(parts, array.NewSlice(arr, lo, lo+100_000))
+	}
+	file := ipcFile(b, typ, parts...)
 	codes := make([]int32, n)
 	b.SetBytes(raw)
 	for b.Loop() {

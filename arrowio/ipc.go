@@ -209,7 +209,8 @@ type IPCPlan struct {
 	recs          []arrow.RecordBatch
 	fields        []int
 	stringFields  []int
-	distinctBound []int // a string column's most distinct strings: rows, or its dictionaries' entries
+	distinctBound []int  // a string column's most distinct strings: rows, or its dictionaries' entries
+	plainStrings  []bool // a string column with no dictionary batch
 	offsets       []int
 }
 
@@ -300,16 +301,19 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		}
 	}
 	p.distinctBound = make([]int, len(p.Strings))
+	p.plainStrings = make([]bool, len(p.Strings))
 	for i := range p.Strings {
 		sc := &p.Strings[i]
 		sc.Rows = p.Rows
 		var dictOf arrow.ArrayData
+		p.plainStrings[i] = true
 		for r, rec := range p.recs {
 			a := rec.Column(p.stringFields[i])
 			if a.NullN() > 0 {
 				return nil, errorf(ErrData, "%s: string column %q has nulls (record batch %d), which a Categorical cannot hold yet; write the file with the nulls filled (e.g. pyarrow.compute.fill_null(col, \"N/A\")), or leave the column out with columns=[...]", name, sc.Name, r)
 			}
 			if d, ok := a.(*array.Dictionary); ok {
+				p.plainStrings[i] = false
 				if dd := d.Dictionary().Data(); dd != dictOf {
 					p.distinctBound[i] += dd.Len()
 					dictOf = dd

@@ -1,11 +1,13 @@
 package arrowio
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -47,8 +49,16 @@ const ipcStringBytes = 180
 // StringScratch bounds what ReadStrings holds for string column i beside
 // its codes (the strings' bytes stay in the held record batches).
 func (p *IPCPlan) StringScratch(i int) int64 {
-	return ipcStringBytes * int64(p.distinctBound[i])
+	per := int64(ipcStringBytes)
+	if p.plainStrings[i] {
+		per += ipcUnitBytes // the workers' own numberings, merged into one
+	}
+	return per * int64(p.distinctBound[i])
 }
+
+// ipcUnitBytes is what a worker's numbering holds a distinct string (a
+// table's 64, 32 for its header, hash and prefix) and the merge's map 4.
+const ipcUnitBytes = 100
 
 // strAt gives string j of a utf8 or large_utf8 array (aliasing its buffer:
 // valid while the batch is held).
@@ -76,75 +86,86 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 		IPCStringStats.SortedDictionaries.Add(1)
 		return p.readSortedDictionary(i, d, codes)
 	}
-	// The distinct strings (aliasing the batches) in the order met, numbered
-	// in the open-addressing table Parquet's reader uses.
-	var strs []string
-	var hashes, pres []uint64
-	var t strTable
-	t.reset(min(p.distinctBound[i], 1<<20))
+	// Plain columns are numbered on the workers, each its own range of
+	// batches in a table of its own, then merged; a dictionary column on
+	// one (its dictionary, shared by the batches, is hashed once).
+	nw := max(1, min(workers, len(p.recs)))
+	for _, rec := range p.recs {
+		if _, ok := rec.Column(f).(*array.Dictionary); ok {
+			nw = 1
+			break
+		}
+	}
 	seed := maphash.MakeSeed()
-	strOf := func(id int32) string { return strs[id] }
-	var id func(v string, h, pre uint64) int32
-	var bad error
-	// number gives out[j] the id of str(j), j < len(out): a block of
-	// stringBlock values is hashed and its home slots touched first (the
-	// misses overlap), then probed.
-	var hs, ps [stringBlock]uint64
-	var vs [stringBlock]string
-	number := func(out []int32, str func(int) string) {
-		for lo := 0; lo < len(out); lo += stringBlock {
-			blk := out[lo:min(len(out), lo+stringBlock)]
-			for j := range blk {
-				v := str(lo + j)
-				vs[j], hs[j], ps[j] = v, maphash.String(seed, v), prefix8(v)
-				t.sink += t.slots[hs[j]&t.mask].meta
-			}
-			for j := range blk {
-				blk[j] = id(vs[j], hs[j], ps[j])
-			}
+	units := []*ipcNumbering{newNumbering(seed, sc.Name, p.distinctBound[i])}
+	dicts := []bool{false}
+	var err0 error
+	// The first batch tells: when an eighth of its rows or more are
+	// distinct, merging the workers' numberings would cost more than it
+	// saves (each would number most strings again): one worker goes on.
+	first := 0
+	if nw > 1 {
+		if dicts[0], err0 = p.numberBatches(units[0], f, 0, 1, codes); err0 != nil {
+			return nil, err0
+		}
+		first = 1
+		if rows := int(p.recs[0].NumRows()); 8*len(units[0].strs) > rows {
+			nw = 1
 		}
 	}
-	id = func(v string, h, pre uint64) int32 {
-		key := strKey(h, len(v))
-		if k := t.find(h, key, pre, v, strOf); k >= 0 {
-			return k
-		}
-		if !utf8.ValidString(v) && bad == nil {
-			bad = errorf(ErrData, "string column %q holds bytes that are not UTF-8 (%q); its file is damaged or not text", sc.Name, v[:min(len(v), 40)])
-		}
-		k := int32(len(strs))
-		strs, hashes, pres = append(strs, v), append(hashes, h), append(pres, pre)
-		t.put(h, key, pre, k, hashes)
-		return k
+	errs := make([]error, nw)
+	for len(units) < nw {
+		units, dicts = append(units, newNumbering(seed, sc.Name, p.distinctBound[i]/nw)), append(dicts, false)
 	}
-	var local []int32 // a dictionary's entries' ids (-1: a null entry)
-	var dictOf arrow.ArrayData
-	for r, rec := range p.recs {
-		col := rec.Column(f)
-		out := codes[p.offsets[r] : p.offsets[r]+col.Len()]
-		switch a := col.(type) {
-		case *array.Dictionary:
-			d := a.Dictionary()
-			if dd := d.Data(); dd != dictOf {
-				local = slices.Grow(local[:0], d.Len())[:d.Len()]
-				number(local, func(j int) string { return strAt(d, j) })
-				for j := range local {
-					if d.IsNull(j) {
-						local[j] = -1
-					}
+	var g par.Group // a worker's panic reaches the caller (and the recover above)
+	rest := len(p.recs) - first
+	for w := range nw {
+		lo, hi := first+rest*w/nw, first+rest*(w+1)/nw
+		g.Go(func() {
+			var d bool
+			d, errs[w] = p.numberBatches(units[w], f, lo, hi, codes)
+			dicts[w] = dicts[w] || d
+		})
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	u := units[0]
+	if nw > 1 { // the units' strings into one numbering, their rows' codes mapped to it
+		IPCStringStats.ParallelPlain.Add(1)
+		u = newNumbering(seed, sc.Name, p.distinctBound[i])
+		u.checked = true // (each unit checked its strings)
+		maps := make([][]int32, nw)
+		for w, x := range units {
+			m := make([]int32, len(x.strs))
+			for k, v := range x.strs {
+				m[k] = u.id(v, x.hashes[k], x.pres[k])
+			}
+			maps[w], units[w] = m, nil
+		}
+		for w := range nw {
+			// worker w numbered batches first+rest*w/nw.. (and 0, when w is 0)
+			b0, b1 := first+rest*w/nw, first+rest*(w+1)/nw
+			if w == 0 {
+				b0 = 0
+			}
+			lo, hi := p.offsets[b0], p.Rows
+			if b1 < len(p.recs) {
+				hi = p.offsets[b1]
+			}
+			g.Go(func() {
+				m := maps[w]
+				for j, c := range codes[lo:hi] {
+					codes[lo+j] = m[c]
 				}
-				dictOf = dd
-			}
-			if err := dictCodes(out, a.Indices(), local, sc.Name, r); err != nil {
-				return nil, err
-			}
-		default:
-			number(out, func(j int) string { return strAt(col, j) })
+			})
 		}
-		if bad != nil {
-			return nil, bad
-		}
+		g.Wait()
 	}
+	strs, pres := u.strs, u.pres
 	if len(strs) > math.MaxInt32 {
 		return nil, errorf(ErrValue, "string column %q has %d distinct strings; a Categorical numbers at most 2^31-1", sc.Name, len(strs))
 	}
@@ -152,7 +173,7 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 	// a null entry was numbered too) are left out: the categories are the
 	// strings the column holds, as Parquet's read gives them.
 	var used []bool
-	if dictOf != nil {
+	if dicts[0] {
 		used = make([]bool, len(strs))
 		for _, c := range codes {
 			used[c] = true
@@ -174,9 +195,115 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 	return cats, nil
 }
 
+// ipcNumbering numbers strings in the order met, in the open-addressing
+// table Parquet's reader uses; the strings alias the held batches.
+type ipcNumbering struct {
+	strs         []string
+	hashes, pres []uint64
+	t            strTable
+	seed         maphash.Seed
+	column       string
+	checked      bool // the strings come checked for UTF-8
+	bad          error
+	hs, ps       [stringBlock]uint64
+	vs           [stringBlock]string
+}
+
+func newNumbering(seed maphash.Seed, column string, hint int) *ipcNumbering {
+	u := &ipcNumbering{seed: seed, column: column}
+	u.t.reset(min(hint, 4096)) // (grows: a large start is cleared in vain for few strings)
+	return u
+}
+
+// id numbers v (hash h, prefix8 pre).
+func (u *ipcNumbering) id(v string, h, pre uint64) int32 {
+	key := strKey(h, len(v))
+	if k := u.t.find(h, key, pre, v, func(id int32) string { return u.strs[id] }); k >= 0 {
+		return k
+	}
+	if !u.checked && !utf8.ValidString(v) && u.bad == nil {
+		u.bad = errorf(ErrData, "string column %q holds bytes that are not UTF-8 (%q); its file is damaged or not text", u.column, v[:min(len(v), 40)])
+	}
+	k := int32(len(u.strs))
+	u.strs, u.hashes, u.pres = append(u.strs, v), append(u.hashes, h), append(u.pres, pre)
+	u.t.put(h, key, pre, k, u.hashes)
+	return k
+}
+
+// number gives out[j] the id of string j of a (utf8 or large_utf8, len(out)
+// of them).
+func (u *ipcNumbering) number(out []int32, a arrow.Array) {
+	switch a := a.(type) {
+	case *array.String:
+		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets())
+	case *array.LargeString:
+		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets())
+	default:
+		panic(fmt.Sprintf("string column of %s", a.DataType()))
+	}
+}
+
+// numberOffsets numbers the strings data[offs[j]:offs[j+1]] (aliased, not
+// copied): a block of stringBlock values is hashed and its home slots
+// touched first (the misses overlap), then probed.
+func numberOffsets[T int32 | int64](u *ipcNumbering, out []int32, data []byte, offs []T) {
+	offs = offs[:len(out)+1]
+	base := offs[0] // (ValueBytes starts at the first value's offset)
+	for lo := 0; lo < len(out); lo += stringBlock {
+		blk := out[lo:min(len(out), lo+stringBlock)]
+		for j := range blk {
+			s, e := offs[lo+j]-base, offs[lo+j+1]-base
+			var v string
+			if e > s {
+				v = unsafe.String(&data[s:e][0], int(e-s)) // (bounds checked by the slice)
+			}
+			u.vs[j], u.hs[j], u.ps[j] = v, maphash.String(u.seed, v), prefix8(v)
+			u.t.sink += u.t.slots[u.hs[j]&u.t.mask].meta
+		}
+		for j := range blk {
+			blk[j] = u.id(u.vs[j], u.hs[j], u.ps[j])
+		}
+	}
+}
+
+// numberBatches numbers the rows of batches lo:hi of field f into codes
+// (u's ids); sawDict tells whether one was dictionary-encoded.
+func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (sawDict bool, err error) {
+	var local []int32 // a dictionary's entries' ids (-1: a null entry)
+	var dictOf arrow.ArrayData
+	for r := lo; r < hi; r++ {
+		col := p.recs[r].Column(f)
+		out := codes[p.offsets[r] : p.offsets[r]+col.Len()]
+		switch a := col.(type) {
+		case *array.Dictionary:
+			sawDict = true
+			d := a.Dictionary()
+			if dd := d.Data(); dd != dictOf {
+				local = slices.Grow(local[:0], d.Len())[:d.Len()]
+				u.number(local, d)
+				for j := range local {
+					if d.IsNull(j) {
+						local[j] = -1
+					}
+				}
+				dictOf = dd
+			}
+			if err := dictCodes(out, a.Indices(), local, u.column, r); err != nil {
+				return sawDict, err
+			}
+		default:
+			u.number(out, col)
+		}
+		if u.bad != nil {
+			return sawDict, u.bad
+		}
+	}
+	return sawDict, nil
+}
+
 // IPCStringStats counts string columns read straight from a sorted
-// dictionary (tests).
-var IPCStringStats struct{ SortedDictionaries atomic.Uint64 }
+// dictionary, and plain ones numbered on more than one worker (tests).
+var IPCStringStats struct{ SortedDictionaries, ParallelPlain atomic.Uint64 }
 
 // sortedDictionary gives string column i's dictionary when every batch
 // shares it and its entries are distinct, sorted bytewise, not null and

@@ -649,7 +649,7 @@ func TestIPCStrings(t *testing.T) {
 	for batch := range 3 {
 		for j := range 1000 {
 			w := words[(batch*1000+j)*7%len(words)]
-			if j%5 == 0 {
+			if j%20 == 0 { // (few distinct: numbered on the workers, then merged)
 				w = fmt.Sprintf("u%d", batch*1000+j)
 			}
 			want = append(want, w)
@@ -663,9 +663,13 @@ func TestIPCStrings(t *testing.T) {
 		typ  arrow.DataType
 		bs   []arrow.Array
 	}{{"utf8", arrow.BinaryTypes.String, plain}, {"large_utf8", arrow.BinaryTypes.LargeString, large}} {
+		par0 := IPCStringStats.ParallelPlain.Load()
 		got, err := readIPCStrings(t, ipcFile(t, c.typ, c.bs...))
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("%s: %v (%d rows)", c.name, err, len(got))
+		}
+		if IPCStringStats.ParallelPlain.Load() != par0+1 { // (3 batches, 2 workers)
+			t.Errorf("%s: numbered on one worker", c.name)
 		}
 	}
 	// A dictionary in no order, with a repeat, an entry no row uses and
