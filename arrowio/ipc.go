@@ -309,8 +309,8 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		p.plainStrings[i] = true
 		for r, rec := range p.recs {
 			a := rec.Column(p.stringFields[i])
-			if a.NullN() > 0 {
-				return nil, errorf(ErrData, "%s: string column %q has nulls (record batch %d), which a Categorical cannot hold yet; write the file with the nulls filled (e.g. pyarrow.compute.fill_null(col, \"N/A\")), or leave the column out with columns=[...]", name, sc.Name, r)
+			if a.NullN() > 0 && policy.NullString == nil {
+				return nil, nullStringErr(fmt.Sprintf("%s (record batch %d)", name, r), sc.Name)
 			}
 			if d, ok := a.(*array.Dictionary); ok {
 				p.plainStrings[i] = false

@@ -215,6 +215,14 @@ func newNumbering(seed maphash.Seed, column string, hint int) *ipcNumbering {
 	return u
 }
 
+// nullID numbers the null string (given: the open refused nulls else).
+func (u *ipcNumbering) nullID(s *string) int32 {
+	if s == nil {
+		panic("a null with no null string")
+	}
+	return u.id(*s, maphash.String(u.seed, *s), prefix8(*s))
+}
+
 // id numbers v (hash h, prefix8 pre).
 func (u *ipcNumbering) id(v string, h, pre uint64) int32 {
 	key := strKey(h, len(v))
@@ -281,9 +289,15 @@ func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (
 			if dd := d.Data(); dd != dictOf {
 				local = slices.Grow(local[:0], d.Len())[:d.Len()]
 				u.number(local, d)
-				for j := range local {
-					if d.IsNull(j) {
-						local[j] = -1
+				if d.NullN() > 0 { // a null entry: the null string's, else refused where used
+					null := int32(-1)
+					if p.policy.NullString != nil {
+						null = u.nullID(p.policy.NullString)
+					}
+					for j := range local {
+						if d.IsNull(j) {
+							local[j] = null
+						}
 					}
 				}
 				dictOf = dd
@@ -293,6 +307,14 @@ func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (
 			}
 		default:
 			u.number(out, col)
+		}
+		if col.NullN() > 0 { // (refused at the open unless a null string is given)
+			null := u.nullID(p.policy.NullString)
+			for j := range out {
+				if col.IsNull(j) {
+					out[j] = null
+				}
+			}
 		}
 		if u.bad != nil {
 			return sawDict, u.bad
@@ -313,7 +335,7 @@ func (p *IPCPlan) sortedDictionary(i int) arrow.Array {
 	var d arrow.Array
 	for _, rec := range p.recs {
 		a, ok := rec.Column(p.stringFields[i]).(*array.Dictionary)
-		if !ok || d != nil && a.Dictionary().Data() != d.Data() {
+		if !ok || a.NullN() > 0 || d != nil && a.Dictionary().Data() != d.Data() {
 			return nil
 		}
 		d = a.Dictionary()
@@ -369,36 +391,43 @@ func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32) ([]s
 
 // dictCodes maps a batch's dictionary indices through local into out.
 func dictCodes(out []int32, idx arrow.Array, local []int32, column string, batch int) error {
+	var nulls arrow.Array // rows whose index is null
+	if idx.NullN() > 0 {
+		nulls = idx
+	}
 	switch idx := idx.(type) {
 	case *array.Int8:
-		return mapIndices(out, idx.Int8Values(), local, column, batch)
+		return mapIndices(out, idx.Int8Values(), local, column, batch, nulls)
 	case *array.Int16:
-		return mapIndices(out, idx.Int16Values(), local, column, batch)
+		return mapIndices(out, idx.Int16Values(), local, column, batch, nulls)
 	case *array.Int32:
-		return mapIndices(out, idx.Int32Values(), local, column, batch)
+		return mapIndices(out, idx.Int32Values(), local, column, batch, nulls)
 	case *array.Int64:
-		return mapIndices(out, idx.Int64Values(), local, column, batch)
+		return mapIndices(out, idx.Int64Values(), local, column, batch, nulls)
 	case *array.Uint8:
-		return mapIndices(out, idx.Uint8Values(), local, column, batch)
+		return mapIndices(out, idx.Uint8Values(), local, column, batch, nulls)
 	case *array.Uint16:
-		return mapIndices(out, idx.Uint16Values(), local, column, batch)
+		return mapIndices(out, idx.Uint16Values(), local, column, batch, nulls)
 	case *array.Uint32:
-		return mapIndices(out, idx.Uint32Values(), local, column, batch)
+		return mapIndices(out, idx.Uint32Values(), local, column, batch, nulls)
 	case *array.Uint64:
-		return mapIndices(out, idx.Uint64Values(), local, column, batch)
+		return mapIndices(out, idx.Uint64Values(), local, column, batch, nulls)
 	}
 	return errorf(ErrType, "string column %q: dictionary indices of type %s", column, idx.DataType())
 }
 
-func mapIndices[T codeInt](out []int32, idx []T, local []int32, column string, batch int) error {
+func mapIndices[T codeInt](out []int32, idx []T, local []int32, column string, batch int, nulls arrow.Array) error {
 	n := uint64(len(local))
 	for j, v := range idx[:len(out)] {
+		if nulls != nil && nulls.IsNull(j) {
+			continue // (numberBatches gives it the null string's id)
+		}
 		if v < 0 || uint64(v) >= n {
 			return errorf(ErrData, "string column %q: record batch %d, row %d has dictionary index %d outside its %d entries; the file is damaged", column, batch, j, int64(v), n)
 		}
 		k := local[v]
 		if k < 0 {
-			return errorf(ErrData, "string column %q has nulls (record batch %d), which a Categorical cannot hold yet; write the file with the nulls filled (e.g. pyarrow.compute.fill_null(col, \"N/A\")), or leave the column out with columns=[...]", column, batch)
+			return nullStringErr(fmt.Sprintf("record batch %d", batch), column)
 		}
 		out[j] = k
 	}

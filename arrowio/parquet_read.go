@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -26,6 +27,15 @@ type NullPolicy struct {
 	// Fill is the value written into null slots with "fill" and "mask":
 	// nil (0 for "mask"; "fill" requires one), bool, int64, uint64 or float64.
 	Fill any
+	// NullString is the string a string column's nulls are read as (one
+	// more category, as Arkouda's NAvalue and pandas' fillna); nil refuses
+	// a string column with nulls, whatever Mode says.
+	NullString *string
+}
+
+// nullStringErr refuses a string column's nulls, saying how to read them.
+func nullStringErr(where, column string) error {
+	return errorf(ErrData, "%s: string column %q has nulls, which a Categorical cannot hold as such: pass null_string=\"N/A\" (any string) to read them as that string, or leave the column out with columns=[...]", where, column)
 }
 
 // NullModes lists the accepted NullPolicy modes, for messages.
@@ -39,6 +49,9 @@ func (p NullPolicy) mode() string {
 }
 
 func (p NullPolicy) check() error {
+	if p.NullString != nil && !utf8.ValidString(*p.NullString) {
+		return errorf(ErrValue, "null_string %q is not UTF-8", *p.NullString)
+	}
 	switch p.mode() {
 	case "auto", "error", "mask":
 		return nil

@@ -3,6 +3,7 @@ package arrowio
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -595,10 +596,10 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 		if err != nil {
 			return p.dataErr(f, rg, sc.Name, after, lo, hi, err)
 		}
-		if int(levels) != n {
-			return errorf(ErrData, "%s: string column %q has nulls (row group %d), which a Categorical cannot hold yet; write the file with the nulls filled (e.g. pyarrow.compute.fill_null(col, \"N/A\")), or leave the column out with columns=[...]", p.names[f], sc.Name, rg)
+		if int(levels) != n && p.policy.NullString == nil {
+			return nullStringErr(fmt.Sprintf("%s (row group %d)", p.names[f], rg), sc.Name)
 		}
-		if n == 0 {
+		if levels == 0 {
 			return errorf(ErrData, "%s: row group %d of column %q ends after %d of its %d rows", p.names[f], rg, sc.Name, done, len(rows))
 		}
 		for b := 0; b < n; b += stringBlock {
@@ -648,7 +649,31 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 				out[j] = code
 			}
 		}
-		done += n
+		if int(levels) != n { // the n values' codes spread to their rows (from the end: in place), nulls the null string's
+			null := nullCode(*p.policy.NullString, seed, t, set)
+			out, k := rows[done:done+int(levels)], n-1
+			for j := len(out) - 1; j >= 0; j-- {
+				if d[j] == maxDef {
+					out[j] = out[k]
+					k--
+				} else {
+					out[j] = null
+				}
+			}
+		}
+		done += int(levels)
 	}
 	return nil
+}
+
+// nullCode numbers s (the null string) in a unit's table and set.
+func nullCode(s string, seed maphash.Seed, t *strTable, set *strSet) int32 {
+	h := maphash.String(seed, s)
+	key, pre := strKey(h, len(s)), prefix8(s)
+	if code := t.find(h, key, pre, s, set.str); code >= 0 {
+		return code
+	}
+	code := set.add(s, h, pre)
+	t.put(h, key, pre, code, set.hashes)
+	return code
 }

@@ -160,8 +160,40 @@ func TestReadStrings(t *testing.T) {
 	defer p.Close()
 	_, err = p.ReadStrings(0, make([]int32, 100), 2)
 	var ae *Error
-	if !errors.As(err, &ae) || ae.Kind != ErrData || !strings.Contains(ae.Msg, `string column "s" has nulls`) {
+	if !errors.As(err, &ae) || ae.Kind != ErrData || !strings.Contains(ae.Msg, `string column "s" has nulls`) || !strings.Contains(ae.Msg, "null_string=") {
 		t.Fatalf("nulls: %v", err)
+	}
+	// With a null string they are read as it (dictionary and plain pages,
+	// row groups and batches cut across the nulls).
+	for _, dict := range []bool{true, false} {
+		isNull := func(i int) bool { return i%9 == 4 || i >= 300 && i < 310 }
+		b := stringFile(t, vals[:500], 70, dict, isNull)
+		na := "N/A"
+		p, err := OpenParquet([]ParquetSource{{Name: "nulls", R: bytes.NewReader(b)}}, []string{"s"}, NullPolicy{NullString: &na})
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes := make([]int32, 500)
+		cats, err := p.ReadStrings(0, codes, 2)
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range codes {
+			want := vals[i]
+			if isNull(i) {
+				want = na
+			}
+			if cats[c] != want {
+				t.Fatalf("dict %v: row %d read %q, want %q", dict, i, cats[c], want)
+			}
+		}
+		if !slices.IsSorted(cats) || !slices.Contains(cats, na) {
+			t.Errorf("categories %q", cats)
+		}
+	}
+	if _, err := OpenParquet([]ParquetSource{{Name: "n", R: bytes.NewReader(b)}}, nil, NullPolicy{NullString: new("\xff")}); err == nil || !strings.Contains(err.Error(), "null_string") {
+		t.Errorf("a null string that is not UTF-8: %v", err)
 	}
 	// A file whose "s" is not a string column cannot join a read of one.
 	other := stringFile(t, vals[:10], 10, true, nil)
@@ -301,7 +333,8 @@ func FuzzReadStrings(f *testing.F) {
 		}
 		d := bytes.Clone(data)
 		d[4+int(at)%(len(d)-8)] ^= x // the magic bytes and footer length left alone
-		p, err := OpenParquet([]ParquetSource{{Name: "fuzz", R: bytes.NewReader(d)}}, nil, NullPolicy{Mode: "mask"})
+		na := "N/A"                  // (the nulls read too)
+		p, err := OpenParquet([]ParquetSource{{Name: "fuzz", R: bytes.NewReader(d)}}, nil, NullPolicy{Mode: "mask", NullString: &na})
 		if err != nil || p.Rows > 1<<20 {
 			return
 		}
@@ -750,8 +783,44 @@ func TestIPCStrings(t *testing.T) {
 	nb := array.NewStringBuilder(memory.DefaultAllocator)
 	nb.AppendValues([]string{"a", "b"}, nil)
 	nb.AppendNull()
-	if _, err := readIPCStrings(t, ipcFile(t, arrow.BinaryTypes.String, nb.NewArray())); err == nil || !strings.Contains(err.Error(), `string column "s" has nulls`) {
+	withNulls := ipcFile(t, arrow.BinaryTypes.String, nb.NewArray())
+	if _, err := readIPCStrings(t, withNulls); err == nil || !strings.Contains(err.Error(), `string column "s" has nulls`) {
 		t.Errorf("nulls: %v", err)
+	}
+	// With a null string: plain, a null index, a null dictionary entry.
+	na := ""
+	readNA := func(raw []byte) []string {
+		t.Helper()
+		p, err := OpenArrowIPC("t.arrow", bytes.NewReader(raw), []string{"s"}, NullPolicy{NullString: &na}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		codes := make([]int32, p.Rows)
+		cats, err := p.ReadStrings(0, codes, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(codes))
+		for i, c := range codes {
+			out[i] = cats[c]
+		}
+		return out
+	}
+	if got := readNA(withNulls); !slices.Equal(got, []string{"a", "b", ""}) {
+		t.Errorf("plain nulls read as %q", got)
+	}
+	ndict := func() arrow.Array {
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		b.AppendValues([]string{"x", "y"}, nil)
+		b.AppendNull()
+		return b.NewArray()
+	}()
+	nib := array.NewInt8Builder(memory.DefaultAllocator)
+	nib.AppendValues([]int8{0, 2, 1}, nil)
+	nib.AppendNull()
+	if got := readNA(ipcFile(t, sdt, array.NewDictionaryArray(sdt, nib.NewArray(), ndict))); !slices.Equal(got, []string{"x", "", "y", ""}) {
+		t.Errorf("dictionary nulls read as %q", got)
 	}
 	nb.AppendValues([]string{"a", "\xff\xfe"}, nil)
 	if _, err := readIPCStrings(t, ipcFile(t, arrow.BinaryTypes.String, nb.NewArray())); err == nil || !strings.Contains(err.Error(), "not UTF-8") {
@@ -786,7 +855,8 @@ func FuzzReadArrowStrings(f *testing.F) {
 		}
 		d := bytes.Clone(data)
 		d[8+int(at)%(len(d)-16)] ^= x // the magic bytes and footer length left alone
-		p, err := OpenArrowIPC("fuzz", bytes.NewReader(d), nil, NullPolicy{Mode: "mask"}, 16<<20)
+		na := "N/A"                   // (the nulls read too)
+		p, err := OpenArrowIPC("fuzz", bytes.NewReader(d), nil, NullPolicy{Mode: "mask", NullString: &na}, 16<<20)
 		if err != nil || p.Rows > 1<<20 || p.Rows < 0 {
 			return
 		}

@@ -16,6 +16,9 @@ type ReadOptions struct {
 	// "<column>_mask", true where null) or "error".
 	Nulls     string
 	FillValue any // bool, an integer type or float64; nil for none
+	// NullString, when not nil, is the string a string column's nulls are
+	// read as (one more category); nil refuses a string column with nulls.
+	NullString *string
 }
 
 // ReadResult is what a read stored: one array per column (masks as
@@ -75,6 +78,9 @@ func (o ReadOptions) args(args map[string]any) map[string]any {
 	}
 	if o.FillValue != nil {
 		args["fill_value"] = o.FillValue
+	}
+	if o.NullString != nil {
+		args["null_string"] = *o.NullString
 	}
 	return args
 }

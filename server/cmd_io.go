@@ -200,6 +200,10 @@ func pathsArg(a *transfer.Args) []string {
 // nullPolicyArg reads nulls? and fill_value?.
 func nullPolicyArg(a *transfer.Args) arrowio.NullPolicy {
 	p := arrowio.NullPolicy{Mode: a.OptString("nulls", "auto")}
+	if a.Has("null_string") {
+		ns := a.OptString("null_string", "")
+		p.NullString = &ns
+	}
 	if v, ok := a.OptScalar("fill_value"); ok {
 		switch x := v.(type) {
 		case bool, float64:

@@ -198,9 +198,12 @@ def test_read_string_columns_as_categoricals(io_conn: ak.Connection, data_dir: P
     assert not [e for e in io_conn.list_arrays() if e["dtype"] == "uint8"]
     nulls = pa.table({"x": [1, 2, 3], "s": pa.array(["a", None, "b"])})
     pq.write_table(nulls, data_dir / "n.parquet")
-    with pytest.raises(ValueError, match="string column \"s\" has nulls"):
+    with pytest.raises(ValueError, match="string column \"s\" has nulls.*null_string="):
         ak.read_parquet("n.parquet", conn=io_conn)
     assert {e["name"] for e in io_conn.list_arrays()} == before  # nothing stored
+    na = ak.read_parquet("n.parquet", null_string="N/A", conn=io_conn)["s"]
+    assert na.to_list() == ["a", "N/A", "b"] and na.categories.tolist() == ["N/A", "a", "b"]
+    na.delete()
     assert ak.read_parquet("n.parquet", columns=["x"], conn=io_conn)["x"].to_ndarray().tolist() == [1, 2, 3]
     # Written back (Categoricals as Parquet strings), pyarrow reads the same table.
     stored_before = {e["name"] for e in io_conn.list_arrays()}
@@ -322,6 +325,9 @@ def test_arrow_ipc_strings(io_conn: ak.Connection, data_dir: Path,
     with pytest.raises(ValueError, match='string column "s" has nulls'):
         ak.read_arrow("n.arrow", conn=io_conn)
     assert {e["name"] for e in io_conn.list_arrays()} == stored
+    na = ak.read_arrow("n.arrow", null_string="", conn=io_conn)["s"]
+    assert na.to_list() == ["a", "", "b"]
+    na.delete()
     assert stored - before  # (what was read is there; the failed read added nothing)
     assert io_conn.mem_info()["used"] == sum(e["nbytes"] for e in io_conn.list_arrays())
 

@@ -31,10 +31,15 @@ def _conn(conn: Connection | None) -> Connection:
     return arktos._connection()
 
 
-def _read_args(columns: Sequence[str] | None, nulls: str, fill_value: Any) -> dict[str, Any]:
+def _read_args(columns: Sequence[str] | None, nulls: str, fill_value: Any,
+               null_string: str | None = None) -> dict[str, Any]:
     if nulls not in NULL_MODES:
         raise ValueError(f"nulls must be one of {', '.join(NULL_MODES)}, got {nulls!r}")
     args: dict[str, Any] = {"nulls": nulls}
+    if null_string is not None:
+        if not isinstance(null_string, str):
+            raise TypeError(f"null_string must be a str, got {type(null_string).__name__}")
+        args["null_string"] = null_string
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
@@ -80,7 +85,7 @@ def _columns(conn: Connection, result: dict[str, Any], nulls: str,
 
 
 def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = None, *,
-                 nulls: str = "auto", fill_value: Any = None,
+                 nulls: str = "auto", fill_value: Any = None, null_string: str | None = None,
                  conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
     """Read Parquet files on the server into new arrays, one per column.
 
@@ -89,9 +94,10 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
     sorted order, one after another, and must hold the same columns.
     `columns` picks columns (default: all). Numeric and bool columns are
     read as pdarrays, and string columns as Categoricals (their codes on
-    the server; a string column with nulls is refused for now); a decimal,
-    timestamp or nested column is refused with an error naming it and the
-    readable columns.
+    the server); a decimal, timestamp or nested column is refused with an
+    error naming it and the readable columns. A string column's nulls are
+    refused unless `null_string` is given: they are then read as that
+    string, one more category (Arkouda's ``NAvalue="N/A"``).
 
     Nulls: ``nulls="auto"`` (default) fills nulls of float columns with NaN
     (with a warning saying how many) and refuses nulls in other columns;
@@ -106,17 +112,18 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
     >>> ak.read_parquet("t.parquet", nulls="mask")["fare_amount_mask"].sum()
     """
     c = _conn(conn)
-    args = _read_args(columns, nulls, fill_value)
+    args = _read_args(columns, nulls, fill_value, null_string)
     args["paths"] = [paths] if isinstance(paths, str) else list(paths)
     result, _ = c._request("read_parquet", args)
     return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
 def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = "auto",
-               fill_value: Any = None, conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
+               fill_value: Any = None, null_string: str | None = None,
+               conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
     """Read an Arrow IPC file (Feather v2) on the server into new arrays.
 
-    Columns and nulls work as in read_parquet; string columns (utf8,
+    Columns, nulls and null_string work as in read_parquet; string columns (utf8,
     large_utf8, plain or dictionary-encoded, as pandas' category columns
     are written) come back as Categoricals.
 
@@ -124,7 +131,7 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     {'x': array([1, 2, 3]), 'y': array([0.5, 1.5, 2.5])}
     """
     c = _conn(conn)
-    args = _read_args(columns, nulls, fill_value)
+    args = _read_args(columns, nulls, fill_value, null_string)
     args["path"] = path
     result, _ = c._request("read_arrow", args)
     return _columns(c, result, nulls, None if columns is None else list(columns))
