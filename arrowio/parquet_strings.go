@@ -305,34 +305,24 @@ func (p *ParquetPlan) ReadStrings(i int, codes []int32, workers int) (cats []str
 	}
 	nShards := 1 << shardBits
 	shardOf := func(h uint64) int { return int(h>>26) & (nShards - 1) }
-	next.Store(0)
-	for range nw {
-		g.Go(func() {
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(units) {
-					return
-				}
-				u := units[k]
-				u.start = make([]int32, nShards+1)
-				for _, h := range u.set.hashes {
-					u.start[shardOf(h)+1]++
-				}
-				for s := range nShards {
-					u.start[s+1] += u.start[s]
-				}
-				at := slices.Clone(u.start[:nShards])
-				u.ents = make([]shardEnt, u.set.len())
-				for c, h := range u.set.hashes {
-					s := shardOf(h)
-					u.ents[at[s]] = shardEnt{h: h, pre: u.set.pres[c], c: int32(c), n: int32(u.set.refs[c].n)}
-					at[s]++
-				}
-				u.global = make([]int32, u.set.len())
-			}
-		})
-	}
-	g.Wait()
+	eachOn(&g, nw, len(units), func(k int) {
+		u := units[k]
+		u.start = make([]int32, nShards+1)
+		for _, h := range u.set.hashes {
+			u.start[shardOf(h)+1]++
+		}
+		for s := range nShards {
+			u.start[s+1] += u.start[s]
+		}
+		at := slices.Clone(u.start[:nShards])
+		u.ents = make([]shardEnt, u.set.len())
+		for c, h := range u.set.hashes {
+			s := shardOf(h)
+			u.ents[at[s]] = shardEnt{h: h, pre: u.set.pres[c], c: int32(c), n: int32(u.set.refs[c].n)}
+			at[s]++
+		}
+		u.global = make([]int32, u.set.len())
+	})
 	// entries[s]: shard s's distinct strings, as unit<<32|code of the first
 	// unit holding each.
 	entries := make([][]uint64, nShards)
@@ -418,36 +408,44 @@ func (p *ParquetPlan) ReadStrings(i int, codes []int32, workers int) (cats []str
 	items = nil
 	// Renumber each unit's rows, on the workers, largest units first.
 	slices.SortStableFunc(units, func(a, b *unit) int { return cmp.Compare(b.n, a.n) })
-	next.Store(0)
+	eachOn(&g, nw, len(units), func(k int) {
+		u := units[k]
+		table := u.global // rewritten in place: local code -> sorted place
+		same := true
+		for c, h := range u.set.hashes {
+			at := rank[base[shardOf(h)]+int(table[c])]
+			table[c] = at
+			same = same && int(at) == c
+		}
+		u.set = strSet{} // its bytes are copied into cats
+		if same {
+			return
+		}
+		StringStats.Renumbered.Add(1)
+		rows := codes[u.off : u.off+u.n]
+		for j, c := range rows {
+			rows[j] = table[c]
+		}
+	})
+	return cats, nil
+}
+
+// eachOn runs f(k) for every k < n on nw goroutines of g, each taking the
+// next k, and waits (a worker's panic re-panics here).
+func eachOn(g *par.Group, nw, n int, f func(k int)) {
+	var next atomic.Int64
 	for range nw {
 		g.Go(func() {
 			for {
 				k := int(next.Add(1)) - 1
-				if k >= len(units) {
+				if k >= n {
 					return
 				}
-				u := units[k]
-				table := u.global // rewritten in place: local code -> sorted place
-				same := true
-				for c, h := range u.set.hashes {
-					at := rank[base[shardOf(h)]+int(table[c])]
-					table[c] = at
-					same = same && int(at) == c
-				}
-				u.set = strSet{} // its bytes are copied into cats
-				if same {
-					continue
-				}
-				StringStats.Renumbered.Add(1)
-				rows := codes[u.off : u.off+u.n]
-				for j, c := range rows {
-					rows[j] = table[c]
-				}
+				f(k)
 			}
 		})
 	}
 	g.Wait()
-	return cats, nil
 }
 
 // sortItem is a distinct string to sort: its first 8 bytes big-endian

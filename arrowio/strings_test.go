@@ -345,11 +345,7 @@ func FuzzReadStrings(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			for _, c := range codes {
-				if c < 0 || int(c) >= len(cats) {
-					t.Fatalf("code %d of %d strings", c, len(cats))
-				}
-			}
+			codesInRange(t, codes, len(cats))
 		}
 	})
 }
@@ -638,9 +634,13 @@ func ipcFile(t testing.TB, typ arrow.DataType, batches ...arrow.Array) []byte {
 
 // readIPCStrings reads column "s" of an IPC file as codes and sorted
 // strings, and gives each row's string.
-func readIPCStrings(t *testing.T, raw []byte) ([]string, error) {
+func readIPCStrings(t *testing.T, raw []byte, policy ...NullPolicy) ([]string, error) {
 	t.Helper()
-	p, err := OpenArrowIPC("t.arrow", bytes.NewReader(raw), []string{"s"}, NullPolicy{}, 0)
+	pol := NullPolicy{}
+	if len(policy) > 0 {
+		pol = policy[0]
+	}
+	p, err := OpenArrowIPC("t.arrow", bytes.NewReader(raw), []string{"s"}, pol, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -791,21 +791,11 @@ func TestIPCStrings(t *testing.T) {
 	na := ""
 	readNA := func(raw []byte) []string {
 		t.Helper()
-		p, err := OpenArrowIPC("t.arrow", bytes.NewReader(raw), []string{"s"}, NullPolicy{NullString: &na}, 0)
+		got, err := readIPCStrings(t, raw, NullPolicy{NullString: &na})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.Close()
-		codes := make([]int32, p.Rows)
-		cats, err := p.ReadStrings(0, codes, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]string, len(codes))
-		for i, c := range codes {
-			out[i] = cats[c]
-		}
-		return out
+		return got
 	}
 	if got := readNA(withNulls); !slices.Equal(got, []string{"a", "b", ""}) {
 		t.Errorf("plain nulls read as %q", got)
@@ -867,11 +857,7 @@ func FuzzReadArrowStrings(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			for _, c := range codes {
-				if c < 0 || int(c) >= len(cats) {
-					t.Fatalf("code %d of %d strings", c, len(cats))
-				}
-			}
+			codesInRange(t, codes, len(cats))
 		}
 	})
 }
@@ -919,5 +905,15 @@ func TestIPCDamagedBytes(t *testing.T) {
 	}
 	if refused == 0 {
 		t.Error("no damaged file was refused")
+	}
+}
+
+// codesInRange fails t when a fuzzed read gave a code outside its strings.
+func codesInRange(t *testing.T, codes []int32, n int) {
+	t.Helper()
+	for _, c := range codes {
+		if c < 0 || int(c) >= n {
+			t.Fatalf("code %d of %d strings", c, n)
+		}
 	}
 }

@@ -433,20 +433,25 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 		return nil, err
 	}
 	defer s.store.release(scratch)
-	// String columns first, into arrays not yet stored: a failure of
-	// either read then stores nothing.
-	strs, err := s.readStringColumns(what, plan, plan.Strings)
+	return s.storeReadAll(what, plan, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+}
+
+// storeReadAll reads a plan's string columns, then the others, and
+// stores them all: the strings first, into arrays not yet stored, so a
+// failure of either read stores nothing.
+func (s *Server) storeReadAll(what string, sr stringReader, strCols []arrowio.StringColumn, rows int, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any) (*response, error) {
+	strs, err := s.readStringColumns(what, sr, strCols)
 	if err != nil {
 		return nil, err
 	}
 	defer strs.release()
-	resp, err := s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	resp, err := s.storeRead(what, cols, plan, fill, start, extra)
 	if err != nil {
 		return nil, err
 	}
 	if len(strs.cols) > 0 {
 		resp.result["strings"] = strs.store()
-		resp.result["rows"] = plan.Rows
+		resp.result["rows"] = rows
 	}
 	return resp, nil
 }
@@ -635,21 +640,7 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		}
 		held += extra
 	}
-	what = "read_arrow of " + rel
-	strs, err := s.readStringColumns(what, plan, plan.Strings) // (first: a failure stores nothing)
-	if err != nil {
-		return nil, err
-	}
-	defer strs.release()
-	resp, err := s.storeRead(what, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
-	if err != nil {
-		return nil, err
-	}
-	if len(strs.cols) > 0 {
-		resp.result["strings"] = strs.store()
-		resp.result["rows"] = plan.Rows
-	}
-	return resp, nil
+	return s.storeReadAll("read_arrow of "+rel, plan, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
 }
 
 // writeColumnsArgs reads names (stored arrays) and columns (their names in

@@ -23,19 +23,17 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python" / "src"))
 import arktos as ak  # noqa: E402
-from _common import free_port, timed  # noqa: E402 (beside this script)
+from _common import server, string_columns, timed  # noqa: E402 (beside this script)
 
 
 def main() -> None:
@@ -44,11 +42,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=5)
     args = ap.parse_args()
     n = int(args.rows)
-    rng = np.random.default_rng(0)
-    zones = np.array([f"zone_{i:03d}" for i in range(265)])
     data = tempfile.mkdtemp(prefix="arktos-ipc-")
-    cols = {"zone": pa.array(zones[np.floor(265 * rng.random(n) ** 3).astype(np.int64)]),
-            "id": pa.array(np.char.add("id", rng.integers(0, 10**6, n).astype(str)))}
+    cols = string_columns(n)
     for col, arr in cols.items():
         feather.write_feather(pa.table({col: arr}), Path(data) / f"{col}.arrow", compression="uncompressed",
                               chunksize=1_000_000)
@@ -56,11 +51,7 @@ def main() -> None:
                               compression="uncompressed", chunksize=1_000_000)
     rows = []
     for workers in (1, 2):
-        url = f"tcp://127.0.0.1:{free_port()}"
-        proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--data-dir", data,
-                                 "--workers", str(workers), "--log-level", "warn"])
-        try:
-            ak.connect(url)
+        with server(REPO, data, workers):
             for col in cols:
                 for kind in ("", "_dict"):
                     f = f"{col}{kind}.arrow"
@@ -75,10 +66,6 @@ def main() -> None:
                         rows.append((f"ak.to_arrow_file {col} (dictionary)", workers, timed(
                             lambda col=col, got=got: ak.to_arrow_file({col: got}, "w.arrow"), args.trials)))
                     got.delete()
-        finally:
-            ak.disconnect()
-            proc.terminate()
-            proc.wait(timeout=10)
         pa.set_cpu_count(workers)
         for col in cols:
             for kind in ("", "_dict"):

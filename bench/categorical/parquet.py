@@ -23,19 +23,17 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python" / "src"))
 import arktos as ak  # noqa: E402
-from _common import free_port, timed  # noqa: E402 (beside this script)
+from _common import server, string_columns, timed  # noqa: E402 (beside this script)
 
 
 def main() -> None:
@@ -44,20 +42,13 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=7)
     args = ap.parse_args()
     n = int(args.rows)
-    rng = np.random.default_rng(0)
-    zones = np.array([f"zone_{i:03d}" for i in range(265)])
     data = tempfile.mkdtemp(prefix="arktos-strings-")
     path = Path(data) / "s.parquet"
-    table = pa.table({"zone": pa.array(zones[np.floor(265 * rng.random(n) ** 3).astype(np.int64)]),
-                      "id": pa.array(np.char.add("id", rng.integers(0, 10**6, n).astype(str)))})
+    table = pa.table(string_columns(n))
     pq.write_table(table, path, compression="zstd", row_group_size=1_000_000)
     rows = []
     for workers in (1, 2):
-        url = f"tcp://127.0.0.1:{free_port()}"
-        proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--data-dir", data,
-                                 "--workers", str(workers), "--log-level", "warn"])
-        try:
-            ak.connect(url)
+        with server(REPO, data, workers):
             for col in ("zone", "id"):
                 got = ak.read_parquet("s.parquet", columns=[col])[col]
                 assert got.to_list()[:1000] == table[col].to_pylist()[:1000]
@@ -75,10 +66,6 @@ def main() -> None:
                             {col: got}, "w.parquet", row_group_size=1_000_000, compression_level=level),
                         args.trials)))
                 got.delete()
-        finally:
-            ak.disconnect()
-            proc.terminate()
-            proc.wait(timeout=10)
         pa.set_cpu_count(workers)
         for col in ("zone", "id"):
             rows.append((f"pyarrow read_table {col}", workers,
