@@ -16,6 +16,8 @@ const (
 	ErrData
 	// ErrIO: the operating system failed a read or write.
 	ErrIO
+	// ErrMemory: the read would take more memory than the room it was given.
+	ErrMemory
 )
 
 // Error is an arrowio failure with a user-facing message.

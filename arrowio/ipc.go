@@ -131,11 +131,13 @@ type boundedAllocator struct {
 	memory.GoAllocator
 	name       string
 	used, room int64
+	refused    *Error // the refusal, however arrow-go reports the panic
 }
 
 func (a *boundedAllocator) take(n int64) {
 	if n > 0 && n > a.room-a.used {
-		panic(errorf(ErrValue, "%s: its record batches take more than the %d bytes of room left (a buffer of %d bytes, %d taken so far); free memory, or read fewer columns", a.name, a.room, n, a.used))
+		a.refused = errorf(ErrMemory, "%s: its record batches (every column's: an IPC file is read whole) take more than the %d bytes of room left (a buffer of %d bytes, %d taken so far); delete arrays or start the server with a larger --max-memory", a.name, a.room, n, a.used)
+		panic(a.refused)
 	}
 	a.used += n
 }
@@ -217,7 +219,7 @@ type IPCPlan struct {
 // OpenArrowIPC reads the record batches of an Arrow IPC file and plans
 // reading columns (all when nil). room bounds the bytes its batches may
 // take (a compressed buffer claims its own uncompressed size): a file that
-// needs more is refused, ErrValue, before it is allocated; 0 is no bound.
+// needs more is refused, ErrMemory, before it is allocated; 0 is no bound.
 func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy NullPolicy, room int64) (plan *IPCPlan, err error) {
 	if err := policy.check(); err != nil {
 		return nil, err
@@ -243,7 +245,13 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 	if room <= 0 {
 		room = math.MaxInt64
 	}
-	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(&boundedAllocator{name: name, room: room}))
+	alloc := &boundedAllocator{name: name, room: room}
+	defer func() {
+		if alloc.refused != nil && err != nil {
+			err = alloc.refused
+		}
+	}()
+	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(alloc))
 	if err != nil {
 		return nil, errorf(ErrData, "%s is not a readable Arrow IPC file: %v", name, err)
 	}
@@ -296,6 +304,13 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		p.recs = append(p.recs, rec)
 		p.offsets = append(p.offsets, p.Rows)
 		p.Rows += int(rec.NumRows())
+		// A column longer than its batch (arrow-go refuses only shorter
+		// ones) would write into the next batch's rows.
+		for _, f := range slices.Concat(p.fields, p.stringFields) {
+			if n := rec.Column(f).Len(); int64(n) != rec.NumRows() {
+				return nil, errorf(ErrData, "%s: record batch %d has %d rows but its column %q %d; the file is damaged", name, i, rec.NumRows(), sc.Field(f).Name, n)
+			}
+		}
 		for _, f := range slices.Concat(p.fields, p.stringFields) {
 			p.ScratchBytes += dataBytes(rec.Column(f).Data())
 		}
@@ -322,7 +337,9 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 				p.distinctBound[i] += a.Len()
 			}
 		}
-		p.distinctBound[i] = min(p.distinctBound[i], max(p.Rows, 0))
+		if p.plainStrings[i] { // (a dictionary's entries are numbered, used or not)
+			p.distinctBound[i] = min(p.distinctBound[i], max(p.Rows, 0))
+		}
 	}
 	for i := range p.Columns {
 		pc := &p.Columns[i]

@@ -239,13 +239,17 @@ func (u *ipcNumbering) id(v string, h, pre uint64) int32 {
 }
 
 // number gives out[j] the id of string j of a (utf8 or large_utf8, len(out)
-// of them).
-func (u *ipcNumbering) number(out []int32, a arrow.Array) {
+// of them); a null one is null's (nil: -1), its slot's bytes unread.
+func (u *ipcNumbering) number(out []int32, a arrow.Array, null *string) {
+	var isNull func(int) bool
+	if a.NullN() > 0 {
+		isNull = a.IsNull
+	}
 	switch a := a.(type) {
 	case *array.String:
-		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets())
+		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets(), isNull, null)
 	case *array.LargeString:
-		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets())
+		numberOffsets(u, out, a.ValueBytes(), a.ValueOffsets(), isNull, null)
 	default:
 		panic(fmt.Sprintf("string column of %s", a.DataType()))
 	}
@@ -254,21 +258,30 @@ func (u *ipcNumbering) number(out []int32, a arrow.Array) {
 // numberOffsets numbers the strings data[offs[j]:offs[j+1]] (aliased, not
 // copied): a block of stringBlock values is hashed and its home slots
 // touched first (the misses overlap), then probed.
-func numberOffsets[T int32 | int64](u *ipcNumbering, out []int32, data []byte, offs []T) {
+func numberOffsets[T int32 | int64](u *ipcNumbering, out []int32, data []byte, offs []T, isNull func(int) bool, null *string) {
 	offs = offs[:len(out)+1]
 	base := offs[0] // (ValueBytes starts at the first value's offset)
+	var nulls [stringBlock]bool
 	for lo := 0; lo < len(out); lo += stringBlock {
 		blk := out[lo:min(len(out), lo+stringBlock)]
 		for j := range blk {
-			s, e := offs[lo+j]-base, offs[lo+j+1]-base
 			var v string
-			if e > s {
+			if nulls[j] = isNull != nil && isNull(lo+j); nulls[j] {
+				if null == nil {
+					continue
+				}
+				v = *null
+			} else if s, e := offs[lo+j]-base, offs[lo+j+1]-base; e > s {
 				v = unsafe.String(&data[s:e][0], int(e-s)) // (bounds checked by the slice)
 			}
 			u.vs[j], u.hs[j], u.ps[j] = v, maphash.String(u.seed, v), prefix8(v)
 			u.t.sink += u.t.slots[u.hs[j]&u.t.mask].meta
 		}
 		for j := range blk {
+			if nulls[j] && null == nil {
+				blk[j] = -1
+				continue
+			}
 			blk[j] = u.id(u.vs[j], u.hs[j], u.ps[j])
 		}
 	}
@@ -288,33 +301,22 @@ func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (
 			d := a.Dictionary()
 			if dd := d.Data(); dd != dictOf {
 				local = slices.Grow(local[:0], d.Len())[:d.Len()]
-				u.number(local, d)
-				if d.NullN() > 0 { // a null entry: the null string's, else refused where used
-					null := int32(-1)
-					if p.policy.NullString != nil {
-						null = u.nullID(p.policy.NullString)
-					}
-					for j := range local {
-						if d.IsNull(j) {
-							local[j] = null
-						}
-					}
-				}
+				u.number(local, d, p.policy.NullString) // (a null entry: the null string's, else -1, refused where used)
 				dictOf = dd
 			}
 			if err := dictCodes(out, a.Indices(), local, u.column, r); err != nil {
 				return sawDict, err
 			}
-		default:
-			u.number(out, col)
-		}
-		if col.NullN() > 0 { // (refused at the open unless a null string is given)
-			null := u.nullID(p.policy.NullString)
-			for j := range out {
-				if col.IsNull(j) {
-					out[j] = null
+			if a.NullN() > 0 { // null indices (refused at the open unless a null string is given)
+				null := u.nullID(p.policy.NullString)
+				for j := range out {
+					if a.IsNull(j) {
+						out[j] = null
+					}
 				}
 			}
+		default:
+			u.number(out, col, p.policy.NullString) // (nulls: refused at the open unless a null string is given)
 		}
 		if u.bad != nil {
 			return sawDict, u.bad

@@ -116,7 +116,11 @@ func stringChunkBytes(c Column, rg int) int64 {
 	for lo := 0; lo < n; lo += rg {
 		hi := min(n, lo+rg)
 		var sum int64
-		forCodes(c.A, lo, hi, func(code int) { sum += 4 + c.Cats.Offsets[code+1] - c.Cats.Offsets[code] })
+		forCodes(c.A, lo, hi, func(code int) {
+			if code >= 0 && code < c.Cats.len() { // (the codes are checked later, by WriteParquet)
+				sum += 4 + c.Cats.Offsets[code+1] - c.Cats.Offsets[code]
+			}
+		})
 		most = max(most, sum)
 	}
 	return most

@@ -787,8 +787,9 @@ func TestIPCStrings(t *testing.T) {
 	if _, err := readIPCStrings(t, withNulls); err == nil || !strings.Contains(err.Error(), `string column "s" has nulls`) {
 		t.Errorf("nulls: %v", err)
 	}
-	// With a null string: plain, a null index, a null dictionary entry.
-	na := ""
+	// With a null string: plain, a null index, a null dictionary entry
+	// (a null slot's bytes are not a category: every category is used).
+	na := "N/A"
 	readNA := func(raw []byte) []string {
 		t.Helper()
 		got, err := readIPCStrings(t, raw, NullPolicy{NullString: &na})
@@ -797,7 +798,7 @@ func TestIPCStrings(t *testing.T) {
 		}
 		return got
 	}
-	if got := readNA(withNulls); !slices.Equal(got, []string{"a", "b", ""}) {
+	if got := readNA(withNulls); !slices.Equal(got, []string{"a", "b", "N/A"}) {
 		t.Errorf("plain nulls read as %q", got)
 	}
 	ndict := func() arrow.Array {
@@ -809,9 +810,43 @@ func TestIPCStrings(t *testing.T) {
 	nib := array.NewInt8Builder(memory.DefaultAllocator)
 	nib.AppendValues([]int8{0, 2, 1}, nil)
 	nib.AppendNull()
-	if got := readNA(ipcFile(t, sdt, array.NewDictionaryArray(sdt, nib.NewArray(), ndict))); !slices.Equal(got, []string{"x", "", "y", ""}) {
+	if got := readNA(ipcFile(t, sdt, array.NewDictionaryArray(sdt, nib.NewArray(), ndict))); !slices.Equal(got, []string{"x", "N/A", "y", "N/A"}) {
 		t.Errorf("dictionary nulls read as %q", got)
 	}
+	// A batch whose column is longer than the batch is refused (it would
+	// write into the next batch's rows).
+	long := array.NewStringBuilder(memory.DefaultAllocator)
+	long.AppendValues([]string{"a", "b", "c", "d"}, nil)
+	la := long.NewArray()
+	lsc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	var lbuf bytes.Buffer
+	lw, _ := ipc.NewFileWriter(&lbuf, ipc.WithSchema(lsc))
+	for range 2 {
+		rec := array.NewRecordBatch(lsc, []arrow.Array{la}, 2)
+		if err := lw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lw.Close()
+	if _, err := OpenArrowIPC("long", bytes.NewReader(lbuf.Bytes()), nil, NullPolicy{}, 0); err == nil || !strings.Contains(err.Error(), "record batch 0 has 2 rows but its column \"s\" 4") {
+		t.Errorf("a column longer than its batch: %v", err)
+	}
+	// A dictionary of many entries few rows use: its scratch counts them all.
+	many := array.NewStringBuilder(memory.DefaultAllocator)
+	for k := range 5000 {
+		many.Append(fmt.Sprintf("c%05d", k))
+	}
+	mib := array.NewInt16Builder(memory.DefaultAllocator)
+	mib.AppendValues([]int16{7, 4999}, nil)
+	mdt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
+	mp, err := OpenArrowIPC("many", bytes.NewReader(ipcFile(t, mdt, array.NewDictionaryArray(mdt, mib.NewArray(), many.NewArray()))), []string{"s"}, NullPolicy{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mp.StringScratch(0) < 5000*ipcStringBytes {
+		t.Errorf("scratch %d for a dictionary of 5000 entries", mp.StringScratch(0))
+	}
+	mp.Close()
 	nb.AppendValues([]string{"a", "\xff\xfe"}, nil)
 	if _, err := readIPCStrings(t, ipcFile(t, arrow.BinaryTypes.String, nb.NewArray())); err == nil || !strings.Contains(err.Error(), "not UTF-8") {
 		t.Errorf("not UTF-8: %v", err)

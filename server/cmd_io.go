@@ -176,7 +176,7 @@ func ioErr(err error) error {
 		return transfer.Errorf(transfer.Internal, "%v", err)
 	}
 	code := map[arrowio.ErrKind]transfer.Code{arrowio.ErrValue: transfer.ArgumentValue, arrowio.ErrType: transfer.UnsupportedDType,
-		arrowio.ErrData: transfer.InvalidData, arrowio.ErrIO: transfer.Internal}[ae.Kind]
+		arrowio.ErrData: transfer.InvalidData, arrowio.ErrIO: transfer.Internal, arrowio.ErrMemory: transfer.OutOfMemory}[ae.Kind]
 	return transfer.Errorf(code, "%s", ae.Msg)
 }
 
@@ -627,7 +627,7 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 	// damaged compressed buffer's claimed size is refused, not allocated.
 	room := int64(0) // (no limit: none)
 	if used, limit, _, _ := s.store.usage(); limit > 0 {
-		room = max(limit-used, 1)
+		room = max(limit-used+held, 1) // (held, reserved above, is theirs)
 	}
 	plan, err := arrowio.OpenArrowIPC(rel, fh, columns, policy, room)
 	if err != nil {

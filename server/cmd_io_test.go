@@ -562,10 +562,57 @@ func TestToParquetStrings(t *testing.T) {
 			t.Errorf("want %s %q: %v", c.code, c.want, err)
 		}
 	}
+	// A code outside the categories is refused naming it (the scratch
+	// estimate reads the codes before they are checked).
+	outside := opPut(t, s, []int16{2, 0, 1, 3, 2, 9})
+	_, err = opRun(t, s, "to_parquet", map[string]any{"path": "bad.parquet", "names": []any{outside}, "categories": []any{cats}, "category_lengths": []any{clens}})
+	if opCode(err) != transfer.ArgumentValue || !strings.Contains(err.Error(), "row 5 has code 9, outside its 4 categories") {
+		t.Errorf("code outside: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.parquet")); err == nil {
 		t.Error("a refused write left a file")
 	}
-	if u, _, _, _ := s.store.usage(); u != used {
-		t.Errorf("refused writes left %d bytes reserved", u-used)
+	if u, _, _, _ := s.store.usage(); u != used+12 {
+		t.Errorf("refused writes left %d bytes reserved", u-used-12)
+	}
+}
+
+// TestReadArrowRoom: an Arrow IPC file takes its size while read (its
+// batches) and its arrays', and nothing twice: a 24 MiB file reads in 64
+// MiB; one whose compressed buffers claim more than the room left is
+// OUT_OF_MEMORY before they are allocated.
+func TestReadArrowRoom(t *testing.T) {
+	s, _ := ioServer(t)         // 64 MiB
+	big := make([]int64, 3<<20) // 24 MiB
+	for i := range big {
+		big[i] = int64(i)
+	}
+	name := opPut(t, s, big)
+	for _, c := range []string{"none", "zstd"} {
+		if _, err := opRun(t, s, "to_arrow_file", map[string]any{"path": c + ".arrow", "names": []any{name}, "compression": c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(n any) {
+		t.Helper()
+		if _, err := opRun(t, s, "delete", map[string]any{"names": []any{n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del(name)
+	res, err := opRun(t, s, "read_arrow", map[string]any{"path": "none.arrow"}) // 24 held + 24 stored
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res["arrays"].([]any)[0].(map[string]any)["name"]
+	other := opPut(t, s, big) // 48 stored: 16 left, less than the zstd file's batches
+	_, err = opRun(t, s, "read_arrow", map[string]any{"path": "zstd.arrow"})
+	if opCode(err) != transfer.OutOfMemory || !strings.Contains(err.Error(), "record batches") || !strings.Contains(err.Error(), "--max-memory") {
+		t.Errorf("compressed batches past the room: %v", err)
+	}
+	del(other)
+	del(first)
+	if _, err := opRun(t, s, "read_arrow", map[string]any{"path": "zstd.arrow"}); err != nil {
+		t.Errorf("the zstd file with room: %v", err)
 	}
 }

@@ -217,11 +217,33 @@ func payloadBytes(m *zframe.Multipart) int64 {
 // A socket is used by one goroutine at a time; the channel hand-off orders
 // its use across goroutines, as libzmq requires.
 func (s *Server) replySocket() (*zmq.Socket, error) {
-	select {
-	case p := <-s.pushPool:
-		return p, nil
-	default:
+	// A socket that cannot be made (the process out of descriptors, say:
+	// they come back as connections close) is tried again for a while, or
+	// a pooled one taken when it comes back, rather than the reply dropped
+	// and its client left waiting.
+	deadline := time.Now().Add(replySocketWait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		select {
+		case p := <-s.pushPool:
+			return p, nil
+		default:
+		}
+		p, err := s.newReplySocket()
+		if err == nil || zmq.AsErrno(err) == zmq.ETERM || time.Now().After(deadline) {
+			return p, err
+		}
+		select {
+		case p := <-s.pushPool:
+			return p, nil
+		case <-time.After(wait):
+		}
 	}
+}
+
+// replySocketWait is how long replySocket tries to make a socket.
+const replySocketWait = 10 * time.Second
+
+func (s *Server) newReplySocket() (*zmq.Socket, error) {
 	p, err := s.zctx.NewSocket(zmq.PUSH)
 	if err != nil {
 		return nil, err

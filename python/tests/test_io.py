@@ -274,6 +274,11 @@ def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
     ak.to_parquet({"u": unsigned}, "u.parquet")
     assert pq.read_table(data_dir / "u.parquet")["u"].to_pylist() == ["b", "a", "b"]
     unsigned.codes.delete()
+    strided = ak.Categorical.from_codes(io_conn.array(np.array([1, 0], dtype=np.int8)),
+                                        np.array(["aa", "bb", "cc", "dd"])[::2])  # (not contiguous)
+    ak.to_parquet({"s": strided}, "strided.parquet")
+    assert pq.read_table(data_dir / "strided.parquet")["s"].to_pylist() == ["cc", "aa"]
+    strided.codes.delete()
     empty = ak.Categorical(np.array([], dtype=str), conn=io_conn)
     ak.to_parquet({"e": empty}, "empty.parquet")
     assert pq.read_table(data_dir / "empty.parquet")["e"].to_pylist() == []

@@ -435,6 +435,7 @@ def _encode_strings(strings: NDArray[np.str_]) -> tuple[NDArray[np.uint8], NDArr
     """Strings as their UTF-8 bytes one after another and their lengths
     (what _decode_strings reads): ASCII ones narrowed by numpy alone, the
     rest encoded one by one."""
+    strings = np.ascontiguousarray(strings)  # (a view of every other one cannot be viewed as uint32)
     lengths = np.char.str_len(strings).astype(np.int64) if strings.size else np.zeros(0, np.int64)
     width = strings.dtype.itemsize // 4
     if strings.size and width:
