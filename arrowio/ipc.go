@@ -157,8 +157,9 @@ func (a *boundedAllocator) Free(b []byte) {
 	a.GoAllocator.Free(b)
 }
 
-// dataBytes is what an array's buffers hold, its dictionary's included.
-func dataBytes(d arrow.ArrayData) int64 {
+// dataBytes is what an array's buffers hold, its dictionary's included
+// unless seen (then marked seen).
+func dataBytes(d arrow.ArrayData, seen map[arrow.ArrayData]bool) int64 {
 	var n int64
 	for _, b := range d.Buffers() {
 		if b != nil {
@@ -166,11 +167,12 @@ func dataBytes(d arrow.ArrayData) int64 {
 		}
 	}
 	for _, c := range d.Children() {
-		n += dataBytes(c)
+		n += dataBytes(c, seen)
 	}
 	if dd, ok := d.(*array.Data); ok {
-		if dict, ok := dd.Dictionary().(*array.Data); ok && dict != nil { // (a nil *Data when none)
-			n += dataBytes(dict)
+		if dict, ok := dd.Dictionary().(*array.Data); ok && dict != nil && !seen[dict] { // (a nil *Data when none)
+			seen[dict] = true
+			n += dataBytes(dict, seen)
 		}
 	}
 	return n
@@ -296,6 +298,7 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		return nil, errorf(ErrType, "cannot read column(s) %s: no array dtype holds them yet; readable columns: %s (pass columns=[...] to pick them)",
 			strings.Join(bad, "; "), orNone(readable))
 	}
+	seenDicts := map[arrow.ArrayData]bool{} // a dictionary the batches share is held once
 	for i := 0; i < fr.NumRecords(); i++ {
 		rec, err := fr.RecordBatchAt(i)
 		if err != nil {
@@ -312,7 +315,7 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 			}
 		}
 		for _, f := range slices.Concat(p.fields, p.stringFields) {
-			p.ScratchBytes += dataBytes(rec.Column(f).Data())
+			p.ScratchBytes += dataBytes(rec.Column(f).Data(), seenDicts)
 		}
 	}
 	p.distinctBound = make([]int, len(p.Strings))

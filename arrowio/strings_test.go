@@ -839,12 +839,21 @@ func TestIPCStrings(t *testing.T) {
 	mib := array.NewInt16Builder(memory.DefaultAllocator)
 	mib.AppendValues([]int16{7, 4999}, nil)
 	mdt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
-	mp, err := OpenArrowIPC("many", bytes.NewReader(ipcFile(t, mdt, array.NewDictionaryArray(mdt, mib.NewArray(), many.NewArray()))), []string{"s"}, NullPolicy{}, 0)
+	manyDict, manyIdx := many.NewArray(), mib.NewArray()
+	var batches []arrow.Array // three batches sharing the dictionary
+	for range 3 {
+		batches = append(batches, array.NewDictionaryArray(mdt, manyIdx, manyDict))
+	}
+	mp, err := OpenArrowIPC("many", bytes.NewReader(ipcFile(t, mdt, batches...)), []string{"s"}, NullPolicy{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mp.StringScratch(0) < 5000*ipcStringBytes {
+	if mp.StringScratch(0) < 5000*ipcStringBytes || mp.StringScratch(0) >= 2*5000*(ipcStringBytes+ipcUnitBytes) {
 		t.Errorf("scratch %d for a dictionary of 5000 entries", mp.StringScratch(0))
+	}
+	dictBytes := dataBytes(manyDict.Data(), map[arrow.ArrayData]bool{})
+	if mp.ScratchBytes < dictBytes/2 || mp.ScratchBytes >= 3*dictBytes/2 { // (once, not three times)
+		t.Errorf("the held batches count %d bytes for a shared dictionary of %d", mp.ScratchBytes, dictBytes)
 	}
 	mp.Close()
 	nb.AppendValues([]string{"a", "\xff\xfe"}, nil)
