@@ -70,7 +70,7 @@ func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 		if c.Cats != nil {
 			var dt *arrow.DictionaryType
 			dt, dicts[i] = ipcStringArrays(c)
-			fields[i].Type = dt
+			fields[i].Type, fields[i].Nullable = dt, c.Cats.Null != nil
 		}
 	}
 	sc := arrow.NewSchema(fields, nil)
@@ -100,6 +100,10 @@ func WriteArrowIPC(w io.Writer, cols []Column, o IPCWriteOptions) (err error) {
 			arrs[i] = arrowSlice(c.A, lo, hi)
 			if dicts[i] != nil {
 				codes := arrs[i]
+				if c.Cats.Null != nil {
+					codes = withNullCodes(codes, c, lo, hi)
+					arrs[i].Release()
+				}
 				arrs[i] = array.NewDictionaryArray(fields[i].Type, codes, dicts[i])
 				codes.Release()
 			}
@@ -155,6 +159,24 @@ func (a *boundedAllocator) Reallocate(size int, b []byte) []byte {
 func (a *boundedAllocator) Free(b []byte) {
 	a.used -= int64(len(b))
 	a.GoAllocator.Free(b)
+}
+
+// withNullCodes gives rows lo:hi's codes (a, over the column's own bytes)
+// with a validity bitmap: a row of the null category is null.
+func withNullCodes(a arrow.Array, c Column, lo, hi int) arrow.Array {
+	valid := make([]byte, bitutil.BytesForBits(int64(hi-lo)))
+	nulls, j := 0, 0
+	forCodes(c.A, lo, hi, func(code int) {
+		if code == *c.Cats.Null {
+			nulls++
+		} else {
+			bitutil.SetBit(valid, j)
+		}
+		j++
+	})
+	data := array.NewData(a.DataType(), hi-lo, []*memory.Buffer{memory.NewBufferBytes(valid), a.Data().Buffers()[1]}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 // dataBytes is what an array's buffers hold, its dictionary's included

@@ -132,6 +132,9 @@ func checkColumns(cols []Column) (int, error) {
 func parquetNode(c Column) (schema.Node, error) {
 	req := parquet.Repetitions.Required
 	if c.Cats != nil {
+		if c.Cats.Null != nil {
+			req = parquet.Repetitions.Optional
+		}
 		return schema.NewPrimitiveNodeLogical(c.Name, req, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)
 	}
 	intNode := func(width int8, signed bool, phys parquet.Type) (schema.Node, error) {
@@ -296,7 +299,7 @@ func ParquetWriteScratch(cols []Column, opts ParquetWriteOptions) int64 {
 	for _, c := range cols {
 		if c.Cats != nil {
 			chunks += stringChunkBytes(c, rg)
-			table = max(table, 4*int64(c.Cats.len()))
+			table = max(table, 4*int64(c.Cats.len())+2*rows) // (and a chunk's definition levels)
 			continue
 		}
 		row += int64(c.A.DType().Size())
@@ -514,6 +517,7 @@ type writeScratch struct {
 	idx   []int32             // dictionary indices
 	table []int32             // value-min -> index+1 (writeDenseDict); category -> index (writeStrings)
 	vals  []parquet.ByteArray // a plain string batch's values (writeStrings)
+	defs  []int16             // a string chunk's definition levels (with a null category)
 }
 
 func writeChunk(cw file.ColumnChunkWriter, a *pdarray.Array, lo, hi int, sc *writeScratch) (err error) {

@@ -3,11 +3,13 @@ package arrowio
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -31,7 +33,22 @@ import (
 type Categories struct {
 	Bytes   []byte
 	Offsets []int64 // len = strings+1, Offsets[0] = 0
+	// Null, when not nil, is the category whose rows are written as nulls
+	// (a client's null string; the column is then optional).
+	Null *int
 }
+
+// Find gives the place of string s among the categories (sorted), or nil.
+func (c *Categories) Find(s string) *int {
+	i := sort.Search(c.len(), func(i int) bool { return string(c.at(i)) >= s })
+	if i < c.len() && string(c.at(i)) == s {
+		return &i
+	}
+	return nil
+}
+
+// isNull tells whether code c is written as a null.
+func (c *Categories) isNull(code int) bool { return c.Null != nil && code == *c.Null }
 
 func (c *Categories) len() int { return len(c.Offsets) - 1 }
 
@@ -59,6 +76,9 @@ func checkStrings(c Column) error {
 		}
 	}
 	n := int64(cats.len())
+	if cats.Null != nil && (*cats.Null < 0 || int64(*cats.Null) >= n) {
+		return errorf(ErrValue, "string column %q: its null category %d is outside its %d categories", c.Name, *cats.Null, n)
+	}
 	bad := func(row int, code int64) error {
 		return errorf(ErrValue, "string column %q: row %d has code %d, outside its %d categories (0..%d)", c.Name, row, code, n, n-1)
 	}
@@ -216,6 +236,22 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 	for _, c := range codes {
 		table[c] = 0
 	}
+	var defs []int16 // with a null category: 0 for its rows, 1 for the others
+	nulls := 0
+	if cats.Null != nil {
+		if cap(sc.defs) < len(codes) {
+			sc.defs = make([]int16, len(codes))
+		}
+		defs = sc.defs[:len(codes)]
+		for j, c := range codes {
+			defs[j] = 1
+			if int(c) == *cats.Null {
+				defs[j] = 0
+				nulls++
+			}
+		}
+		table[*cats.Null] = -1 // (not in the dictionary)
+	}
 	used, dictBytes := 0, 0
 	for i, t := range table {
 		if t == 0 {
@@ -227,9 +263,9 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 	enc := cw.CurrentEncoder()
 	de, isDict := enc.(dictionaryEncoder)
 	isDict = isDict && enc.Encoding() == parquet.Encodings.PlainDict && de.NumEntries() == 0
-	if isDict && len(codes) > 0 && dictBytes <= dictPageLimit {
+	if isDict && used > 0 && dictBytes <= dictPageLimit {
 		StringWriteStats.DictChunks.Add(1)
-		return writeStringDict(cw, de, codes, cats, table, used, dictBytes, sc)
+		return writeStringDict(cw, de, codes, defs, cats, table, used, dictBytes, sc)
 	}
 	if isDict {
 		cw.FallbackToPlain() // before any value: no dictionary page is written
@@ -241,9 +277,11 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 	var touched byte
 	for off := 0; off < len(codes); off += plainBatch {
 		part := codes[off:min(len(codes), off+plainBatch)]
-		vals := sc.vals[:len(part)]
-		for j, c := range part {
-			vals[j] = cats.at(int(c)) // copied by the encoder
+		vals := sc.vals[:0]
+		for _, c := range part {
+			if !cats.isNull(int(c)) {
+				vals = append(vals, cats.at(int(c))) // copied by the encoder
+			}
 		}
 		// Each string's first byte is loaded here, the loads independent
 		// (their misses overlap), so the encoder's copy a row finds it in
@@ -253,7 +291,11 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 				touched |= v[0]
 			}
 		}
-		if _, err := cw.WriteBatch(vals, nil, nil); err != nil {
+		var d []int16
+		if defs != nil {
+			d = defs[off : off+len(part)]
+		}
+		if _, err := cw.WriteBatch(vals, d, nil); err != nil {
 			return err
 		}
 	}
@@ -267,7 +309,7 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 
 // writeStringDict writes codes dictionary-encoded: the used categories (in
 // order) are the dictionary, table renumbers the codes into its indices.
-func writeStringDict[T codeInt](cw *file.ByteArrayColumnChunkWriter, de dictionaryEncoder, codes []T, cats *Categories, table []int32, used, dictBytes int, sc *writeScratch) error {
+func writeStringDict[T codeInt](cw *file.ByteArrayColumnChunkWriter, de dictionaryEncoder, codes []T, defs []int16, cats *Categories, table []int32, used, dictBytes int, sc *writeScratch) error {
 	data := make([]byte, 0, dictBytes-4*used) // fresh: the encoder may keep the dictionary
 	offs := make([]int32, 1, used+1)
 	for i, t := range table {
@@ -291,7 +333,9 @@ func writeStringDict[T codeInt](cw *file.ByteArrayColumnChunkWriter, de dictiona
 	idx := sc.idx[:len(codes)]
 	var raw int64 // the chunk's plain size: pages are cut by it, as arrow-go does
 	for _, c := range codes {
-		raw += 4 + cats.Offsets[int(c)+1] - cats.Offsets[c]
+		if !cats.isNull(int(c)) {
+			raw += 4 + cats.Offsets[int(c)+1] - cats.Offsets[c]
+		}
 	}
 	// Pages of about a data page's raw bytes, each flushed here with its own
 	// statistics: the categories are sorted, so a page's min and max are
@@ -302,19 +346,43 @@ func writeStringDict[T codeInt](cw *file.ByteArrayColumnChunkWriter, de dictiona
 	for off := 0; off < len(idx); off += slice {
 		end := min(len(idx), off+slice)
 		part := codes[off:end]
-		lo, hi, partRaw := part[0], part[0], int64(0)
+		var lo, hi T
+		values, partRaw := 0, int64(0)
 		for i, c := range part {
+			if cats.isNull(int(c)) {
+				idx[off+i] = 0 // (a null's slot: any index)
+				continue
+			}
 			idx[off+i] = table[c]
+			if values == 0 {
+				lo, hi = c, c
+			}
 			lo, hi = min(lo, c), max(hi, c)
+			values++
 			partRaw += 4 + cats.Offsets[int(c)+1] - cats.Offsets[c]
 		}
 		if st, ok := cw.PageStatistics().(*metadata.ByteArrayStatistics); ok {
-			st.IncNumValues(int64(len(part)))
-			// (SetMinMax ignores a nil slice: "" is given as an empty one.)
-			st.SetMinMax(append(parquet.ByteArray{}, cats.at(int(lo))...), append(parquet.ByteArray{}, cats.at(int(hi))...))
+			st.IncNumValues(int64(values))
+			st.IncNulls(int64(len(part) - values))
+			if values > 0 {
+				// (SetMinMax ignores a nil slice: "" is given as an empty one.)
+				st.SetMinMax(append(parquet.ByteArray{}, cats.at(int(lo))...), append(parquet.ByteArray{}, cats.at(int(hi))...))
+			}
 		}
-		ia := array.MakeFromData(array.NewData(arrow.PrimitiveTypes.Int32, len(part), []*memory.Buffer{nil, memory.NewBufferBytes(pdarray.AsBytes(idx[off:end]))}, nil, 0, 0))
-		err := cw.WriteDictIndices(ia, nil, nil)
+		var d []int16
+		var valid *memory.Buffer // (PutIndices skips the indices its bitmap says are null)
+		if defs != nil {
+			d = defs[off:end]
+			bits := make([]byte, bitutil.BytesForBits(int64(len(d))))
+			for j, l := range d {
+				if l == 1 {
+					bitutil.SetBit(bits, j)
+				}
+			}
+			valid = memory.NewBufferBytes(bits)
+		}
+		ia := array.MakeFromData(array.NewData(arrow.PrimitiveTypes.Int32, len(part), []*memory.Buffer{valid, memory.NewBufferBytes(pdarray.AsBytes(idx[off:end]))}, nil, len(part)-values, 0))
+		err := cw.WriteDictIndices(ia, d, nil)
 		ia.Release()
 		if err != nil {
 			return err

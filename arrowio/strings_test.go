@@ -961,3 +961,87 @@ func codesInRange(t *testing.T, codes []int32, n int) {
 		}
 	}
 }
+
+// TestWriteNullStrings: a string column's null category is written as
+// nulls (an optional column; dictionary and plain chunks, a chunk of
+// nulls only; Parquet and IPC), which a read with that null string gives
+// back as the same rows; statistics count the nulls and the values'
+// min and max leave the null category out.
+func TestWriteNullStrings(t *testing.T) {
+	strs := []string{"", "N/A", "a", "b", "zz"}
+	null := 1
+	n := 3000
+	codes := make([]int8, n)
+	for i := range codes {
+		codes[i] = int8(i * 7 % len(strs))
+		if i >= 1000 && i < 2000 { // the second row group: nulls only
+			codes[i] = int8(null)
+		}
+	}
+	want := make([]string, n)
+	for i, c := range codes {
+		want[i] = strs[c]
+	}
+	cats := catsOf(strs)
+	cats.Null = &null
+	cols := []Column{{Name: "s", A: pdarray.FromSlice(codes), Cats: cats}}
+	na := "N/A"
+	for _, dict := range []string{"auto", "off"} {
+		var buf bytes.Buffer
+		if err := WriteParquet(&buf, cols, ParquetWriteOptions{RowGroupSize: 1000, Dictionary: dict}); err != nil {
+			t.Fatal(err)
+		}
+		fr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rg := range fr.NumRowGroups() {
+			cc, _ := fr.MetaData().RowGroup(rg).ColumnChunk(0)
+			st, _ := cc.Statistics()
+			bs := st.(*metadata.ByteArrayStatistics)
+			wantNulls := int64(0)
+			for _, c := range codes[rg*1000 : (rg+1)*1000] {
+				if int(c) == null {
+					wantNulls++
+				}
+			}
+			if bs.NullCount() != wantNulls || wantNulls < 1000 && (string(bs.Min()) != "" || string(bs.Max()) != "zz") {
+				t.Errorf("%s: row group %d: %d nulls (want %d), min %q max %q", dict, rg, bs.NullCount(), wantNulls, bs.Min(), bs.Max())
+			}
+		}
+		fr.Close()
+		p, err := OpenParquet([]ParquetSource{{Name: "w", R: bytes.NewReader(buf.Bytes())}}, []string{"s"}, NullPolicy{NullString: &na})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := make([]int32, n)
+		got, err := p.ReadStrings(0, back, 2)
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range back {
+			if got[c] != want[i] {
+				t.Fatalf("%s: row %d read %q, want %q", dict, i, got[c], want[i])
+			}
+		}
+		// Without a null string the read refuses the nulls.
+		p, _ = OpenParquet([]ParquetSource{{Name: "w", R: bytes.NewReader(buf.Bytes())}}, []string{"s"}, NullPolicy{})
+		if _, err := p.ReadStrings(0, back, 2); err == nil || !strings.Contains(err.Error(), "has nulls") {
+			t.Errorf("%s: nulls read without a null string: %v", dict, err)
+		}
+		p.Close()
+	}
+	var buf bytes.Buffer
+	if err := WriteArrowIPC(&buf, cols, IPCWriteOptions{BatchRows: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readIPCStrings(t, buf.Bytes(), NullPolicy{NullString: &na}); err != nil || !slices.Equal(got, want) {
+		t.Errorf("IPC: %v", err)
+	}
+	bad := 9
+	cats.Null = &bad
+	if err := WriteParquet(io.Discard, cols, ParquetWriteOptions{}); err == nil || !strings.Contains(err.Error(), "null category 9 is outside") {
+		t.Errorf("a null category outside: %v", err)
+	}
+}

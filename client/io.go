@@ -162,6 +162,9 @@ type WriteOptions struct {
 	CompressionLevel int
 	RowGroupSize     int    // Parquet rows per row group (0: 1 Mi)
 	Dictionary       string // Parquet: "auto" (default), "on", "off"
+	// NullString, when not nil: a string column's rows of this string are
+	// written as nulls (ReadOptions.NullString reads them back).
+	NullString *string
 }
 
 func writeArgs(cols []NamedColumn, path string) (map[string]any, error) {
@@ -203,6 +206,9 @@ func (c *Client) ToParquet(ctx context.Context, cols []NamedColumn, path string,
 	if o.Dictionary != "" {
 		args["dictionary"] = o.Dictionary
 	}
+	if o.NullString != nil {
+		args["null_string"] = *o.NullString
+	}
 	return c.call(ctx, "to_parquet", args)
 }
 
@@ -214,6 +220,9 @@ func (c *Client) ToArrowFile(ctx context.Context, cols []NamedColumn, path strin
 	}
 	if o.Compression != "" {
 		args["compression"] = o.Compression
+	}
+	if o.NullString != nil {
+		args["null_string"] = *o.NullString
 	}
 	return c.call(ctx, "to_arrow_file", args)
 }

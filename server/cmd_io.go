@@ -665,6 +665,11 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 	// categories' UTF-8 bytes and lengths in categories and
 	// category_lengths, "" for the other columns.
 	catNames, lenNames := optStringList(a, "categories"), optStringList(a, "category_lengths")
+	var nullString *string // rows of this category are written as nulls
+	if a.Has("null_string") {
+		ns := a.OptString("null_string", "")
+		nullString = &ns
+	}
 	if (catNames == nil) != (lenNames == nil) || catNames != nil && (len(catNames) != len(names) || len(lenNames) != len(names)) {
 		return nil, nil, transfer.Errorf(transfer.ArgumentValue, "categories and category_lengths go together, one entry per array (\"\" for a column that is not strings); got %d and %d for %d arrays", len(catNames), len(lenNames), len(names))
 	}
@@ -690,6 +695,9 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 		if err != nil {
 			release()
 			return nil, nil, err
+		}
+		if nullString != nil {
+			cats.Null = cats.Find(*nullString)
 		}
 		cols[i].Cats = cats
 	}

@@ -279,6 +279,19 @@ def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
     ak.to_parquet({"s": strided}, "strided.parquet")
     assert pq.read_table(data_dir / "strided.parquet")["s"].to_pylist() == ["cc", "aa"]
     strided.codes.delete()
+    # A null string's rows go out as nulls, and come back as it.
+    flags = ak.Categorical(np.array(["Y", "N/A", "N", "N/A", "Y"]), conn=io_conn)
+    ak.to_parquet({"f": flags}, "nulls.parquet", null_string="N/A")
+    ak.to_arrow_file({"f": flags}, "nulls.arrow", null_string="N/A")
+    for name, table_of in (("nulls.parquet", pq.read_table), ("nulls.arrow", feather.read_table)):
+        t = table_of(data_dir / name)
+        assert t.schema.field("f").nullable and t["f"].to_pylist() == ["Y", None, "N", None, "Y"], name
+        reader = ak.read_parquet if name.endswith("parquet") else ak.read_arrow
+        back = reader(name, null_string="N/A", conn=io_conn)["f"]
+        assert back.to_list() == flags.to_list(), name
+        back.delete()
+    assert pd.read_parquet(data_dir / "nulls.parquet")["f"].isna().sum() == 2
+    flags.codes.delete()
     empty = ak.Categorical(np.array([], dtype=str), conn=io_conn)
     ak.to_parquet({"e": empty}, "empty.parquet")
     assert pq.read_table(data_dir / "empty.parquet")["e"].to_pylist() == []

@@ -137,7 +137,7 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
-def _write_args(columns: Mapping[str, pdarray | Categorical], path: str,
+def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, null_string: str | None = None,
                 ) -> tuple[Connection, dict[str, Any], list[pdarray]]:
     """The write command's arguments, and the arrays made for it (a
     Categorical's categories, uploaded: they go when the caller drops them)."""
@@ -157,6 +157,10 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str,
     assert conn is not None
     names = [arr.codes.name if isinstance(arr, Categorical) else arr.name for arr in columns.values()]
     args: dict[str, Any] = {"path": path, "columns": [str(k) for k in columns], "names": names}
+    if null_string is not None:
+        if not isinstance(null_string, str):
+            raise TypeError(f"null_string must be a str, got {type(null_string).__name__}")
+        args["null_string"] = null_string
     made: list[pdarray] = []
     cats = [arr for arr in columns.values() if isinstance(arr, Categorical)]
     if cats:
@@ -180,7 +184,7 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str,
 
 def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "zstd", *,
                row_group_size: int = 1 << 20, dictionary: str = "auto",
-               compression_level: int | None = None) -> dict[str, Any]:
+               compression_level: int | None = None, null_string: str | None = None) -> dict[str, Any]:
     """Write server arrays as one Parquet file on the server, atomically.
 
     `columns` maps column names to pdarrays or Categoricals of one length; a
@@ -191,7 +195,9 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     "snappy", "gzip", "lz4", "brotli" or "none"; `compression_level` the
     codec's level (None: its default; zstd 1..22, default 3, where
     pyarrow's is 1; gzip 1..9; brotli 1..11). `row_group_size` rows go
-    in each row group. `dictionary` "auto" (default) dictionary-encodes a
+    in each row group. With `null_string`, a Categorical's rows of that
+    string are written as nulls (the column nullable; read_parquet's
+    null_string reads them back). `dictionary` "auto" (default) dictionary-encodes a
     numeric column only when a sample says its dictionary fits one page;
     "on"/"off" force it. The file appears under its name only once
     complete. Returns ``{path, rows, bytes, file_bytes, seconds}``.
@@ -199,7 +205,7 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     >>> ak.to_parquet({"zone": z, "fare": f}, "out/fares.parquet", compression="zstd")
     >>> ak.to_parquet({"borough": ak.Categorical(names), "fare": f}, "out/boroughs.parquet")
     """
-    conn, args, made = _write_args(columns, path)
+    conn, args, made = _write_args(columns, path, null_string)
     args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
     if compression_level is not None:
         args["compression_level"] = int(compression_level)
@@ -211,16 +217,17 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
 
 
 def to_arrow_file(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "none",
-                  ) -> dict[str, Any]:
+                  *, null_string: str | None = None) -> dict[str, Any]:
     """Write server arrays as an Arrow IPC file (Feather v2) on the server, atomically.
 
     `compression` is "none" (default), "zstd" or "lz4" (buffer compression).
     A Categorical is a dictionary-encoded string column (its categories the
-    dictionary, its codes the indices), which pandas reads as a category.
+    dictionary, its codes the indices), which pandas reads as a category;
+    `null_string` writes that string's rows as nulls, as to_parquet.
 
     >>> ak.to_arrow_file({"x": x, "y": y}, "data.arrow")
     """
-    conn, args, made = _write_args(columns, path)
+    conn, args, made = _write_args(columns, path, null_string)
     args["compression"] = compression
     try:
         return conn._request("to_arrow_file", args)[0]
