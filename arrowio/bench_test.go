@@ -209,6 +209,8 @@ func BenchmarkReadArrowStrings(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	sb := array.NewStringBuilder(memory.DefaultAllocator)
 	var raw int64
+	noShortHash = os.Getenv("ARKTOS_BENCH_NOSHORTHASH") == "1"
+	defer func() { noShortHash = false }()
 	distinct, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_DISTINCT")) // ids drawn from (default 10^6)
 	if distinct <= 0 {
 		distinct = 1_000_000

@@ -203,14 +203,15 @@ type ipcNumbering struct {
 	t            strTable
 	seed         maphash.Seed
 	column       string
-	checked      bool // the strings come checked for UTF-8
+	mix          uint64 // the seed's, for short strings' hashes
+	checked      bool   // the strings come checked for UTF-8
 	bad          error
 	hs, ps       [stringBlock]uint64
 	vs           [stringBlock]string
 }
 
 func newNumbering(seed maphash.Seed, column string, hint int) *ipcNumbering {
-	u := &ipcNumbering{seed: seed, column: column}
+	u := &ipcNumbering{seed: seed, column: column, mix: maphash.String(seed, "arktos")}
 	u.t.reset(min(hint, 4096)) // (grows: a large start is cleared in vain for few strings)
 	return u
 }
@@ -220,8 +221,24 @@ func (u *ipcNumbering) nullID(s *string) int32 {
 	if s == nil {
 		panic("a null with no null string")
 	}
-	return u.id(*s, maphash.String(u.seed, *s), prefix8(*s))
+	return u.id(*s, u.hash(*s, prefix8(*s)), prefix8(*s))
 }
+
+// hash is v's hash: a string of 8 bytes or fewer is its prefix8 and
+// length mixed by splitmix64's finalizer (no call into maphash), a longer
+// one maphash's. The merge of the workers' numberings rehashes nothing:
+// each string's hash is the same in all (one seed).
+func (u *ipcNumbering) hash(v string, pre uint64) uint64 {
+	if len(v) > 8 || noShortHash {
+		return maphash.String(u.seed, v)
+	}
+	x := pre ^ u.mix ^ uint64(len(v))<<59
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+var noShortHash bool // BenchmarkReadArrowStrings' A/B (ARKTOS_BENCH_NOSHORTHASH=1)
 
 // id numbers v (hash h, prefix8 pre).
 func (u *ipcNumbering) id(v string, h, pre uint64) int32 {
@@ -274,7 +291,8 @@ func numberOffsets[T int32 | int64](u *ipcNumbering, out []int32, data []byte, o
 			} else if s, e := offs[lo+j]-base, offs[lo+j+1]-base; e > s {
 				v = unsafe.String(&data[s:e][0], int(e-s)) // (bounds checked by the slice)
 			}
-			u.vs[j], u.hs[j], u.ps[j] = v, maphash.String(u.seed, v), prefix8(v)
+			pre := prefix8(v)
+			u.vs[j], u.hs[j], u.ps[j] = v, u.hash(v, pre), pre
 			u.t.sink += u.t.slots[u.hs[j]&u.t.mask].meta
 		}
 		for j := range blk {
