@@ -140,6 +140,8 @@ func BenchmarkReadStrings(b *testing.B) {
 	}
 	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
 	workers = max(1, workers)
+	noShortHash = os.Getenv("ARKTOS_BENCH_NOSHORTHASH") == "1"
+	defer func() { noShortHash = false }()
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -211,7 +211,7 @@ type ipcNumbering struct {
 }
 
 func newNumbering(seed maphash.Seed, column string, hint int) *ipcNumbering {
-	u := &ipcNumbering{seed: seed, column: column, mix: maphash.String(seed, "arktos")}
+	u := &ipcNumbering{seed: seed, column: column, mix: seedMix(seed)}
 	u.t.reset(min(hint, 4096)) // (grows: a large start is cleared in vain for few strings)
 	return u
 }
@@ -224,21 +224,9 @@ func (u *ipcNumbering) nullID(s *string) int32 {
 	return u.id(*s, u.hash(*s, prefix8(*s)), prefix8(*s))
 }
 
-// hash is v's hash: a string of 8 bytes or fewer is its prefix8 and
-// length mixed by splitmix64's finalizer (no call into maphash), a longer
-// one maphash's. The merge of the workers' numberings rehashes nothing:
-// each string's hash is the same in all (one seed).
-func (u *ipcNumbering) hash(v string, pre uint64) uint64 {
-	if len(v) > 8 || noShortHash {
-		return maphash.String(u.seed, v)
-	}
-	x := pre ^ u.mix ^ uint64(len(v))<<59
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-var noShortHash bool // BenchmarkReadArrowStrings' A/B (ARKTOS_BENCH_NOSHORTHASH=1)
+// hash is v's hash (strHash: the merge of the workers' numberings
+// rehashes nothing, one seed giving each string one hash in all).
+func (u *ipcNumbering) hash(v string, pre uint64) uint64 { return strHash(u.seed, u.mix, v, pre) }
 
 // id numbers v (hash h, prefix8 pre).
 func (u *ipcNumbering) id(v string, h, pre uint64) int32 {

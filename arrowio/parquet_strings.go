@@ -582,6 +582,7 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 		s    string
 		code int32
 	}
+	mix := seedMix(seed)
 	var hs [stringBlock]uint64   // the hashes of a block's rows the cache did not answer
 	var miss [stringBlock]uint16 // and their places in it
 	done, hits := 0, 0
@@ -616,7 +617,8 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 					out[j] = slot.code
 					continue
 				}
-				h := maphash.Bytes(seed, v)
+				vs := unsafe.String(ptr, len(v)) // valid within the page
+				h := strHash(seed, mix, vs, prefix8(vs))
 				hs[m], miss[m] = h, uint16(j)
 				m++
 				touch += t.slots[h&t.mask].meta
@@ -664,10 +666,30 @@ func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, v
 	return nil
 }
 
+// strHash is a string's hash in ReadStrings' tables (pre its prefix8, mix
+// seedMix(seed)): one of 8 bytes or fewer is its prefix and length mixed by
+// splitmix64's finalizer (no call into maphash: a seventh of a short
+// string's numbering), a longer one maphash's.
+func strHash(seed maphash.Seed, mix uint64, v string, pre uint64) uint64 {
+	if len(v) > 8 || noShortHash {
+		return maphash.String(seed, v)
+	}
+	x := pre ^ mix ^ uint64(len(v))<<59
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// seedMix is what strHash mixes into short strings for seed.
+func seedMix(seed maphash.Seed) uint64 { return maphash.String(seed, "arktos") }
+
+var noShortHash bool // the benchmarks' A/B (ARKTOS_BENCH_NOSHORTHASH=1)
+
 // nullCode numbers s (the null string) in a unit's table and set.
 func nullCode(s string, seed maphash.Seed, t *strTable, set *strSet) int32 {
-	h := maphash.String(seed, s)
-	key, pre := strKey(h, len(s)), prefix8(s)
+	key, pre := uint64(0), prefix8(s)
+	h := strHash(seed, seedMix(seed), s, pre)
+	key = strKey(h, len(s))
 	if code := t.find(h, key, pre, s, set.str); code >= 0 {
 		return code
 	}
