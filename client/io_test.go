@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arktos-dev/arktos/client"
@@ -120,5 +121,67 @@ func TestReadStringColumn(t *testing.T) {
 	}
 	if codes3, _ := client.Download[int16](ctx, c, ipcBack.Strings["s"].Codes.Name); !slices.Equal(codes3, codes) {
 		t.Errorf("IPC codes read back differ")
+	}
+}
+
+// TestUploadStrings: Go strings stored as a Categorical's three arrays
+// write to Parquet and IPC and read back as the same strings; codes are
+// the sorted places in the smallest int; nothing stays after a refusal.
+func TestUploadStrings(t *testing.T) {
+	srv := testserver.Start(t, "--data-dir", t.TempDir())
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	values := []string{"b", "a", "Zoë", "a", "", "日本", "b"}
+	col, err := client.UploadStrings(ctx, c, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if col.Codes.DType != pdarray.Int8 {
+		t.Errorf("codes %s", col.Codes.DType)
+	}
+	if codes, _ := client.Download[int8](ctx, c, col.Codes.Name); !slices.Equal(codes, []int8{3, 2, 1, 2, 0, 4, 3}) {
+		t.Errorf("codes %v", codes)
+	}
+	cols := []client.NamedColumn{{Column: "s", Array: col.Codes.Name, Categories: col.Categories.Name, CategoryLengths: col.CategoryLengths.Name}}
+	for _, f := range []string{"u.parquet", "u.arrow"} {
+		var res *client.ReadResult
+		if f == "u.arrow" {
+			if _, err = c.ToArrowFile(ctx, cols, f, client.WriteOptions{}); err == nil {
+				res, err = c.ReadArrow(ctx, f, client.ReadOptions{})
+			}
+		} else if _, err = c.ToParquet(ctx, cols, f, client.WriteOptions{}); err == nil {
+			res, err = c.ReadParquet(ctx, []string{f}, client.ReadOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := res.Strings["s"]
+		cats, err := client.Categories(ctx, c, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes, _ := client.Download[int8](ctx, c, sc.Codes.Name)
+		for i, code := range codes {
+			if cats[code] != values[i] {
+				t.Fatalf("%s: row %d read %q, want %q", f, i, cats[code], values[i])
+			}
+		}
+	}
+	many := make([]string, 40_000)
+	for i := range many {
+		many[i] = fmt.Sprint(i % 30_000)
+	}
+	if col, err := client.UploadStrings(ctx, c, many); err != nil || col.Codes.DType != pdarray.Int16 {
+		t.Errorf("30,000 distinct: %v %v", col.Codes.DType, err)
+	}
+	before, _ := c.List(ctx)
+	if _, err := client.UploadStrings(ctx, c, []string{"ok", "\xff"}); err == nil || !strings.Contains(err.Error(), "value 1") {
+		t.Errorf("not UTF-8: %v", err)
+	}
+	if after, _ := c.List(ctx); len(after) != len(before) {
+		t.Errorf("a refused upload left %d arrays", len(after)-len(before))
+	}
+	if col, err := client.UploadStrings(ctx, c, nil); err != nil || col.Codes.Size != 0 {
+		t.Errorf("no values: %+v %v", col, err)
 	}
 }
