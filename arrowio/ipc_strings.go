@@ -84,49 +84,58 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 	}()
 	if d := p.sortedDictionary(i); d != nil {
 		IPCStringStats.SortedDictionaries.Add(1)
-		return p.readSortedDictionary(i, d, codes)
+		return p.readSortedDictionary(i, d, codes, workers)
 	}
 	// Plain columns are numbered on the workers, each its own range of
 	// batches in a table of its own, then merged; a dictionary column on
 	// one (its dictionary, shared by the batches, is hashed once).
-	nw := max(1, min(workers, len(p.recs)))
+	anyDict := false
 	for _, rec := range p.recs {
 		if _, ok := rec.Column(f).(*array.Dictionary); ok {
-			nw = 1
+			anyDict = true
 			break
 		}
 	}
+	nw := max(1, min(workers, len(p.recs)))
+	if anyDict {
+		nw = 1
+	}
 	seed := maphash.MakeSeed()
 	units := []*ipcNumbering{newNumbering(seed, sc.Name, p.distinctBound[i])}
-	dicts := []bool{false}
-	var err0 error
 	// The first batch tells: when an eighth of its rows or more are
 	// distinct, merging the workers' numberings would cost more than it
 	// saves (each would number most strings again): one worker goes on.
 	first := 0
 	if nw > 1 {
-		if dicts[0], err0 = p.numberBatches(units[0], f, 0, 1, codes); err0 != nil {
-			return nil, err0
+		if err := p.numberBatches(units[0], f, 0, 1, codes); err != nil {
+			return nil, err
 		}
 		first = 1
 		if rows := int(p.recs[0].NumRows()); 8*len(units[0].strs) > rows {
 			nw = 1
 		}
 	}
-	errs := make([]error, nw)
 	for len(units) < nw {
-		units, dicts = append(units, newNumbering(seed, sc.Name, p.distinctBound[i]/nw)), append(dicts, false)
+		units = append(units, newNumbering(seed, sc.Name, p.distinctBound[i]/nw))
 	}
-	var g par.Group // a worker's panic reaches the caller (and the recover above)
+	// Worker w numbers batches first+rest*w/nw up to the next worker's;
+	// rows[w] are the rows it numbered (worker 0's from batch 0).
 	rest := len(p.recs) - first
+	rowsOf := func(b int) int {
+		if b < len(p.recs) {
+			return p.offsets[b]
+		}
+		return p.Rows
+	}
+	errs := make([]error, nw)
+	rows := make([][2]int, nw)
+	var g par.Group // a worker's panic reaches the caller (and the recover above)
 	for w := range nw {
 		lo, hi := first+rest*w/nw, first+rest*(w+1)/nw
-		g.Go(func() {
-			var d bool
-			d, errs[w] = p.numberBatches(units[w], f, lo, hi, codes)
-			dicts[w] = dicts[w] || d
-		})
+		rows[w] = [2]int{rowsOf(lo), rowsOf(hi)}
+		g.Go(func() { errs[w] = p.numberBatches(units[w], f, lo, hi, codes) })
 	}
+	rows[0][0] = 0 // (and batch 0 before them, when first is 1)
 	g.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -147,17 +156,8 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 			maps[w], units[w] = m, nil
 		}
 		for w := range nw {
-			// worker w numbered batches first+rest*w/nw.. (and 0, when w is 0)
-			b0, b1 := first+rest*w/nw, first+rest*(w+1)/nw
-			if w == 0 {
-				b0 = 0
-			}
-			lo, hi := p.offsets[b0], p.Rows
-			if b1 < len(p.recs) {
-				hi = p.offsets[b1]
-			}
 			g.Go(func() {
-				m := maps[w]
+				lo, hi, m := rows[w][0], rows[w][1], maps[w]
 				for j, c := range codes[lo:hi] {
 					codes[lo+j] = m[c]
 				}
@@ -173,7 +173,7 @@ func (p *IPCPlan) ReadStrings(i int, codes []int32, workers int) (_ []string, er
 	// a null entry was numbered too) are left out: the categories are the
 	// strings the column holds, as Parquet's read gives them.
 	var used []bool
-	if dicts[0] {
+	if anyDict {
 		used = make([]bool, len(strs))
 		for _, c := range codes {
 			used[c] = true
@@ -294,8 +294,8 @@ func numberOffsets[T int32 | int64](u *ipcNumbering, out []int32, data []byte, o
 }
 
 // numberBatches numbers the rows of batches lo:hi of field f into codes
-// (u's ids); sawDict tells whether one was dictionary-encoded.
-func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (sawDict bool, err error) {
+// (u's ids).
+func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) error {
 	var local []int32 // a dictionary's entries' ids (-1: a null entry)
 	var dictOf arrow.ArrayData
 	for r := lo; r < hi; r++ {
@@ -303,32 +303,27 @@ func (p *IPCPlan) numberBatches(u *ipcNumbering, f, lo, hi int, codes []int32) (
 		out := codes[p.offsets[r] : p.offsets[r]+col.Len()]
 		switch a := col.(type) {
 		case *array.Dictionary:
-			sawDict = true
 			d := a.Dictionary()
 			if dd := d.Data(); dd != dictOf {
 				local = slices.Grow(local[:0], d.Len())[:d.Len()]
 				u.number(local, d, p.policy.NullString) // (a null entry: the null string's, else -1, refused where used)
 				dictOf = dd
 			}
-			if err := dictCodes(out, a.Indices(), local, u.column, r); err != nil {
-				return sawDict, err
+			null := int32(-1) // a null index's (refused at the open unless a null string is given)
+			if a.NullN() > 0 {
+				null = u.nullID(p.policy.NullString)
 			}
-			if a.NullN() > 0 { // null indices (refused at the open unless a null string is given)
-				null := u.nullID(p.policy.NullString)
-				for j := range out {
-					if a.IsNull(j) {
-						out[j] = null
-					}
-				}
+			if err := dictCodes(out, a.Indices(), local, null, u.column, r); err != nil {
+				return err
 			}
 		default:
 			u.number(out, col, p.policy.NullString) // (nulls: refused at the open unless a null string is given)
 		}
 		if u.bad != nil {
-			return sawDict, u.bad
+			return u.bad
 		}
 	}
-	return sawDict, nil
+	return nil
 }
 
 // IPCStringStats counts string columns read straight from a sorted
@@ -366,7 +361,7 @@ func (p *IPCPlan) sortedDictionary(i int) arrow.Array {
 // sorted dictionary d: a row's code is its index, less the entries below
 // it that no row uses (pandas keeps unused categories); nothing is hashed
 // or sorted.
-func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32) ([]string, error) {
+func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32, workers int) ([]string, error) {
 	sc := p.Strings[i]
 	local := make([]int32, d.Len())
 	for j := range local {
@@ -374,7 +369,7 @@ func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32) ([]s
 	}
 	for r, rec := range p.recs {
 		a := rec.Column(p.stringFields[i]).(*array.Dictionary)
-		if err := dictCodes(codes[p.offsets[r]:p.offsets[r]+a.Len()], a.Indices(), local, sc.Name, r); err != nil {
+		if err := dictCodes(codes[p.offsets[r]:p.offsets[r]+a.Len()], a.Indices(), local, -1, sc.Name, r); err != nil { // (no nulls: sortedDictionary)
 			return nil, err
 		}
 	}
@@ -390,45 +385,45 @@ func (p *IPCPlan) readSortedDictionary(i int, d arrow.Array, codes []int32) ([]s
 		}
 	}
 	if len(cats) < d.Len() {
-		for k, c := range codes {
-			codes[k] = local[c]
-		}
+		renumber(codes, local, workers)
 	}
 	return cats, nil
 }
 
-// dictCodes maps a batch's dictionary indices through local into out.
-func dictCodes(out []int32, idx arrow.Array, local []int32, column string, batch int) error {
+// dictCodes maps a batch's dictionary indices through local into out; a
+// null index's row gets null.
+func dictCodes(out []int32, idx arrow.Array, local []int32, null int32, column string, batch int) error {
 	var nulls arrow.Array // rows whose index is null
 	if idx.NullN() > 0 {
 		nulls = idx
 	}
 	switch idx := idx.(type) {
 	case *array.Int8:
-		return mapIndices(out, idx.Int8Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Int8Values(), local, null, column, batch, nulls)
 	case *array.Int16:
-		return mapIndices(out, idx.Int16Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Int16Values(), local, null, column, batch, nulls)
 	case *array.Int32:
-		return mapIndices(out, idx.Int32Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Int32Values(), local, null, column, batch, nulls)
 	case *array.Int64:
-		return mapIndices(out, idx.Int64Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Int64Values(), local, null, column, batch, nulls)
 	case *array.Uint8:
-		return mapIndices(out, idx.Uint8Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Uint8Values(), local, null, column, batch, nulls)
 	case *array.Uint16:
-		return mapIndices(out, idx.Uint16Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Uint16Values(), local, null, column, batch, nulls)
 	case *array.Uint32:
-		return mapIndices(out, idx.Uint32Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Uint32Values(), local, null, column, batch, nulls)
 	case *array.Uint64:
-		return mapIndices(out, idx.Uint64Values(), local, column, batch, nulls)
+		return mapIndices(out, idx.Uint64Values(), local, null, column, batch, nulls)
 	}
 	return errorf(ErrType, "string column %q: dictionary indices of type %s", column, idx.DataType())
 }
 
-func mapIndices[T codeInt](out []int32, idx []T, local []int32, column string, batch int, nulls arrow.Array) error {
+func mapIndices[T codeInt](out []int32, idx []T, local []int32, null int32, column string, batch int, nulls arrow.Array) error {
 	n := uint64(len(local))
 	for j, v := range idx[:len(out)] {
 		if nulls != nil && nulls.IsNull(j) {
-			continue // (numberBatches gives it the null string's id)
+			out[j] = null
+			continue
 		}
 		if v < 0 || uint64(v) >= n {
 			return errorf(ErrData, "string column %q: record batch %d, row %d has dictionary index %d outside its %d entries; the file is damaged", column, batch, j, int64(v), n)

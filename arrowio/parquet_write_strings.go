@@ -237,7 +237,6 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 		table[c] = 0
 	}
 	var defs []int16 // with a null category: 0 for its rows, 1 for the others
-	nulls := 0
 	if cats.Null != nil {
 		if cap(sc.defs) < len(codes) {
 			sc.defs = make([]int16, len(codes))
@@ -247,7 +246,6 @@ func writeStrings[T codeInt](cw *file.ByteArrayColumnChunkWriter, codes []T, cat
 			defs[j] = 1
 			if int(c) == *cats.Null {
 				defs[j] = 0
-				nulls++
 			}
 		}
 		table[*cats.Null] = -1 // (not in the dictionary)

@@ -681,6 +681,13 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 		}
 		return arr, err
 	}
+	reserve := func(n int64, why string) error { // held, as the arrays are, until release
+		err := s.store.reserve(n, why)
+		if err == nil {
+			releases = append(releases, func() { s.store.release(n) })
+		}
+		return err
+	}
 	for i, n := range names {
 		arr, err := acquire(n)
 		if err != nil {
@@ -691,7 +698,7 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 		if catNames == nil || catNames[i] == "" && lenNames[i] == "" {
 			continue
 		}
-		cats, err := s.categoriesArg(columns[i], catNames[i], lenNames[i], acquire)
+		cats, err := s.categoriesArg(columns[i], catNames[i], lenNames[i], acquire, reserve)
 		if err != nil {
 			release()
 			return nil, nil, err
@@ -706,8 +713,8 @@ func (s *Server) writeColumnsArgs(a *transfer.Args) ([]arrowio.Column, func(), e
 
 // categoriesArg gives a string column's categories from the arrays of
 // their bytes (uint8) and lengths (int64); the offsets are made here (8
-// bytes a category, held while the file is written).
-func (s *Server) categoriesArg(column, data, lengths string, acquire func(string) (*pdarray.Array, error)) (*arrowio.Categories, error) {
+// bytes a category, reserved first and held while the file is written).
+func (s *Server) categoriesArg(column, data, lengths string, acquire func(string) (*pdarray.Array, error), reserve func(int64, string) error) (*arrowio.Categories, error) {
 	if data == "" || lengths == "" {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "column %q: give both its categories and category_lengths, or neither", column)
 	}
@@ -721,6 +728,9 @@ func (s *Server) categoriesArg(column, data, lengths string, acquire func(string
 	}
 	if d.DType() != pdarray.Uint8 || l.DType() != pdarray.Int64 {
 		return nil, transfer.Errorf(transfer.ArgumentType, "column %q: categories must be uint8 (UTF-8 bytes) and category_lengths int64, got %s and %s", column, d.DType(), l.DType())
+	}
+	if err := reserve(8*int64(l.Len()+1), fmt.Sprintf("column %q's category offsets (8 bytes a category)", column)); err != nil {
+		return nil, err
 	}
 	offs := make([]int64, l.Len()+1)
 	for i, n := range pdarray.View[int64](l) {
@@ -758,11 +768,6 @@ func (s *Server) cmdToParquet(r *request) (*response, error) {
 	// The encoded row groups in flight grow with row_group_size, which the
 	// client picks: counted while the file is written.
 	scratch := arrowio.ParquetWriteScratch(cols, opts)
-	for _, c := range cols {
-		if c.Cats != nil {
-			scratch += 8 * int64(len(c.Cats.Offsets)) // categoriesArg's offsets
-		}
-	}
 	if err := s.store.reserve(scratch, fmt.Sprintf("to_parquet of %d columns in row groups of %d rows (encoded row groups in flight; a smaller row_group_size needs less)", len(cols), opts.RowGroupSize)); err != nil {
 		return nil, err
 	}
@@ -784,13 +789,13 @@ func (s *Server) cmdToArrowFile(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	var scratch int64 // a string column's offsets: categoriesArg's 8 bytes a category, the dictionary's 4
+	var scratch int64 // a string column's dictionary offsets, 4 bytes a category
 	for _, c := range cols {
 		if c.Cats != nil {
-			scratch += 12 * int64(len(c.Cats.Offsets))
+			scratch += 4 * int64(len(c.Cats.Offsets))
 		}
 	}
-	if err := s.store.reserve(scratch, "to_arrow_file's string columns (12 bytes a category)"); err != nil {
+	if err := s.store.reserve(scratch, "to_arrow_file's string columns (4 bytes a category)"); err != nil {
 		return nil, err
 	}
 	defer s.store.release(scratch)

@@ -31,15 +31,19 @@ def _conn(conn: Connection | None) -> Connection:
     return arktos._connection()
 
 
+def _null_string_arg(args: dict[str, Any], null_string: str | None) -> None:
+    if null_string is not None:
+        if not isinstance(null_string, str):
+            raise TypeError(f"null_string must be a str, got {type(null_string).__name__}")
+        args["null_string"] = null_string
+
+
 def _read_args(columns: Sequence[str] | None, nulls: str, fill_value: Any,
                null_string: str | None = None) -> dict[str, Any]:
     if nulls not in NULL_MODES:
         raise ValueError(f"nulls must be one of {', '.join(NULL_MODES)}, got {nulls!r}")
     args: dict[str, Any] = {"nulls": nulls}
-    if null_string is not None:
-        if not isinstance(null_string, str):
-            raise TypeError(f"null_string must be a str, got {type(null_string).__name__}")
-        args["null_string"] = null_string
+    _null_string_arg(args, null_string)
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
@@ -137,10 +141,10 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
-def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, null_string: str | None = None,
-                ) -> tuple[Connection, dict[str, Any], list[pdarray]]:
-    """The write command's arguments, and the arrays made for it (a
-    Categorical's categories, uploaded: they go when the caller drops them)."""
+def _write(cmd: str, columns: Mapping[str, pdarray | Categorical], path: str, null_string: str | None,
+           **extra: Any) -> dict[str, Any]:
+    """Run a write command; a Categorical's categories are uploaded for it
+    and deleted after, whatever happens."""
     if not isinstance(columns, Mapping) or not columns:
         raise TypeError("give the columns as a non-empty dict {column name: pdarray or Categorical}")
     conn: Connection | None = None
@@ -156,16 +160,12 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, null_st
         conn = conn or arr._conn
     assert conn is not None
     names = [arr.codes.name if isinstance(arr, Categorical) else arr.name for arr in columns.values()]
-    args: dict[str, Any] = {"path": path, "columns": [str(k) for k in columns], "names": names}
-    if null_string is not None:
-        if not isinstance(null_string, str):
-            raise TypeError(f"null_string must be a str, got {type(null_string).__name__}")
-        args["null_string"] = null_string
+    args: dict[str, Any] = {"path": path, "columns": [str(k) for k in columns], "names": names, **extra}
+    _null_string_arg(args, null_string)
     made: list[pdarray] = []
-    cats = [arr for arr in columns.values() if isinstance(arr, Categorical)]
-    if cats:
-        args["categories"], args["category_lengths"] = [], []
-        try:
+    try:
+        if any(isinstance(arr, Categorical) for arr in columns.values()):
+            args["categories"], args["category_lengths"] = [], []
             for arr in columns.values():
                 if isinstance(arr, Categorical):
                     data, lengths = _encode_strings(arr.categories)
@@ -175,11 +175,10 @@ def _write_args(columns: Mapping[str, pdarray | Categorical], path: str, null_st
                 else:
                     args["categories"].append("")
                     args["category_lengths"].append("")
-        except BaseException:
-            for m in made:  # (an upload refused for room: the earlier ones go now)
-                m.delete()
-            raise
-    return conn, args, made
+        return conn._request(cmd, args)[0]
+    finally:
+        for m in made:
+            m.delete()
 
 
 def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "zstd", *,
@@ -205,15 +204,11 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     >>> ak.to_parquet({"zone": z, "fare": f}, "out/fares.parquet", compression="zstd")
     >>> ak.to_parquet({"borough": ak.Categorical(names), "fare": f}, "out/boroughs.parquet")
     """
-    conn, args, made = _write_args(columns, path, null_string)
-    args.update(compression=compression, row_group_size=int(row_group_size), dictionary=dictionary)
+    extra: dict[str, Any] = {"compression": compression, "row_group_size": int(row_group_size),
+                             "dictionary": dictionary}
     if compression_level is not None:
-        args["compression_level"] = int(compression_level)
-    try:
-        return conn._request("to_parquet", args)[0]
-    finally:
-        for arr in made:
-            arr.delete()
+        extra["compression_level"] = int(compression_level)
+    return _write("to_parquet", columns, path, null_string, **extra)
 
 
 def to_arrow_file(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "none",
@@ -227,13 +222,7 @@ def to_arrow_file(columns: Mapping[str, pdarray | Categorical], path: str, compr
 
     >>> ak.to_arrow_file({"x": x, "y": y}, "data.arrow")
     """
-    conn, args, made = _write_args(columns, path, null_string)
-    args["compression"] = compression
-    try:
-        return conn._request("to_arrow_file", args)[0]
-    finally:
-        for arr in made:
-            arr.delete()
+    return _write("to_arrow_file", columns, path, null_string, compression=compression)
 
 
 def save_all(path: str, *, conn: Connection | None = None) -> dict[str, Any]:
