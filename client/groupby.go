@@ -190,6 +190,25 @@ func (g *GroupBy) Segments(ctx context.Context) (permutation, segments ArrayInfo
 	return permutation, segments, err
 }
 
+// Head stores the rows (int64) of each group's first n rows (all of a
+// smaller group's), groups in order and rows in row order within a group
+// (Arkouda's GroupBy.head; Take gathers the values at them).
+func (g *GroupBy) Head(ctx context.Context, n int) (ArrayInfo, error) {
+	return g.headTail(ctx, n, false)
+}
+
+// Tail is Head for each group's last n rows.
+func (g *GroupBy) Tail(ctx context.Context, n int) (ArrayInfo, error) {
+	return g.headTail(ctx, n, true)
+}
+
+func (g *GroupBy) headTail(ctx context.Context, n int, tail bool) (ArrayInfo, error) {
+	if n < 0 {
+		return ArrayInfo{}, fmt.Errorf("client: head and tail take n >= 0 rows a group, got %d", n)
+	}
+	return g.c.opArray(ctx, "groupby_head", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "n": n, "tail": tail})
+}
+
 // Broadcast stores, for every row, its group's element of the stored
 // per-group array perGroup.
 func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, error) {

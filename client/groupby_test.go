@@ -348,3 +348,49 @@ func TestGroupByAggregate(t *testing.T) {
 		t.Fatal("ops without columns were accepted")
 	}
 }
+
+// TestGroupByHeadTailBits: Arkouda's head, tail and bitwise aggregations
+// from Go, and a float values array's bitwise aggregation refused.
+func TestGroupByHeadTailBits(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{0, 1, 2, 0, 1, 2, 0, 1, 2, 0})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tail bool
+		want []int64
+	}{{false, []int64{0, 3, 1, 4, 2, 5}}, {true, []int64{6, 9, 4, 7, 5, 8}}} {
+		get := g.Head
+		if tc.tail {
+			get = g.Tail
+		}
+		rows, err := get(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := client.Download[int64](ctx, c, rows.Name); !slices.Equal(got, tc.want) {
+			t.Errorf("tail %v: %v, want %v", tc.tail, got, tc.want)
+		}
+	}
+	if _, err := g.Head(ctx, -1); err == nil {
+		t.Error("head of -1 rows accepted")
+	}
+	v, _ := client.Upload(ctx, c, []uint8{1, 2, 4, 8, 16, 32, 64, 128, 3, 5})
+	x, err := g.Aggregate(ctx, "xor", v.Name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.Download[uint8](ctx, c, x.Name); !slices.Equal(got, []uint8{1 ^ 8 ^ 64 ^ 5, 2 ^ 16 ^ 128, 4 ^ 32 ^ 3}) {
+		t.Errorf("xor = %v", got)
+	}
+	f, _ := client.Upload(ctx, c, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	_, err = g.Aggregate(ctx, "or", f.Name, 0)
+	var te *transfer.Error
+	if !errors.As(err, &te) || te.Code != transfer.UnsupportedDType {
+		t.Errorf("or of float64: %v, want UNSUPPORTED_DTYPE", err)
+	}
+}

@@ -26,7 +26,7 @@ import (
 
 // GroupAggOps lists the aggregations GroupAgg accepts.
 var GroupAggOps = []string{"size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
-	"nunique", "first", "mode", "any", "all", "var", "std", "median"}
+	"nunique", "first", "mode", "any", "all", "var", "std", "median", "or", "and", "xor"}
 
 // GroupAggDType is the result dtype of aggregation op over values of dtype d.
 func GroupAggDType(op string, d pdarray.DType) (pdarray.DType, error) {
@@ -41,6 +41,11 @@ func GroupAggDType(op string, d pdarray.DType) (pdarray.DType, error) {
 		return d, nil
 	case "any", "all":
 		return dBool, nil
+	case "or", "and", "xor":
+		if Kind(d) == 'f' {
+			return 0, errorf(ErrType, "group-by aggregation '%s' is bitwise: it takes integer or bool values, not %v (cast them with astype first)", op, d)
+		}
+		return d, nil
 	}
 	return 0, errorf(ErrValue, "unknown group-by aggregation '%s'; aggregations are %v", op, GroupAggOps)
 }
@@ -793,6 +798,8 @@ func groupAggT[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 		return groupMedian(env, gid, ng, x, pdarray.View[float64](out))
 	case "nunique", "mode":
 		return groupSorted(env, gid, ng, op, x, out)
+	case "or", "and", "xor":
+		return groupBits(env, gid, ng, op, x, viewT[T](out)[:ng])
 	}
 	return nil
 }
@@ -959,6 +966,77 @@ func groupIntFold[T Number, A int64 | uint64](env Env, gid []int32, ng int, x []
 		mergeParts(parts, nw, ng, out, func(a, b A) A { return a * b })
 	} else {
 		mergeParts(parts, nw, ng, out, func(a, b A) A { return a + b })
+	}
+	return nil
+}
+
+// groupBits folds each group's values with a bitwise or, and or xor
+// (Arkouda's GroupBy.OR, AND and XOR) into out, of x's own dtype. The bits
+// are folded in uint64 (a signed value sign-extended): bitwise operations
+// commute with truncation, so out gets the fold in T's width, and any row
+// order gives the same bits, so the rows split into blocks like the
+// integer sums. Every group has a row, so and's all-ones start never
+// shows. GroupAggDType refuses float values first.
+func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T) error {
+	start := uint64(0)
+	if op == "and" {
+		start = ^uint64(0)
+	}
+	// fold folds the rows of ids (values xs) whose group is in [glo,
+	// glo+span) into acc: one loop per operation, no switch per row.
+	fold := func(acc []uint64, ids []int32, xs []T, glo int32, span uint32) {
+		xs = xs[:len(ids)]
+		switch op {
+		case "or":
+			for i, g := range ids {
+				if uint32(g-glo) < span {
+					acc[g] |= uint64(xs[i])
+				}
+			}
+		case "and":
+			for i, g := range ids {
+				if uint32(g-glo) < span {
+					acc[g] &= uint64(xs[i])
+				}
+			}
+		default:
+			for i, g := range ids {
+				if uint32(g-glo) < span {
+					acc[g] ^= uint64(xs[i])
+				}
+			}
+		}
+	}
+	n := len(gid)
+	nw := rowSplit(env, n, ng)
+	parts, free, err := slotsOf[uint64](env, nw*ng)
+	if err != nil {
+		return err
+	}
+	defer free()
+	if start != 0 {
+		for i := range parts {
+			parts[i] = start
+		}
+	}
+	if nw == 1 {
+		byGroups(env, n, ng, func(glo, ghi int32) { fold(parts, gid, x, glo, uint32(ghi-glo)) })
+	} else {
+		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+			fold(parts[w*ng:(w+1)*ng], gid[lo:hi], x[lo:hi], 0, math.MaxUint32>>1)
+		})
+		mergeParts(parts, nw, ng, parts[:ng], func(a, b uint64) uint64 {
+			switch op {
+			case "or":
+				return a | b
+			case "and":
+				return a & b
+			}
+			return a ^ b
+		})
+	}
+	for g := range out {
+		out[g] = T(parts[g])
 	}
 	return nil
 }
@@ -1622,7 +1700,6 @@ func groupSorted[T Number](env Env, gid []int32, ng int, op string, x []T, out *
 // group ids.
 func GroupSegments(env Env, ids *pdarray.Array, ngroups, kept int) (perm, segs *pdarray.Array, err error) {
 	gid := pdarray.View[int32](ids)
-	n := len(gid)
 	if perm, err = env.Alloc(dI64, kept); err != nil {
 		return nil, nil, err
 	}
@@ -1630,45 +1707,19 @@ func GroupSegments(env Env, ids *pdarray.Array, ngroups, kept int) (perm, segs *
 		env.free(perm)
 		return nil, nil, err
 	}
-	nw := rowSplit(env, n, ngroups)
-	cnt, free, err := slotsOf[int64](env, nw*ngroups)
+	gp, err := placeGroups(env, gid, ngroups, pdarray.View[int64](segs))
 	if err != nil {
 		env.free(perm, segs)
 		return nil, nil, err
 	}
-	defer free()
-	run := func(f func(w, lo, hi int)) {
-		if nw == 1 {
-			f(0, 0, n)
-			return
-		}
-		parallel(env.workers(), n, chunk, f)
-	}
-	run(func(w, lo, hi int) {
-		c := cnt[w*ngroups : (w+1)*ngroups]
-		for _, g := range gid[lo:hi] {
-			if g >= 0 {
-				c[g]++
-			}
-		}
-	})
-	s := pdarray.View[int64](segs)
-	off := int64(0)
-	for g := 0; g < ngroups; g++ {
-		s[g] = off
-		for w := 0; w < nw; w++ {
-			c := cnt[w*ngroups+g]
-			cnt[w*ngroups+g] = off
-			off += c
-		}
-	}
-	if off != int64(kept) {
+	defer gp.free()
+	if gp.kept != int64(kept) {
 		env.free(perm, segs)
-		return nil, nil, errorf(ErrValue, "group ids hold %d kept rows, not %d", off, kept)
+		return nil, nil, errorf(ErrValue, "group ids hold %d kept rows, not %d", gp.kept, kept)
 	}
 	pm := pdarray.View[int64](perm)
-	run(func(w, lo, hi int) {
-		c := cnt[w*ngroups : (w+1)*ngroups]
+	gp.run(func(w, lo, hi int) {
+		c := gp.next[w*ngroups : (w+1)*ngroups]
 		for i := lo; i < hi; i++ {
 			if g := gid[i]; g >= 0 {
 				pm[c[g]] = int64(i)
@@ -1677,6 +1728,111 @@ func GroupSegments(env Env, ids *pdarray.Array, ngroups, kept int) (perm, segs *
 		}
 	})
 	return perm, segs, nil
+}
+
+// groupPlaces is a stable counting sort of group ids, counted: each row's
+// place in group order is, for a row of group g read by worker w in its
+// block in order, next[w*ng+g], taken then incremented. run runs the
+// pass that does so over the same row blocks as the count.
+type groupPlaces struct {
+	next []int64
+	kept int64 // rows in a group
+	run  func(f func(w, lo, hi int))
+	free func()
+}
+
+// placeGroups counts the rows of each group of gid, per worker's block
+// of rows, writes where each group starts in group order to starts (ng of
+// them), and sets each worker's next places from there.
+func placeGroups(env Env, gid []int32, ng int, starts []int64) (groupPlaces, error) {
+	n := len(gid)
+	nw := rowSplit(env, n, ng)
+	cnt, free, err := slotsOf[int64](env, nw*ng)
+	if err != nil {
+		return groupPlaces{}, err
+	}
+	run := func(f func(w, lo, hi int)) {
+		if nw == 1 {
+			f(0, 0, n)
+			return
+		}
+		parallel(env.workers(), n, chunk, f)
+	}
+	run(func(w, lo, hi int) {
+		c := cnt[w*ng : (w+1)*ng]
+		for _, g := range gid[lo:hi] {
+			if g >= 0 {
+				c[g]++
+			}
+		}
+	})
+	off := int64(0)
+	for g := 0; g < ng; g++ {
+		starts[g] = off
+		for w := 0; w < nw; w++ {
+			c := cnt[w*ng+g]
+			cnt[w*ng+g] = off
+			off += c
+		}
+	}
+	return groupPlaces{next: cnt, kept: off, run: run, free: free}, nil
+}
+
+// GroupHeadTail returns the rows (int64) of the first n rows of every
+// group, or with tail its last n (all of a group's rows when it has no
+// more), groups in order and rows in order within a group: Arkouda's
+// GroupBy.head and tail, the rows a stable sort by group would put first
+// (or last) in each group, found without sorting: each row's place in
+// its group comes from placeGroups' count, and the rows whose place is
+// kept are written straight to theirs in the answer.
+func GroupHeadTail(env Env, ids *pdarray.Array, ngroups, n int, tail bool) (*pdarray.Array, error) {
+	if n < 0 {
+		return nil, errorf(ErrValue, "head and tail take n >= 0 rows a group, got %d", n)
+	}
+	gid := pdarray.View[int32](ids)
+	// first[g]: group g's first kept place in group order; to[g]: where
+	// its kept rows go in the answer, less first[g]; keep[g]: how many.
+	st, freeSt, err := slotsOf[int64](env, 3*ngroups)
+	if err != nil {
+		return nil, err
+	}
+	defer freeSt()
+	first, to, keep := st[:ngroups], st[ngroups:2*ngroups], st[2*ngroups:]
+	gp, err := placeGroups(env, gid, ngroups, first)
+	if err != nil {
+		return nil, err
+	}
+	defer gp.free()
+	total := int64(0)
+	for g := range first {
+		end := gp.kept
+		if g+1 < ngroups {
+			end = first[g+1]
+		}
+		k := min(end-first[g], int64(n))
+		if tail {
+			first[g] = end - k
+		}
+		keep[g], to[g] = k, total-first[g]
+		total += k
+	}
+	out, err := env.Alloc(dI64, int(total))
+	if err != nil {
+		return nil, err
+	}
+	o := pdarray.View[int64](out)
+	gp.run(func(w, lo, hi int) {
+		c := gp.next[w*ngroups : (w+1)*ngroups]
+		for i := lo; i < hi; i++ {
+			if g := gid[i]; g >= 0 {
+				if p := c[g]; uint64(p-first[g]) < uint64(keep[g]) {
+					o[to[g]+p] = int64(i)
+				}
+				c[g]++
+			}
+		}
+	})
+	return out, nil
 }
 
 // GroupBroadcast writes, for every row, its group's element of perGroup into

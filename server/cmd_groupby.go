@@ -19,6 +19,7 @@ func init() {
 	register("groupby", command{run: (*Server).cmdGroupBy})
 	register("groupby_agg", command{run: (*Server).cmdGroupAgg})
 	register("groupby_segments", command{run: (*Server).cmdGroupSegments})
+	register("groupby_head", command{run: (*Server).cmdGroupHead})
 	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
 	register("groupby_topk", command{run: (*Server).cmdGroupTopK})
 	register("groupby_corr", command{run: (*Server).cmdGroupCorr})
@@ -376,6 +377,31 @@ func (s *Server) cmdGroupSegments(r *request) (*response, error) {
 		return nil, err
 	}
 	return &response{result: map[string]any{"permutation": p, "segments": sg}}, nil
+}
+
+// cmdGroupHead stores the rows (int64) of the first n rows of each group,
+// or with "tail" its last n: Arkouda's GroupBy.head and tail.
+func (s *Server) cmdGroupHead(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	n := sizeArg(a, "n")
+	tail := a.OptBool("tail", false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_head")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	start := time.Now()
+	out, err := ops.GroupHeadTail(env, ids, ng, n, tail)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby_head", "n", n, "tail", tail, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	return one(o, out)
 }
 
 func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {

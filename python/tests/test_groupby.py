@@ -483,3 +483,86 @@ def test_lazy_grouping_and_deletes(conn: ak.Connection, rng: np.random.Generator
         bad.sum(conn.array(np.ones(20)))
     assert good._ids is None  # its keys were not written: still lazy
     assert good.sum(va)[1].to_ndarray().tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"])
+def test_bitwise_aggregations_match_numpy(conn: ak.Connection, rng: np.random.Generator, dtype: str) -> None:
+    """Arkouda's GroupBy.OR, AND and XOR: numpy's bitwise reduceat over the
+    rows sorted by group, bit for bit, in the values' dtype."""
+    keys = rng.integers(-30, 30, N)
+    if dtype == "bool":
+        vals = rng.random(N) < 0.5
+    else:
+        info = np.iinfo(dtype)
+        vals = rng.integers(info.min, info.max, N, dtype=dtype, endpoint=True)
+    order = np.argsort(keys, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(keys[order]) != 0])
+    g = ak.GroupBy(conn.array(keys))
+    v = conn.array(vals)
+    for name, ufunc in (("OR", np.bitwise_or), ("AND", np.bitwise_and), ("XOR", np.bitwise_xor)):
+        k, got = getattr(g, name)(v)
+        want = ufunc.reduceat(vals[order], starts)
+        assert np.array_equal(k.to_ndarray(), np.unique(keys))
+        out = got.to_ndarray()
+        assert out.dtype == vals.dtype, name
+        assert np.array_equal(out, want), name
+        assert np.array_equal(g.aggregate(v, name.lower())[1].to_ndarray(), want)
+    # several at once, and the example of the docstrings
+    _, r = g.agg(v, ["or", "and", "xor", "size"])
+    assert np.array_equal(r["xor"].to_ndarray(), np.bitwise_xor.reduceat(vals[order], starts))
+    d = ak.GroupBy(conn.array([1, 2, 1, 3, 2, 1]))
+    assert d.OR(conn.array([1, 2, 4, 8, 16, 32]))[1].to_list() == [37, 18, 8]
+    assert d.AND(conn.array([7, 6, 5, 4, 3, 12]))[1].to_list() == [4, 2, 4]
+
+
+def test_bitwise_aggregations_refuse_floats_and_strings(conn: ak.Connection) -> None:
+    g = ak.GroupBy(conn.array([1, 2, 1]))
+    with pytest.raises(TypeError, match="bitwise"):
+        g.XOR(conn.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match="Categorical"):
+        g.aggregate(ak.Categorical(["a", "b", "a"], conn=conn), "or")
+    assert g.OR(conn.array([1, 2, 4]))[1].to_list() == [5, 2]  # still usable
+
+
+@pytest.mark.parametrize("kind", ["int-small", "int-wide", "float-nan", "multi"])
+def test_head_tail_match_a_stable_sort(conn: ak.Connection, rng: np.random.Generator, kind: str) -> None:
+    """Arkouda's GroupBy.head and tail: each group's first or last n rows in
+    row order, groups in key order (pandas' groupby head/tail keep row order
+    over all groups instead, so the reference is a stable sort by group)."""
+    keys = _keys(rng, kind)
+    vals = _values(rng)["float64"]
+    g = ak.GroupBy([conn.array(k) for k in keys] if len(keys) > 1 else conn.array(keys[0]))
+    ids = g.ids.to_ndarray()
+    order = np.argsort(ids, kind="stable")
+    order = order[ids[order] >= 0]
+    sid = ids[order]
+    starts = np.r_[np.flatnonzero(np.r_[True, np.diff(sid) != 0]), len(sid)]
+    v = conn.array(vals)
+    for n in (0, 1, 3, 100_000):
+        head = np.concatenate([order[a:min(b, a + n)] for a, b in zip(starts[:-1], starts[1:])])
+        tail = np.concatenate([order[max(a, b - n):b] for a, b in zip(starts[:-1], starts[1:])])
+        k, rows = g.head(v, n)
+        assert np.array_equal(rows.to_ndarray(), head), n
+        assert np.array_equal(g.tail(v, n)[1].to_ndarray(), tail), n
+        got = g.head(v, n, return_indices=False)[1].to_ndarray()
+        np.testing.assert_array_equal(got, vals[head])
+    # Arkouda's docstring example
+    a = ak.GroupBy(ak.arange(10, conn=conn) % 3)
+    assert a.head(ak.arange(10, conn=conn), 2)[1].to_list() == [0, 3, 1, 4, 2, 5]
+    assert a.tail(ak.arange(10, conn=conn), 2)[1].to_list() == [6, 9, 4, 7, 5, 8]
+    assert a.tail(-2 * ak.arange(10, conn=conn), 2, return_indices=False)[1].to_list() == [-12, -18, -8, -14, -10, -16]
+
+
+def test_head_tail_of_categorical_and_refusals(conn: ak.Connection) -> None:
+    g = ak.GroupBy(conn.array([2, 1, 2, 2, 1]))
+    cat = ak.Categorical(["a", "b", "c", "d", "e"], conn=conn)
+    k, h = g.head(cat, 1, return_indices=False)
+    assert isinstance(h, ak.Categorical) and h.to_list() == ["b", "a"]
+    assert g.tail(cat, 2, return_indices=False)[1].to_list() == ["b", "e", "c", "d"]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="non-negative integer"):
+            g.head(cat, bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="6 elements but the GroupBy has 5 rows"):
+        g.tail(ak.arange(6, conn=conn), 2)
+    assert g.most_common(conn.array([5, 6, 7, 7, 6]))[1].to_list() == [6, 7]
+    assert (g.nkeys, g.length, ak.GroupBy([ak.arange(3, conn=conn), ak.arange(3, conn=conn)]).nkeys) == (1, 5, 2)

@@ -46,7 +46,7 @@ __all__ = ["GroupBy"]
 
 STRATEGIES = ("auto", "dense", "hash", "partitioned", "sort", "chained", "wide")
 AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
-                "nunique", "first", "mode", "any", "all", "var", "std", "median")
+                "nunique", "first", "mode", "any", "all", "var", "std", "median", "or", "and", "xor")
 #: What a Categorical's values can be aggregated by (its strings' order).
 CATEGORICAL_AGGREGATIONS = ("size", "count", "nunique", "first", "mode", "min", "max", "argmin", "argmax")
 
@@ -218,6 +218,24 @@ class GroupBy:
         self._known()
         assert self._strategy is not None
         return self._strategy
+
+    @property
+    def nkeys(self) -> int:
+        """The number of key arrays (Arkouda's).
+
+        >>> g.nkeys
+        1
+        """
+        return len(self.keys)
+
+    @property
+    def length(self) -> int:
+        """Rows in a group, i.e. ``permutation``'s length (Arkouda's; ``nkept``).
+
+        >>> g.length
+        6
+        """
+        return self.nkept
 
     def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
         """Unique-key arrays as the user's keys were: a Categorical key's as
@@ -492,6 +510,14 @@ class GroupBy:
         """
         return self.aggregate(values, "mode")
 
+    def most_common(self, values: Any) -> tuple[Any, pdarray]:
+        """Arkouda's name for ``mode``.
+
+        >>> g.most_common(keys)[1]
+        array([1, 2, 3])
+        """
+        return self.mode(values)
+
     def any(self, values: Any) -> tuple[Any, pdarray]:
         """Whether any value of the group is nonzero.
 
@@ -507,6 +533,30 @@ class GroupBy:
         array([ True,  True,  True])
         """
         return self.aggregate(values, "all")
+
+    def OR(self, values: Any) -> tuple[Any, pdarray]:
+        """Bitwise OR of each group's values (integer or bool; the values' dtype).
+
+        >>> g.OR(ak.array([1, 2, 4, 8, 16, 32]))[1]
+        array([37, 18,  8])
+        """
+        return self.aggregate(values, "or")
+
+    def AND(self, values: Any) -> tuple[Any, pdarray]:
+        """Bitwise AND of each group's values (integer or bool; the values' dtype).
+
+        >>> g.AND(ak.array([7, 6, 5, 4, 3, 12]))[1]
+        array([4, 2, 4])
+        """
+        return self.aggregate(values, "and")
+
+    def XOR(self, values: Any) -> tuple[Any, pdarray]:
+        """Bitwise XOR of each group's values (integer or bool; the values' dtype).
+
+        >>> g.XOR(ak.array([1, 2, 4, 8, 16, 32]))[1]
+        array([37, 18,  8])
+        """
+        return self.aggregate(values, "xor")
 
     def var(self, values: Any, ddof: float = 1) -> tuple[Any, pdarray]:
         """Variance per group (ddof 1 by default, as pandas).
@@ -567,6 +617,38 @@ class GroupBy:
         (array([1, 1, 2, 2, 3]), array([10., 30., 20., 50., 40.]))
         """
         return self._topk(values, n, False)
+
+    def _head_tail(self, values: Any, n: int, return_indices: bool, tail: bool) -> tuple[Any, Any]:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"n must be a non-negative integer, got {n!r}")
+        v: pdarray | Categorical = values if isinstance(values, Categorical) else self._values(values)
+        if v.size != self._rows:
+            raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
+        result, _ = self._conn._request("groupby_head", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "n": int(n), "tail": tail})
+        rows = self._conn._pdarray(result, owned=True)
+        return self.unique_keys, (rows if return_indices else v[rows])
+
+    def head(self, values: Any, n: int = 5, return_indices: bool = True) -> tuple[Any, Any]:
+        """Each group's first n rows (all of a smaller group's), as Arkouda's:
+        (unique_keys, the rows, int64), groups in key order and rows in row
+        order within a group; with ``return_indices=False`` the values at those
+        rows instead (a pdarray or Categorical).
+
+        >>> g.head(vals, 2)
+        (array([1, 2, 3]), array([0, 2, 1, 4, 3]))
+        >>> g.head(vals, 2, return_indices=False)[1]
+        array([10., 30., 20., 50., 40.])
+        """
+        return self._head_tail(values, n, return_indices, False)
+
+    def tail(self, values: Any, n: int = 5, return_indices: bool = True) -> tuple[Any, Any]:
+        """Each group's last n rows, in row order (as head).
+
+        >>> g.tail(vals, 2)
+        (array([1, 2, 3]), array([2, 5, 1, 4, 3]))
+        """
+        return self._head_tail(values, n, return_indices, True)
 
     def corr(self, x: Any, y: Any) -> tuple[Any, pdarray]:
         """Pearson correlation of x and y within each group (float64), over
