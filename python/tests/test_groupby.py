@@ -566,3 +566,75 @@ def test_head_tail_of_categorical_and_refusals(conn: ak.Connection) -> None:
         g.tail(ak.arange(6, conn=conn), 2)
     assert g.most_common(conn.array([5, 6, 7, 7, 6]))[1].to_list() == [6, 7]
     assert (g.nkeys, g.length, ak.GroupBy([ak.arange(3, conn=conn), ak.arange(3, conn=conn)]).nkeys) == (1, 5, 2)
+
+
+def test_sample_as_arkouda(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """GroupBy.sample: how many rows each group gives, that they are its
+    own and distinct (without replacement), row order unless
+    permute_samples, the same sample for the same random_state, weights of
+    zero never drawn, and a heavy weight drawn in proportion."""
+    keys = rng.integers(0, 40, N)
+    vals = np.arange(N) * 3
+    g = ak.GroupBy(conn.array(keys))
+    v = conn.array(vals)
+    sizes = np.bincount(keys)
+    for kwargs, count in (({}, np.ones(40, int)), ({"n": 5}, np.full(40, 5)),
+                          ({"frac": 0.1}, np.round(0.1 * sizes).astype(int)),
+                          ({"n": 2000, "replace": True}, np.full(40, 2000))):
+        rows = g.sample(v, random_state=3, return_indices=True, **kwargs).to_ndarray()
+        assert np.array_equal(np.bincount(keys[rows], minlength=40), count), kwargs
+        assert np.all(np.diff(rows) >= 0), kwargs  # row order
+        if not kwargs.get("replace"):
+            assert len(np.unique(rows)) == len(rows), kwargs
+        again = g.sample(v, random_state=3, return_indices=True, **kwargs).to_ndarray()
+        assert np.array_equal(rows, again), kwargs
+    drawn = g.sample(v, n=5, random_state=3, permute_samples=True, return_indices=True).to_ndarray()
+    assert np.all(np.diff(keys[drawn]) >= 0)  # group by group
+    assert not np.array_equal(drawn, np.sort(drawn))  # in the order drawn
+    assert not np.array_equal(g.sample(v, n=5, random_state=4, return_indices=True).to_ndarray(),
+                              g.sample(v, n=5, random_state=3, return_indices=True).to_ndarray())
+    got = g.sample(v, n=3, random_state=5)
+    assert np.all(np.isin(got.to_ndarray(), vals))
+    two = g.sample([v, v * 2], n=3, random_state=5)
+    assert np.array_equal(two[0].to_ndarray(), got.to_ndarray()) and np.array_equal(two[1].to_ndarray(), 2 * got.to_ndarray())
+    # weights: zero never drawn; one row of weight 99 among weight-1 rows
+    w = (rng.random(N) < 0.5).astype(np.float64)
+    first = np.array([np.flatnonzero(keys == k)[0] for k in range(40)])
+    w[first] = 99.0
+    wa = conn.array(w)
+    for replace in (False, True):
+        rows = g.sample(v, n=3, weights=wa, replace=replace, random_state=9, return_indices=True).to_ndarray()
+        assert np.all(w[rows] > 0), replace
+        assert np.array_equal(np.bincount(keys[rows], minlength=40), np.full(40, 3))
+    rows = g.sample(v, n=2000, weights=wa, replace=True, random_state=9, return_indices=True).to_ndarray()
+    share = np.mean(np.isin(rows, first))  # each group's heavy row: 99 / (99 + its other weights)
+    want = np.mean([99 / (99 + w[keys == k].sum() - 99) for k in range(40)])
+    assert abs(share - want) < 0.02, (share, want)
+
+
+def test_sample_refusals_and_broadcast_unpermuted(conn: ak.Connection) -> None:
+    g = ak.GroupBy(conn.array([1, 2, 1, 3, 2, 1]))
+    v = conn.array([10, 20, 30, 40, 50, 60])
+    with pytest.raises(ValueError, match="n or frac, not both"):
+        g.sample(v, n=1, frac=0.5)
+    with pytest.raises(ValueError, match="fewer rows than the samples"):
+        g.sample(v, n=2)
+    assert g.sample(v, n=2, replace=True, random_state=1).size == 6
+    with pytest.raises(ValueError, match="below 1 for 1 groups"):
+        g.sample(v, frac=0.4)
+    with pytest.raises(ValueError, match="non-negative"):
+        g.sample(v, weights=conn.array([1.0, -1.0, 1.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="positive weight"):
+        g.sample(v, weights=conn.array([1, 1, 1, 0, 1, 1]))
+    with pytest.raises(ValueError, match="7 elements but the GroupBy has 6 rows"):
+        g.sample(conn.array(np.arange(7)))
+    with pytest.raises(TypeError, match="n must be an integer"):
+        g.sample(v, n=1.5)  # type: ignore[arg-type]
+    cat = ak.Categorical(["a", "b", "c", "d", "e", "f"], conn=conn)
+    one = g.sample(cat, n=1, random_state=2)
+    assert isinstance(one, ak.Categorical) and len(one.to_list()) == 3 and "d" in one.to_list()  # group 3's one row
+    _, s = g.sum(v)
+    assert g.broadcast(s, permute=False).to_list() == [100, 100, 100, 70, 70, 40]
+    assert g.broadcast(s).to_list() == [100, 70, 100, 40, 70, 100]
+    _, first = g.first(cat)
+    assert g.broadcast(first, permute=False).to_list() == ["a", "a", "a", "b", "b", "d"]

@@ -650,6 +650,102 @@ class GroupBy:
         """
         return self._head_tail(values, n, return_indices, True)
 
+    def sample(self, values: Any, n: int | None = None, frac: float | None = None, replace: bool = False,
+               weights: pdarray | None = None, random_state: int | None = None,
+               return_indices: bool = False, permute_samples: bool = False) -> Any:
+        """A random sample of each group's rows, as Arkouda's: ``n`` rows a
+        group (1 when neither ``n`` nor ``frac`` is given) or ``round(frac *
+        size)``, without replacement unless ``replace=True``; ``weights``
+        (non-negative numbers, one per row, not all zero in a group) make a
+        row likelier in proportion within its group. Returns the values at
+        the sampled rows (a list for a list of arrays), or the rows with
+        ``return_indices=True``: in row order, or with
+        ``permute_samples=True`` group by group in the order drawn. The same
+        ``random_state`` (an int seed) gives the same sample at any worker
+        count.
+
+        Without replacement each row's draw is a uniform number (weighted:
+        ``-log(u) / w``, Efraimidis and Spirakis' keys), the rows are sorted
+        by group and draw on the server, and each group's first rows are
+        kept; with replacement each draw picks a place in its group (weighted:
+        by a search of the running weights).
+
+        >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
+        3
+        """
+        from ._ops import arange, binop, coargsort, cumsum, full, log, minimum, round, searchsorted, sort, uniform, where
+
+        if n is not None and frac is not None:
+            raise ValueError("give n or frac, not both")
+        arrays = list(values) if isinstance(values, (list, tuple)) else [values]
+        for v in arrays:
+            if not isinstance(v, (pdarray, Categorical)):
+                raise TypeError(f"sample takes a pdarray or Categorical (or a list of them), got {type(v).__name__}")
+            if v.size != self._rows:
+                raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
+        c = self._conn
+        _, lens = self.size()
+        if frac is None:
+            if n is None:
+                n = 1
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+                raise TypeError(f"n must be an integer, got {n!r}")
+            num = full(self.ngroups, int(n), np.int64, conn=c)
+        else:
+            if not isinstance(frac, (int, float, np.integer, np.floating)) or isinstance(frac, bool):
+                raise TypeError(f"frac must be a number, got {frac!r}")
+            num = round(binop("*", float(frac), lens)).astype(np.int64)
+        few = int(binop("<=", num, 0).sum()) if self.ngroups else 0
+        if few:
+            raise ValueError("every group must get at least one sample: n or frac * the group's size "
+                             f"(rounded) is below 1 for {few} groups")
+        short = int(binop(">", num, lens).sum()) if self.ngroups and not replace else 0
+        if short:
+            raise ValueError(f"{short} groups have fewer rows than the samples asked for; "
+                             "pass replace=True, or a smaller n or frac")
+        if weights is not None:
+            if not isinstance(weights, pdarray) or weights.dtype.kind not in "iuf":
+                raise TypeError("weights must be a numeric pdarray, one per row")
+            if weights.size != self._rows:
+                raise ValueError(f"weights have {weights.size} elements but the GroupBy has {self._rows} rows")
+            if binop("<", weights, 0).any() or binop("!=", weights, weights).any():
+                raise ValueError("weights must be non-negative numbers (no NaN)")
+            if self.ngroups and binop("==", self.sum(weights)[1], 0).any():
+                raise ValueError("every group needs a row of positive weight")
+        if self.ngroups == 0:
+            rows = arange(0, conn=c)
+        elif not replace:
+            u = uniform(self._rows, seed=random_state, conn=c)
+            key = u if weights is None else binop("/", -log(u), weights.astype(np.float64))
+            ids = self.ids
+            order = coargsort([ids, key])  # dropped rows (-1) first, then by group and draw
+            gid = ids[order]
+            # each row's place in its group, in the order drawn
+            place = binop("-", arange(self._rows, conn=c), binop("+", self.segments[gid], self._rows - self.nkept))
+            rows = order[binop("&", binop(">=", gid, 0), binop("<", place, num[gid]))]
+        else:
+            gid = arange(self.ngroups, conn=c).repeat(num)
+            seed = None if random_state is None else int(random_state) + 1
+            u = uniform(int(num.sum()), seed=seed, conn=c)
+            start, size = self.segments[gid], lens[gid]
+            last = binop("-", binop("+", start, size), 1)
+            if weights is None:
+                at = minimum(binop("+", start, binop("*", u, size).astype(np.int64)), last)
+            else:
+                run = cumsum(weights[self.permutation].astype(np.float64))
+                seg = self.segments
+                before = where(binop(">", seg, 0), run[where(binop(">", seg, 0), binop("-", seg, 1), 0)], 0.0)
+                total = binop("-", run[binop("-", binop("+", seg, lens), 1)], before)
+                at = searchsorted(run, binop("+", before[gid], binop("*", u, total[gid])), "right")
+                at = minimum(where(binop("<", at, start), start, at), last)
+            rows = self.permutation[at]
+        if not permute_samples:
+            rows = sort(rows)
+        if return_indices:
+            return rows
+        got = [v[rows] for v in arrays]
+        return got if isinstance(values, (list, tuple)) else got[0]
+
     def corr(self, x: Any, y: Any) -> tuple[Any, pdarray]:
         """Pearson correlation of x and y within each group (float64), over
         the rows where both are numbers; NaN for a group with fewer than two
@@ -667,18 +763,24 @@ class GroupBy:
             "x": xs._live_name(), "y": ys._live_name()})
         return self.unique_keys, self._conn._pdarray(result, owned=True)
 
-    def broadcast(self, values: Any) -> Any:
+    def broadcast(self, values: Any, permute: bool = True) -> Any:
         """One value per row: its group's element of values (one per group).
-        Dropped rows get NaN (floats), 0 or False.
+        Dropped rows get NaN (floats), 0 or False. With ``permute=False``
+        (Arkouda's) the rows come in group order instead, as ``permutation``
+        lists them (no dropped rows).
 
         >>> g.broadcast(g.sum(vals)[1])
         array([100.,  70., 100.,  40.,  70., 100.])
+        >>> g.broadcast(g.sum(vals)[1], permute=False)
+        array([100., 100., 100.,  70.,  70.,  40.])
         """
         if isinstance(values, Categorical):  # a string per group: one per row
-            return Categorical._wrap(self.broadcast(values.codes), values.categories)
+            return Categorical._wrap(self.broadcast(values.codes, permute), values.categories)
         v = self._values(values)
         if v.size != self.ngroups:
             raise ValueError(f"broadcast needs one value per group ({self.ngroups}), got {v.size}")
+        if not permute:
+            return v.repeat(self.size()[1])
         result, _ = self._conn._request("groupby_broadcast", {"ids": self.ids._live_name(),
                                                               "values": v._live_name()})
         return self._conn._pdarray(result, owned=True)
