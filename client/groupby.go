@@ -206,7 +206,8 @@ func (g *GroupBy) headTail(ctx context.Context, n int, tail bool) (ArrayInfo, er
 	if n < 0 {
 		return ArrayInfo{}, fmt.Errorf("client: head and tail take n >= 0 rows a group, got %d", n)
 	}
-	return g.c.opArray(ctx, "groupby_head", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "n": n, "tail": tail})
+	// (no group has more than the kept rows: a larger n asks for no more)
+	return g.c.opArray(ctx, "groupby_head", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "n": min(n, g.Kept), "tail": tail})
 }
 
 // Broadcast stores, for every row, its group's element of the stored

@@ -975,16 +975,16 @@ func groupIntFold[T Number, A int64 | uint64](env Env, gid []int32, ng int, x []
 // are folded in uint64 (a signed value sign-extended): bitwise operations
 // commute with truncation, so out gets the fold in T's width, and any row
 // order gives the same bits, so the rows split into blocks like the
-// integer sums. Every group has a row, so and's all-ones start never
-// shows. GroupAggDType refuses float values first.
+// integer sums. A group with no row (ids a client made may have gaps)
+// gets 0, as min and max give it: and marks the groups it meets, since its
+// all-ones start would show there. GroupAggDType refuses float values
+// first.
 func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T) error {
-	start := uint64(0)
-	if op == "and" {
-		start = ^uint64(0)
-	}
+	isAnd := op == "and"
 	// fold folds the rows of ids (values xs) whose group is in [glo,
-	// glo+span) into acc: one loop per operation, no switch per row.
-	fold := func(acc []uint64, ids []int32, xs []T, glo int32, span uint32) {
+	// glo+span) into acc (and: marking seen): one loop per operation, no
+	// switch per row.
+	fold := func(acc []uint64, seen []uint8, ids []int32, xs []T, glo int32, span uint32) {
 		xs = xs[:len(ids)]
 		switch op {
 		case "or":
@@ -997,6 +997,7 @@ func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T
 			for i, g := range ids {
 				if uint32(g-glo) < span {
 					acc[g] &= uint64(xs[i])
+					seen[g] = 1
 				}
 			}
 		default:
@@ -1014,16 +1015,26 @@ func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T
 		return err
 	}
 	defer free()
-	if start != 0 {
+	var seen []uint8
+	if isAnd {
+		var freeSeen func()
+		if seen, freeSeen, err = slotsOf[uint8](env, nw*ng); err != nil {
+			return err
+		}
+		defer freeSeen()
 		for i := range parts {
-			parts[i] = start
+			parts[i] = ^uint64(0)
 		}
 	}
 	if nw == 1 {
-		byGroups(env, n, ng, func(glo, ghi int32) { fold(parts, gid, x, glo, uint32(ghi-glo)) })
+		byGroups(env, n, ng, func(glo, ghi int32) { fold(parts, seen, gid, x, glo, uint32(ghi-glo)) })
 	} else {
 		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
-			fold(parts[w*ng:(w+1)*ng], gid[lo:hi], x[lo:hi], 0, math.MaxUint32>>1)
+			var sw []uint8
+			if isAnd {
+				sw = seen[w*ng : (w+1)*ng]
+			}
+			fold(parts[w*ng:(w+1)*ng], sw, gid[lo:hi], x[lo:hi], 0, math.MaxUint32>>1)
 		})
 		mergeParts(parts, nw, ng, parts[:ng], func(a, b uint64) uint64 {
 			switch op {
@@ -1034,9 +1045,15 @@ func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T
 			}
 			return a ^ b
 		})
+		if isAnd {
+			mergeParts(seen, nw, ng, seen[:ng], func(a, b uint8) uint8 { return a | b })
+		}
 	}
 	for g := range out {
 		out[g] = T(parts[g])
+		if isAnd && seen[g] == 0 {
+			out[g] = 0
+		}
 	}
 	return nil
 }

@@ -149,3 +149,36 @@ func TestGroupHeadTail(t *testing.T) {
 }
 
 func ids1() *pdarray.Array { return pdarray.FromSlice([]int32{0}) }
+
+// TestGroupBitsEmptyGroups: ids a client made may leave a group without
+// rows; it gets 0 for or, and and xor alike (and's all-ones start never
+// shows: a bool would read 0xFF), at 1 and 2 workers.
+func TestGroupBitsEmptyGroups(t *testing.T) {
+	n := 1 << 16
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(2 * (i % 2)) // groups 0 and 2; 1 is empty
+	}
+	for _, d := range []pdarray.DType{dI8, dU64, dBool} {
+		vals, _ := pdarray.Alloc(d, n)
+		b := vals.Bytes()
+		for i := range b {
+			b[i] = 1 // every value 1 (or 0x0101... for wider ints)
+		}
+		for _, w := range []int{1, 2} {
+			for _, op := range []string{"or", "and", "xor"} {
+				out, err := GroupAgg(PlainEnv(w), pdarray.FromSlice(ids), 3, op, vals, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size := d.Size()
+				if mid := out.Bytes()[size : 2*size]; slices.ContainsFunc(mid, func(c byte) bool { return c != 0 }) {
+					t.Fatalf("%s of %v, %d workers: the empty group is % x", op, d, w, mid)
+				}
+				if op != "xor" && out.Bytes()[0] != 1 {
+					t.Fatalf("%s of %v, %d workers: group 0 is % x", op, d, w, out.Bytes()[:size])
+				}
+			}
+		}
+	}
+}

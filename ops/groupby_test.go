@@ -358,6 +358,21 @@ func refAgg(ids []int32, ng int, op string, x []float64, isF bool, ddof float64)
 			if op == "argmin" || op == "argmax" {
 				out[g] = float64(bi)
 			}
+		case "or", "and", "xor":
+			var acc int64 // the integer values' bits, sign-extended
+			for j, e := range v {
+				switch x := int64(e); {
+				case j == 0:
+					acc = x
+				case op == "or":
+					acc |= x
+				case op == "and":
+					acc &= x
+				default:
+					acc ^= x
+				}
+			}
+			out[g] = float64(acc)
 		case "any", "all":
 			nz := 0
 			for _, e := range v {
@@ -493,11 +508,15 @@ func TestGroupAggAll(t *testing.T) {
 						xs := xsOf[vname]
 						// Every aggregation at once (the shared sums pass) must
 						// equal each one alone, bit for bit.
-						many, err := GroupAggMany(env, g.IDs, g.NGroups, GroupAggOps, v, 1)
+						aggOps := GroupAggOps
+						if isF { // or, and, xor are bitwise: integer and bool values only
+							aggOps = slices.DeleteFunc(slices.Clone(aggOps), func(op string) bool { return op == "or" || op == "and" || op == "xor" })
+						}
+						many, err := GroupAggMany(env, g.IDs, g.NGroups, aggOps, v, 1)
 						if err != nil {
 							t.Fatal(err)
 						}
-						for oi, op := range GroupAggOps {
+						for oi, op := range aggOps {
 							name := fmt.Sprintf("%s/%s/dropna=%v/w=%d/%s/%s", kc.name, st, dropna, workers, vname, op)
 							out, err := GroupAgg(env, g.IDs, g.NGroups, op, v, 1)
 							if err != nil {
@@ -548,7 +567,11 @@ func TestGroupAggEmptyAndErrors(t *testing.T) {
 		t.Fatalf("empty: %v %+v", err, g)
 	}
 	for _, op := range GroupAggOps {
-		out, err := GroupAgg(env, g.IDs, 0, op, pdarray.FromSlice([]float64{}), 0)
+		vals := pdarray.FromSlice([]float64{})
+		if op == "or" || op == "and" || op == "xor" {
+			vals = pdarray.FromSlice([]int64{})
+		}
+		out, err := GroupAgg(env, g.IDs, 0, op, vals, 0)
 		if err != nil || out.Len() != 0 {
 			t.Fatalf("%s of empty: %v", op, err)
 		}

@@ -559,9 +559,12 @@ def test_head_tail_of_categorical_and_refusals(conn: ak.Connection) -> None:
     k, h = g.head(cat, 1, return_indices=False)
     assert isinstance(h, ak.Categorical) and h.to_list() == ["b", "a"]
     assert g.tail(cat, 2, return_indices=False)[1].to_list() == ["b", "e", "c", "d"]
-    for bad in (-1, 1.5, True):
-        with pytest.raises(ValueError, match="non-negative integer"):
+    with pytest.raises(ValueError, match="non-negative integer"):
+        g.head(cat, -1)
+    for bad in (1.5, True):
+        with pytest.raises(TypeError, match="n must be an integer"):
             g.head(cat, bad)  # type: ignore[arg-type]
+    assert g.head(cat, 2**62)[1].to_list() == [1, 4, 0, 2, 3]  # every row, whatever n
     with pytest.raises(ValueError, match="6 elements but the GroupBy has 5 rows"):
         g.tail(ak.arange(6, conn=conn), 2)
     assert g.most_common(conn.array([5, 6, 7, 7, 6]))[1].to_list() == [6, 7]
@@ -624,6 +627,10 @@ def test_sample_refusals_and_broadcast_unpermuted(conn: ak.Connection) -> None:
         g.sample(v, frac=0.4)
     with pytest.raises(ValueError, match="non-negative"):
         g.sample(v, weights=conn.array([1.0, -1.0, 1.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="no NaN or inf"):
+        g.sample(v, weights=conn.array([1.0, np.inf, 1.0, 1.0, 1.0, 1.0]), replace=True)
+    with pytest.raises(ValueError, match="1 groups have fewer rows of positive weight"):
+        ak.GroupBy(conn.array([1, 1, 1, 2, 2, 2])).sample(v, n=2, weights=conn.array([1, 0, 0, 1, 1, 0]))
     with pytest.raises(ValueError, match="positive weight"):
         g.sample(v, weights=conn.array([1, 1, 1, 0, 1, 1]))
     with pytest.raises(ValueError, match="7 elements but the GroupBy has 6 rows"):
@@ -638,3 +645,18 @@ def test_sample_refusals_and_broadcast_unpermuted(conn: ak.Connection) -> None:
     assert g.broadcast(s).to_list() == [100, 70, 100, 40, 70, 100]
     _, first = g.first(cat)
     assert g.broadcast(first, permute=False).to_list() == ["a", "a", "a", "b", "b", "d"]
+
+
+def test_weighted_sample_with_replacement_per_group(conn: ak.Connection) -> None:
+    """A group's large weights do not swamp a later group's small ones (the
+    running sums are each group's own share), and a trailing row of weight
+    0 is never drawn."""
+    g = ak.GroupBy(conn.array([0, 1, 1]))
+    v = conn.array([0, 1, 2])
+    rows = g.sample(v, n=4000, replace=True, weights=conn.array([1e20, 3.0, 1.0]), random_state=1,
+                    return_indices=True).to_ndarray()
+    share = np.mean(rows[rows > 0] == 1)
+    assert abs(share - 0.75) < 0.03, share
+    rows = g.sample(v, n=4000, replace=True, weights=conn.array([1e17, 3.0, 0.0]), random_state=1,
+                    return_indices=True).to_ndarray()
+    assert set(rows.tolist()) == {0, 1}

@@ -511,7 +511,8 @@ class GroupBy:
         return self.aggregate(values, "mode")
 
     def most_common(self, values: Any) -> tuple[Any, pdarray]:
-        """Arkouda's name for ``mode``.
+        """Arkouda's name for ``mode``: on ties, the smallest of the most
+        frequent values (Arkouda's: the one met first in row order).
 
         >>> g.most_common(keys)[1]
         array([1, 2, 3])
@@ -619,13 +620,15 @@ class GroupBy:
         return self._topk(values, n, False)
 
     def _head_tail(self, values: Any, n: int, return_indices: bool, tail: bool) -> tuple[Any, Any]:
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"n must be an integer, got {n!r}")
+        if n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         v: pdarray | Categorical = values if isinstance(values, Categorical) else self._values(values)
         if v.size != self._rows:
             raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
         result, _ = self._conn._request("groupby_head", {
-            "ids": self.ids._live_name(), "ngroups": self.ngroups, "n": int(n), "tail": tail})
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "n": min(int(n), self._rows), "tail": tail})
         rows = self._conn._pdarray(result, owned=True)
         return self.unique_keys, (rows if return_indices else v[rows])
 
@@ -708,10 +711,16 @@ class GroupBy:
                 raise TypeError("weights must be a numeric pdarray, one per row")
             if weights.size != self._rows:
                 raise ValueError(f"weights have {weights.size} elements but the GroupBy has {self._rows} rows")
-            if binop("<", weights, 0).any() or binop("!=", weights, weights).any():
-                raise ValueError("weights must be non-negative numbers (no NaN)")
-            if self.ngroups and binop("==", self.sum(weights)[1], 0).any():
+            if binop("<", weights, 0).any() or binop("!=", weights, weights).any() \
+                    or binop("==", weights, np.inf).any():
+                raise ValueError("weights must be finite non-negative numbers (no NaN or inf)")
+            _, positive = self.sum(binop(">", weights, 0))
+            if self.ngroups and binop("==", positive, 0).any():
                 raise ValueError("every group needs a row of positive weight")
+            short = int(binop(">", num, positive).sum()) if self.ngroups and not replace else 0
+            if short:
+                raise ValueError(f"{short} groups have fewer rows of positive weight than the samples asked "
+                                 "for; pass replace=True, or a smaller n or frac")
         if self.ngroups == 0:
             rows = arange(0, conn=c)
         elif not replace:
@@ -728,16 +737,25 @@ class GroupBy:
             seed = None if random_state is None else int(random_state) + 1
             u = uniform(int(num.sum()), seed=seed, conn=c)
             start, size = self.segments[gid], lens[gid]
-            last = binop("-", binop("+", start, size), 1)
             if weights is None:
-                at = minimum(binop("+", start, binop("*", u, size).astype(np.int64)), last)
+                at = minimum(binop("+", start, binop("*", u, size).astype(np.int64)), binop("-", binop("+", start, size), 1))
             else:
-                run = cumsum(weights[self.permutation].astype(np.float64))
+                # The weights' running sum in group order, each group's
+                # weights first divided by their sum, so that every group
+                # spans about 1 and one group's large weights cannot
+                # swamp a later group's small ones.
+                _, wsum = self.sum(weights.astype(np.float64))
+                perm = self.permutation
+                gids = self.ids[perm]
+                run = cumsum(binop("/", weights[perm].astype(np.float64), wsum[gids]))
                 seg = self.segments
                 before = where(binop(">", seg, 0), run[where(binop(">", seg, 0), binop("-", seg, 1), 0)], 0.0)
-                total = binop("-", run[binop("-", binop("+", seg, lens), 1)], before)
-                at = searchsorted(run, binop("+", before[gid], binop("*", u, total[gid])), "right")
-                at = minimum(where(binop("<", at, start), start, at), last)
+                end = run[binop("-", binop("+", seg, lens), 1)]
+                target = binop("+", before[gid], binop("*", u, binop("-", end, before)[gid]))
+                # the first place past the target; at most the group's last
+                # row of positive weight, where the running sum reaches its end
+                at = searchsorted(run, target, "right")
+                at = minimum(where(binop("<", at, start), start, at), searchsorted(run, end, "left")[gid])
             rows = self.permutation[at]
         if not permute_samples:
             rows = sort(rows)
