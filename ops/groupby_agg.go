@@ -1807,30 +1807,47 @@ func GroupHeadTail(env Env, ids *pdarray.Array, ngroups, n int, tail bool) (*pda
 		return nil, errorf(ErrValue, "head and tail take n >= 0 rows a group, got %d", n)
 	}
 	gid := pdarray.View[int32](ids)
-	// first[g]: group g's first kept place in group order; to[g]: where
-	// its kept rows go in the answer, less first[g]; keep[g]: how many.
-	st, freeSt, err := slotsOf[int64](env, 3*ngroups)
+	if len(gid) > math.MaxInt32 { // (the states below count rows in int32)
+		return nil, errorf(ErrValue, "head and tail take at most 2^31-1 rows, as a group-by does; got %d", len(gid))
+	}
+	starts, freeSt, err := slotsOf[int64](env, ngroups)
 	if err != nil {
 		return nil, err
 	}
 	defer freeSt()
-	first, to, keep := st[:ngroups], st[ngroups:2*ngroups], st[2*ngroups:]
-	gp, err := placeGroups(env, gid, ngroups, first)
+	gp, err := placeGroups(env, gid, ngroups, starts)
 	if err != nil {
 		return nil, err
 	}
 	defer gp.free()
+	nw := len(gp.next) / max(ngroups, 1)
+	// Each worker's state of a group in one 12-byte slot, so that a row
+	// touches one cache line, and 10^5 groups' slots stay in a 2 MiB L2:
+	// r, the next row's place counted from the group's first kept place
+	// (negative before it); keep, how many places are kept; base, where
+	// the group's kept rows start in the answer. BenchmarkGroupHeadTail
+	// (10^7 rows, 10^5 groups): four int64 arrays, a line each, 64 ms on
+	// one worker and 36 on two; int64 slots 52 and 29; these 42 and 22.
+	type headSlot struct{ r, keep, base int32 }
+	hs, freeHs, err := slotsOf[headSlot](env, nw*ngroups)
+	if err != nil {
+		return nil, err
+	}
+	defer freeHs()
 	total := int64(0)
-	for g := range first {
+	for g := range starts {
 		end := gp.kept
 		if g+1 < ngroups {
-			end = first[g+1]
+			end = starts[g+1]
 		}
-		k := min(end-first[g], int64(n))
+		k := min(end-starts[g], int64(n))
+		first := starts[g]
 		if tail {
-			first[g] = end - k
+			first = end - k
 		}
-		keep[g], to[g] = k, total-first[g]
+		for w := range nw {
+			hs[w*ngroups+g] = headSlot{r: int32(gp.next[w*ngroups+g] - first), keep: int32(k), base: int32(total)}
+		}
 		total += k
 	}
 	out, err := env.Alloc(dI64, int(total))
@@ -1839,13 +1856,14 @@ func GroupHeadTail(env Env, ids *pdarray.Array, ngroups, n int, tail bool) (*pda
 	}
 	o := pdarray.View[int64](out)
 	gp.run(func(w, lo, hi int) {
-		c := gp.next[w*ngroups : (w+1)*ngroups]
+		h := hs[w*ngroups : (w+1)*ngroups]
 		for i := lo; i < hi; i++ {
 			if g := gid[i]; g >= 0 {
-				if p := c[g]; uint64(p-first[g]) < uint64(keep[g]) {
-					o[to[g]+p] = int64(i)
+				s := &h[g]
+				if uint32(s.r) < uint32(s.keep) {
+					o[int(s.base)+int(s.r)] = int64(i)
 				}
-				c[g]++
+				s.r++
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -179,6 +180,28 @@ func TestGroupBitsEmptyGroups(t *testing.T) {
 					t.Fatalf("%s of %v, %d workers: group 0 is % x", op, d, w, out.Bytes()[:size])
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkGroupHeadTail: each group's first (or last) 5 rows of 10^7
+// rows in 10^5 groups, ids made once (the server's groupby_head).
+func BenchmarkGroupHeadTail(b *testing.B) {
+	const n, ng = 10_000_000, 100_000
+	ids := randomIDs(rand.New(rand.NewPCG(5, 6)), n, ng)
+	for _, w := range []int{1, 2} {
+		for _, tail := range []bool{false, true} {
+			b.Run(fmt.Sprintf("tail=%v/w=%d", tail, w), func(b *testing.B) {
+				env := poolEnv(w)
+				b.SetBytes(n * 4)
+				for b.Loop() {
+					out, err := GroupHeadTail(env, ids, ng, 5, tail)
+					if err != nil {
+						b.Fatal(err)
+					}
+					env.Free(out)
+				}
+			})
 		}
 	}
 }

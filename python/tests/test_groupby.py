@@ -660,3 +660,10 @@ def test_weighted_sample_with_replacement_per_group(conn: ak.Connection) -> None
     rows = g.sample(v, n=4000, replace=True, weights=conn.array([1e17, 3.0, 0.0]), random_state=1,
                     return_indices=True).to_ndarray()
     assert set(rows.tolist()) == {0, 1}
+
+
+def test_assume_sorted_is_accepted(conn: ak.Connection) -> None:
+    k = conn.array([1, 1, 2, 3, 3])
+    assert ak.GroupBy(k, assume_sorted=True).size()[1].to_list() == [2, 1, 2]
+    with pytest.raises(TypeError, match="assume_sorted"):
+        ak.GroupBy(k, assume_sorted=[1])  # type: ignore[arg-type]

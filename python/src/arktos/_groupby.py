@@ -84,7 +84,12 @@ class GroupBy:
     """
 
     def __init__(self, keys: pdarray | Categorical | Sequence[pdarray | Categorical],
-                 dropna: bool = True, *, strategy: str = "auto") -> None:
+                 dropna: bool = True, *, strategy: str = "auto", assume_sorted: bool = False) -> None:
+        # assume_sorted: Arkouda's hint that the keys are sorted already; the
+        # server's strategies do not need it (the groups are the same), so
+        # it is accepted and checked for type only.
+        if not isinstance(assume_sorted, bool):
+            raise TypeError("assume_sorted must be of type bool")
         self._single = isinstance(keys, (pdarray, Categorical))
         given = [keys] if isinstance(keys, (pdarray, Categorical)) else list(keys)
         if not given or not all(isinstance(k, (pdarray, Categorical)) for k in given):
