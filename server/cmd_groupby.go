@@ -20,6 +20,7 @@ func init() {
 	register("groupby_agg", command{run: (*Server).cmdGroupAgg})
 	register("groupby_segments", command{run: (*Server).cmdGroupSegments})
 	register("groupby_head", command{run: (*Server).cmdGroupHead})
+	register("groupby_sample", command{run: (*Server).cmdGroupSample})
 	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
 	register("groupby_topk", command{run: (*Server).cmdGroupTopK})
 	register("groupby_corr", command{run: (*Server).cmdGroupCorr})
@@ -401,6 +402,39 @@ func (s *Server) cmdGroupHead(r *request) (*response, error) {
 		return nil, opErr(err)
 	}
 	s.log.Debug("groupby_head", "n", n, "tail", tail, "rows", ids.Len(), "groups", ng, "took", time.Since(start))
+	return one(o, out)
+}
+
+// cmdGroupSample stores the rows (int64) of a uniform sample without
+// replacement of each group: "counts" names an int64 array of how many
+// rows of each group, "seed" makes it reproducible, "grouped" puts the
+// rows group by group instead of in row order.
+func (s *Server) cmdGroupSample(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	countsName := a.String("counts")
+	seed := seedArg(a)
+	grouped := a.OptBool("grouped", false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	counts, relc, err := s.store.acquire(countsName)
+	if err != nil {
+		return nil, err
+	}
+	defer relc()
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_sample")
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	start := time.Now()
+	out, err := ops.GroupSampleRows(env, ids, ng, counts, seed, grouped)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "drawn", out.Len(), "took", time.Since(start))
 	return one(o, out)
 }
 

@@ -516,18 +516,21 @@ func (s *Server) cmdLinspace(r *request) (*response, error) {
 	return one(o, out)
 }
 
+// seedArg is the request's "seed", or a random one when it has none.
+func seedArg(a *transfer.Args) uint64 {
+	if a.Has("seed") {
+		return a.Uint("seed")
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) >> 1
+}
+
 func (s *Server) cmdRandom(r *request) (*response, error) {
 	a := r.args
 	dist := a.String("dist")
 	n := sizeArg(a, "size")
-	var seed uint64
-	if a.Has("seed") {
-		seed = a.Uint("seed")
-	} else {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		seed = binary.LittleEndian.Uint64(b[:]) >> 1
-	}
+	seed := seedArg(a)
 	var low, high any
 	var d pdarray.DType
 	switch dist {

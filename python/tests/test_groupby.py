@@ -667,3 +667,25 @@ def test_assume_sorted_is_accepted(conn: ak.Connection) -> None:
     assert ak.GroupBy(k, assume_sorted=True).size()[1].to_list() == [2, 1, 2]
     with pytest.raises(TypeError, match="assume_sorted"):
         ak.GroupBy(k, assume_sorted=[1])  # type: ignore[arg-type]
+
+
+def test_unweighted_sample_is_one_server_pass(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Without weights or replacement, sample is the groupby_sample pass:
+    no sort on the server (the requests are recorded)."""
+    g = ak.GroupBy(conn.array(rng.integers(0, 50, N)))
+    v = conn.array(np.arange(N))
+    g.group()
+    sent: list[str] = []
+    request = conn._request
+
+    def record(cmd: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(cmd)
+        return request(cmd, *args, **kwargs)
+
+    conn._request = record  # type: ignore[method-assign]
+    try:
+        rows = g.sample(v, n=3, random_state=11, return_indices=True)
+    finally:
+        del conn._request
+    assert "groupby_sample" in sent and not {"coargsort", "argsort", "sort"} & set(sent), sent
+    assert rows.size == 150

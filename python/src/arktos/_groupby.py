@@ -672,11 +672,14 @@ class GroupBy:
         ``random_state`` (an int seed) gives the same sample at any worker
         count.
 
-        Without replacement each row's draw is a uniform number (weighted:
-        ``-log(u) / w``, Efraimidis and Spirakis' keys), the rows are sorted
-        by group and draw on the server, and each group's first rows are
-        kept; with replacement each draw picks a place in its group (weighted:
-        by a search of the running weights).
+        Without replacement and weights, one pass over the rows on the
+        server draws each group's rows by selection sampling (a row is taken
+        with probability still-to-draw / still-unseen; permute_samples then
+        gives them group by group, in row order within a group); with
+        weights each row draws ``-log(u) / w`` (Efraimidis and Spirakis'
+        keys), the rows are sorted by group and draw, and each group's
+        first rows are kept; with replacement each draw picks a place in its
+        group (weighted: by a search of its running weights).
 
         >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
         3
@@ -726,8 +729,18 @@ class GroupBy:
             if short:
                 raise ValueError(f"{short} groups have fewer rows of positive weight than the samples asked "
                                  "for; pass replace=True, or a smaller n or frac")
+        ordered = False  # rows in row order (or, with permute_samples, as drawn)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
+        elif not replace and weights is None:
+            # one pass on the server (selection sampling: no sort)
+            args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
+                                    "counts": num._live_name(), "grouped": permute_samples}
+            if random_state is not None:
+                args["seed"] = int(random_state)
+            result, _ = c._request("groupby_sample", args)
+            rows = c._pdarray(result, owned=True)
+            ordered = True  # in row order already, or grouped as asked
         elif not replace:
             u = uniform(self._rows, seed=random_state, conn=c)
             key = u if weights is None else binop("/", -log(u), weights.astype(np.float64))
@@ -762,7 +775,7 @@ class GroupBy:
                 at = searchsorted(run, target, "right")
                 at = minimum(where(binop("<", at, start), start, at), searchsorted(run, end, "left")[gid])
             rows = self.permutation[at]
-        if not permute_samples:
+        if not permute_samples and not ordered:
             rows = sort(rows)
         if return_indices:
             return rows
