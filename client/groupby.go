@@ -210,6 +210,16 @@ func (g *GroupBy) headTail(ctx context.Context, n int, tail bool) (ArrayInfo, er
 	return g.c.opArray(ctx, "groupby_head", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "n": min(n, g.Kept), "tail": tail})
 }
 
+// Sample stores the rows (int64) of a uniform sample without replacement
+// of each group (Arkouda's GroupBy.sample without weights): counts names a
+// stored int64 array of how many rows of each group, each at most the
+// group's size; the same seed gives the same rows at any worker count;
+// grouped puts them group by group instead of in row order.
+func (g *GroupBy) Sample(ctx context.Context, counts string, seed uint64, grouped bool) (ArrayInfo, error) {
+	return g.c.opArray(ctx, "groupby_sample", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups,
+		"counts": counts, "seed": seed, "grouped": grouped})
+}
+
 // Broadcast stores, for every row, its group's element of the stored
 // per-group array perGroup.
 func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, error) {
