@@ -213,11 +213,19 @@ func (g *GroupBy) headTail(ctx context.Context, n int, tail bool) (ArrayInfo, er
 // Sample stores the rows (int64) of a uniform sample without replacement
 // of each group (Arkouda's GroupBy.sample without weights): counts names a
 // stored int64 array of how many rows of each group, each at most the
-// group's size; the same seed gives the same rows at any worker count;
-// grouped puts them group by group instead of in row order.
-func (g *GroupBy) Sample(ctx context.Context, counts string, seed uint64, grouped bool) (ArrayInfo, error) {
-	return g.c.opArray(ctx, "groupby_sample", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups,
-		"counts": counts, "seed": seed, "grouped": grouped})
+// group's size; grouped puts them group by group, in the order drawn,
+// instead of in row order. A seed (at most one) gives the same rows at any
+// worker count; without one the server draws a seed of its own.
+func (g *GroupBy) Sample(ctx context.Context, counts string, grouped bool, seed ...uint64) (ArrayInfo, error) {
+	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "counts": counts, "grouped": grouped}
+	switch len(seed) {
+	case 0:
+	case 1:
+		args["seed"] = seed[0]
+	default:
+		return ArrayInfo{}, fmt.Errorf("client: Sample takes at most one seed, got %d", len(seed))
+	}
+	return g.c.opArray(ctx, "groupby_sample", args)
 }
 
 // Broadcast stores, for every row, its group's element of the stored

@@ -388,24 +388,29 @@ func TestGroupByHeadTailBits(t *testing.T) {
 		t.Errorf("xor = %v", got)
 	}
 	counts, _ := client.Upload(ctx, c, []int64{2, 1, 3})
-	s, err := g.Sample(ctx, counts.Name, 7, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, _ := client.Download[int64](ctx, c, s.Name)
 	keys := []int64{0, 1, 2, 0, 1, 2, 0, 1, 2, 0}
-	var per [3]int
-	for j, r := range rows {
-		per[keys[r]]++
-		if j > 0 && (keys[rows[j-1]] > keys[r] || keys[rows[j-1]] == keys[r] && rows[j-1] >= r) {
-			t.Fatalf("sample %v: not group by group in row order", rows)
+	for _, grouped := range []bool{true, false} {
+		s, err := g.Sample(ctx, counts.Name, grouped, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := client.Download[int64](ctx, c, s.Name)
+		var per [3]int
+		for j, r := range rows {
+			per[keys[r]]++
+			if j > 0 && (grouped && keys[rows[j-1]] > keys[r] || !grouped && rows[j-1] >= r) {
+				t.Fatalf("sample %v, grouped %v: out of order", rows, grouped)
+			}
+		}
+		if per != [3]int{2, 1, 3} {
+			t.Errorf("sample %v: %v rows a group, want 2, 1, 3", rows, per)
 		}
 	}
-	if per != [3]int{2, 1, 3} {
-		t.Errorf("sample %v: %v rows a group, want 2, 1, 3", rows, per)
+	if s, err := g.Sample(ctx, counts.Name, false); err != nil || s.Size != 6 {
+		t.Errorf("sample with the server's seed: %v %v", s, err)
 	}
 	tooMany, _ := client.Upload(ctx, c, []int64{5, 1, 1})
-	if _, err := g.Sample(ctx, tooMany.Name, 7, false); err == nil {
+	if _, err := g.Sample(ctx, tooMany.Name, false, 7); err == nil {
 		t.Error("5 samples of a group of 4 rows accepted")
 	}
 	f, _ := client.Upload(ctx, c, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})

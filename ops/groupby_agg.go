@@ -1806,6 +1806,9 @@ func GroupHeadTail(env Env, ids *pdarray.Array, ngroups, n int, tail bool) (*pda
 	if n < 0 {
 		return nil, errorf(ErrValue, "head and tail take n >= 0 rows a group, got %d", n)
 	}
+	if ids.DType() != pdarray.Int32 {
+		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
 	gid := pdarray.View[int32](ids)
 	if len(gid) > math.MaxInt32 { // (the states below count rows in int32)
 		return nil, errorf(ErrValue, "head and tail take at most 2^31-1 rows, as a group-by does; got %d", len(gid))

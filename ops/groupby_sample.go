@@ -12,12 +12,16 @@ import (
 // within a group). It is Knuth's selection sampling (Algorithm S) in one
 // pass over the rows: a row of a group with left rows not yet seen, need
 // of which are still to be drawn, is taken with probability need/left;
-// every subset of counts[g] rows of the group is equally likely. Row i's
-// draw depends on seed and i alone, so the sample is the same at any
-// worker count; the pass is one worker's (a group's draws depend on its
-// earlier rows). GroupBy.sample took 1.2 s for 10^7 rows by sorting the
+// every subset of counts[g] rows of the group is equally likely. Grouped,
+// each group's rows are then shuffled (the order drawn, as Arkouda's
+// permute_samples). Row i's draw depends on seed and i alone, so the
+// sample is the same at any worker count; the pass is one worker's (a
+// group's draws depend on its earlier rows). GroupBy.sample took 1.2 s for 10^7 rows by sorting the
 // rows by group and a random key on the server (bench/groupby run 83).
 func GroupSampleRows(env Env, ids *pdarray.Array, ngroups int, counts *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
+	if ids.DType() != pdarray.Int32 {
+		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
 	if counts.DType() != dI64 || counts.Len() != ngroups {
 		return nil, errorf(ErrValue, "sample counts must be int64, one per group (%d), got %d %v", ngroups, counts.Len(), counts.DType())
 	}
@@ -30,21 +34,11 @@ func GroupSampleRows(env Env, ids *pdarray.Array, ngroups int, counts *pdarray.A
 		return nil, err
 	}
 	defer free()
-	sizes, freeSizes, err := slotsOf[int64](env, ngroups)
+	total, err := sampleSlots(env, gid, pdarray.View[int64](counts), func(g int, need, left, at int64) {
+		st[g] = sampleSlot{need: need, left: left, at: at}
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer freeSizes()
-	if err := groupCount(env, gid, ngroups, []int64(nil), sizes); err != nil {
-		return nil, err
-	}
-	total := int64(0)
-	for g, c := range pdarray.View[int64](counts) {
-		if c < 0 || c > sizes[g] {
-			return nil, errorf(ErrValue, "group %d has %d rows; %d samples of it without replacement cannot be drawn (0 to %d can)", g, sizes[g], c, sizes[g])
-		}
-		st[g] = sampleSlot{need: c, left: sizes[g], at: total}
-		total += c
 	}
 	out, err := env.Alloc(dI64, int(total))
 	if err != nil {
@@ -73,7 +67,44 @@ func GroupSampleRows(env Env, ids *pdarray.Array, ngroups int, counts *pdarray.A
 		}
 		s.left--
 	}
+	if grouped {
+		// Each group's rows in the order drawn, as Arkouda's
+		// permute_samples gives them: a Fisher-Yates shuffle of each
+		// group's stretch, its draws also the seed's and the place's.
+		for g, c := range pdarray.View[int64](counts) {
+			b := st[g].at - c
+			for j := c - 1; j > 0; j-- {
+				k, _ := bits.Mul64(splitmix(^seed, uint64(b+j)), uint64(j+1))
+				o[b+j], o[b+int64(k)] = o[b+int64(k)], o[b+j]
+			}
+		}
+	}
 	return out, nil
+}
+
+// sampleSlots counts the rows of each group of gid, checks each group's
+// count of samples against them, and gives set each group's need, left
+// (its rows) and at (where its rows go, grouped); it returns the samples
+// in all. The counts' scratch goes back before the caller allocates the
+// answer.
+func sampleSlots(env Env, gid []int32, counts []int64, set func(g int, need, left, at int64)) (int64, error) {
+	sizes, free, err := slotsOf[int64](env, len(counts))
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	if err := groupCount(env, gid, len(counts), []int64(nil), sizes); err != nil {
+		return 0, err
+	}
+	total := int64(0)
+	for g, c := range counts {
+		if c < 0 || c > sizes[g] {
+			return 0, errorf(ErrValue, "group %d has %d rows; %d samples of it without replacement cannot be drawn (0 to %d can)", g, sizes[g], c, sizes[g])
+		}
+		set(g, c, sizes[g], total)
+		total += c
+	}
+	return total, nil
 }
 
 // splitmix is the i-th output of the SplitMix64 generator seeded with

@@ -675,7 +675,7 @@ class GroupBy:
         Without replacement and weights, one pass over the rows on the
         server draws each group's rows by selection sampling (a row is taken
         with probability still-to-draw / still-unseen; permute_samples then
-        gives them group by group, in row order within a group); with
+        gives them group by group, shuffled within a group); with
         weights each row draws ``-log(u) / w`` (Efraimidis and Spirakis'
         keys), the rows are sorted by group and draw, and each group's
         first rows are kept; with replacement each draw picks a place in its
