@@ -420,3 +420,56 @@ func TestGroupByHeadTailBits(t *testing.T) {
 		t.Errorf("or of float64: %v, want UNSUPPORTED_DTYPE", err)
 	}
 }
+
+// TestGroupHeadSampleBadInput: hand-made bad groupby_head and
+// groupby_sample requests get their error code and a message naming what
+// was wrong, and the grouping's arrays stay usable.
+func TestGroupHeadSampleBadInput(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{0, 1, 2, 0, 1, 2, 0})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := client.Upload(ctx, c, []int64{1, 1, 1})
+	i32, _ := client.Upload(ctx, c, []int32{1, 1, 1})
+	short, _ := client.Upload(ctx, c, []int64{1, 1})
+	neg, _ := client.Upload(ctx, c, []int64{1, -1, 1})
+	big, _ := client.Upload(ctx, c, []int64{1, 3, 1})
+	ids := g.IDs.Name
+	sample := func(counts string) map[string]any {
+		return map[string]any{"ids": ids, "ngroups": 3, "counts": counts, "seed": 1}
+	}
+	for i, tc := range []struct {
+		name   string
+		cmd    string
+		args   map[string]any
+		code   transfer.Code
+		substr string
+	}{
+		{"head n negative", "groupby_head", map[string]any{"ids": ids, "ngroups": 3, "n": -1}, transfer.ArgumentValue, "'n' of 'groupby_head' must be >= 0"},
+		{"head n too large", "groupby_head", map[string]any{"ids": ids, "ngroups": 3, "n": uint64(1) << 60}, transfer.ArgumentValue, "n 1152921504606846976 is too large"},
+		{"head ngroups too few", "groupby_head", map[string]any{"ids": ids, "ngroups": 2, "n": 1}, transfer.ArgumentValue, "group ids hold values outside [-1, 2)"},
+		{"head ids unknown", "groupby_head", map[string]any{"ids": "nope", "ngroups": 3, "n": 1}, transfer.UnknownArray, "no array named 'nope'"},
+		{"sample counts unknown", "groupby_sample", sample("nope"), transfer.UnknownArray, "no array named 'nope'"},
+		{"sample counts int32", "groupby_sample", sample(i32.Name), transfer.ArgumentValue, "sample counts must be int64, one per group (3), got 3 int32"},
+		{"sample counts short", "groupby_sample", sample(short.Name), transfer.ArgumentValue, "one per group (3), got 2 int64"},
+		{"sample count negative", "groupby_sample", sample(neg.Name), transfer.ArgumentValue, "group 1 has 2 rows; -1 samples"},
+		{"sample count above size", "groupby_sample", sample(big.Name), transfer.ArgumentValue, "group 1 has 2 rows; 3 samples of it without replacement cannot be drawn (0 to 2 can)"},
+		{"sample seed negative", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "seed": -5}, transfer.ArgumentValue, "'seed' of 'groupby_sample' must be >= 0"},
+		{"sample grouped mistyped", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "grouped": 1}, transfer.ArgumentType, "'grouped' of 'groupby_sample' must be a bool"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := c.SendRaw(ctx, [][]byte{header(t, uint64(2000+i), tc.cmd, tc.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCode(t, rep.Err(), tc.code, tc.substr)
+		})
+	}
+	if s, err := g.Sample(ctx, good.Name, false, 1); err != nil || s.Size != 3 {
+		t.Fatalf("the grouping after bad requests: %v %v", s, err)
+	}
+}
