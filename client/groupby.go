@@ -217,7 +217,19 @@ func (g *GroupBy) headTail(ctx context.Context, n int, tail bool) (ArrayInfo, er
 // instead of in row order. A seed (at most one) gives the same rows at any
 // worker count; without one the server draws a seed of its own.
 func (g *GroupBy) Sample(ctx context.Context, counts string, grouped bool, seed ...uint64) (ArrayInfo, error) {
-	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "counts": counts, "grouped": grouped}
+	return g.sample(ctx, map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "counts": counts, "grouped": grouped}, seed)
+}
+
+// SampleWeighted is Sample with each row drawn in proportion to its weight
+// (weights names a stored float64 array, one per row, finite and not
+// negative; counts at most each group's rows of positive weight):
+// Efraimidis and Spirakis' keys, smallest kept per group.
+func (g *GroupBy) SampleWeighted(ctx context.Context, counts, weights string, grouped bool, seed ...uint64) (ArrayInfo, error) {
+	return g.sample(ctx, map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "counts": counts,
+		"weights": weights, "grouped": grouped}, seed)
+}
+
+func (g *GroupBy) sample(ctx context.Context, args map[string]any, seed []uint64) (ArrayInfo, error) {
 	switch len(seed) {
 	case 0:
 	case 1:

@@ -409,6 +409,16 @@ func TestGroupByHeadTailBits(t *testing.T) {
 	if s, err := g.Sample(ctx, counts.Name, false); err != nil || s.Size != 6 {
 		t.Errorf("sample with the server's seed: %v %v", s, err)
 	}
+	// weighted: rows of weight 0 are never drawn
+	w, _ := client.Upload(ctx, c, []float64{1, 0, 2, 0, 3, 1, 5, 1, 1, 4})
+	ones, _ := client.Upload(ctx, c, []int64{3, 2, 2})
+	sw, err := g.SampleWeighted(ctx, ones.Name, w.Name, false, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := client.Download[int64](ctx, c, sw.Name); len(rows) != 7 || slices.Contains(rows, 1) || slices.Contains(rows, 3) {
+		t.Errorf("weighted sample %v: want 7 rows, none of rows 1 and 3 (weight 0)", rows)
+	}
 	tooMany, _ := client.Upload(ctx, c, []int64{5, 1, 1})
 	if _, err := g.Sample(ctx, tooMany.Name, false, 7); err == nil {
 		t.Error("5 samples of a group of 4 rows accepted")
@@ -439,6 +449,12 @@ func TestGroupHeadSampleBadInput(t *testing.T) {
 	neg, _ := client.Upload(ctx, c, []int64{1, -1, 1})
 	big, _ := client.Upload(ctx, c, []int64{1, 3, 1})
 	ids := g.IDs.Name
+	negW, _ := client.Upload(ctx, c, []float64{1, 1, 1, -2, 1, 1, 1})
+	f32W, _ := client.Upload(ctx, c, []float32{1, 1, 1, 1, 1, 1, 1})
+	zeroW, _ := client.Upload(ctx, c, []float64{1, 0, 1, 1, 0, 1, 1})
+	weighted := func(w string) map[string]any {
+		return map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "weights": w}
+	}
 	sample := func(counts string) map[string]any {
 		return map[string]any{"ids": ids, "ngroups": 3, "counts": counts, "seed": 1}
 	}
@@ -458,6 +474,9 @@ func TestGroupHeadSampleBadInput(t *testing.T) {
 		{"sample counts short", "groupby_sample", sample(short.Name), transfer.ArgumentValue, "one per group (3), got 2 int64"},
 		{"sample count negative", "groupby_sample", sample(neg.Name), transfer.ArgumentValue, "group 1 has 2 rows; -1 samples"},
 		{"sample count above size", "groupby_sample", sample(big.Name), transfer.ArgumentValue, "group 1 has 2 rows; 3 samples of it without replacement cannot be drawn (0 to 2 can)"},
+		{"sample weight negative", "groupby_sample", weighted(negW.Name), transfer.ArgumentValue, "sample weights must be finite and not negative; row 3's is -2"},
+		{"sample weights float32", "groupby_sample", weighted(f32W.Name), transfer.ArgumentValue, "sample weights must be float64, one per row (7), got 7 float32"},
+		{"sample weights all zero in a group", "groupby_sample", weighted(zeroW.Name), transfer.ArgumentValue, "group 1 has 0 rows of positive weight; 1 samples"},
 		{"sample seed negative", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "seed": -5}, transfer.ArgumentValue, "'seed' of 'groupby_sample' must be >= 0"},
 		{"sample grouped mistyped", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "grouped": 1}, transfer.ArgumentType, "'grouped' of 'groupby_sample' must be a bool"},
 	} {

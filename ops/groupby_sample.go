@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -96,15 +98,197 @@ func sampleSlots(env Env, gid []int32, counts []int64, set func(g int, need, lef
 	if err := groupCount(env, gid, len(counts), []int64(nil), sizes); err != nil {
 		return 0, err
 	}
+	if err := checkSampleCounts(counts, sizes, "rows"); err != nil {
+		return 0, err
+	}
 	total := int64(0)
 	for g, c := range counts {
-		if c < 0 || c > sizes[g] {
-			return 0, errorf(ErrValue, "group %d has %d rows; %d samples of it without replacement cannot be drawn (0 to %d can)", g, sizes[g], c, sizes[g])
-		}
 		set(g, c, sizes[g], total)
 		total += c
 	}
 	return total, nil
+}
+
+// checkSampleCounts refuses a count of samples below 0 or above what its
+// group has (avail: its rows, or its rows of positive weight).
+func checkSampleCounts(counts, avail []int64, what string) error {
+	for g, c := range counts {
+		if c < 0 || c > avail[g] {
+			return errorf(ErrValue, "group %d has %d %s; %d samples of it without replacement cannot be drawn (0 to %d can)", g, avail[g], what, c, avail[g])
+		}
+	}
+	return nil
+}
+
+// GroupSampleWeighted is GroupSampleRows with each row drawn with
+// probability in proportion to its weight (float64, one per row, finite
+// and not negative; a row of weight 0 is never drawn, so counts[g] is at
+// most the group's rows of positive weight): Efraimidis and Spirakis'
+// A-Res, each row keyed by -log(u)/w for a uniform u in (0, 1] (its draw
+// depends on seed and the row alone, so any worker count gives the same
+// sample), each group keeping its counts[g] smallest keys in a max-heap,
+// in one pass (one worker's). Rows come in row order, or grouped: group
+// by group, each group's in the order drawn (smallest key first). The
+// same sample took a sort of all the rows by group and key (coargsort),
+// 1.0 s for 10^7 rows in 10^5 groups.
+func GroupSampleWeighted(env Env, ids *pdarray.Array, ngroups int, counts, weights *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
+	if ids.DType() != pdarray.Int32 {
+		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
+	if counts.DType() != dI64 || counts.Len() != ngroups {
+		return nil, errorf(ErrValue, "sample counts must be int64, one per group (%d), got %d %v", ngroups, counts.Len(), counts.DType())
+	}
+	if weights.DType() != dF64 || weights.Len() != ids.Len() {
+		return nil, errorf(ErrValue, "sample weights must be float64, one per row (%d), got %d %v", ids.Len(), weights.Len(), weights.DType())
+	}
+	gid, ws, cnt := pdarray.View[int32](ids), pdarray.View[float64](weights), pdarray.View[int64](counts)
+	ws = ws[:len(gid)]
+	if len(gid) > math.MaxInt32 { // (the heaps' places are int32)
+		return nil, errorf(ErrValue, "a weighted sample takes at most 2^31-1 rows, as a group-by does; got %d", len(gid))
+	}
+	// Each group's heap in one slot (a row touches one cache line): its
+	// stretch [at, at+c) of keys and rows (the answer's own places), fill
+	// of it in use, and top, its largest key once full (+Inf before; -Inf
+	// for a group asked for no rows).
+	type heapSlot struct {
+		top         float64
+		at, c, fill int32
+	}
+	st, freeSt, err := slotsOf[heapSlot](env, ngroups)
+	if err != nil {
+		return nil, err
+	}
+	defer freeSt()
+	total, err := positiveRows(env, gid, ws, cnt, func(g int, at int64) {
+		top := math.Inf(1)
+		if cnt[g] == 0 {
+			top = math.Inf(-1) // full from the start: no row beats it
+		}
+		st[g] = heapSlot{top: top, at: int32(at), c: int32(cnt[g])}
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys, freeKeys, err := scratchOf[float64](env, int(total))
+	if err != nil {
+		return nil, err
+	}
+	defer freeKeys()
+	out, err := env.Alloc(dI64, int(total))
+	if err != nil {
+		return nil, err
+	}
+	rows := pdarray.View[int64](out)
+	for i, g := range gid {
+		w := ws[i]
+		if g < 0 || !(w > 0) {
+			continue
+		}
+		s := &st[g]
+		u := (float64(splitmix(seed, uint64(i))>>11) + 1) * 0x1p-53 // (0, 1]
+		// -log(u) >= 1-u: a row whose key cannot beat a full heap's top
+		// is passed over without the logarithm (most rows, once full).
+		if 1-u >= s.top*w {
+			continue
+		}
+		key := -math.Log(u) / w
+		hk, hr := keys[s.at:s.at+s.c], rows[s.at:s.at+s.c]
+		switch {
+		case s.fill < s.c:
+			heapPush(hk[:s.fill+1], hr[:s.fill+1], key, int64(i))
+			if s.fill++; s.fill == s.c {
+				s.top = hk[0]
+			}
+		case key < s.top:
+			hk[0], hr[0] = key, int64(i)
+			heapDown(hk, hr, 0)
+			s.top = hk[0]
+		}
+	}
+	if !grouped {
+		slices.Sort(rows)
+		return out, nil
+	}
+	for g := range cnt {
+		s := st[g]
+		sortByKey(keys[s.at:s.at+s.c], rows[s.at:s.at+s.c])
+	}
+	return out, nil
+}
+
+// positiveRows checks the weights (finite, not negative: the first bad
+// row is named), counts each group's rows of positive weight, checks the
+// counts of samples against them, and gives set where each group's
+// samples go; it returns the samples in all.
+func positiveRows(env Env, gid []int32, ws []float64, counts []int64, set func(g int, at int64)) (int64, error) {
+	pos, free, err := slotsOf[int64](env, len(counts))
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	for i, g := range gid {
+		w := ws[i]
+		if !(w >= 0) || w > math.MaxFloat64 {
+			return 0, errorf(ErrValue, "sample weights must be finite and not negative; row %d's is %v", i, w)
+		}
+		if g >= 0 && w > 0 {
+			pos[g]++
+		}
+	}
+	if err := checkSampleCounts(counts, pos, "rows of positive weight"); err != nil {
+		return 0, err
+	}
+	total := int64(0)
+	for g, c := range counts {
+		set(g, total)
+		total += c
+	}
+	return total, nil
+}
+
+// heapPush adds key (row r) as the last of the max-heap hk (rows hr
+// beside it), whose other elements are a heap, and restores the order.
+func heapPush(hk []float64, hr []int64, key float64, r int64) {
+	j := len(hk) - 1
+	for j > 0 {
+		p := (j - 1) / 2
+		if hk[p] >= key {
+			break
+		}
+		hk[j], hr[j] = hk[p], hr[p]
+		j = p
+	}
+	hk[j], hr[j] = key, r
+}
+
+// heapDown restores the max-heap hk (rows hr beside it) below j.
+func heapDown(hk []float64, hr []int64, j int) {
+	n := len(hk)
+	for {
+		l := 2*j + 1
+		if l >= n {
+			return
+		}
+		if r := l + 1; r < n && hk[r] > hk[l] {
+			l = r
+		}
+		if hk[j] >= hk[l] {
+			return
+		}
+		hk[j], hk[l] = hk[l], hk[j]
+		hr[j], hr[l] = hr[l], hr[j]
+		j = l
+	}
+}
+
+// sortByKey sorts a group's drawn rows by their keys, smallest first (a
+// heap sort in place: the max-heap's largest moves to the end).
+func sortByKey(hk []float64, hr []int64) {
+	for n := len(hk) - 1; n > 0; n-- {
+		hk[0], hk[n] = hk[n], hk[0]
+		hr[0], hr[n] = hr[n], hr[0]
+		heapDown(hk[:n], hr[:n], 0)
+	}
 }
 
 // splitmix is the i-th output of the SplitMix64 generator seeded with

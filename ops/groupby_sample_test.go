@@ -108,3 +108,164 @@ func TestGroupSampleRowsUniform(t *testing.T) {
 		check("a row", c, 1.0/3)
 	}
 }
+
+// TestGroupSampleWeighted: counts per group, distinct rows of the group,
+// none of weight 0, row order or group by group, the same at 1, 2 and 8
+// workers; bad weights and too many samples refused.
+func TestGroupSampleWeighted(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	const n, ng = 40000, 200
+	ids := randomIDs(r, n, ng)
+	gid := pdarray.View[int32](ids)
+	w := make([]float64, n)
+	pos := make([]int64, ng)
+	for i, g := range gid {
+		if r.IntN(4) > 0 {
+			w[i] = r.Float64() * 10
+		}
+		if g >= 0 && w[i] > 0 {
+			pos[g]++
+		}
+	}
+	cnt := make([]int64, ng)
+	for g := range cnt {
+		cnt[g] = r.Int64N(pos[g] + 1)
+	}
+	counts, weights := pdarray.FromSlice(cnt), pdarray.FromSlice(w)
+	var first []int64
+	for _, workers := range []int{1, 2, 8} {
+		for _, grouped := range []bool{false, true} {
+			out, err := GroupSampleWeighted(PlainEnv(workers), ids, ng, counts, weights, 5, grouped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := pdarray.View[int64](out)
+			got := make([]int64, ng)
+			for j, i := range rows {
+				g := gid[i]
+				if g < 0 || w[i] == 0 {
+					t.Fatalf("row %d (group %d, weight %v) drawn", i, g, w[i])
+				}
+				got[g]++
+				if j > 0 && (!grouped && rows[j-1] >= i || grouped && gid[rows[j-1]] > g) {
+					t.Fatalf("grouped %v: row %d after %d", grouped, i, rows[j-1])
+				}
+			}
+			if !slices.Equal(got, cnt) {
+				t.Fatalf("grouped %v: counts per group differ", grouped)
+			}
+			sorted := slices.Sorted(slices.Values(rows))
+			if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
+				t.Fatal("a row drawn twice")
+			}
+			if first == nil {
+				first = sorted
+			} else if !slices.Equal(first, sorted) {
+				t.Fatalf("%d workers, grouped %v: another sample for the same seed", workers, grouped)
+			}
+		}
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		w2 := slices.Clone(w)
+		w2[123] = bad
+		if _, err := GroupSampleWeighted(PlainEnv(1), ids, ng, counts, pdarray.FromSlice(w2), 5, false); err == nil {
+			t.Fatalf("weight %v accepted", bad)
+		}
+	}
+	cnt2 := slices.Clone(cnt)
+	cnt2[3] = pos[3] + 1
+	if _, err := GroupSampleWeighted(PlainEnv(1), ids, ng, pdarray.FromSlice(cnt2), weights, 5, false); err == nil {
+		t.Fatal("more samples than rows of positive weight accepted")
+	}
+	if _, err := GroupSampleWeighted(PlainEnv(1), ids, ng, counts, pdarray.FromSlice(make([]float32, n)), 5, false); err == nil {
+		t.Fatal("float32 weights accepted")
+	}
+}
+
+// TestGroupSampleWeightedDistribution: one of rows weighted 1, 2, 3, 4
+// comes 10, 20, 30, 40% of 20,000 seeds, and two of them come as pairs
+// as often as drawing one by one in proportion to the weights left gives,
+// within 5 standard deviations; grouped, the first drawn is the likelier.
+func TestGroupSampleWeightedDistribution(t *testing.T) {
+	ids := pdarray.FromSlice([]int32{0, 0, 0, 0})
+	weights := pdarray.FromSlice([]float64{1, 2, 3, 4})
+	p := []float64{0.1, 0.2, 0.3, 0.4}
+	const trials = 20000
+	check := func(what string, c int, q float64) {
+		if sd := math.Sqrt(trials * q * (1 - q)); math.Abs(float64(c)-trials*q) > 5*sd {
+			t.Errorf("%s drawn %d times of %d, want about %.0f", what, c, trials, trials*q)
+		}
+	}
+	ones := make([]int, 4)
+	pairs := map[[2]int64]int{}
+	firstOf := map[[2]int64]int{} // grouped: how often the pair's lower row came first
+	for s := range uint64(trials) {
+		out, err := GroupSampleWeighted(PlainEnv(1), ids, 1, pdarray.FromSlice([]int64{1}), weights, s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ones[pdarray.View[int64](out)[0]]++
+		out, err = GroupSampleWeighted(PlainEnv(1), ids, 1, pdarray.FromSlice([]int64{2}), weights, s, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := pdarray.View[int64](out)
+		pr := [2]int64{min(v[0], v[1]), max(v[0], v[1])}
+		pairs[pr]++
+		firstOf[pr] += btoi(v[0] == pr[0])
+	}
+	for i, c := range ones {
+		check("a row", c, p[i])
+	}
+	for a := range 4 {
+		for b := a + 1; b < 4; b++ {
+			ab, ba := p[a]*p[b]/(1-p[a]), p[b]*p[a]/(1-p[b]) // a then b, b then a
+			pr := [2]int64{int64(a), int64(b)}
+			check("a pair", pairs[pr], ab+ba)
+			if c := pairs[pr]; c > 0 {
+				if q := ab / (ab + ba); math.Abs(float64(firstOf[pr])-float64(c)*q) > 5*math.Sqrt(float64(c)*q*(1-q)) {
+					t.Errorf("pair %v: its lower row first %d times of %d, want about %.0f", pr, firstOf[pr], c, float64(c)*q)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGroupSample: 5 rows of each of 10^5 groups of 10^7 rows,
+// uniform (selection sampling) and weighted (A-Res heaps), in row order.
+func BenchmarkGroupSample(b *testing.B) {
+	const n, ng = 10_000_000, 100_000
+	r := rand.New(rand.NewPCG(7, 8))
+	ids := randomIDs(r, n, ng)
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = r.Float64() + 0.1
+	}
+	weights := pdarray.FromSlice(w)
+	cnt := make([]int64, ng)
+	for g := range cnt {
+		cnt[g] = 5
+	}
+	counts := pdarray.FromSlice(cnt)
+	env := poolEnv(1)
+	b.Run("uniform", func(b *testing.B) {
+		b.SetBytes(n * 4)
+		for b.Loop() {
+			out, err := GroupSampleRows(env, ids, ng, counts, 1, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			env.Free(out)
+		}
+	})
+	b.Run("weighted", func(b *testing.B) {
+		b.SetBytes(n * 12)
+		for b.Loop() {
+			out, err := GroupSampleWeighted(env, ids, ng, counts, weights, 1, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			env.Free(out)
+		}
+	})
+}

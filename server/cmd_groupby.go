@@ -405,36 +405,45 @@ func (s *Server) cmdGroupHead(r *request) (*response, error) {
 	return one(o, out)
 }
 
-// cmdGroupSample stores the rows (int64) of a uniform sample without
-// replacement of each group: "counts" names an int64 array of how many
-// rows of each group, "seed" makes it reproducible, "grouped" puts the
-// rows group by group instead of in row order.
+// cmdGroupSample stores the rows (int64) of a sample without replacement
+// of each group: "counts" names an int64 array of how many rows of each
+// group, "weights" (optional) a float64 array of the rows' weights (else
+// uniform), "seed" makes it reproducible, "grouped" puts the rows group
+// by group, in the order drawn, instead of in row order.
 func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	a := r.args
 	idsName := a.String("ids")
 	ng := sizeArg(a, "ngroups")
-	countsName := a.String("counts")
+	names := []string{a.String("counts")}
+	if a.Has("weights") {
+		names = append(names, a.String("weights"))
+	}
 	seed := seedArg(a)
 	grouped := a.OptBool("grouped", false)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	counts, relc, err := s.store.acquire(countsName)
+	arrs, rel, err := s.acquireAll(names)
 	if err != nil {
 		return nil, err
 	}
-	defer relc()
+	defer rel()
 	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_sample")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	start := time.Now()
-	out, err := ops.GroupSampleRows(env, ids, ng, counts, seed, grouped)
+	var out *pdarray.Array
+	if len(arrs) == 2 {
+		out, err = ops.GroupSampleWeighted(env, ids, ng, arrs[0], arrs[1], seed, grouped)
+	} else {
+		out, err = ops.GroupSampleRows(env, ids, ng, arrs[0], seed, grouped)
+	}
 	if err != nil {
 		return nil, opErr(err)
 	}
-	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "drawn", out.Len(), "took", time.Since(start))
+	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "weighted", len(arrs) == 2, "drawn", out.Len(), "took", time.Since(start))
 	return one(o, out)
 }
 

@@ -669,9 +669,9 @@ def test_assume_sorted_is_accepted(conn: ak.Connection) -> None:
         ak.GroupBy(k, assume_sorted=[1])  # type: ignore[arg-type]
 
 
-def test_unweighted_sample_is_one_server_pass(conn: ak.Connection, rng: np.random.Generator) -> None:
-    """Without weights or replacement, sample is the groupby_sample pass:
-    no sort on the server (the requests are recorded)."""
+def test_sample_without_replacement_is_one_server_pass(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Without replacement, weighted or not, sample is the groupby_sample
+    pass: no sort on the server (the requests are recorded)."""
     g = ak.GroupBy(conn.array(rng.integers(0, 50, N)))
     v = conn.array(np.arange(N))
     g.group()
@@ -683,9 +683,11 @@ def test_unweighted_sample_is_one_server_pass(conn: ak.Connection, rng: np.rando
         return request(cmd, *args, **kwargs)
 
     conn._request = record  # type: ignore[method-assign]
+    w = conn.array(rng.random(N) + 0.1)
     try:
         rows = g.sample(v, n=3, random_state=11, return_indices=True)
+        weighted = g.sample(v, n=3, weights=w, random_state=11, return_indices=True)
     finally:
         del conn._request
-    assert "groupby_sample" in sent and not {"coargsort", "argsort", "sort"} & set(sent), sent
-    assert rows.size == 150
+    assert sent.count("groupby_sample") == 2 and not {"coargsort", "argsort", "sort"} & set(sent), sent
+    assert rows.size == 150 and weighted.size == 150

@@ -672,19 +672,18 @@ class GroupBy:
         ``random_state`` (an int seed) gives the same sample at any worker
         count.
 
-        Without replacement and weights, one pass over the rows on the
-        server draws each group's rows by selection sampling (a row is taken
-        with probability still-to-draw / still-unseen; permute_samples then
-        gives them group by group, shuffled within a group); with
-        weights each row draws ``-log(u) / w`` (Efraimidis and Spirakis'
-        keys), the rows are sorted by group and draw, and each group's
-        first rows are kept; with replacement each draw picks a place in its
-        group (weighted: by a search of its running weights).
+        Without replacement, one pass over the rows on the server draws each
+        group's rows: by selection sampling (a row is taken with probability
+        still-to-draw / still-unseen; permute_samples then shuffles them
+        within a group), or with weights by Efraimidis and Spirakis' keys
+        ``-log(u) / w``, each group keeping its smallest in a heap. With
+        replacement each draw picks a place in its group (weighted: by a
+        search of its running weights).
 
         >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
         3
         """
-        from ._ops import arange, binop, coargsort, cumsum, full, log, minimum, round, searchsorted, sort, uniform, where
+        from ._ops import arange, binop, cumsum, full, minimum, round, searchsorted, sort, uniform, where
 
         if n is not None and frac is not None:
             raise ValueError("give n or frac, not both")
@@ -732,24 +731,19 @@ class GroupBy:
         ordered = False  # rows in row order (or, with permute_samples, as drawn)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
-        elif not replace and weights is None:
-            # one pass on the server (selection sampling: no sort)
+        elif not replace:
+            # one pass on the server, no sort: selection sampling, or with
+            # weights each group's smallest keys -log(u)/w kept in a heap
             args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
                                     "counts": num._live_name(), "grouped": permute_samples}
+            fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the reply)
+            if fw is not None:
+                args["weights"] = fw._live_name()
             if random_state is not None:
                 args["seed"] = int(random_state)
             result, _ = c._request("groupby_sample", args)
             rows = c._pdarray(result, owned=True)
             ordered = True  # in row order already, or grouped as asked
-        elif not replace:
-            u = uniform(self._rows, seed=random_state, conn=c)
-            key = u if weights is None else binop("/", -log(u), weights.astype(np.float64))
-            ids = self.ids
-            order = coargsort([ids, key])  # dropped rows (-1) first, then by group and draw
-            gid = ids[order]
-            # each row's place in its group, in the order drawn
-            place = binop("-", arange(self._rows, conn=c), binop("+", self.segments[gid], self._rows - self.nkept))
-            rows = order[binop("&", binop(">=", gid, 0), binop("<", place, num[gid]))]
         else:
             gid = arange(self.ngroups, conn=c).repeat(num)
             seed = None if random_state is None else int(random_state) + 1
