@@ -28,45 +28,56 @@ func TestGroupSampleRows(t *testing.T) {
 		cnt[g] = r.Int64N(size[g] + 1)
 	}
 	counts := pdarray.FromSlice(cnt)
-	var first []int64
-	for _, w := range []int{1, 2, 8} {
-		for _, grouped := range []bool{false, true} {
-			out, err := GroupSampleRows(PlainEnv(w), ids, ng, counts, 99, grouped)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows := pdarray.View[int64](out)
-			got := make([]int64, ng)
-			for j, i := range rows {
-				g := gid[i]
-				if g < 0 {
-					t.Fatalf("dropped row %d drawn", i)
-				}
-				got[g]++
-				if j > 0 {
-					p := rows[j-1]
-					if !grouped && p >= i || grouped && gid[p] > g {
-						t.Fatalf("grouped %v: row %d after %d", grouped, i, p)
-					}
-				}
-			}
-			if !slices.Equal(got, cnt) {
-				t.Fatalf("%d workers, grouped %v: counts per group differ", w, grouped)
-			}
-			sorted := slices.Sorted(slices.Values(rows))
-			if first == nil {
-				first = sorted
-			} else if !slices.Equal(first, sorted) {
-				t.Fatalf("%d workers, grouped %v: another sample for the same seed", w, grouped)
-			}
-		}
-	}
+	checkSamples(t, gid, cnt, func(i int64) bool { return true }, func(w int, grouped bool) (*pdarray.Array, error) {
+		return GroupSampleRows(PlainEnv(w), ids, ng, counts, 99, grouped)
+	})
 	cnt[7] = size[7] + 1
 	if _, err := GroupSampleRows(PlainEnv(1), ids, ng, pdarray.FromSlice(cnt), 1, false); err == nil {
 		t.Fatal("more samples than rows accepted")
 	}
 	if _, err := GroupSampleRows(PlainEnv(1), ids, ng, pdarray.FromSlice(make([]int32, ng)), 1, false); err == nil {
 		t.Fatal("int32 counts accepted")
+	}
+}
+
+// checkSamples checks sample's rows at 1, 2 and 8 workers, in row order
+// and grouped: cnt[g] distinct rows of each group g, each one drawable
+// (ok: not of weight 0), in row order or group by group, and the same
+// rows at every worker count.
+func checkSamples(t *testing.T, gid []int32, cnt []int64, ok func(i int64) bool, sample func(w int, grouped bool) (*pdarray.Array, error)) {
+	t.Helper()
+	var first []int64
+	for _, w := range []int{1, 2, 8} {
+		for _, grouped := range []bool{false, true} {
+			out, err := sample(w, grouped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := pdarray.View[int64](out)
+			got := make([]int64, len(cnt))
+			for j, i := range rows {
+				g := gid[i]
+				if g < 0 || !ok(i) {
+					t.Fatalf("row %d (group %d) drawn", i, g)
+				}
+				got[g]++
+				if j > 0 && (!grouped && rows[j-1] >= i || grouped && gid[rows[j-1]] > g) {
+					t.Fatalf("grouped %v: row %d after %d", grouped, i, rows[j-1])
+				}
+			}
+			if !slices.Equal(got, cnt) {
+				t.Fatalf("%d workers, grouped %v: counts per group differ", w, grouped)
+			}
+			sorted := slices.Sorted(slices.Values(rows))
+			if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
+				t.Fatal("a row drawn twice")
+			}
+			if first == nil {
+				first = sorted
+			} else if !slices.Equal(first, sorted) {
+				t.Fatalf("%d workers, grouped %v: another sample for the same seed", w, grouped)
+			}
+		}
 	}
 }
 
@@ -132,39 +143,9 @@ func TestGroupSampleWeighted(t *testing.T) {
 		cnt[g] = r.Int64N(pos[g] + 1)
 	}
 	counts, weights := pdarray.FromSlice(cnt), pdarray.FromSlice(w)
-	var first []int64
-	for _, workers := range []int{1, 2, 8} {
-		for _, grouped := range []bool{false, true} {
-			out, err := GroupSampleWeighted(PlainEnv(workers), ids, ng, counts, weights, 5, grouped)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows := pdarray.View[int64](out)
-			got := make([]int64, ng)
-			for j, i := range rows {
-				g := gid[i]
-				if g < 0 || w[i] == 0 {
-					t.Fatalf("row %d (group %d, weight %v) drawn", i, g, w[i])
-				}
-				got[g]++
-				if j > 0 && (!grouped && rows[j-1] >= i || grouped && gid[rows[j-1]] > g) {
-					t.Fatalf("grouped %v: row %d after %d", grouped, i, rows[j-1])
-				}
-			}
-			if !slices.Equal(got, cnt) {
-				t.Fatalf("grouped %v: counts per group differ", grouped)
-			}
-			sorted := slices.Sorted(slices.Values(rows))
-			if len(slices.Compact(slices.Clone(sorted))) != len(sorted) {
-				t.Fatal("a row drawn twice")
-			}
-			if first == nil {
-				first = sorted
-			} else if !slices.Equal(first, sorted) {
-				t.Fatalf("%d workers, grouped %v: another sample for the same seed", workers, grouped)
-			}
-		}
-	}
+	checkSamples(t, gid, cnt, func(i int64) bool { return w[i] > 0 }, func(workers int, grouped bool) (*pdarray.Array, error) {
+		return GroupSampleWeighted(PlainEnv(workers), ids, ng, counts, weights, 5, grouped)
+	})
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
 		w2 := slices.Clone(w)
 		w2[123] = bad
