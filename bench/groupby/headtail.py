@@ -7,10 +7,11 @@ Data: int64 keys drawn from --groups values, int64 values; the data are on
 the server (and in this process for the peers) before any time counts.
 Arktos: the grouping (g.ids) is made once per thread count, then each trial
 times one request, g.head(v, n), g.tail(v, n) (the rows, int64: Arkouda's
-default) or g.sample(v, n=n, random_state=i, return_indices=True), with the
-answer left on the server. pandas: df.groupby("k").head(n).index (and tail;
-single-threaded; rows in row order rather than by group), and
-groupby(...).sample(n, random_state=i). numpy: a stable argsort of the group
+default) or g.sample(v, n=n, random_state=i, return_indices=True) (also
+weighted by a float64 column w uniform in [0.1, 1.1), and with replacement),
+with the answer left on the server. pandas: df.groupby("k").head(n).index (and
+tail; single-threaded; rows in row order rather than by group), and
+groupby(...).sample(n, random_state=i) (weights="w", replace=True alike). numpy: a stable argsort of the group
 ids, then each group's first n by a mask (the same rows as Arktos, in the
 same order). "scan": one ak.sum of the ids (the floor). Answers are checked
 against numpy (head/tail, as sets against pandas) before timing. Prints
@@ -59,7 +60,8 @@ def main() -> None:
     rng = np.random.default_rng(1)
     keys = rng.integers(0, ng, rows)
     vals = rng.integers(0, 1000, rows)
-    df = pd.DataFrame({"k": keys, "v": vals})
+    wts = rng.random(rows) + 0.1
+    df = pd.DataFrame({"k": keys, "v": vals, "w": wts})
     for threads in [int(t) for t in args.threads.split(",")]:
         url = f"tcp://127.0.0.1:{free_port()}"
         proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers", str(threads),
@@ -67,7 +69,7 @@ def main() -> None:
         try:
             time.sleep(0.3)
             conn = ak.Connection(url, timeout=600)
-            k, v = conn.array(keys), conn.array(vals)
+            k, v, w = conn.array(keys), conn.array(vals), conn.array(wts)
             g = ak.GroupBy(k)
             ids = g.ids.to_ndarray()
             for tail in (False, True):
@@ -88,21 +90,30 @@ def main() -> None:
                 timed("arktos head", lambda: g.head(v, n))
                 timed("arktos tail", lambda: g.tail(v, n))
                 timed("arktos sample", lambda: g.sample(v, n=n, random_state=i, return_indices=True))
+                timed("arktos sample-w", lambda: g.sample(v, n=n, weights=w, random_state=i, return_indices=True))
+                timed("arktos sample-r", lambda: g.sample(v, n=n, replace=True, random_state=i, return_indices=True))
+                timed("arktos sample-wr", lambda: g.sample(v, n=n, weights=w, replace=True, random_state=i,
+                                                           return_indices=True))
                 if threads == 1:
                     timed("pandas head", lambda: df.groupby("k").head(n).index)
                     timed("pandas tail", lambda: df.groupby("k").tail(n).index)
                     timed("pandas sample", lambda: df.groupby("k").sample(n, random_state=i).index)
+                    timed("pandas sample-w", lambda: df.groupby("k").sample(n, weights="w", random_state=i).index)
+                    timed("pandas sample-r", lambda: df.groupby("k").sample(n, replace=True, random_state=i).index)
+                    timed("pandas sample-wr", lambda: df.groupby("k").sample(n, weights="w", replace=True,
+                                                                             random_state=i).index)
                     timed("numpy head", lambda: np_headtail(keys, n, False))
                 if i == 0:
                     times.clear()
             print(f"\n{rows:,} rows, {ng:,} groups, n={n}, server --workers {threads}, loopback TCP, warm; "
                   f"{args.trials} trials (p50 / p90 s)")
-            base = {op: stats(times[f"arktos {op}"])[0] for op in ("head", "tail", "sample")}
+            base = {op: stats(times[f"arktos {op}"])[0]
+                    for op in ("head", "tail", "sample", "sample-w", "sample-r", "sample-wr")}
             for name, ts in times.items():
                 p50, p90 = stats(ts)
                 op = name.split()[-1]
                 ratio = f"  {p50 / base[op]:.2f}x arktos" if op in base and not name.startswith("arktos") else ""
-                print(f"  {name:14s} {p50:.4f} / {p90:.4f}{ratio}")
+                print(f"  {name:17s} {p50:.4f} / {p90:.4f}{ratio}")
             conn.close()
         finally:
             proc.terminate()
