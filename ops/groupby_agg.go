@@ -1753,6 +1753,7 @@ func GroupSegments(env Env, ids *pdarray.Array, ngroups, kept int) (perm, segs *
 // pass that does so over the same row blocks as the count.
 type groupPlaces struct {
 	next []int64
+	nw   int   // workers (row blocks): next holds nw sets of ng
 	kept int64 // rows in a group
 	run  func(f func(w, lo, hi int))
 	free func()
@@ -1792,7 +1793,7 @@ func placeGroups(env Env, gid []int32, ng int, starts []int64) (groupPlaces, err
 			off += c
 		}
 	}
-	return groupPlaces{next: cnt, kept: off, run: run, free: free}, nil
+	return groupPlaces{next: cnt, nw: nw, kept: off, run: run, free: free}, nil
 }
 
 // GroupHeadTail returns the rows (int64) of the first n rows of every
@@ -1823,7 +1824,7 @@ func GroupHeadTail(env Env, ids *pdarray.Array, ngroups, n int, tail bool) (*pda
 		return nil, err
 	}
 	defer gp.free()
-	nw := len(gp.next) / max(ngroups, 1)
+	nw := gp.nw
 	// Each worker's state of a group in one 12-byte slot, so that a row
 	// touches one cache line, and 10^5 groups' slots stay in a 2 MiB L2:
 	// r, the next row's place counted from the group's first kept place

@@ -10,22 +10,19 @@ import (
 
 // GroupSampleRows returns counts[g] rows of every group g drawn uniformly
 // without replacement (counts: int64, one per group, each at most the
-// group's rows), in row order, or with grouped group by group (row order
-// within a group). It is Knuth's selection sampling (Algorithm S) in one
-// pass over the rows: a row of a group with left rows not yet seen, need
-// of which are still to be drawn, is taken with probability need/left;
-// every subset of counts[g] rows of the group is equally likely. Grouped,
-// each group's rows are then shuffled (the order drawn, as Arkouda's
-// permute_samples). Row i's draw depends on seed and i alone, so the
-// sample is the same at any worker count; the pass is one worker's (a
-// group's draws depend on its earlier rows). GroupBy.sample took 1.2 s for 10^7 rows by sorting the
-// rows by group and a random key on the server (bench/groupby run 83).
+// group's rows), in row order, or with grouped group by group. It is
+// Knuth's selection sampling (Algorithm S) in one pass over the rows: a
+// row of a group with left rows not yet seen, need of which are still to
+// be drawn, is taken with probability need/left; every subset of
+// counts[g] rows of the group is equally likely. Grouped, each group's
+// rows are then shuffled (the order drawn, as Arkouda's permute_samples).
+// Row i's draw depends on seed and i alone, so the sample is the same at
+// any worker count; the pass is one worker's (a group's draws depend on
+// its earlier rows). GroupBy.sample took 1.2 s for 10^7 rows by sorting
+// the rows by group and a random key on the server (bench/groupby run 83).
 func GroupSampleRows(env Env, ids *pdarray.Array, ngroups int, counts *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
-	if ids.DType() != pdarray.Int32 {
-		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
-	}
-	if counts.DType() != dI64 || counts.Len() != ngroups {
-		return nil, errorf(ErrValue, "sample counts must be int64, one per group (%d), got %d %v", ngroups, counts.Len(), counts.DType())
+	if err := checkSampleArgs(ids, ngroups, counts); err != nil {
+		return nil, err
 	}
 	gid := pdarray.View[int32](ids)
 	// Each group's state in one slot: need, the rows still to draw; left,
@@ -98,26 +95,37 @@ func sampleSlots(env Env, gid []int32, counts []int64, set func(g int, need, lef
 	if err := groupCount(env, gid, len(counts), []int64(nil), sizes); err != nil {
 		return 0, err
 	}
-	if err := checkSampleCounts(counts, sizes, "rows"); err != nil {
-		return 0, err
+	return placeSamples(counts, sizes, "rows", func(g int, at int64) { set(g, counts[g], sizes[g], at) })
+}
+
+// checkSampleArgs checks a sample's group ids (int32) and counts (int64,
+// one per group).
+func checkSampleArgs(ids *pdarray.Array, ngroups int, counts *pdarray.Array) error {
+	if ids.DType() != pdarray.Int32 {
+		return errorf(ErrType, "group ids must be int32, got %v", ids.DType())
+	}
+	if counts.DType() != dI64 || counts.Len() != ngroups {
+		return errorf(ErrValue, "sample counts must be int64, one per group (%d), got %d %v", ngroups, counts.Len(), counts.DType())
+	}
+	return nil
+}
+
+// placeSamples refuses a count of samples below 0 or above what its group
+// has (avail: its rows, or its rows of positive weight), then gives set
+// where each group's samples go in the answer (group by group); it
+// returns the samples in all.
+func placeSamples(counts, avail []int64, what string, set func(g int, at int64)) (int64, error) {
+	for g, c := range counts {
+		if c < 0 || c > avail[g] {
+			return 0, errorf(ErrValue, "group %d has %d %s; %d samples of it without replacement cannot be drawn (0 to %d can)", g, avail[g], what, c, avail[g])
+		}
 	}
 	total := int64(0)
 	for g, c := range counts {
-		set(g, c, sizes[g], total)
+		set(g, total)
 		total += c
 	}
 	return total, nil
-}
-
-// checkSampleCounts refuses a count of samples below 0 or above what its
-// group has (avail: its rows, or its rows of positive weight).
-func checkSampleCounts(counts, avail []int64, what string) error {
-	for g, c := range counts {
-		if c < 0 || c > avail[g] {
-			return errorf(ErrValue, "group %d has %d %s; %d samples of it without replacement cannot be drawn (0 to %d can)", g, avail[g], what, c, avail[g])
-		}
-	}
-	return nil
 }
 
 // GroupSampleWeighted is GroupSampleRows with each row drawn with
@@ -132,11 +140,8 @@ func checkSampleCounts(counts, avail []int64, what string) error {
 // same sample took a sort of all the rows by group and key (coargsort),
 // 1.0 s for 10^7 rows in 10^5 groups.
 func GroupSampleWeighted(env Env, ids *pdarray.Array, ngroups int, counts, weights *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
-	if ids.DType() != pdarray.Int32 {
-		return nil, errorf(ErrType, "group ids must be int32, got %v", ids.DType())
-	}
-	if counts.DType() != dI64 || counts.Len() != ngroups {
-		return nil, errorf(ErrValue, "sample counts must be int64, one per group (%d), got %d %v", ngroups, counts.Len(), counts.DType())
+	if err := checkSampleArgs(ids, ngroups, counts); err != nil {
+		return nil, err
 	}
 	if weights.DType() != dF64 || weights.Len() != ids.Len() {
 		return nil, errorf(ErrValue, "sample weights must be float64, one per row (%d), got %d %v", ids.Len(), weights.Len(), weights.DType())
@@ -235,15 +240,7 @@ func positiveRows(env Env, gid []int32, ws []float64, counts []int64, set func(g
 			pos[g]++
 		}
 	}
-	if err := checkSampleCounts(counts, pos, "rows of positive weight"); err != nil {
-		return 0, err
-	}
-	total := int64(0)
-	for g, c := range counts {
-		set(g, total)
-		total += c
-	}
-	return total, nil
+	return placeSamples(counts, pos, "rows of positive weight", set)
 }
 
 // heapPush adds key (row r) as the last of the max-heap hk (rows hr

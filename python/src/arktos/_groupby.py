@@ -728,6 +728,7 @@ class GroupBy:
             if short:
                 raise ValueError(f"{short} groups have fewer rows of positive weight than the samples asked "
                                  "for; pass replace=True, or a smaller n or frac")
+        fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the replies)
         ordered = False  # rows in row order (or, with permute_samples, as drawn)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
@@ -736,7 +737,6 @@ class GroupBy:
             # weights each group's smallest keys -log(u)/w kept in a heap
             args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
                                     "counts": num._live_name(), "grouped": permute_samples}
-            fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the reply)
             if fw is not None:
                 args["weights"] = fw._live_name()
             if random_state is not None:
@@ -749,17 +749,17 @@ class GroupBy:
             seed = None if random_state is None else int(random_state) + 1
             u = uniform(int(num.sum()), seed=seed, conn=c)
             start, size = self.segments[gid], lens[gid]
-            if weights is None:
+            if fw is None:
                 at = minimum(binop("+", start, binop("*", u, size).astype(np.int64)), binop("-", binop("+", start, size), 1))
             else:
                 # The weights' running sum in group order, each group's
                 # weights first divided by their sum, so that every group
                 # spans about 1 and one group's large weights cannot
                 # swamp a later group's small ones.
-                _, wsum = self.sum(weights.astype(np.float64))
+                _, wsum = self.sum(fw)
                 perm = self.permutation
                 gids = self.ids[perm]
-                run = cumsum(binop("/", weights[perm].astype(np.float64), wsum[gids]))
+                run = cumsum(binop("/", fw[perm], wsum[gids]))
                 seg = self.segments
                 before = where(binop(">", seg, 0), run[where(binop(">", seg, 0), binop("-", seg, 1), 0)], 0.0)
                 end = run[binop("-", binop("+", seg, lens), 1)]
