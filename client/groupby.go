@@ -240,6 +240,32 @@ func (g *GroupBy) sample(ctx context.Context, args map[string]any, seed []uint64
 	return g.c.opArray(ctx, "groupby_sample", args)
 }
 
+// Unique stores each group's distinct values, sorted within a group (NaN
+// skipped), as Arkouda's GroupBy.unique answers a SegArray: segments
+// (int64, one per group) is where each group's values start in uniq, a
+// group without values having an empty segment. Several values arrays give
+// their distinct tuples, element i of every uniq array making tuple i.
+func (g *GroupBy) Unique(ctx context.Context, values ...string) (segments ArrayInfo, uniq []ArrayInfo, err error) {
+	if len(values) == 0 {
+		return ArrayInfo{}, nil, fmt.Errorf("client: Unique needs at least one values array")
+	}
+	res, err := g.c.call(ctx, "groupby_unique", map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "values": values})
+	if err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	sm, _ := res["segments"].(map[string]any)
+	if segments, err = parseInfo(sm); err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	if uniq, err = parseInfos(res["values"]); err != nil {
+		return ArrayInfo{}, nil, err
+	}
+	if len(uniq) != len(values) {
+		return ArrayInfo{}, nil, fmt.Errorf("client: groupby_unique answered %d arrays for %d values arrays", len(uniq), len(values))
+	}
+	return segments, uniq, nil
+}
+
 // Broadcast stores, for every row, its group's element of the stored
 // per-group array perGroup.
 func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, error) {

@@ -351,6 +351,75 @@ func TestGroupByAggregate(t *testing.T) {
 
 // TestGroupByHeadTailBits: Arkouda's head, tail and bitwise aggregations
 // from Go, and a float values array's bitwise aggregation refused.
+// TestGroupByUnique: each group's distinct values and distinct pairs,
+// sorted, NaN values skipped and NaN keys' rows in no group; hand-made ids
+// with an empty group; bad requests refused with their code and why.
+func TestGroupByUnique(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []float64{0, 2, 0, 2, 0, 2, math.NaN()})
+	a, _ := client.Upload(ctx, c, []int64{5, 1, 3, 1, 5, 4, 9})
+	b, _ := client.Upload(ctx, c, []float64{1, 2, math.NaN(), 2, 0.5, 2, 7})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, u, err := g.Unique(ctx, a.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSegs, _ := client.Download[int64](ctx, c, segs.Name)
+	gotA, _ := client.Download[int64](ctx, c, u[0].Name)
+	if !slices.Equal(gotSegs, []int64{0, 2}) || !slices.Equal(gotA, []int64{3, 5, 1, 4}) {
+		t.Errorf("unique: segments %v values %v", gotSegs, gotA)
+	}
+	segs, u, err = g.Unique(ctx, a.Name, b.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSegs, _ = client.Download[int64](ctx, c, segs.Name)
+	gotA, _ = client.Download[int64](ctx, c, u[0].Name)
+	gotB, _ := client.Download[float64](ctx, c, u[1].Name)
+	if !slices.Equal(gotSegs, []int64{0, 2}) || !slices.Equal(gotA, []int64{5, 5, 1, 4}) || !slices.Equal(gotB, []float64{0.5, 1, 2, 2}) {
+		t.Errorf("unique pairs: segments %v values %v %v", gotSegs, gotA, gotB)
+	}
+	if _, _, err := g.Unique(ctx); err == nil {
+		t.Error("no values accepted")
+	}
+	// ids made by hand: group 1 has no rows, so its segment is empty
+	ids, _ := client.Upload(ctx, c, []int32{0, 2, 0, 2, 0, 2, -1})
+	res, err := c.Op(ctx, "groupby_unique", map[string]any{"ids": ids.Name, "ngroups": 3, "values": []string{a.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSegs, _ = client.Download[int64](ctx, c, res["segments"].(map[string]any)["name"].(string))
+	if !slices.Equal(gotSegs, []int64{0, 2, 2}) {
+		t.Errorf("hand-made ids: segments %v, want [0 2 2]", gotSegs)
+	}
+	short, _ := client.Upload(ctx, c, []int64{1})
+	for i, tc := range []struct {
+		name   string
+		args   map[string]any
+		code   transfer.Code
+		substr string
+	}{
+		{"values short", map[string]any{"ids": ids.Name, "ngroups": 3, "values": []string{short.Name}}, transfer.ArgumentValue, "values have 1 elements but the group-by has 7 rows"},
+		{"ngroups too few", map[string]any{"ids": ids.Name, "ngroups": 2, "values": []string{a.Name}}, transfer.ArgumentValue, "group ids hold values outside [-1, 2)"},
+		{"ids int64", map[string]any{"ids": a.Name, "ngroups": 3, "values": []string{a.Name}}, transfer.UnsupportedDType, "group ids must be an int32 array"},
+		{"no values", map[string]any{"ids": ids.Name, "ngroups": 3, "values": []string{}}, transfer.ArgumentValue, "needs at least one values array"},
+		{"values unknown", map[string]any{"ids": ids.Name, "ngroups": 3, "values": []string{"nope"}}, transfer.UnknownArray, "no array named 'nope'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := c.SendRaw(ctx, [][]byte{header(t, uint64(3000+i), "groupby_unique", tc.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCode(t, rep.Err(), tc.code, tc.substr)
+		})
+	}
+}
+
 func TestGroupByHeadTailBits(t *testing.T) {
 	srv := testserver.Start(t)
 	c := dial(t, srv.URL)

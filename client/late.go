@@ -25,7 +25,7 @@ var creating = map[string]bool{
 	"compress": true, "getitem": true, "sort": true, "argsort": true, "coargsort": true, "unique": true,
 	"in1d": true, "setop": true, "histogram": true, "reduce": true, "groupby": true, "groupby_agg": true,
 	"groupby_segments": true, "groupby_broadcast": true, "groupby_topk": true, "groupby_corr": true,
-	"groupby_head": true, "groupby_sample": true, "read_parquet": true, "read_arrow": true, "load_all": true,
+	"groupby_head": true, "groupby_sample": true, "groupby_unique": true, "read_parquet": true, "read_arrow": true, "load_all": true,
 }
 
 type abandonedReq struct {

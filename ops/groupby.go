@@ -135,20 +135,27 @@ func keySpecs(env Env, keys []*pdarray.Array, dropna bool, strategy string, know
 		}
 		specs[k] = specOf(a, stats[k], dropna)
 	}
-	total, packable = uint64(1), true
-	for k := len(specs) - 1; k >= 0; k-- {
-		specs[k].stride = total
-		hi, lo := bits.Mul64(total, specs[k].span)
-		if hi != 0 || lo == math.MaxUint64 { // MaxUint64 marks dropped rows
-			packable = false
-			break
-		}
-		total = lo
-	}
+	total, packable = setStrides(specs)
 	if !packable && (strategy == StrategyDense || strategy == StrategyHash || strategy == StrategyPartitioned) {
 		return fail(errorf(ErrValue, "group-by strategy '%s' needs keys whose ranges multiply to less than 2^64-1", strategy))
 	}
 	return specs, stats, total, packable, nil
+}
+
+// setStrides sets each key's stride in the packed key (the last key's 1)
+// and returns the product of the spans, total, when it is below 2^64-1
+// (packable; dropKey marks dropped rows).
+func setStrides(specs []keySpec) (total uint64, packable bool) {
+	total = 1
+	for k := len(specs) - 1; k >= 0; k-- {
+		specs[k].stride = total
+		hi, lo := bits.Mul64(total, specs[k].span)
+		if hi != 0 || lo == dropKey {
+			return 0, false
+		}
+		total = lo
+	}
+	return total, true
 }
 
 // GroupByWith is GroupBy given the KeyStats of some keys (known[k] non-nil:
@@ -1070,21 +1077,8 @@ func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, f
 		ids[idx[i]] = -1
 	}
 	// Runs of equal keys: per-worker counts, then ids.
-	nw := numWorkers(env.workers(), kept)
-	base := make([]int, nw+1)
-	parallel(env.workers(), kept, 1, func(w, lo, hi int) {
-		c := 0
-		for i := lo; i < hi; i++ {
-			if i == 0 || keys[i] != keys[i-1] {
-				c++
-			}
-		}
-		base[w+1] = c
-	})
-	for w := 1; w <= nw; w++ {
-		base[w] += base[w-1]
-	}
-	ng := base[nw]
+	base := runOffsets(env, keys[:kept])
+	ng := base[len(base)-1]
 	if ng > math.MaxInt32 {
 		return nil, nil, errorf(ErrValue, "group-by found %d groups; at most %d are supported", ng, math.MaxInt32)
 	}
@@ -1103,6 +1097,29 @@ func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, f
 		}
 	})
 	return uniq, freeUniq, nil
+}
+
+// runOffsets counts the runs of equal keys in sorted, block by block as
+// parallel(env.workers(), len(sorted), 1, ...) splits it: block w's first
+// run is run number offs[w] (the first of a block may continue the last
+// of the block before: it counts as new only where it differs), and
+// offs[nw] is the number of runs.
+func runOffsets(env Env, sorted []uint64) []int {
+	nw := numWorkers(env.workers(), len(sorted))
+	offs := make([]int, nw+1)
+	parallel(env.workers(), len(sorted), 1, func(w, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			if i == 0 || sorted[i] != sorted[i-1] {
+				c++
+			}
+		}
+		offs[w+1] = c
+	})
+	for w := 1; w <= nw; w++ {
+		offs[w] += offs[w-1]
+	}
+	return offs
 }
 
 // groupWide groups keys whose ranges do not pack into 64 bits: coargsort,

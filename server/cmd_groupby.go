@@ -8,6 +8,7 @@ package server
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/arktos-dev/arktos/ops"
@@ -21,6 +22,7 @@ func init() {
 	register("groupby_segments", command{run: (*Server).cmdGroupSegments})
 	register("groupby_head", command{run: (*Server).cmdGroupHead})
 	register("groupby_sample", command{run: (*Server).cmdGroupSample})
+	register("groupby_unique", command{run: (*Server).cmdGroupUnique})
 	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
 	register("groupby_topk", command{run: (*Server).cmdGroupTopK})
 	register("groupby_corr", command{run: (*Server).cmdGroupCorr})
@@ -445,6 +447,54 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	}
 	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "weighted", len(arrs) == 2, "drawn", out.Len(), "took", time.Since(start))
 	return one(o, out)
+}
+
+// cmdGroupUnique stores each group's distinct values (tuples of the
+// "values" arrays), sorted within a group, and where each group's start
+// ("segments", int64): Arkouda's GroupBy.unique, a SegArray per values
+// array sharing its segments.
+func (s *Server) cmdGroupUnique(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	names := a.StringList("values")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby_unique needs at least one values array")
+	}
+	vals, rel, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer rel()
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_unique of %v", names)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	start := time.Now()
+	u, err := ops.GroupUnique(env, ids, ng, vals)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	map[string]*atomic.Uint64{ops.UniqueBitmap: &s.stats.UniqueBitmap, ops.UniqueSort: &s.stats.UniqueSort,
+		ops.UniqueGrouped: &s.stats.UniqueGrouped}[u.Path].Add(1)
+	s.log.Debug("groupby_unique", "rows", ids.Len(), "groups", ng, "values", len(vals), "path", u.Path,
+		"distinct", u.Values[0].Len(), "took", time.Since(start))
+	res := map[string]any{}
+	if res["segments"], err = o.keep(u.Segments); err != nil {
+		return nil, err
+	}
+	us := make([]any, len(u.Values))
+	for i, v := range u.Values {
+		if us[i], err = o.keep(v); err != nil {
+			return nil, err
+		}
+	}
+	res["values"] = us
+	return &response{result: res}, nil
 }
 
 func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {

@@ -36,6 +36,7 @@ from ._io import *  # noqa: F401,F403 -- Parquet, Arrow IPC and checkpoints on t
 from ._io import __all__ as _io_names
 from ._groupby import GroupBy
 from ._categorical import Categorical
+from ._segarray import SegArray
 from ._server import Server, find_server_binary
 from ._config import config
 from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
@@ -52,6 +53,7 @@ __all__ = [
     "Connection",
     "ConnectionLostError",
     "GroupBy",
+    "SegArray",
     "Server",
     "array",
     "attach",

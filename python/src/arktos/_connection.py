@@ -189,7 +189,7 @@ _CREATING = frozenset({
     "where", "scan", "slice", "take", "compress", "getitem", "sort", "argsort", "coargsort",
     "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
     "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "groupby_head",
-    "groupby_sample", "read_parquet", "read_arrow", "load_all",
+    "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
 })
 
 
@@ -203,7 +203,7 @@ _KEEPS_ARRAYS = frozenset({
     "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "sort",
     "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "order_stats", "groupby",
     "groupby_agg", "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr",
-    "groupby_head", "groupby_sample", "to_parquet", "to_arrow_file", "save_all", "shutdown",
+    "groupby_head", "groupby_sample", "groupby_unique", "to_parquet", "to_arrow_file", "save_all", "shutdown",
 })
 
 

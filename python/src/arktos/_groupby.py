@@ -126,6 +126,26 @@ class GroupBy:
         self._broken: BaseException | None = None
         self._conn._lazy_add(self)
 
+    @classmethod
+    def _of_segments(cls, segments: pdarray, lengths: pdarray, rows: int) -> GroupBy:
+        """The GroupBy of a SegArray: group i is sub-array i (rows
+        segments[i] .. segments[i] + lengths[i] - 1), empty ones included,
+        its ids made here (one repeat on the server), so that nothing groups."""
+        from ._ops import arange
+
+        if segments.size > np.iinfo(np.int32).max:
+            raise ValueError(f"a SegArray of {segments.size} sub-arrays is too many to aggregate "
+                             "(group ids are int32: at most 2**31 - 1)")
+        c = segments._conn
+        ids = arange(segments.size, dtype=np.int32, conn=c).repeat(lengths)
+        g = cls.__new__(cls)
+        g._single, g._categories, g._conn = True, [None], c
+        g.keys, g.dropna, g._strategy_arg, g._rows = [ids], True, "auto", rows
+        g._ids, g._ngroups, g._nkept, g._strategy = ids, segments.size, rows, "segments"
+        g._unique_keys = arange(segments.size, conn=c)
+        g.fused, g._segments, g._permutation, g._broken = False, segments, None, None
+        return g
+
     def _args(self) -> dict[str, Any]:
         return {"keys": [k._live_name() for k in self.keys], "dropna": bool(self.dropna),
                 "strategy": self._strategy_arg}
@@ -792,6 +812,37 @@ class GroupBy:
             "ids": self.ids._live_name(), "ngroups": self.ngroups,
             "x": xs._live_name(), "y": ys._live_name()})
         return self.unique_keys, self._conn._pdarray(result, owned=True)
+
+    def unique(self, values: Any) -> tuple[Any, Any]:
+        """(unique_keys, each group's distinct values as a SegArray), as
+        Arkouda's: sub-array i holds group i's distinct values, sorted (a
+        Categorical's in string order); NaN values are skipped, so its
+        length is ``nunique``'s. For a list of arrays, their distinct tuples:
+        one SegArray per array, sharing segments. One server pass groups by
+        (group, values...); nothing is sorted on the client.
+
+        >>> k, u = g.unique(ak.array([5, 7, 5, 9, 7, 6]))
+        >>> u.to_list()
+        [[5, 6], [7], [9]]
+        """
+        from ._segarray import SegArray
+
+        arrays = list(values) if isinstance(values, (list, tuple)) else [values]
+        if not arrays:
+            raise ValueError("unique needs a values array, or a non-empty list of them")
+        cols = [v.codes if isinstance(v, Categorical) else self._values(v) for v in arrays]
+        for v in cols:
+            if v.size != self._rows:
+                raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
+        result, _ = self._conn._request("groupby_unique", {
+            "ids": self.ids._live_name(), "ngroups": self.ngroups, "values": [v._live_name() for v in cols]})
+        segs = self._conn._pdarray(result["segments"], owned=True)
+        got = [self._conn._pdarray(info, owned=True) for info in result["values"]]
+        out: list[SegArray] = []
+        for v, u in zip(arrays, got, strict=True):
+            flat = Categorical._wrap(u, v.categories) if isinstance(v, Categorical) else u
+            out.append(SegArray._made(segs, flat, out[0].lengths if out else None))
+        return self.unique_keys, (out if isinstance(values, (list, tuple)) else out[0])
 
     def broadcast(self, values: Any, permute: bool = True) -> Any:
         """One value per row: its group's element of values (one per group).
