@@ -100,14 +100,14 @@ type Server struct {
 // Stats are counters exposed by the stats command; tests use them to prove
 // that fast paths are taken.
 type Stats struct {
-	Requests       atomic.Uint64
-	GroupByFused   atomic.Uint64 // groupby requests grouped and aggregated in one pass (ops.GroupByAgg)
+	Requests     atomic.Uint64
+	GroupByFused atomic.Uint64 // groupby requests grouped and aggregated in one pass (ops.GroupByAgg)
 	// groupby_unique requests by ops.GroupUnique's path: a bitmap or a
 	// sort of packed keys, or a grouping (keys too wide to pack).
 	UniqueBitmap, UniqueSort, UniqueGrouped atomic.Uint64
-	Errors         atomic.Uint64
-	BytesCopiedIn  atomic.Uint64 // bytes copied from received frames into arrays
-	BytesCopiedOut atomic.Uint64 // bytes copied from arrays into sent frames
+	Errors                                  atomic.Uint64
+	BytesCopiedIn                           atomic.Uint64 // bytes copied from received frames into arrays
+	BytesCopiedOut                          atomic.Uint64 // bytes copied from arrays into sent frames
 	// BytesZeroCopyOut: reply frames libzmq sent from the array in place,
 	// or a request lane wrote from it in one gathering write.
 	BytesZeroCopyOut atomic.Uint64
