@@ -8,7 +8,6 @@ package server
 
 import (
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/arktos-dev/arktos/ops"
@@ -479,8 +478,14 @@ func (s *Server) cmdGroupUnique(r *request) (*response, error) {
 	if err != nil {
 		return nil, opErr(err)
 	}
-	map[string]*atomic.Uint64{ops.UniqueBitmap: &s.stats.UniqueBitmap, ops.UniqueSort: &s.stats.UniqueSort,
-		ops.UniqueGrouped: &s.stats.UniqueGrouped}[u.Path].Add(1)
+	switch u.Path {
+	case ops.UniqueBitmap:
+		s.stats.UniqueBitmap.Add(1)
+	case ops.UniqueSort:
+		s.stats.UniqueSort.Add(1)
+	default:
+		s.stats.UniqueGrouped.Add(1)
+	}
 	s.log.Debug("groupby_unique", "rows", ids.Len(), "groups", ng, "values", len(vals), "path", u.Path,
 		"distinct", u.Values[0].Len(), "took", time.Since(start))
 	res := map[string]any{}

@@ -818,8 +818,8 @@ class GroupBy:
         Arkouda's: sub-array i holds group i's distinct values, sorted (a
         Categorical's in string order); NaN values are skipped, so its
         length is ``nunique``'s. For a list of arrays, their distinct tuples:
-        one SegArray per array, sharing segments. One server pass groups by
-        (group, values...); nothing is sorted on the client.
+        one SegArray per array, sharing segments. One request: the server
+        marks or sorts the packed (group, values) keys (docs/operations.md).
 
         >>> k, u = g.unique(ak.array([5, 7, 5, 9, 7, 6]))
         >>> u.to_list()
