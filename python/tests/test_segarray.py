@@ -252,3 +252,34 @@ def test_segarray_bad_input(conn: ak.Connection) -> None:
         with pytest.raises(exc, match=words):
             make()
     assert s.to_list() == [[1, 2], [3]]
+
+
+def test_segarray_register_attach(server: Any, conn: ak.Connection) -> None:
+    """A registered SegArray outlives its session; attach finds it (a
+    Categorical's values too); a taken name keeps nothing new."""
+    s = ak.SegArray(conn.array(np.array([0, 2, 2])), conn.array(np.array([1.5, 2.5, 3.5])))
+    c = ak.Categorical(["b", "a", "b"], conn=conn)
+    t = ak.SegArray(conn.array(np.array([0, 1])), c)
+    s.register("seg_test_s")
+    t.register("seg_test_t")
+    assert s.is_registered() and t.is_registered()
+    other = server.connect()
+    try:
+        got = ak.SegArray.attach("seg_test_s", conn=other)
+        assert got.to_list() == [[1.5, 2.5], [], [3.5]] and got.is_registered()
+        cat = ak.SegArray.attach("seg_test_t", conn=other)
+        assert isinstance(cat.values, ak.Categorical) and cat.to_list() == [["b"], ["a", "b"]]
+        u = ak.SegArray(other.array(np.array([0])), other.array(np.array([7])))
+        taken = other.array(np.array([1])).register("seg_test_u_values")
+        before = {e["name"] for e in other.list_arrays()}
+        with pytest.raises(ak.NameInUseError):
+            u.register("seg_test_u")  # its segments' name is free, its values' is taken
+        assert {e["name"] for e in other.list_arrays()} == before and not u.is_registered()
+        assert u.to_list() == [[7]] and not u.segments.is_registered()
+        taken.unregister()
+        with pytest.raises(ak.UnknownArrayError):
+            ak.SegArray.attach("seg_test_nope", conn=other)
+        got.unregister()
+        cat.unregister()
+    finally:
+        other.close()

@@ -28,9 +28,17 @@ from ._pdarray import pdarray
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ._connection import Connection
     from ._groupby import GroupBy
 
 __all__ = ["SegArray"]
+
+
+def _part_names(name: str) -> tuple[str, str]:
+    """The server names of a registered SegArray's segments and values."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a SegArray is registered under a non-empty str name, got {name!r}")
+    return f"{name}_segments", f"{name}_values"
 
 
 def _gather_ranges(starts: pdarray, lengths: pdarray) -> tuple[pdarray, pdarray]:
@@ -265,6 +273,69 @@ class SegArray:
 
     def __len__(self) -> int:
         return self.size
+
+    # -- keeping it by name -------------------------------------------------------
+
+    def register(self, name: str) -> SegArray:
+        """Keep the SegArray on the server under `name`, as
+        pdarray.register: its segments under ``name + "_segments"`` and its
+        values under ``name + "_values"`` (Arkouda's names; a Categorical's
+        as Categorical.register keeps it). ``ak.SegArray.attach(name)`` finds
+        it again in any later session. Only names change (segments shared
+        with another SegArray are renamed for both). Raises NameInUseError,
+        and keeps nothing new, when a name is taken.
+
+        >>> s.register("trips_by_zone")
+        >>> ak.SegArray.attach("trips_by_zone")   # later, in another session
+        """
+        segs_name, vals_name = _part_names(name)
+        old, kept = self.segments._live_name(), self.segments.is_registered()
+        self.segments.register(segs_name)
+        try:
+            self.values.register(vals_name)
+        except BaseException:  # nothing half-kept: the segments as they were
+            self.segments.register(old)
+            if not kept:
+                self.segments.unregister()
+            raise
+        return self
+
+    @classmethod
+    def attach(cls, name: str, *, conn: Connection | None = None) -> SegArray:
+        """The SegArray register(name) kept on the server (checked as the
+        constructor checks one); like ak.attach, it does not own it.
+
+        >>> s = ak.SegArray.attach("trips_by_zone")
+        """
+        from ._errors import UnknownArrayError
+        from ._ops import _default_conn
+
+        c = _default_conn(conn)
+        segs_name, vals_name = _part_names(name)
+        segments = c.attach(segs_name)
+        try:
+            c.info(vals_name + "/categories")
+            values: pdarray | Categorical = Categorical.attach(vals_name, conn=c)
+        except UnknownArrayError:
+            values = c.attach(vals_name)
+        return cls(segments, values)
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): this SegArray owns its arrays
+        again (dropping it deletes them). The names stay.
+
+        >>> ak.SegArray.attach("trips_by_zone").unregister()
+        """
+        self.segments.unregister()
+        self.values.unregister()
+
+    def is_registered(self) -> bool:
+        """Whether its arrays outlive this SegArray (registered or attached).
+
+        >>> ak.SegArray.attach("trips_by_zone").is_registered()
+        True
+        """
+        return self.segments.is_registered() and self.values.is_registered()
 
     # -- indexing ---------------------------------------------------------------
 
