@@ -22,7 +22,7 @@ import (
 var creating = map[string]bool{
 	"upload": true, "full": true, "arange": true, "linspace": true, "random": true, "concatenate": true,
 	"binop": true, "unop": true, "astype": true, "where": true, "scan": true, "slice": true, "take": true,
-	"compress": true, "getitem": true, "sort": true, "argsort": true, "coargsort": true, "unique": true,
+	"compress": true, "repeat": true, "getitem": true, "sort": true, "argsort": true, "coargsort": true, "unique": true,
 	"in1d": true, "setop": true, "histogram": true, "reduce": true, "groupby": true, "groupby_agg": true,
 	"groupby_segments": true, "groupby_broadcast": true, "groupby_topk": true, "groupby_corr": true,
 	"groupby_head": true, "groupby_sample": true, "groupby_unique": true, "read_parquet": true, "read_arrow": true, "load_all": true,

@@ -205,6 +205,20 @@ func (c *Client) Compress(ctx context.Context, a, mask string) (ArrayInfo, error
 	return c.opArray(ctx, "compress", map[string]any{"a": a, "mask": mask})
 }
 
+// Repeat stores np.repeat(a, counts): element i of a counts[i] times, for
+// a stored integer array counts of a's length (none negative).
+func (c *Client) Repeat(ctx context.Context, a, counts string) (ArrayInfo, error) {
+	return c.opArray(ctx, "repeat", map[string]any{"a": a, "counts": counts})
+}
+
+// RepeatEach stores np.repeat(a, count): each element count times.
+func (c *Client) RepeatEach(ctx context.Context, a string, count int) (ArrayInfo, error) {
+	if count < 0 {
+		return ArrayInfo{}, fmt.Errorf("client: repeat count must be >= 0, got %d", count)
+	}
+	return c.opArray(ctx, "repeat", map[string]any{"a": a, "count": count})
+}
+
 // Sort stores a sorted copy of a (NaN last).
 func (c *Client) Sort(ctx context.Context, a string) (ArrayInfo, error) {
 	return c.opArray(ctx, "sort", map[string]any{"a": a})

@@ -57,6 +57,31 @@ func TestOperations(t *testing.T) {
 	if !errors.As(err, &te) || te.Code != transfer.IndexOutOfRange {
 		t.Errorf("a[[0, 9]]: %v, want INDEX_OUT_OF_RANGE", err)
 	}
+	counts, _ := client.Upload(ctx, c, []uint8{2, 0, 1, 3})
+	rep, err := c.Repeat(ctx, a.Name, counts.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.Download[int8](ctx, c, rep.Name); !slices.Equal(got, []int8{2, 2, 126, -1, -1, -1}) {
+		t.Errorf("repeat by [2 0 1 3] = %v", got)
+	}
+	rep, err = c.RepeatEach(ctx, a.Name, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.Download[int8](ctx, c, rep.Name); !slices.Equal(got, []int8{2, 2, -2, -2, 126, 126, -1, -1}) {
+		t.Errorf("repeat each 2 = %v", got)
+	}
+	neg, _ := client.Upload(ctx, c, []int64{1, -1, 0, 0})
+	short, _ := client.Upload(ctx, c, []int64{1})
+	for _, args := range []map[string]any{
+		{"a": a.Name, "counts": neg.Name}, {"a": a.Name, "counts": short.Name}, {"a": a.Name},
+		{"a": a.Name, "counts": counts.Name, "count": 2}, {"a": a.Name, "counts": a.Name + "x"},
+	} {
+		if _, err := c.Op(ctx, "repeat", args); err == nil {
+			t.Errorf("repeat %v accepted", args)
+		}
+	}
 	r1, err := c.Random(ctx, "randint", 1000, 7, int64(0), int64(10))
 	if err != nil {
 		t.Fatal(err)

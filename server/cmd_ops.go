@@ -35,6 +35,7 @@ func init() {
 		"slice":        (*Server).cmdSlice,
 		"take":         (*Server).cmdTake,
 		"compress":     (*Server).cmdCompress,
+		"repeat":       (*Server).cmdRepeat,
 		"setitem":      (*Server).cmdSetitem,
 		"sort":         (*Server).cmdSort,
 		"argsort":      (*Server).cmdArgsort,
@@ -812,6 +813,41 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 		return nil, err
 	}
 	ops.Compress(env, x, m, out)
+	return one(o, out)
+}
+
+// cmdRepeat stores np.repeat(a, counts): each element counts[i] times
+// ("counts" names an integer array of a's length) or "count" times each.
+func (s *Server) cmdRepeat(r *request) (*response, error) {
+	a := r.args
+	name := a.String("a")
+	countsName := a.OptString("counts", "")
+	count := 0
+	if a.Has("count") {
+		count = sizeArg(a, "count")
+	}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if countsName == "" && !a.Has("count") || countsName != "" && a.Has("count") {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "repeat takes counts (an array of one count per element) or count (one for all), not both or neither")
+	}
+	x, err := s.store.get(name)
+	if err != nil {
+		return nil, err
+	}
+	var counts *pdarray.Array
+	if countsName != "" {
+		if counts, err = s.store.get(countsName); err != nil {
+			return nil, err
+		}
+	}
+	o, env := s.opEnv("repeat of '%s'", name)
+	defer o.done()
+	out, err := ops.Repeat(env, x, counts, count)
+	if err != nil {
+		return nil, opErr(err)
+	}
 	return one(o, out)
 }
 

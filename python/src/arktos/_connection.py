@@ -186,7 +186,7 @@ def _split_url(url: str) -> tuple[str, str | None]:
 #: Ctrl-C, is freed.
 _CREATING = frozenset({
     "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
-    "where", "scan", "slice", "take", "compress", "getitem", "sort", "argsort", "coargsort",
+    "where", "scan", "slice", "take", "compress", "repeat", "getitem", "sort", "argsort", "coargsort",
     "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
     "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "groupby_head",
     "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
@@ -200,7 +200,7 @@ _CREATING = frozenset({
 _KEEPS_ARRAYS = frozenset({
     "get_config", "info", "list", "mem_used", "stats", "download", "shm_release", "shm_lease",
     "open_stream", "close_stream", "reduce", "binop", "unop", "astype", "where", "scan", "full",
-    "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "sort",
+    "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "repeat", "sort",
     "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "order_stats", "groupby",
     "groupby_agg", "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr",
     "groupby_head", "groupby_sample", "groupby_unique", "to_parquet", "to_arrow_file", "save_all", "shutdown",

@@ -716,27 +716,22 @@ def _np_compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> A
 
 
 def _np_repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
-    """np.repeat of a pdarray on the server: a gather by the index each
-    output element comes from (a count for all, or one per element)."""
+    """np.repeat of a pdarray on the server (one pass: runs of each element
+    written where the counts' running sum puts them), by a count for all or
+    one per element."""
     if not isinstance(a, pdarray) or axis not in (None, 0, -1) \
             or not isinstance(repeats, pdarray) and np.ndim(repeats) > 1:
         return NotImplemented
-    n = a.size
     if not isinstance(repeats, pdarray) and (np.ndim(repeats) == 0 or np.size(repeats) == 1):
         k = int(np.asarray(repeats).reshape(-1)[0])
         if k < 0:
             raise ValueError("repeats may not contain negative values.")
-        return a[binop("//", arange(n * k, conn=a._conn), k)] if k and n else a[:0]
-    counts = repeats if isinstance(repeats, pdarray) else a._conn.array(np.asarray(repeats))
-    if counts.dtype.kind not in "iu" or counts.size != n:
+        return _new(a._conn, a._conn._request("repeat", {"a": a._live_name(), "count": k})[0])
+    keep: list[pdarray] = []
+    counts = _as_pdarray(repeats, a._conn, keep)
+    if counts.dtype.kind not in "iu" or counts.size != a.size:
         return NotImplemented  # (numpy's errors for these)
-    if n == 0:
-        return a[:0]
-    if counts.dtype.kind == "i" and counts.min() < 0:
-        raise ValueError("repeats may not contain negative values.")
-    ends = counts.astype(np.int64).cumsum()
-    total = int(ends[n - 1])
-    return a[searchsorted(ends, arange(total, conn=a._conn), "right")] if total else a[:0]
+    return _new(a._conn, a._conn._request("repeat", {"a": a._live_name(), "counts": counts._live_name()})[0])
 
 
 def _np_tile(A: Any, reps: Any) -> Any:  # noqa: N803 -- numpy's name
