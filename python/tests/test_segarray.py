@@ -283,3 +283,30 @@ def test_segarray_register_attach(server: Any, conn: ak.Connection) -> None:
         cat.unregister()
     finally:
         other.close()
+
+
+def test_unique_and_repeat_within_memory(make_server: Any) -> None:
+    """Under --max-memory, a unique or repeat too large for it says so
+    (OUT_OF_MEMORY) and stores nothing; the arrays already there stay, and
+    a smaller one then works."""
+    conn = make_server("--max-memory", "48MiB").connect()
+    try:
+        rng = np.random.default_rng(3)
+        n = 1_500_000
+        k = conn.array(rng.integers(0, 100_000, n))
+        v = conn.array(rng.integers(-(2**40), 2**40, n))  # the sort path: 16 bytes a row of scratch
+        g = ak.GroupBy(k).group()
+        before = {e["name"] for e in conn.list_arrays()}
+        with pytest.raises(ak.OutOfMemoryError, match="max-memory"):
+            g.unique(v)
+        with pytest.raises(ak.OutOfMemoryError, match="max-memory"):
+            np.repeat(v, 10**9)
+        with pytest.raises(ak.OutOfMemoryError, match="max-memory"):
+            v.repeat(conn.array(np.full(n, 1000)))
+        assert {e["name"] for e in conn.list_arrays()} == before
+        assert k.to_ndarray().size == n
+        small = ak.GroupBy(k[:1000])
+        keys, u = small.unique(v[:1000])
+        assert u.valsize == 1000 and np.repeat(v[:10], 3).size == 30
+    finally:
+        conn.close()
