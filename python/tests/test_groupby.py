@@ -691,3 +691,40 @@ def test_sample_without_replacement_is_one_server_pass(conn: ak.Connection, rng:
         del conn._request
     assert sent.count("groupby_sample") == 2 and not {"coargsort", "argsort", "sort"} & set(sent), sent
     assert rows.size == 150 and weighted.size == 150
+
+
+def test_groupby_register_attach(server: Any, conn: ak.Connection, rng: np.random.Generator) -> None:
+    """A registered GroupBy (an int key and a Categorical key) outlives its
+    session: attach in another session aggregates as the original did, its
+    unique keys the same (the Categorical's as a Categorical); a taken name
+    keeps nothing new; unregister hands the arrays back."""
+    k1 = rng.integers(0, 7, N)
+    k2 = rng.choice(np.array(["x", "y", "z"]), N)
+    v = rng.normal(size=N)
+    g = ak.GroupBy([conn.array(k1), ak.Categorical(k2, conn=conn)])
+    want_keys, want = g.sum(conn.array(v))
+    assert g.register("gb_test") is g and g.is_registered()
+    other = server.connect()
+    try:
+        h = ak.GroupBy.attach("gb_test", conn=other)
+        assert h.is_registered() and h.ngroups == g.ngroups and h.nkeys == 2 and h.nkept == N
+        keys, got = h.sum(other.array(v))
+        assert np.array_equal(got.to_ndarray(), want.to_ndarray())
+        assert np.array_equal(keys[0].to_ndarray(), want_keys[0].to_ndarray())
+        assert isinstance(keys[1], ak.Categorical) and keys[1].to_list() == want_keys[1].to_list()
+        _, u = h.unique(other.array(k1))
+        assert u.size == h.ngroups
+        g2 = ak.GroupBy(other.array(k1)).group()
+        taken = other.array(np.array([1])).register("gb_test2_keys_0")
+        before = {e["name"] for e in other.list_arrays()}
+        with pytest.raises(ak.NameInUseError):
+            g2.register("gb_test2")  # its ids' name is free, its keys' taken
+        assert {e["name"] for e in other.list_arrays()} == before and not g2.is_registered()
+        assert g2.sum(other.array(v))[1].size == 7
+        taken.unregister()
+        with pytest.raises(ak.UnknownArrayError):
+            ak.GroupBy.attach("gb_test_nope", conn=other)
+        h.unregister()
+        assert not h.is_registered()
+    finally:
+        other.close()

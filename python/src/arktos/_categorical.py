@@ -484,6 +484,28 @@ def _ascii_strings(buf: NDArray[np.uint8], starts: NDArray[np.int64],
     return out
 
 
+def _register_all(parts: Sequence[tuple[Any, str]]) -> None:
+    """register(name) each (pdarray or Categorical, name) in order, all or
+    none: after a failure (a name taken) the ones registered get their old
+    names back and are owned again, and the error is raised."""
+    done: list[tuple[Any, str, bool]] = []
+    try:
+        for obj, name in parts:
+            arr = obj.codes if isinstance(obj, Categorical) else obj
+            old, kept = arr._live_name(), arr.is_registered()
+            obj.register(name)
+            done.append((obj, old, kept))
+    except BaseException:
+        for obj, old, kept in reversed(done):
+            if isinstance(obj, Categorical):
+                obj.codes._conn.delete(_category_names(obj.codes._live_name()), missing_ok=True)
+            arr = obj.codes if isinstance(obj, Categorical) else obj
+            arr.register(old)
+            if not kept:
+                arr.unregister()
+        raise
+
+
 def _category_names(name: str) -> tuple[str, str]:
     """The server names of a registered Categorical's categories."""
     return f"{name}/categories", f"{name}/category_lengths"

@@ -251,7 +251,7 @@ class GroupBy:
         >>> g.nkeys
         1
         """
-        return len(self.keys)
+        return len(self._categories)
 
     @property
     def length(self) -> int:
@@ -261,6 +261,98 @@ class GroupBy:
         6
         """
         return self.nkept
+
+    # -- keeping it by name ---------------------------------------------------
+
+    def register(self, name: str) -> GroupBy:
+        """Keep the grouping on the server under `name` (Arkouda's
+        GroupBy.register), made first if it is not yet: its ids under
+        ``name + "_ids"`` and its unique keys under ``name + "_keys_0"``,
+        ``"_keys_1"``, ... (a Categorical key's as Categorical.register
+        keeps one). ``ak.GroupBy.attach(name)`` finds it in any later
+        session, ready to aggregate; the key arrays it was made from are not
+        kept (nothing groups again). Raises NameInUseError, and keeps nothing
+        new, when a name is taken.
+
+        >>> ak.GroupBy(pickup).register("by_pickup")
+        >>> g = ak.GroupBy.attach("by_pickup")   # later, in another session
+        """
+        from ._categorical import _register_all
+
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a GroupBy is registered under a non-empty str name, got {name!r}")
+        self.group()
+        uk = self.unique_keys
+        keys = list(uk) if isinstance(uk, tuple) else [uk]
+        _register_all([(self.ids, f"{name}_ids")] + [(k, f"{name}_keys_{i}") for i, k in enumerate(keys)])
+        return self
+
+    @classmethod
+    def attach(cls, name: str, *, conn: Connection | None = None) -> GroupBy:
+        """The grouping register(name) kept on the server (its ids and unique
+        keys; a key that was a Categorical comes back as one); like
+        ak.attach, it does not own them.
+
+        >>> g = ak.GroupBy.attach("by_pickup")
+        >>> keys, fares = g.sum(fare)
+        """
+        from ._errors import UnknownArrayError
+        from ._ops import _default_conn, binop
+
+        c = _default_conn(conn)
+        ids = c.attach(f"{name}_ids")
+        names = {e["name"] for e in c.list_arrays()}
+        uks: list[pdarray] = []
+        cats: list[Any] = []
+        while (key := f"{name}_keys_{len(uks)}") in names:
+            if f"{key}/categories" in names:
+                k = Categorical.attach(key, conn=c)
+                uks.append(k.codes)
+                cats.append(k.categories)
+            else:
+                uks.append(c.attach(key))
+                cats.append(None)
+        if not uks:
+            raise UnknownArrayError(f"no array named '{name}_keys_0' beside '{name}_ids': "
+                                    f"'{name}' is not a GroupBy that register() kept")
+        if ids.dtype != np.int32 or any(k.size != uks[0].size for k in uks):
+            raise ValueError(f"'{name}_ids' and '{name}_keys_*' are not a GroupBy's (register() "
+                             "stores int32 ids and unique keys of one length)")
+        g = cls.__new__(cls)
+        g._single, g._categories, g._conn = len(uks) == 1, cats, c
+        g.keys, g.dropna, g._strategy_arg, g._rows = [], True, "auto", ids.size
+        g._ids, g._ngroups, g._strategy = ids, uks[0].size, "attached"
+        g._nkept = int(binop(">=", ids, 0).sum())
+        g._unique_keys = uks[0] if len(uks) == 1 else tuple(uks)
+        g.fused, g._segments, g._permutation, g._broken = False, None, None, None
+        return g
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): the ids and unique keys are owned
+        again (dropping the GroupBy deletes them).
+
+        >>> ak.GroupBy.attach("by_pickup").unregister()
+        """
+        self.ids.unregister()
+        for k, cats in zip(self._key_arrays(), self._categories, strict=True):
+            if cats is not None:
+                Categorical._wrap(k, cats).unregister()
+            else:
+                k.unregister()
+
+    def is_registered(self) -> bool:
+        """Whether its ids outlive this GroupBy (registered or attached).
+
+        >>> ak.GroupBy.attach("by_pickup").is_registered()
+        True
+        """
+        return self._ids is not None and self._ids.is_registered()
+
+    def _key_arrays(self) -> list[pdarray]:
+        self._known()
+        uk = self._unique_keys
+        assert uk is not None
+        return list(uk) if isinstance(uk, tuple) else [uk]
 
     def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
         """Unique-key arrays as the user's keys were: a Categorical key's as
@@ -283,8 +375,8 @@ class GroupBy:
 
     def __repr__(self) -> str:
         if self._unique_keys is None:
-            return f"GroupBy(nkeys={len(self.keys)}, not grouped yet)"
-        return f"GroupBy(ngroups={self.ngroups}, nkeys={len(self.keys)}, strategy={self.strategy!r})"
+            return f"GroupBy(nkeys={self.nkeys}, not grouped yet)"
+        return f"GroupBy(ngroups={self.ngroups}, nkeys={self.nkeys}, strategy={self.strategy!r})"
 
     def _agg_request(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Run a named groupby_agg request (ops, columns, ddof): with the

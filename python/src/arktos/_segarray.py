@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._categorical import Categorical
+from ._categorical import Categorical, _register_all
 from ._ops import binop, unop
 from ._pdarray import pdarray
 
@@ -288,16 +288,7 @@ class SegArray:
         >>> s.register("trips_by_zone")
         >>> ak.SegArray.attach("trips_by_zone")   # later, in another session
         """
-        segs_name, vals_name = _part_names(name)
-        old, kept = self.segments._live_name(), self.segments.is_registered()
-        self.segments.register(segs_name)
-        try:
-            self.values.register(vals_name)
-        except BaseException:  # nothing half-kept: the segments as they were
-            self.segments.register(old)
-            if not kept:
-                self.segments.unregister()
-            raise
+        _register_all(list(zip((self.segments, self.values), _part_names(name), strict=True)))
         return self
 
     @classmethod
