@@ -229,6 +229,19 @@ func (g *GroupBy) SampleWeighted(ctx context.Context, counts, weights string, gr
 		"weights": weights, "grouped": grouped}, seed)
 }
 
+// SampleReplace is Sample with replacement: counts[g] rows of group g,
+// any count, each draw uniform in its group, or with weights (a stored
+// float64 array, one per row, finite and not negative; "" for uniform) in
+// proportion to the rows' weights. Grouped puts them group by group in the
+// order drawn, else they come in row order (a row drawn twice, twice).
+func (g *GroupBy) SampleReplace(ctx context.Context, counts, weights string, grouped bool, seed ...uint64) (ArrayInfo, error) {
+	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "counts": counts, "grouped": grouped, "replace": true}
+	if weights != "" {
+		args["weights"] = weights
+	}
+	return g.sample(ctx, args, seed)
+}
+
 func (g *GroupBy) sample(ctx context.Context, args map[string]any, seed []uint64) (ArrayInfo, error) {
 	switch len(seed) {
 	case 0:

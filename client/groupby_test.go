@@ -492,6 +492,24 @@ func TestGroupByHeadTailBits(t *testing.T) {
 	if _, err := g.Sample(ctx, tooMany.Name, false, 7); err == nil {
 		t.Error("5 samples of a group of 4 rows accepted")
 	}
+	// with replacement any count, weighted or not; rows of weight 0 never
+	for _, weights := range []string{"", w.Name} {
+		sr, err := g.SampleReplace(ctx, tooMany.Name, weights, false, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := client.Download[int64](ctx, c, sr.Name)
+		var per [3]int
+		for j, r := range rows {
+			per[keys[r]]++
+			if j > 0 && rows[j-1] > r || weights != "" && (r == 1 || r == 3) {
+				t.Fatalf("sample with replacement %v (weights %q): out of order, or a row of weight 0", rows, weights)
+			}
+		}
+		if per != [3]int{5, 1, 1} {
+			t.Errorf("sample with replacement %v: %v rows a group, want 5, 1, 1", rows, per)
+		}
+	}
 	f, _ := client.Upload(ctx, c, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 	_, err = g.Aggregate(ctx, "or", f.Name, 0)
 	var te *transfer.Error

@@ -296,3 +296,187 @@ func splitmix(seed, i uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	return z ^ (z >> 31)
 }
+
+// GroupSampleReplace returns counts[g] rows of every group g drawn with
+// replacement (counts: int64, one per group, not negative; a group asked
+// for rows must have one): uniformly, or with weights (float64, one per
+// row, finite and not negative; nil: uniform) each row in proportion to
+// its weight, a group asked for rows needing one of positive weight. Rows
+// come in row order (a row drawn twice twice), or with grouped group by
+// group, each group's in the order drawn (Arkouda's permute_samples).
+//
+// One counting pass puts each group's rows together (GroupSegments);
+// weighted, each group's running sum of weights follows, in row order,
+// the workers taking whole groups. The answer's draw p, of group g, is
+// the seed's p-th number alone: a place in the group, or the first row
+// whose running sum passes that fraction of the group's total (a binary
+// search of the group's sums). So any worker count gives the same rows.
+// Composed of server operations (a sum, the segments, gathers, a cumsum
+// and a searchsorted), the weighted draw took 0.72 s for 5·10^5 draws of
+// 10^7 rows (bench/groupby run 83).
+func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weights *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
+	if err := checkSampleArgs(ids, ngroups, counts); err != nil {
+		return nil, err
+	}
+	gid, cnt := pdarray.View[int32](ids), pdarray.View[int64](counts)
+	var ws []float64
+	if weights != nil {
+		if weights.DType() != dF64 || weights.Len() != ids.Len() {
+			return nil, errorf(ErrValue, "sample weights must be float64, one per row (%d), got %d %v", ids.Len(), weights.Len(), weights.DType())
+		}
+		ws = pdarray.View[float64](weights)[:len(gid)]
+		if i := badWeight(env, ws); i >= 0 {
+			return nil, errorf(ErrValue, "sample weights must be finite and not negative; row %d's is %v", i, ws[i])
+		}
+	}
+	kept := countKept(env, gid)
+	perm, segs, err := GroupSegments(env, ids, ngroups, kept)
+	if err != nil {
+		return nil, err
+	}
+	defer env.free(perm, segs)
+	pm, sg := pdarray.View[int64](perm), pdarray.View[int64](segs)
+	end := func(g int) int64 {
+		if g+1 < ngroups {
+			return sg[g+1]
+		}
+		return int64(kept)
+	}
+	var cum []float64
+	if ws != nil {
+		c, freeCum, err := scratchOf[float64](env, kept)
+		if err != nil {
+			return nil, err
+		}
+		defer freeCum()
+		cum = c
+		// Each worker a stretch of whole groups: a group's sum is one
+		// worker's, in row order, whatever the worker count.
+		groupStretches(env, sg, kept, func(glo, ghi int) {
+			for g := glo; g < ghi; g++ {
+				s := 0.0
+				for j := sg[g]; j < end(g); j++ {
+					s += ws[pm[j]]
+					cum[j] = s
+				}
+			}
+		})
+	}
+	total := int64(0)
+	for g, c := range cnt {
+		size := end(g) - sg[g]
+		switch {
+		case c < 0:
+			return nil, errorf(ErrValue, "group %d: %d samples cannot be drawn (a count is 0 or more)", g, c)
+		case c > 0 && size == 0:
+			return nil, errorf(ErrValue, "group %d has no rows; %d samples of it cannot be drawn", g, c)
+		case c > 0 && cum != nil && !(cum[end(g)-1] > 0):
+			return nil, errorf(ErrValue, "group %d has 0 rows of positive weight; %d samples of it cannot be drawn", g, c)
+		}
+		if total += c; total < 0 {
+			return nil, errorf(ErrValue, "sample counts add up past 2^63-1")
+		}
+	}
+	out, err := env.Alloc(dI64, int(total))
+	if err != nil {
+		return nil, err
+	}
+	o := pdarray.View[int64](out)
+	at, freeAt, err := scratchOf[int64](env, ngroups+1)
+	if err != nil {
+		env.free(out)
+		return nil, err
+	}
+	defer freeAt()
+	at[0] = 0
+	for g, c := range cnt {
+		at[g+1] = at[g] + c
+	}
+	groupStretches(env, at[:ngroups], int(total), func(glo, ghi int) {
+		for g := glo; g < ghi; g++ {
+			lo, hi := sg[g], end(g)
+			for p := at[g]; p < at[g+1]; p++ {
+				r := splitmix(seed, uint64(p))
+				var j int64
+				if cum == nil {
+					k, _ := bits.Mul64(r, uint64(hi-lo))
+					j = lo + int64(k)
+				} else {
+					c := cum[lo:hi]
+					t := float64(r>>11) * 0x1p-53 * c[len(c)-1] // [0, the group's total)
+					k, _ := slices.BinarySearchFunc(c, t, func(x, t float64) int {
+						if x > t {
+							return 1
+						}
+						return -1
+					})
+					// the first row whose running sum passes t has weight > 0;
+					// past the end only by rounding: the last such row
+					for k == len(c) || k > 0 && c[k] == c[k-1] {
+						k--
+					}
+					j = lo + int64(k)
+				}
+				o[p] = pm[j]
+			}
+		}
+	})
+	if !grouped && total > 1 {
+		tmp, freeTmp, err := scratchOf[uint64](env, int(total))
+		if err != nil {
+			env.free(out)
+			return nil, err
+		}
+		defer freeTmp()
+		keys := pdarray.BytesAs[uint64](out.Bytes()) // rows >= 0: their order as uint64
+		base, nbits := keyRange(env, keys)
+		if sorted := sortKeysOnly(env, keys, tmp, base, nbits); &sorted[0] != &keys[0] {
+			copy(keys, sorted)
+		}
+	}
+	return out, nil
+}
+
+// groupStretches runs f over stretches of whole groups [glo, ghi), one a
+// worker, balanced by their places (byGroups balances group ids): starts[g]
+// is where group g's stretch begins in [0, n), ascending.
+func groupStretches(env Env, starts []int64, n int, f func(glo, ghi int)) {
+	ng := len(starts)
+	nw := numWorkers(env.workers(), n)
+	if nw <= 1 || ng < 2 {
+		f(0, ng)
+		return
+	}
+	cut := make([]int, nw+1)
+	for w := 1; w < nw; w++ {
+		cut[w], _ = slices.BinarySearch(starts, int64(w*n/nw))
+	}
+	cut[nw] = ng
+	parallelN(nw, func(w int) {
+		if lo, hi := cut[w], cut[w+1]; lo < hi {
+			f(lo, hi)
+		}
+	})
+}
+
+// badWeight returns the first row whose weight is negative, NaN or
+// infinite, or -1.
+func badWeight(env Env, ws []float64) int {
+	nw := numWorkers(env.workers(), len(ws))
+	first := make([]int, nw)
+	parallel(env.workers(), len(ws), chunk, func(w, lo, hi int) {
+		first[w] = -1
+		for i, x := range ws[lo:hi] {
+			if !(x >= 0) || x > math.MaxFloat64 {
+				first[w] = lo + i
+				return
+			}
+		}
+	})
+	for _, i := range first {
+		if i >= 0 {
+			return i
+		}
+	}
+	return -1
+}

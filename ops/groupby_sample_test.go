@@ -250,3 +250,125 @@ func BenchmarkGroupSample(b *testing.B) {
 		}
 	})
 }
+
+// TestGroupSampleReplace: with replacement, each group gives its count of
+// rows of its own (weighted: none of weight 0), in row order or group by
+// group, the same rows at 1, 2 and 8 workers; rows are drawn in
+// proportion to their weights (uniformly without) within 5 standard
+// deviations over 400,000 draws; refusals name the group or row.
+func TestGroupSampleReplace(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const n, ng = 40000, 500
+	ids := randomIDs(r, n, ng)
+	gid := pdarray.View[int32](ids)
+	size := make([]int64, ng)
+	for _, g := range gid {
+		if g >= 0 {
+			size[g]++
+		}
+	}
+	w := make([]float64, n)
+	for i := range w {
+		if r.IntN(4) > 0 {
+			w[i] = r.Float64() * 10
+		}
+	}
+	pos := make([]int64, ng)
+	for i, g := range gid {
+		if g >= 0 && w[i] > 0 {
+			pos[g]++
+		}
+	}
+	cnt := make([]int64, ng)
+	for g := range cnt {
+		if pos[g] > 0 {
+			cnt[g] = r.Int64N(3 * size[g]) // more than the group's rows too
+		}
+	}
+	counts, weights := pdarray.FromSlice(cnt), pdarray.FromSlice(w)
+	for _, weighted := range []bool{false, true} {
+		var first []int64
+		for _, wk := range []int{1, 2, 8} {
+			for _, grouped := range []bool{false, true} {
+				var wa *pdarray.Array
+				if weighted {
+					wa = weights
+				}
+				out, err := GroupSampleReplace(PlainEnv(wk), ids, ng, counts, wa, 5, grouped)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := pdarray.View[int64](out)
+				got := make([]int64, ng)
+				for j, i := range rows {
+					g := gid[i]
+					if g < 0 || weighted && w[i] == 0 {
+						t.Fatalf("row %d (group %d, weight %v) drawn", i, g, w[i])
+					}
+					got[g]++
+					if j > 0 && (!grouped && rows[j-1] > i || grouped && gid[rows[j-1]] > g) {
+						t.Fatalf("grouped %v: row %d after %d", grouped, i, rows[j-1])
+					}
+				}
+				if !slices.Equal(got, cnt) {
+					t.Fatalf("weighted %v, %d workers, grouped %v: counts per group differ", weighted, wk, grouped)
+				}
+				sorted := slices.Sorted(slices.Values(rows))
+				if first == nil {
+					first = sorted
+				} else if !slices.Equal(first, sorted) {
+					t.Fatalf("weighted %v, %d workers: another sample for the same seed", weighted, wk)
+				}
+			}
+		}
+	}
+	// Frequencies: one group of rows weighted 1, 0, 2, 3, 4 (and uniform).
+	one := pdarray.FromSlice([]int32{0, 0, 0, 0, 0})
+	const draws = 400_000
+	for _, c := range []struct {
+		w    []float64
+		want []float64
+	}{{[]float64{1, 0, 2, 3, 4}, []float64{0.1, 0, 0.2, 0.3, 0.4}}, {nil, []float64{0.2, 0.2, 0.2, 0.2, 0.2}}} {
+		var wa *pdarray.Array
+		if c.w != nil {
+			wa = pdarray.FromSlice(c.w)
+		}
+		out, err := GroupSampleReplace(PlainEnv(2), one, 1, pdarray.FromSlice([]int64{draws}), wa, 77, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freq := make([]float64, 5)
+		for _, i := range pdarray.View[int64](out) {
+			freq[i]++
+		}
+		for i, p := range c.want {
+			if sd := math.Sqrt(draws * p * (1 - p)); math.Abs(freq[i]-draws*p) > 5*sd+1e-9 {
+				t.Errorf("weights %v: row %d drawn %v times, want %v ± %v", c.w, i, freq[i], draws*p, 5*sd)
+			}
+		}
+	}
+	bad := func(cnts []int64, w []float64, ids []int32) error {
+		var wa *pdarray.Array
+		if w != nil {
+			wa = pdarray.FromSlice(w)
+		}
+		_, err := GroupSampleReplace(PlainEnv(1), pdarray.FromSlice(ids), len(cnts), pdarray.FromSlice(cnts), wa, 1, false)
+		return err
+	}
+	for i, err := range []error{
+		bad([]int64{-1, 1}, nil, []int32{0, 1}),
+		bad([]int64{1, 1}, nil, []int32{0, 0}),                     // group 1 has no rows
+		bad([]int64{1, 1}, []float64{1, 0}, []int32{0, 1}),         // group 1's weights all 0
+		bad([]int64{1, 1}, []float64{1, math.NaN()}, []int32{0, 1}), // a NaN weight
+		bad([]int64{1, 1}, []float64{1, -2}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1, math.Inf(1)}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1}, []int32{0, 1}),
+	} {
+		if err == nil {
+			t.Errorf("bad sample %d accepted", i)
+		}
+	}
+	if err := bad([]int64{0, 2}, []float64{0, 1}, []int32{0, 1}); err != nil {
+		t.Errorf("group 0 asked for nothing: %v", err)
+	}
+}

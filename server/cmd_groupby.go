@@ -406,11 +406,12 @@ func (s *Server) cmdGroupHead(r *request) (*response, error) {
 	return one(o, out)
 }
 
-// cmdGroupSample stores the rows (int64) of a sample without replacement
-// of each group: "counts" names an int64 array of how many rows of each
-// group, "weights" (optional) a float64 array of the rows' weights (else
-// uniform), "seed" makes it reproducible, "grouped" puts the rows group
-// by group, in the order drawn, instead of in row order.
+// cmdGroupSample stores the rows (int64) of a sample of each group,
+// without replacement unless "replace": "counts" names an int64 array of
+// how many rows of each group, "weights" (optional) a float64 array of the
+// rows' weights (else uniform), "seed" makes it reproducible, "grouped"
+// puts the rows group by group, in the order drawn, instead of in row
+// order.
 func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	a := r.args
 	idsName := a.String("ids")
@@ -421,6 +422,7 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	}
 	seed := seedArg(a)
 	grouped := a.OptBool("grouped", false)
+	replace := a.OptBool("replace", false)
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
@@ -436,15 +438,23 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	defer done()
 	start := time.Now()
 	var out *pdarray.Array
-	if len(arrs) == 2 {
+	switch {
+	case replace:
+		var w *pdarray.Array
+		if len(arrs) == 2 {
+			w = arrs[1]
+		}
+		out, err = ops.GroupSampleReplace(env, ids, ng, arrs[0], w, seed, grouped)
+	case len(arrs) == 2:
 		out, err = ops.GroupSampleWeighted(env, ids, ng, arrs[0], arrs[1], seed, grouped)
-	} else {
+	default:
 		out, err = ops.GroupSampleRows(env, ids, ng, arrs[0], seed, grouped)
 	}
 	if err != nil {
 		return nil, opErr(err)
 	}
-	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "weighted", len(arrs) == 2, "drawn", out.Len(), "took", time.Since(start))
+	s.log.Debug("groupby_sample", "rows", ids.Len(), "groups", ng, "weighted", len(arrs) == 2, "replace", replace,
+		"drawn", out.Len(), "took", time.Since(start))
 	return one(o, out)
 }
 

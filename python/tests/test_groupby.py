@@ -669,9 +669,10 @@ def test_assume_sorted_is_accepted(conn: ak.Connection) -> None:
         ak.GroupBy(k, assume_sorted=[1])  # type: ignore[arg-type]
 
 
-def test_sample_without_replacement_is_one_server_pass(conn: ak.Connection, rng: np.random.Generator) -> None:
-    """Without replacement, weighted or not, sample is the groupby_sample
-    pass: no sort on the server (the requests are recorded)."""
+def test_sample_is_one_server_request(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """With or without replacement, weighted or not, sample is one
+    groupby_sample request: no sort, no running sums or searches composed on
+    the client (the requests are recorded)."""
     g = ak.GroupBy(conn.array(rng.integers(0, 50, N)))
     v = conn.array(np.arange(N))
     g.group()
@@ -687,10 +688,16 @@ def test_sample_without_replacement_is_one_server_pass(conn: ak.Connection, rng:
     try:
         rows = g.sample(v, n=3, random_state=11, return_indices=True)
         weighted = g.sample(v, n=3, weights=w, random_state=11, return_indices=True)
+        again = g.sample(v, n=300, replace=True, random_state=11, return_indices=True)
+        heavy = g.sample(v, n=300, weights=w, replace=True, random_state=11, return_indices=True)
     finally:
         del conn._request
-    assert sent.count("groupby_sample") == 2 and not {"coargsort", "argsort", "sort"} & set(sent), sent
-    assert rows.size == 150 and weighted.size == 150
+    assert sent.count("groupby_sample") == 4, sent
+    assert not {"coargsort", "argsort", "sort", "searchsorted", "scan"} & set(sent), sent
+    assert rows.size == 150 and weighted.size == 150 and again.size == heavy.size == 15000
+    for drawn in (again, heavy):
+        d = drawn.to_ndarray()
+        assert np.all(d[1:] >= d[:-1])  # row order, a row drawn twice twice
 
 
 def test_groupby_register_attach(server: Any, conn: ak.Connection, rng: np.random.Generator) -> None:

@@ -784,18 +784,19 @@ class GroupBy:
         ``random_state`` (an int seed) gives the same sample at any worker
         count.
 
-        Without replacement, one pass over the rows on the server draws each
-        group's rows: by selection sampling (a row is taken with probability
-        still-to-draw / still-unseen; permute_samples then shuffles them
-        within a group), or with weights by Efraimidis and Spirakis' keys
-        ``-log(u) / w``, each group keeping its smallest in a heap. With
-        replacement each draw picks a place in its group (weighted: by a
-        search of its running weights).
+        One request draws the sample on the server. Without replacement, one
+        pass over the rows: selection sampling (a row is taken with
+        probability still-to-draw / still-unseen; permute_samples then
+        shuffles them within a group), or with weights Efraimidis and
+        Spirakis' keys ``-log(u) / w``, each group keeping its smallest in a
+        heap. With replacement, each group's rows are put together (a
+        counting pass) and each draw picks a place in its group (weighted: a
+        binary search of the group's running weights).
 
         >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
         3
         """
-        from ._ops import arange, binop, cumsum, full, minimum, round, searchsorted, sort, uniform, where
+        from ._ops import arange, binop, full, round
 
         if n is not None and frac is not None:
             raise ValueError("give n or frac, not both")
@@ -841,48 +842,23 @@ class GroupBy:
                 raise ValueError(f"{short} groups have fewer rows of positive weight than the samples asked "
                                  "for; pass replace=True, or a smaller n or frac")
         fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the replies)
-        ordered = False  # rows in row order (or, with permute_samples, as drawn)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
-        elif not replace:
-            # one pass on the server, no sort: selection sampling, or with
-            # weights each group's smallest keys -log(u)/w kept in a heap
+        else:
+            # one request: without replacement one pass over the rows
+            # (selection sampling, or with weights each group's smallest
+            # keys -log(u)/w kept in a heap); with replacement each group's
+            # rows put together, then each draw a place in its group (or a
+            # search of its running weights)
             args: dict[str, Any] = {"ids": self.ids._live_name(), "ngroups": self.ngroups,
-                                    "counts": num._live_name(), "grouped": permute_samples}
+                                    "counts": num._live_name(), "grouped": permute_samples,
+                                    "replace": bool(replace)}
             if fw is not None:
                 args["weights"] = fw._live_name()
             if random_state is not None:
                 args["seed"] = int(random_state)
             result, _ = c._request("groupby_sample", args)
-            rows = c._pdarray(result, owned=True)
-            ordered = True  # in row order already, or grouped as asked
-        else:
-            gid = arange(self.ngroups, conn=c).repeat(num)
-            seed = None if random_state is None else int(random_state) + 1
-            u = uniform(int(num.sum()), seed=seed, conn=c)
-            start, size = self.segments[gid], lens[gid]
-            if fw is None:
-                at = minimum(binop("+", start, binop("*", u, size).astype(np.int64)), binop("-", binop("+", start, size), 1))
-            else:
-                # The weights' running sum in group order, each group's
-                # weights first divided by their sum, so that every group
-                # spans about 1 and one group's large weights cannot
-                # swamp a later group's small ones.
-                _, wsum = self.sum(fw)
-                perm = self.permutation
-                gids = self.ids[perm]
-                run = cumsum(binop("/", fw[perm], wsum[gids]))
-                seg = self.segments
-                before = where(binop(">", seg, 0), run[where(binop(">", seg, 0), binop("-", seg, 1), 0)], 0.0)
-                end = run[binop("-", binop("+", seg, lens), 1)]
-                target = binop("+", before[gid], binop("*", u, binop("-", end, before)[gid]))
-                # the first place past the target; at most the group's last
-                # row of positive weight, where the running sum reaches its end
-                at = searchsorted(run, target, "right")
-                at = minimum(where(binop("<", at, start), start, at), searchsorted(run, end, "left")[gid])
-            rows = self.permutation[at]
-        if not permute_samples and not ordered:
-            rows = sort(rows)
+            rows = c._pdarray(result, owned=True)  # in row order, or grouped as asked
         if return_indices:
             return rows
         got = [v[rows] for v in arrays]
