@@ -314,7 +314,12 @@ func splitmix(seed, i uint64) uint64 {
 // Composed of server operations (a sum, the segments, gathers, a cumsum
 // and a searchsorted), the weighted draw took 0.72 s for 5·10^5 draws of
 // 10^7 rows (bench/groupby run 83).
-func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weights *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
+//
+// perm and segs, when not nil, are GroupSegments' answer for ids (a
+// GroupBy's permutation and segments, kept by the client): the counting
+// pass is then skipped. Their lengths and ranges are checked, not their
+// order.
+func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weights, perm, segs *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
 	if err := checkSampleArgs(ids, ngroups, counts); err != nil {
 		return nil, err
 	}
@@ -330,11 +335,15 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 		}
 	}
 	kept := countKept(env, gid)
-	perm, segs, err := GroupSegments(env, ids, ngroups, kept)
-	if err != nil {
+	if perm == nil {
+		var err error
+		if perm, segs, err = GroupSegments(env, ids, ngroups, kept); err != nil {
+			return nil, err
+		}
+		defer env.free(perm, segs)
+	} else if err := checkSegments(env, perm, segs, len(gid), ngroups, kept); err != nil {
 		return nil, err
 	}
-	defer env.free(perm, segs)
 	pm, sg := pdarray.View[int64](perm), pdarray.View[int64](segs)
 	end := func(g int) int64 {
 		if g+1 < ngroups {
@@ -435,6 +444,38 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 		}
 	}
 	return out, nil
+}
+
+// checkSegments checks a permutation and segments given for a grouping of
+// n rows (kept of them in ngroups groups): int64, of those lengths, the
+// rows in [0, n), the segments ascending within [0, kept].
+func checkSegments(env Env, perm, segs *pdarray.Array, n, ngroups, kept int) error {
+	if perm.DType() != dI64 || segs.DType() != dI64 || perm.Len() != kept || segs.Len() != ngroups {
+		return errorf(ErrValue, "permutation and segments must be int64 arrays of the grouping's %d kept rows and %d groups (groupby_segments'), got %d %v and %d %v",
+			kept, ngroups, perm.Len(), perm.DType(), segs.Len(), segs.DType())
+	}
+	pm, sg := pdarray.View[int64](perm), pdarray.View[int64](segs)
+	nw := numWorkers(env.workers(), len(pm))
+	bad := make([]bool, nw)
+	parallel(env.workers(), len(pm), chunk, func(w, lo, hi int) {
+		for _, r := range pm[lo:hi] {
+			if uint64(r) >= uint64(n) {
+				bad[w] = true
+				return
+			}
+		}
+	})
+	prev := int64(0)
+	for _, x := range sg {
+		if x < prev || x > int64(kept) {
+			return errorf(ErrValue, "segments must ascend from 0 within the grouping's %d kept rows (groupby_segments')", kept)
+		}
+		prev = x
+	}
+	if slices.Contains(bad, true) || ngroups > 0 && sg[0] != 0 {
+		return errorf(ErrValue, "the permutation must hold rows in [0, %d) and the segments start at 0 (groupby_segments')", n)
+	}
+	return nil
 }
 
 // groupStretches runs f over stretches of whole groups [glo, ghi), one a

@@ -857,6 +857,8 @@ class GroupBy:
                 args["weights"] = fw._live_name()
             if random_state is not None:
                 args["seed"] = int(random_state)
+            if replace:  # the rows put together once, kept for the next sample
+                args["permutation"], args["segments"] = self.permutation._live_name(), self.segments._live_name()
             result, _ = c._request("groupby_sample", args)
             rows = c._pdarray(result, owned=True)  # in row order, or grouped as asked
         if return_indices:
