@@ -539,6 +539,7 @@ func TestGroupHeadSampleBadInput(t *testing.T) {
 	negW, _ := client.Upload(ctx, c, []float64{1, 1, 1, -2, 1, 1, 1})
 	f32W, _ := client.Upload(ctx, c, []float32{1, 1, 1, 1, 1, 1, 1})
 	zeroW, _ := client.Upload(ctx, c, []float64{1, 0, 1, 1, 0, 1, 1})
+	nanW, _ := client.Upload(ctx, c, []float64{1, 1, math.NaN(), 1, 1, 1, 1})
 	weighted := func(w string) map[string]any {
 		return map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "weights": w}
 	}
@@ -565,8 +566,8 @@ func TestGroupHeadSampleBadInput(t *testing.T) {
 		{"sample weights float32", "groupby_sample", weighted(f32W.Name), transfer.ArgumentValue, "sample weights must be float64, one per row (7), got 7 float32"},
 		{"sample weights all zero in a group", "groupby_sample", weighted(zeroW.Name), transfer.ArgumentValue, "group 1 has 0 rows of positive weight; 1 samples"},
 		{"sample seed negative", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "seed": -5}, transfer.ArgumentValue, "'seed' of 'groupby_sample' must be >= 0"},
-		{"sample segments without replace", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "permutation": good.Name, "segments": good.Name}, transfer.ArgumentValue, "permutation and segments only with replace"},
-		{"sample replace, segments of int32", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "replace": true, "permutation": good.Name, "segments": i32.Name}, transfer.ArgumentValue, "permutation and segments must be int64 arrays of the grouping's 7 kept rows and 3 groups"},
+		{"sample replace, a weight NaN", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "replace": true, "weights": nanW.Name}, transfer.ArgumentValue, "sample weights must be finite and not negative; row 2's is NaN"},
+		{"sample replace, a group's weights all 0", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "replace": true, "weights": zeroW.Name}, transfer.ArgumentValue, "group 1 has 0 rows of positive weight; 1 samples of it cannot be drawn"},
 		{"sample replace, a count negative", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": neg.Name, "replace": true}, transfer.ArgumentValue, "group 1: -1 samples cannot be drawn"},
 		{"sample grouped mistyped", "groupby_sample", map[string]any{"ids": ids, "ngroups": 3, "counts": good.Name, "grouped": 1}, transfer.ArgumentType, "'grouped' of 'groupby_sample' must be a bool"},
 	} {

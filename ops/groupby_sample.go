@@ -302,24 +302,21 @@ func splitmix(seed, i uint64) uint64 {
 // for rows must have one): uniformly, or with weights (float64, one per
 // row, finite and not negative; nil: uniform) each row in proportion to
 // its weight, a group asked for rows needing one of positive weight. Rows
-// come in row order (a row drawn twice twice), or with grouped group by
+// come in row order (a row drawn twice, twice), or with grouped group by
 // group, each group's in the order drawn (Arkouda's permute_samples).
 //
-// One counting pass puts each group's rows together (GroupSegments);
-// weighted, each group's running sum of weights follows, in row order,
-// the workers taking whole groups. The answer's draw p, of group g, is
-// the seed's p-th number alone: a place in the group, or the first row
-// whose running sum passes that fraction of the group's total (a binary
-// search of the group's sums). So any worker count gives the same rows.
-// Composed of server operations (a sum, the segments, gathers, a cumsum
-// and a searchsorted), the weighted draw took 0.72 s for 5·10^5 draws of
-// 10^7 rows (bench/groupby run 83).
-//
-// perm and segs, when not nil, are GroupSegments' answer for ids (a
-// GroupBy's permutation and segments, kept by the client): the counting
-// pass is then skipped. Their lengths and ranges are checked, not their
-// order.
-func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weights, perm, segs *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
+// Draw p of the answer (group g's) is the seed's p-th number alone: a
+// place k in the group (its k-th row), or a target t in [0, the group's
+// total weight) (the row where the group's running sum of weights, in row
+// order, first passes t). Each group's draws are sorted by place or
+// target; then one pass over the rows, keeping each group's count or
+// running sum and its next draw, writes each drawn row as the pass meets
+// it: no permutation of the rows is made or gathered through. The passes
+// are one worker's (a running sum in row order, the same rows at any
+// worker count). Composed of server operations (a sum, the segments,
+// gathers, a cumsum and a searchsorted), the weighted draw took 0.72 s for
+// 5·10^5 draws of 10^7 rows (bench/groupby run 83).
+func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weights *pdarray.Array, seed uint64, grouped bool) (*pdarray.Array, error) {
 	if err := checkSampleArgs(ids, ngroups, counts); err != nil {
 		return nil, err
 	}
@@ -334,148 +331,128 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 			return nil, errorf(ErrValue, "sample weights must be finite and not negative; row %d's is %v", i, ws[i])
 		}
 	}
-	kept := countKept(env, gid)
-	if perm == nil {
-		var err error
-		if perm, segs, err = GroupSegments(env, ids, ngroups, kept); err != nil {
-			return nil, err
-		}
-		defer env.free(perm, segs)
-	} else if err := checkSegments(env, perm, segs, len(gid), ngroups, kept); err != nil {
+	// Each group's state: its rows (or total weight), then in the pass its
+	// rows seen (or running sum), and its next draw and the end of its
+	// draws among the sorted targets.
+	type replSlot struct {
+		size      float64 // rows (exact in float64 below 2^53) or total weight
+		seen      float64 // rows seen, or the running sum
+		next, end int64
+	}
+	st, freeSt, err := slotsOf[replSlot](env, ngroups)
+	if err != nil {
 		return nil, err
 	}
-	pm, sg := pdarray.View[int64](perm), pdarray.View[int64](segs)
-	end := func(g int) int64 {
-		if g+1 < ngroups {
-			return sg[g+1]
-		}
-		return int64(kept)
-	}
-	var cum []float64
-	if ws != nil {
-		c, freeCum, err := scratchOf[float64](env, kept)
-		if err != nil {
-			return nil, err
-		}
-		defer freeCum()
-		cum = c
-		// Each worker a stretch of whole groups: a group's sum is one
-		// worker's, in row order, whatever the worker count.
-		groupStretches(env, sg, kept, func(glo, ghi int) {
-			for g := glo; g < ghi; g++ {
-				s := 0.0
-				for j := sg[g]; j < end(g); j++ {
-					s += ws[pm[j]]
-					cum[j] = s
-				}
+	defer freeSt()
+	for i, g := range gid {
+		if g >= 0 {
+			if ws != nil {
+				st[g].size += ws[i] // in row order: the pass's running sum ends on these very bits
+			} else {
+				st[g].size++
 			}
-		})
+		}
 	}
 	total := int64(0)
 	for g, c := range cnt {
-		size := end(g) - sg[g]
 		switch {
 		case c < 0:
 			return nil, errorf(ErrValue, "group %d: %d samples cannot be drawn (a count is 0 or more)", g, c)
-		case c > 0 && size == 0:
+		case c > 0 && !(st[g].size > 0) && ws == nil:
 			return nil, errorf(ErrValue, "group %d has no rows; %d samples of it cannot be drawn", g, c)
-		case c > 0 && cum != nil && !(cum[end(g)-1] > 0):
+		case c > 0 && !(st[g].size > 0):
 			return nil, errorf(ErrValue, "group %d has 0 rows of positive weight; %d samples of it cannot be drawn", g, c)
 		}
+		st[g].next, st[g].end = total, total+c
 		if total += c; total < 0 {
 			return nil, errorf(ErrValue, "sample counts add up past 2^63-1")
 		}
 	}
+	// Each draw's target (a place, or a weight; float64 holds places below
+	// 2^53 exactly) and its number, sorted by target within its group.
+	tg, freeTg, err := scratchOf[float64](env, int(total))
+	if err != nil {
+		return nil, err
+	}
+	defer freeTg()
+	dn, freeDn, err := scratchOf[int64](env, int(total))
+	if err != nil {
+		return nil, err
+	}
+	defer freeDn()
+	starts := make([]int64, ngroups)
+	for g := range st {
+		starts[g] = st[g].next
+	}
+	groupStretches(env, starts, int(total), func(glo, ghi int) {
+		for g := glo; g < ghi; g++ {
+			lo, hi := st[g].next, st[g].end
+			for p := lo; p < hi; p++ {
+				r := splitmix(seed, uint64(p))
+				if ws == nil {
+					k, _ := bits.Mul64(r, uint64(st[g].size))
+					tg[p] = float64(k)
+				} else {
+					// in [0, total): a product rounded up to the total
+					// becomes the largest float64 below it
+					t := float64(r>>11) * 0x1p-53 * st[g].size
+					tg[p] = min(t, math.Nextafter(st[g].size, 0))
+				}
+				dn[p] = p
+			}
+			sortTargets(tg[lo:hi], dn[lo:hi])
+		}
+	})
 	out, err := env.Alloc(dI64, int(total))
 	if err != nil {
 		return nil, err
 	}
 	o := pdarray.View[int64](out)
-	at, freeAt, err := scratchOf[int64](env, ngroups+1)
-	if err != nil {
-		env.free(out)
-		return nil, err
-	}
-	defer freeAt()
-	at[0] = 0
-	for g, c := range cnt {
-		at[g+1] = at[g] + c
-	}
-	groupStretches(env, at[:ngroups], int(total), func(glo, ghi int) {
-		for g := glo; g < ghi; g++ {
-			lo, hi := sg[g], end(g)
-			for p := at[g]; p < at[g+1]; p++ {
-				r := splitmix(seed, uint64(p))
-				var j int64
-				if cum == nil {
-					k, _ := bits.Mul64(r, uint64(hi-lo))
-					j = lo + int64(k)
-				} else {
-					c := cum[lo:hi]
-					t := float64(r>>11) * 0x1p-53 * c[len(c)-1] // [0, the group's total)
-					k, _ := slices.BinarySearchFunc(c, t, func(x, t float64) int {
-						if x > t {
-							return 1
-						}
-						return -1
-					})
-					// the first row whose running sum passes t has weight > 0;
-					// past the end only by rounding: the last such row
-					for k == len(c) || k > 0 && c[k] == c[k-1] {
-						k--
-					}
-					j = lo + int64(k)
-				}
-				o[p] = pm[j]
+	k := 0
+	for i, g := range gid {
+		if g < 0 {
+			continue
+		}
+		s := &st[g]
+		if ws != nil {
+			s.seen += ws[i]
+		} else {
+			s.seen++
+		}
+		// a draw of place j takes the row after j rows; of target t, the
+		// row whose running sum first passes t (a row of weight > 0)
+		for s.next < s.end && tg[s.next] < s.seen {
+			if grouped {
+				o[dn[s.next]] = int64(i)
+			} else {
+				o[k] = int64(i)
+				k++
 			}
-		}
-	})
-	if !grouped && total > 1 {
-		tmp, freeTmp, err := scratchOf[uint64](env, int(total))
-		if err != nil {
-			env.free(out)
-			return nil, err
-		}
-		defer freeTmp()
-		keys := pdarray.BytesAs[uint64](out.Bytes()) // rows >= 0: their order as uint64
-		base, nbits := keyRange(env, keys)
-		if sorted := sortKeysOnly(env, keys, tmp, base, nbits); &sorted[0] != &keys[0] {
-			copy(keys, sorted)
+			s.next++
 		}
 	}
 	return out, nil
 }
 
-// checkSegments checks a permutation and segments given for a grouping of
-// n rows (kept of them in ngroups groups): int64, of those lengths, the
-// rows in [0, n), the segments ascending within [0, kept].
-func checkSegments(env Env, perm, segs *pdarray.Array, n, ngroups, kept int) error {
-	if perm.DType() != dI64 || segs.DType() != dI64 || perm.Len() != kept || segs.Len() != ngroups {
-		return errorf(ErrValue, "permutation and segments must be int64 arrays of the grouping's %d kept rows and %d groups (groupby_segments'), got %d %v and %d %v",
-			kept, ngroups, perm.Len(), perm.DType(), segs.Len(), segs.DType())
-	}
-	pm, sg := pdarray.View[int64](perm), pdarray.View[int64](segs)
-	nw := numWorkers(env.workers(), len(pm))
-	bad := make([]bool, nw)
-	parallel(env.workers(), len(pm), chunk, func(w, lo, hi int) {
-		for _, r := range pm[lo:hi] {
-			if uint64(r) >= uint64(n) {
-				bad[w] = true
-				return
-			}
+// sortTargets sorts a group's draws by target, smallest first, their
+// numbers beside them: an insertion sort for a few, else a heap sort.
+func sortTargets(k []float64, d []int64) {
+	if len(k) > 32 {
+		for j := len(k)/2 - 1; j >= 0; j-- {
+			heapDown(k, d, j)
 		}
-	})
-	prev := int64(0)
-	for _, x := range sg {
-		if x < prev || x > int64(kept) {
-			return errorf(ErrValue, "segments must ascend from 0 within the grouping's %d kept rows (groupby_segments')", kept)
+		sortByKey(k, d)
+		return
+	}
+	for i := 1; i < len(k); i++ {
+		x, y := k[i], d[i]
+		j := i
+		for j > 0 && k[j-1] > x {
+			k[j], d[j] = k[j-1], d[j-1]
+			j--
 		}
-		prev = x
+		k[j], d[j] = x, y
 	}
-	if slices.Contains(bad, true) || ngroups > 0 && sg[0] != 0 {
-		return errorf(ErrValue, "the permutation must hold rows in [0, %d) and the segments start at 0 (groupby_segments')", n)
-	}
-	return nil
 }
 
 // groupStretches runs f over stretches of whole groups [glo, ghi), one a

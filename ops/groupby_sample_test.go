@@ -294,11 +294,7 @@ func TestGroupSampleReplace(t *testing.T) {
 				if weighted {
 					wa = weights
 				}
-				var pa, sa *pdarray.Array
-				if wk == 8 { // the grouping's own permutation and segments, given
-					pa, sa, _ = GroupSegments(PlainEnv(wk), ids, ng, countKept(PlainEnv(1), gid))
-				}
-				out, err := GroupSampleReplace(PlainEnv(wk), ids, ng, counts, wa, pa, sa, 5, grouped)
+				out, err := GroupSampleReplace(PlainEnv(wk), ids, ng, counts, wa, 5, grouped)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -337,7 +333,7 @@ func TestGroupSampleReplace(t *testing.T) {
 		if c.w != nil {
 			wa = pdarray.FromSlice(c.w)
 		}
-		out, err := GroupSampleReplace(PlainEnv(2), one, 1, pdarray.FromSlice([]int64{draws}), wa, nil, nil, 77, true)
+		out, err := GroupSampleReplace(PlainEnv(2), one, 1, pdarray.FromSlice([]int64{draws}), wa, 77, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +352,7 @@ func TestGroupSampleReplace(t *testing.T) {
 		if w != nil {
 			wa = pdarray.FromSlice(w)
 		}
-		_, err := GroupSampleReplace(PlainEnv(1), pdarray.FromSlice(ids), len(cnts), pdarray.FromSlice(cnts), wa, nil, nil, 1, false)
+		_, err := GroupSampleReplace(PlainEnv(1), pdarray.FromSlice(ids), len(cnts), pdarray.FromSlice(cnts), wa, 1, false)
 		return err
 	}
 	for i, err := range []error{
@@ -370,17 +366,6 @@ func TestGroupSampleReplace(t *testing.T) {
 	} {
 		if err == nil {
 			t.Errorf("bad sample %d accepted", i)
-		}
-	}
-	two, cnt2 := pdarray.FromSlice([]int32{0, 1, 0}), pdarray.FromSlice([]int64{1, 1})
-	for i, ps := range [][2]*pdarray.Array{
-		{pdarray.FromSlice([]int64{0, 2}), pdarray.FromSlice([]int64{0, 2})},    // a segment past the rows
-		{pdarray.FromSlice([]int64{0, 2, 3}), pdarray.FromSlice([]int64{0, 2})}, // a row past the end
-		{pdarray.FromSlice([]int64{0, 2, 1}), pdarray.FromSlice([]int64{0})},    // one segment for two groups
-		{pdarray.FromSlice([]int32{0, 2, 1}), pdarray.FromSlice([]int64{0, 2})}, // int32 rows
-	} {
-		if _, err := GroupSampleReplace(PlainEnv(1), two, 2, cnt2, nil, ps[0], ps[1], 1, false); err == nil {
-			t.Errorf("bad permutation and segments %d accepted", i)
 		}
 	}
 	if err := bad([]int64{0, 2}, []float64{0, 1}, []int32{0, 1}); err != nil {

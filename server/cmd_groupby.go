@@ -423,15 +423,8 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	seed := seedArg(a)
 	grouped := a.OptBool("grouped", false)
 	replace := a.OptBool("replace", false)
-	var segNames []string // the grouping's permutation and segments (replace), if the client has them
-	if a.Has("permutation") || a.Has("segments") {
-		segNames = []string{a.String("permutation"), a.String("segments")}
-	}
 	if err := a.Done(); err != nil {
 		return nil, err
-	}
-	if segNames != nil && !replace {
-		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby_sample takes permutation and segments only with replace")
 	}
 	arrs, rel, err := s.acquireAll(names)
 	if err != nil {
@@ -447,19 +440,11 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 	var out *pdarray.Array
 	switch {
 	case replace:
-		var w, perm, segs *pdarray.Array
+		var w *pdarray.Array
 		if len(arrs) == 2 {
 			w = arrs[1]
 		}
-		if segNames != nil {
-			ps, relps, err := s.acquireAll(segNames)
-			if err != nil {
-				return nil, err
-			}
-			defer relps()
-			perm, segs = ps[0], ps[1]
-		}
-		out, err = ops.GroupSampleReplace(env, ids, ng, arrs[0], w, perm, segs, seed, grouped)
+		out, err = ops.GroupSampleReplace(env, ids, ng, arrs[0], w, seed, grouped)
 	case len(arrs) == 2:
 		out, err = ops.GroupSampleWeighted(env, ids, ng, arrs[0], arrs[1], seed, grouped)
 	default:

@@ -789,9 +789,10 @@ class GroupBy:
         probability still-to-draw / still-unseen; permute_samples then
         shuffles them within a group), or with weights Efraimidis and
         Spirakis' keys ``-log(u) / w``, each group keeping its smallest in a
-        heap. With replacement, each group's rows are put together (a
-        counting pass) and each draw picks a place in its group (weighted: a
-        binary search of the group's running weights).
+        heap. With replacement, each draw is a place in its group (weighted:
+        a point of the group's total weight), the draws sorted, and one pass
+        over the rows takes each drawn row as it meets it (weighted: where
+        its group's running sum passes the point).
 
         >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
         3
@@ -857,8 +858,6 @@ class GroupBy:
                 args["weights"] = fw._live_name()
             if random_state is not None:
                 args["seed"] = int(random_state)
-            if replace:  # the rows put together once, kept for the next sample
-                args["permutation"], args["segments"] = self.permutation._live_name(), self.segments._live_name()
             result, _ = c._request("groupby_sample", args)
             rows = c._pdarray(result, owned=True)  # in row order, or grouped as asked
         if return_indices:
