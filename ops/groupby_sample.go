@@ -331,36 +331,52 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 			return nil, errorf(ErrValue, "sample weights must be finite and not negative; row %d's is %v", i, ws[i])
 		}
 	}
-	// Each group's state: its rows (or total weight), then in the pass its
-	// rows seen (or running sum), and its next draw and the end of its
-	// draws among the sorted targets.
+	// Each group's rows (or total weight): a row-order sum of its weights,
+	// on which the pass's running sum ends bit for bit.
+	size, freeSize, err := slotsOf[float64](env, ngroups)
+	if err != nil {
+		return nil, err
+	}
+	defer freeSize()
+	if ws != nil {
+		for i, g := range gid {
+			if g >= 0 {
+				size[g] += ws[i]
+			}
+		}
+	} else {
+		rows, freeRows, err := slotsOf[int64](env, ngroups)
+		if err != nil {
+			return nil, err
+		}
+		defer freeRows()
+		if err := groupCount(env, gid, ngroups, []int64(nil), rows); err != nil {
+			return nil, err
+		}
+		for g, r := range rows {
+			size[g] = float64(r) // exact below 2^53
+		}
+	}
+	// The pass's state of each group, a cache line's half: its rows seen
+	// (or running sum), its next draw's target (so that a row reads no
+	// other memory), and where its next and last draws are.
 	type replSlot struct {
-		size      float64 // rows (exact in float64 below 2^53) or total weight
-		seen      float64 // rows seen, or the running sum
-		next, end int64
+		seen, nextT float64
+		next, end   int64
 	}
 	st, freeSt, err := slotsOf[replSlot](env, ngroups)
 	if err != nil {
 		return nil, err
 	}
 	defer freeSt()
-	for i, g := range gid {
-		if g >= 0 {
-			if ws != nil {
-				st[g].size += ws[i] // in row order: the pass's running sum ends on these very bits
-			} else {
-				st[g].size++
-			}
-		}
-	}
 	total := int64(0)
 	for g, c := range cnt {
 		switch {
 		case c < 0:
 			return nil, errorf(ErrValue, "group %d: %d samples cannot be drawn (a count is 0 or more)", g, c)
-		case c > 0 && !(st[g].size > 0) && ws == nil:
+		case c > 0 && !(size[g] > 0) && ws == nil:
 			return nil, errorf(ErrValue, "group %d has no rows; %d samples of it cannot be drawn", g, c)
-		case c > 0 && !(st[g].size > 0):
+		case c > 0 && !(size[g] > 0):
 			return nil, errorf(ErrValue, "group %d has 0 rows of positive weight; %d samples of it cannot be drawn", g, c)
 		}
 		st[g].next, st[g].end = total, total+c
@@ -390,17 +406,21 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 			for p := lo; p < hi; p++ {
 				r := splitmix(seed, uint64(p))
 				if ws == nil {
-					k, _ := bits.Mul64(r, uint64(st[g].size))
+					k, _ := bits.Mul64(r, uint64(size[g]))
 					tg[p] = float64(k)
 				} else {
 					// in [0, total): a product rounded up to the total
 					// becomes the largest float64 below it
-					t := float64(r>>11) * 0x1p-53 * st[g].size
-					tg[p] = min(t, math.Nextafter(st[g].size, 0))
+					t := float64(r>>11) * 0x1p-53 * size[g]
+					tg[p] = min(t, math.Nextafter(size[g], 0))
 				}
 				dn[p] = p
 			}
 			sortTargets(tg[lo:hi], dn[lo:hi])
+			st[g].nextT = math.Inf(1)
+			if lo < hi {
+				st[g].nextT = tg[lo]
+			}
 		}
 	})
 	out, err := env.Alloc(dI64, int(total))
@@ -421,14 +441,18 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 		}
 		// a draw of place j takes the row after j rows; of target t, the
 		// row whose running sum first passes t (a row of weight > 0)
-		for s.next < s.end && tg[s.next] < s.seen {
+		for s.nextT < s.seen {
 			if grouped {
 				o[dn[s.next]] = int64(i)
 			} else {
 				o[k] = int64(i)
 				k++
 			}
-			s.next++
+			if s.next++; s.next < s.end {
+				s.nextT = tg[s.next]
+			} else {
+				s.nextT = math.Inf(1)
+			}
 		}
 	}
 	return out, nil

@@ -213,7 +213,8 @@ func TestGroupSampleWeightedDistribution(t *testing.T) {
 }
 
 // BenchmarkGroupSample: 5 rows of each of 10^5 groups of 10^7 rows,
-// uniform (selection sampling) and weighted (A-Res heaps), in row order.
+// uniform (selection sampling) and weighted (A-Res heaps), and with
+// replacement, uniform and weighted, in row order.
 func BenchmarkGroupSample(b *testing.B) {
 	const n, ng = 10_000_000, 100_000
 	r := rand.New(rand.NewPCG(7, 8))
@@ -249,6 +250,21 @@ func BenchmarkGroupSample(b *testing.B) {
 			env.Free(out)
 		}
 	})
+	for _, c := range []struct {
+		name string
+		w    *pdarray.Array
+	}{{"replace", nil}, {"replace-weighted", weights}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(n * 4)
+			for b.Loop() {
+				out, err := GroupSampleReplace(env, ids, ng, counts, c.w, 1, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				env.Free(out)
+			}
+		})
+	}
 }
 
 // TestGroupSampleReplace: with replacement, each group gives its count of
