@@ -468,15 +468,7 @@ func sortTargets(k []float64, d []int64) {
 		sortByKey(k, d)
 		return
 	}
-	for i := 1; i < len(k); i++ {
-		x, y := k[i], d[i]
-		j := i
-		for j > 0 && k[j-1] > x {
-			k[j], d[j] = k[j-1], d[j-1]
-			j--
-		}
-		k[j], d[j] = x, y
-	}
+	insertionSortPairs(k, d)
 }
 
 // groupStretches runs f over stretches of whole groups [glo, ghi), one a

@@ -17,12 +17,7 @@ func TestGroupSampleRows(t *testing.T) {
 	const n, ng = 50000, 300
 	ids := randomIDs(r, n, ng)
 	gid := pdarray.View[int32](ids)
-	size := make([]int64, ng)
-	for _, g := range gid {
-		if g >= 0 {
-			size[g]++
-		}
-	}
+	size := groupSizes(gid, ng)
 	cnt := make([]int64, ng)
 	for g := range cnt {
 		cnt[g] = r.Int64N(size[g] + 1)
@@ -38,6 +33,17 @@ func TestGroupSampleRows(t *testing.T) {
 	if _, err := GroupSampleRows(PlainEnv(1), ids, ng, pdarray.FromSlice(make([]int32, ng)), 1, false); err == nil {
 		t.Fatal("int32 counts accepted")
 	}
+}
+
+// groupSizes counts each group's rows (id -1: none).
+func groupSizes(gid []int32, ng int) []int64 {
+	size := make([]int64, ng)
+	for _, g := range gid {
+		if g >= 0 {
+			size[g]++
+		}
+	}
+	return size
 }
 
 // checkSamples checks sample's rows at 1, 2 and 8 workers, in row order
@@ -277,12 +283,7 @@ func TestGroupSampleReplace(t *testing.T) {
 	const n, ng = 40000, 500
 	ids := randomIDs(r, n, ng)
 	gid := pdarray.View[int32](ids)
-	size := make([]int64, ng)
-	for _, g := range gid {
-		if g >= 0 {
-			size[g]++
-		}
-	}
+	size := groupSizes(gid, ng)
 	w := make([]float64, n)
 	for i := range w {
 		if r.IntN(4) > 0 {

@@ -328,7 +328,9 @@ func msdSortPairs(a, t []uint64, pa, pt []int64, intoT bool, hs *msdScratch, lev
 	}
 }
 
-func insertionSortPairs(a []uint64, pa []int64) {
+// insertionSortPairs sorts a few keys a ascending, stably, their payloads
+// pa beside them.
+func insertionSortPairs[K uint64 | float64](a []K, pa []int64) {
 	pa = pa[:len(a)]
 	for i := 1; i < len(a); i++ {
 		k, p := a[i], pa[i]
