@@ -310,3 +310,43 @@ def test_unique_and_repeat_within_memory(make_server: Any) -> None:
         assert u.valsize == 1000 and np.repeat(v[:10], 3).size == 30
     finally:
         conn.close()
+
+
+def test_segarray_runs_ngrams_and_sets(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """remove_repeats, get_ngrams and the per-sub-array set operations
+    against Python loops and numpy's intersect1d / union1d / setdiff1d /
+    setxor1d of each pair of sub-arrays, empty ones among them."""
+    parts = _ragged(rng, 200, np.int64)
+    others = _ragged(rng, 200, np.int64)
+    a, b = _segarray(conn, parts), _segarray(conn, others)
+    runs, mult = a.remove_repeats(return_multiplicity=True)
+    want_runs, want_mult = [], []
+    for p in parts:
+        r: list[int] = []
+        m: list[int] = []
+        for x in p.tolist():
+            if r and r[-1] == x:
+                m[-1] += 1
+            else:
+                r.append(x)
+                m.append(1)
+        want_runs.append(r)
+        want_mult.append(m)
+    assert runs.to_list() == want_runs and mult.to_list() == want_mult
+    for n in (1, 2, 3):
+        cols, origins = a.get_ngrams(n)
+        want = [(tuple(p[j:j + n].tolist()), i) for i, p in enumerate(parts) for j in range(len(p) - n + 1)]
+        got = list(zip(zip(*[col.to_list() for col in cols], strict=True), origins.to_list(), strict=True))
+        assert got == want, n
+    for name, f in [("intersect", np.intersect1d), ("union", np.union1d), ("setdiff", np.setdiff1d),
+                    ("setxor", np.setxor1d)]:
+        got = getattr(a, name)(b)
+        assert got.size == a.size
+        assert got.to_list() == [f(p, q).tolist() for p, q in zip(parts, others, strict=True)], name
+    with pytest.raises(ValueError, match="at most the longest"):
+        a.get_ngrams(99)
+    with pytest.raises(ValueError, match="200 and 3"):
+        a.union(_segarray(conn, others[:3]))
+    cat = ak.SegArray(conn.array(np.array([0])), ak.Categorical(["x", "y"], conn=conn))
+    with pytest.raises(TypeError, match="Categorical"):
+        cat.remove_repeats()

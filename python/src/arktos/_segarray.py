@@ -560,6 +560,136 @@ class SegArray:
         """
         return self.append_single(x, prepend=True)
 
+    # -- runs, n-grams and sets within each sub-array ------------------------------------
+
+    def _segment_ids(self) -> pdarray:
+        """int32: the sub-array of every value (the grouping's ids)."""
+        return self.grouping.ids
+
+    def remove_repeats(self, return_multiplicity: bool = False) -> Any:
+        """Each run of equal consecutive values within a sub-array made one
+        value (Arkouda's); with ``return_multiplicity`` also how long each
+        run was, as a SegArray of the same shape.
+
+        >>> s = ak.SegArray(ak.array([0, 4]), ak.array([1, 1, 2, 1, 3, 3]))
+        >>> s.remove_repeats(return_multiplicity=True)[1].to_list()
+        [[2, 1, 1], [2]]
+        """
+        from ._ops import arange, concatenate, full, zeros
+
+        c = self.segments._conn
+        v = self._numeric("remove_repeats")
+        n = self.valsize
+        repeat = zeros(n, dtype=bool, conn=c)
+        if n > 1:
+            repeat[1:] = binop("==", v[1:], v[:-1])
+            repeat[self.segments[self.non_empty]] = False
+        keep = unop("invert", repeat)
+        lens = self.grouping.sum(keep)[1].astype(np.int64)
+        out = SegArray._made(binop("-", lens.cumsum(), lens), v[keep], lens)
+        if not return_multiplicity:
+            return out
+        at = arange(n, conn=c)[keep]
+        ends = concatenate([at[1:], full(1, n, np.int64, conn=c)]) if at.size else at
+        return out, SegArray._made(out.segments, binop("-", ends, at), lens)
+
+    def get_ngrams(self, n: int, return_origins: bool = True) -> Any:
+        """Every run of n consecutive values within a sub-array, as n
+        columns (column k: the n-grams' k-th values), with
+        ``return_origins`` also each n-gram's sub-array (int64), as
+        Arkouda's.
+
+        >>> s = ak.SegArray(ak.array([0, 3]), ak.array([1, 2, 3, 4, 5]))
+        >>> s.get_ngrams(2)
+        ([array([1, 2, 4]), array([2, 3, 5])], array([0, 0, 1]))
+        """
+        from ._ops import ones
+
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        longest = int(self.lengths.max()) if self.size else 0
+        if n > longest:
+            raise ValueError(f"n must be at most the longest sub-array's length ({longest}), got {n}")
+        c = self.segments._conn
+        m = self.valsize - n + 1
+        inner = ones(self.valsize, dtype=bool, conn=c)  # not a sub-array's first value
+        inner[self.segments[self.non_empty]] = False
+        valid = ones(m, dtype=bool, conn=c)
+        for k in range(1, n):
+            valid = binop("&", valid, inner[k:k + m])
+        cols = [self.values[k:k + m][valid] for k in range(n)]
+        if not return_origins:
+            return cols
+        return cols, self._segment_ids()[:m][valid].astype(np.int64)
+
+    def _setop(self, other: SegArray, keep: str) -> SegArray:
+        """Each sub-array's set operation with other's at the same place:
+        their distinct values (NaN skipped) kept by how many of the two
+        hold each (keep: "both", "any", "one", "self")."""
+        from ._groupby import GroupBy
+        from ._ops import concatenate, full, searchsorted, arange
+
+        if not isinstance(other, SegArray):
+            raise TypeError(f"a set operation takes another SegArray, got {type(other).__name__}")
+        if other.size != self.size:
+            raise ValueError(f"set operations pair sub-arrays: {self.size} and {other.size} of them")
+        a, b = self._numeric("a set operation"), other._numeric("a set operation")
+        c = self.segments._conn
+        seg = concatenate([self._segment_ids(), other._segment_ids()])
+        side = concatenate([full(a.size, 0, np.int8, conn=c), full(b.size, 1, np.int8, conn=c)])
+        g = GroupBy([seg, concatenate([a, b])])
+        (ks, kv), r = g.agg(n=(side, "nunique"), lo=(side, "min"))
+        mask = {"both": binop("==", r["n"], 2), "one": binop("==", r["n"], 1),
+                "self": binop("&", binop("==", r["n"], 1), binop("==", r["lo"], 0))}.get(keep)
+        if mask is not None:
+            ks, kv = ks[mask], kv[mask]
+        return SegArray._made(searchsorted(ks, arange(self.size, conn=c).astype(np.int32)), kv)
+
+    def intersect(self, other: SegArray) -> SegArray:
+        """Each sub-array's sorted distinct values also in other's sub-array
+        at the same place (np.intersect1d of each pair; NaN skipped).
+
+        >>> a = ak.SegArray(ak.array([0, 3]), ak.array([1, 2, 3, 4, 5]))
+        >>> a.intersect(ak.SegArray(ak.array([0, 2]), ak.array([3, 1, 6]))).to_list()
+        [[1, 3], []]
+        """
+        return self._setop(other, "both")
+
+    def union(self, other: SegArray) -> SegArray:
+        """Each sub-array's sorted distinct values with other's at the same
+        place (np.union1d of each pair; NaN skipped).
+
+        >>> a = ak.SegArray(ak.array([0, 3]), ak.array([1, 2, 3, 4, 5]))
+        >>> a.union(ak.SegArray(ak.array([0, 2]), ak.array([3, 1, 6]))).to_list()
+        [[1, 2, 3], [4, 5, 6]]
+        """
+        return self._setop(other, "any")
+
+    def setdiff(self, other: SegArray) -> SegArray:
+        """Each sub-array's sorted distinct values not in other's at the
+        same place (np.setdiff1d of each pair; NaN skipped).
+
+        >>> a = ak.SegArray(ak.array([0, 3]), ak.array([1, 2, 3, 4, 5]))
+        >>> a.setdiff(ak.SegArray(ak.array([0, 2]), ak.array([3, 1, 6]))).to_list()
+        [[2], [4, 5]]
+        """
+        return self._setop(other, "self")
+
+    def setxor(self, other: SegArray) -> SegArray:
+        """Each sub-array's sorted distinct values in exactly one of it and
+        other's at the same place (np.setxor1d of each pair; NaN skipped).
+
+        >>> a = ak.SegArray(ak.array([0, 3]), ak.array([1, 2, 3, 4, 5]))
+        >>> a.setxor(ak.SegArray(ak.array([0, 2]), ak.array([3, 1, 6]))).to_list()
+        [[2], [4, 5, 6]]
+        """
+        return self._setop(other, "one")
+
+    def _numeric(self, what: str) -> pdarray:
+        if isinstance(self.values, Categorical):
+            raise TypeError(f"{what} takes a SegArray of numbers, not of a Categorical's strings")
+        return self.values
+
     # -- aggregations over each sub-array (on the server) ------------------------------
 
     def _agg(self, op: str, x: Any) -> pdarray:
