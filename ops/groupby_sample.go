@@ -378,6 +378,8 @@ func GroupSampleReplace(env Env, ids *pdarray.Array, ngroups int, counts, weight
 			return nil, errorf(ErrValue, "group %d has no rows; %d samples of it cannot be drawn", g, c)
 		case c > 0 && !(size[g] > 0):
 			return nil, errorf(ErrValue, "group %d has 0 rows of positive weight; %d samples of it cannot be drawn", g, c)
+		case c > 0 && size[g] > math.MaxFloat64:
+			return nil, errorf(ErrValue, "group %d's weights add up past the largest float64; scale the weights down", g)
 		}
 		st[g].next, st[g].end = total, total+c
 		if total += c; total < 0 {

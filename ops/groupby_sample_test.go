@@ -380,6 +380,7 @@ func TestGroupSampleReplace(t *testing.T) {
 		bad([]int64{1, 1}, []float64{1, -2}, []int32{0, 1}),
 		bad([]int64{1, 1}, []float64{1, math.Inf(1)}, []int32{0, 1}),
 		bad([]int64{1, 1}, []float64{1}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1e308, 1e308, 1}, []int32{0, 0, 1}), // group 0's sum is +Inf
 	} {
 		if err == nil {
 			t.Errorf("bad sample %d accepted", i)

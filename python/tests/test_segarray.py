@@ -350,3 +350,37 @@ def test_segarray_runs_ngrams_and_sets(conn: ak.Connection, rng: np.random.Gener
     cat = ak.SegArray(conn.array(np.array([0])), ak.Categorical(["x", "y"], conn=conn))
     with pytest.raises(TypeError, match="Categorical"):
         cat.remove_repeats()
+
+
+def test_segarray_review_cases(server: Any, conn: ak.Connection) -> None:
+    """SegArrays from one GroupBy.unique share their segments: registering
+    each keeps both whole; registering a Categorical-keyed GroupBy twice
+    under one name keeps it; an empty index list selects nothing; SegArrays
+    of strings compare by string; a weighted sample whose group's weights
+    add past float64's range is refused."""
+    g = ak.GroupBy(conn.array(np.array([0, 0, 1, 1])))
+    _, (u0, u1) = g.unique([conn.array(np.array([5, 6, 7, 7])), conn.array(np.array([1.0, 2.0, 3.0, 3.0]))])
+    u0.register("rev_u0")
+    u1.register("rev_u1")
+    other = server.connect()
+    try:
+        assert ak.SegArray.attach("rev_u0", conn=other).to_list() == [[5, 6], [7]]
+        assert ak.SegArray.attach("rev_u1", conn=other).to_list() == [[1.0, 2.0], [3.0]]
+    finally:
+        other.close()
+    u0.unregister()
+    u1.unregister()
+    cg = ak.GroupBy(ak.Categorical(["a", "b", "a", "b"], conn=conn))
+    assert cg.register("rev_cg").register("rev_cg").is_registered()
+    cg.unregister()
+    s = ak.SegArray(conn.array(np.array([0, 2])), conn.array(np.array([1, 2, 3])))
+    assert s[[]].to_list() == [] and s[np.array([], dtype=bool)].size == 0
+    with pytest.raises(TypeError, match="shape"):
+        s[np.True_]
+    c1 = ak.SegArray(conn.array(np.array([0, 1])), ak.Categorical(["x", "y", "z"], conn=conn))
+    c2 = ak.SegArray(conn.array(np.array([0, 1])), ak.Categorical(["x", "y", "w"], conn=conn))
+    assert (c1 == c2).to_list() == [True, False]
+    with pytest.raises(TypeError, match="strings with one of numbers"):
+        c1 == ak.SegArray(conn.array(np.array([0, 1])), conn.array(np.array([1, 2, 3])))
+    with pytest.raises(ValueError, match="past the largest float64"):
+        g.sample(conn.array(np.arange(4)), n=2, replace=True, weights=conn.array(np.array([1e308, 1e308, 1.0, 1.0])))

@@ -221,6 +221,12 @@ class Categorical:
         """
         conn = self.codes._conn
         data_name, lengths_name = _category_names(name)
+        if self.codes.is_registered() and self.codes._live_name() == name:
+            try:  # kept under name already: again keeps it, as pdarray.register
+                conn.info(data_name)
+                return self
+            except KeyError:
+                pass
         data, lengths = _encode_strings(self.categories)
         stored: list[pdarray] = []
         try:

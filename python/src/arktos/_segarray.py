@@ -281,14 +281,25 @@ class SegArray:
         pdarray.register: its segments under ``name + "_segments"`` and its
         values under ``name + "_values"`` (Arkouda's names; a Categorical's
         as Categorical.register keeps it). ``ak.SegArray.attach(name)`` finds
-        it again in any later session. Only names change (segments shared
-        with another SegArray are renamed for both). Raises NameInUseError,
-        and keeps nothing new, when a name is taken.
+        it again in any later session. Only names change, except that a part
+        already registered under another name (the segments that
+        ``GroupBy.unique`` of a list of arrays shares among its SegArrays)
+        is copied, so that the earlier registration stays whole. Raises
+        NameInUseError, and keeps nothing new, when a name is taken.
 
         >>> s.register("trips_by_zone")
         >>> ak.SegArray.attach("trips_by_zone")   # later, in another session
         """
-        _register_all(list(zip((self.segments, self.values), _part_names(name), strict=True)))
+        segs_name, vals_name = _part_names(name)
+        segments, values = self.segments, self.values
+        if segments.is_registered() and segments._live_name() != segs_name:
+            segments = segments.copy()
+        codes = values.codes if isinstance(values, Categorical) else values
+        if codes.is_registered() and codes._live_name() != vals_name:
+            values = Categorical._wrap(codes.copy(), values.categories) if isinstance(values, Categorical) \
+                else codes.copy()
+        _register_all([(segments, segs_name), (values, vals_name)])
+        self.segments, self.values = segments, values
         return self
 
     @classmethod
@@ -334,9 +345,11 @@ class SegArray:
         """The sub-arrays at key (a slice, or an integer or bool array)."""
         if not isinstance(key, (slice, pdarray)):
             key = np.asarray(key)
-            if key.dtype.kind not in "iub":
+            if key.size == 0:
+                key = key.astype(np.int64)  # [] selects nothing, as numpy
+            if key.ndim != 1 or key.dtype.kind not in "iub":
                 raise TypeError(f"SegArray index must be an integer, a slice or an integer or bool "
-                                f"array, got an array of {key.dtype}")
+                                f"array, got {type(key).__name__} of {key.dtype} and shape {key.shape}")
             key = self.segments._conn.array(key)
         elif isinstance(key, pdarray) and key.dtype.kind not in "iub":
             raise TypeError(f"SegArray index must be an integer, a slice or an integer or bool "
@@ -381,7 +394,13 @@ class SegArray:
         out = zeros(self.size, dtype=bool, conn=self.segments._conn)
         if bool(same.any()):
             a, b = self[same], other[same]
-            out[same] = a.all(binop("==", a.values, b.values))
+            if isinstance(a.values, Categorical) or isinstance(b.values, Categorical):
+                if not (isinstance(a.values, Categorical) and isinstance(b.values, Categorical)):
+                    raise TypeError("cannot compare a SegArray of strings with one of numbers")
+                equal = a.values == b.values  # by string, whatever the categories
+            else:
+                equal = binop("==", a.values, b.values)
+            out[same] = a.all(equal)
         return out
 
     def __ne__(self, other: object) -> pdarray:  # type: ignore[override]
