@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -260,16 +261,19 @@ func BenchmarkGroupSample(b *testing.B) {
 		name string
 		w    *pdarray.Array
 	}{{"replace", nil}, {"replace-weighted", weights}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(n * 4)
-			for b.Loop() {
-				out, err := GroupSampleReplace(env, ids, ng, counts, c.w, 1, false)
-				if err != nil {
-					b.Fatal(err)
+		for _, wk := range []int{1, 2} {
+			env := poolEnv(wk)
+			b.Run(fmt.Sprintf("%s/w=%d", c.name, wk), func(b *testing.B) {
+				b.SetBytes(n * 4)
+				for b.Loop() {
+					out, err := GroupSampleReplace(env, ids, ng, counts, c.w, 1, false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					env.Free(out)
 				}
-				env.Free(out)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -280,7 +284,70 @@ func BenchmarkGroupSample(b *testing.B) {
 // deviations over 400,000 draws; refusals name the group or row.
 func TestGroupSampleReplace(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	const n, ng = 40000, 500
+	defer func(b int) { replBlockRows = b }(replBlockRows)
+	replBlockRows = 1 << 14
+	// 2 blocks of rows (replBlocks), 8, and one: each worker count splits them its own way
+	for _, c := range []struct{ n, ng int }{{40000, 500}, {1 << 17, 10}, {1000, 7}} {
+		checkReplace(t, r, c.n, c.ng)
+	}
+	// Frequencies: one group of rows weighted 1, 0, 2, 3, 4 (and uniform).
+	one := pdarray.FromSlice([]int32{0, 0, 0, 0, 0})
+	const draws = 400_000
+	for _, c := range []struct {
+		w    []float64
+		want []float64
+	}{{[]float64{1, 0, 2, 3, 4}, []float64{0.1, 0, 0.2, 0.3, 0.4}}, {nil, []float64{0.2, 0.2, 0.2, 0.2, 0.2}}} {
+		var wa *pdarray.Array
+		if c.w != nil {
+			wa = pdarray.FromSlice(c.w)
+		}
+		out, err := GroupSampleReplace(PlainEnv(2), one, 1, pdarray.FromSlice([]int64{draws}), wa, 77, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freq := make([]float64, 5)
+		for _, i := range pdarray.View[int64](out) {
+			freq[i]++
+		}
+		for i, p := range c.want {
+			if sd := math.Sqrt(draws * p * (1 - p)); math.Abs(freq[i]-draws*p) > 5*sd+1e-9 {
+				t.Errorf("weights %v: row %d drawn %v times, want %v ± %v", c.w, i, freq[i], draws*p, 5*sd)
+			}
+		}
+	}
+	bad := func(cnts []int64, w []float64, ids []int32) error {
+		var wa *pdarray.Array
+		if w != nil {
+			wa = pdarray.FromSlice(w)
+		}
+		_, err := GroupSampleReplace(PlainEnv(1), pdarray.FromSlice(ids), len(cnts), pdarray.FromSlice(cnts), wa, 1, false)
+		return err
+	}
+	for i, err := range []error{
+		bad([]int64{-1, 1}, nil, []int32{0, 1}),
+		bad([]int64{1, 1}, nil, []int32{0, 0}),                      // group 1 has no rows
+		bad([]int64{1, 1}, []float64{1, 0}, []int32{0, 1}),          // group 1's weights all 0
+		bad([]int64{1, 1}, []float64{1, math.NaN()}, []int32{0, 1}), // a NaN weight
+		bad([]int64{1, 1}, []float64{1, -2}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1, math.Inf(1)}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1}, []int32{0, 1}),
+		bad([]int64{1, 1}, []float64{1e308, 1e308, 1}, []int32{0, 0, 1}), // group 0's sum is +Inf
+	} {
+		if err == nil {
+			t.Errorf("bad sample %d accepted", i)
+		}
+	}
+	if err := bad([]int64{0, 2}, []float64{0, 1}, []int32{0, 1}); err != nil {
+		t.Errorf("group 0 asked for nothing: %v", err)
+	}
+}
+
+// checkReplace draws with replacement from n rows in ng groups, uniform
+// and weighted (a quarter of the weights 0), at 1, 2 and 8 workers, in row
+// order and grouped: each group's count of rows of its own, none of weight
+// 0, in order, the same rows at every worker count.
+func checkReplace(t *testing.T, r *rand.Rand, n, ng int) {
+	t.Helper()
 	ids := randomIDs(r, n, ng)
 	gid := pdarray.View[int32](ids)
 	size := groupSizes(gid, ng)
@@ -328,65 +395,15 @@ func TestGroupSampleReplace(t *testing.T) {
 					}
 				}
 				if !slices.Equal(got, cnt) {
-					t.Fatalf("weighted %v, %d workers, grouped %v: counts per group differ", weighted, wk, grouped)
+					t.Fatalf("%d rows, weighted %v, %d workers, grouped %v: counts per group differ", n, weighted, wk, grouped)
 				}
 				sorted := slices.Sorted(slices.Values(rows))
 				if first == nil {
 					first = sorted
 				} else if !slices.Equal(first, sorted) {
-					t.Fatalf("weighted %v, %d workers: another sample for the same seed", weighted, wk)
+					t.Fatalf("%d rows, weighted %v, %d workers: another sample for the same seed", n, weighted, wk)
 				}
 			}
 		}
-	}
-	// Frequencies: one group of rows weighted 1, 0, 2, 3, 4 (and uniform).
-	one := pdarray.FromSlice([]int32{0, 0, 0, 0, 0})
-	const draws = 400_000
-	for _, c := range []struct {
-		w    []float64
-		want []float64
-	}{{[]float64{1, 0, 2, 3, 4}, []float64{0.1, 0, 0.2, 0.3, 0.4}}, {nil, []float64{0.2, 0.2, 0.2, 0.2, 0.2}}} {
-		var wa *pdarray.Array
-		if c.w != nil {
-			wa = pdarray.FromSlice(c.w)
-		}
-		out, err := GroupSampleReplace(PlainEnv(2), one, 1, pdarray.FromSlice([]int64{draws}), wa, 77, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		freq := make([]float64, 5)
-		for _, i := range pdarray.View[int64](out) {
-			freq[i]++
-		}
-		for i, p := range c.want {
-			if sd := math.Sqrt(draws * p * (1 - p)); math.Abs(freq[i]-draws*p) > 5*sd+1e-9 {
-				t.Errorf("weights %v: row %d drawn %v times, want %v ± %v", c.w, i, freq[i], draws*p, 5*sd)
-			}
-		}
-	}
-	bad := func(cnts []int64, w []float64, ids []int32) error {
-		var wa *pdarray.Array
-		if w != nil {
-			wa = pdarray.FromSlice(w)
-		}
-		_, err := GroupSampleReplace(PlainEnv(1), pdarray.FromSlice(ids), len(cnts), pdarray.FromSlice(cnts), wa, 1, false)
-		return err
-	}
-	for i, err := range []error{
-		bad([]int64{-1, 1}, nil, []int32{0, 1}),
-		bad([]int64{1, 1}, nil, []int32{0, 0}),                     // group 1 has no rows
-		bad([]int64{1, 1}, []float64{1, 0}, []int32{0, 1}),         // group 1's weights all 0
-		bad([]int64{1, 1}, []float64{1, math.NaN()}, []int32{0, 1}), // a NaN weight
-		bad([]int64{1, 1}, []float64{1, -2}, []int32{0, 1}),
-		bad([]int64{1, 1}, []float64{1, math.Inf(1)}, []int32{0, 1}),
-		bad([]int64{1, 1}, []float64{1}, []int32{0, 1}),
-		bad([]int64{1, 1}, []float64{1e308, 1e308, 1}, []int32{0, 0, 1}), // group 0's sum is +Inf
-	} {
-		if err == nil {
-			t.Errorf("bad sample %d accepted", i)
-		}
-	}
-	if err := bad([]int64{0, 2}, []float64{0, 1}, []int32{0, 1}); err != nil {
-		t.Errorf("group 0 asked for nothing: %v", err)
 	}
 }
