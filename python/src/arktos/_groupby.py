@@ -808,7 +808,9 @@ class GroupBy:
             if v.size != self._rows:
                 raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
         c = self._conn
-        _, lens = self.size()
+        # each group's rows, where n or frac needs them (with replacement
+        # and n, the server refuses a group without rows itself)
+        lens = self.size()[1] if frac is not None or not replace else None
         if frac is None:
             if n is None:
                 n = 1
@@ -823,7 +825,7 @@ class GroupBy:
         if few:
             raise ValueError("every group must get at least one sample: n or frac * the group's size "
                              f"(rounded) is below 1 for {few} groups")
-        short = int(binop(">", num, lens).sum()) if self.ngroups and not replace else 0
+        short = int(binop(">", num, lens).sum()) if self.ngroups and lens is not None and not replace else 0
         if short:
             raise ValueError(f"{short} groups have fewer rows than the samples asked for; "
                              "pass replace=True, or a smaller n or frac")
@@ -832,16 +834,9 @@ class GroupBy:
                 raise TypeError("weights must be a numeric pdarray, one per row")
             if weights.size != self._rows:
                 raise ValueError(f"weights have {weights.size} elements but the GroupBy has {self._rows} rows")
-            if binop("<", weights, 0).any() or binop("!=", weights, weights).any() \
-                    or binop("==", weights, np.inf).any():
-                raise ValueError("weights must be finite non-negative numbers (no NaN or inf)")
-            _, positive = self.sum(binop(">", weights, 0))
-            if self.ngroups and binop("==", positive, 0).any():
-                raise ValueError("every group needs a row of positive weight")
-            short = int(binop(">", num, positive).sum()) if self.ngroups and not replace else 0
-            if short:
-                raise ValueError(f"{short} groups have fewer rows of positive weight than the samples asked "
-                                 "for; pass replace=True, or a smaller n or frac")
+            # Their values (finite, not negative) and each group's rows of
+            # positive weight the server checks in its pass, naming the first
+            # row or group that fails.
         fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the replies)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
