@@ -1054,20 +1054,7 @@ func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, f
 	}
 	keys, kTmp := pdarray.BytesAs[uint64](bs[0]), pdarray.BytesAs[uint64](bs[1])
 	idx, iTmp := pdarray.BytesAs[int64](bs[2]), pdarray.BytesAs[int64](bs[3])
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
-		buf := make([]uint64, chunk)
-		for c := lo; c < hi; c += chunk {
-			e := min(hi, c+chunk)
-			p := keys[c:e]
-			packChunk(specs, c, e, p, buf)
-			for i := range p {
-				if p[i] == dropKey {
-					p[i] = total // sorts after every kept row
-				}
-				idx[c+i] = int64(c + i)
-			}
-		}
-	})
+	packSortable(env, specs, total, keys, idx)
 	if n > 1 {
 		base, nbits := keyRange(env, keys)
 		keys, idx = radixSort(env, keys, kTmp, idx, iTmp, base, nbits)
@@ -1120,6 +1107,30 @@ func runOffsets(env Env, sorted []uint64) []int {
 		offs[w] += offs[w-1]
 	}
 	return offs
+}
+
+// packSortable writes every row's packed key into keys, a dropped row's as
+// total (past every kept row's, so it sorts after them while the range
+// stays total+1 wide), and, when idx is not nil, each row's index.
+func packSortable(env Env, specs []keySpec, total uint64, keys []uint64, idx []int64) {
+	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+		buf := make([]uint64, chunk)
+		for c := lo; c < hi; c += chunk {
+			e := min(hi, c+chunk)
+			p := keys[c:e]
+			packChunk(specs, c, e, p, buf)
+			for i, k := range p {
+				if k == dropKey {
+					p[i] = total
+				}
+			}
+			if idx != nil {
+				for i := c; i < e; i++ {
+					idx[i] = int64(i)
+				}
+			}
+		}
+	})
 }
 
 // groupWide groups keys whose ranges do not pack into 64 bits: coargsort,

@@ -130,19 +130,7 @@ func uniqueSorted(env Env, specs []keySpec, total uint64, n int) ([]uint64, func
 		return nil, nil, err
 	}
 	defer freeTmp()
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
-		buf := make([]uint64, chunk)
-		for c := lo; c < hi; c += chunk {
-			e := min(hi, c+chunk)
-			p := keys[c:e]
-			packChunk(specs, c, e, p, buf)
-			for i, k := range p {
-				if k == dropKey {
-					p[i] = total // sorts after every kept row, in the range
-				}
-			}
-		}
-	})
+	packSortable(env, specs, total, keys, nil)
 	sorted := keys
 	if n > 1 {
 		base, nbits := keyRange(env, keys)

@@ -3,6 +3,8 @@ every dtype with edge values (NaN, +-inf, -0.0, min/max ints)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -72,3 +74,20 @@ def forbid_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the array was downloaded")
 
     monkeypatch.setattr(ak.pdarray, "__array__", downloaded)
+
+
+@contextmanager
+def recorded(conn: ak.Connection) -> Iterator[list[str]]:
+    """The commands conn sends inside the block, in order."""
+    sent: list[str] = []
+    request = conn._request
+
+    def record(cmd: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(cmd)
+        return request(cmd, *args, **kwargs)
+
+    conn._request = record  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        del conn._request

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
+from _opsdata import recorded
 
 pd = pytest.importorskip("pandas")
 
@@ -676,22 +677,12 @@ def test_sample_is_one_server_request(conn: ak.Connection, rng: np.random.Genera
     g = ak.GroupBy(conn.array(rng.integers(0, 50, N)))
     v = conn.array(np.arange(N))
     g.group()
-    sent: list[str] = []
-    request = conn._request
-
-    def record(cmd: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(cmd)
-        return request(cmd, *args, **kwargs)
-
-    conn._request = record  # type: ignore[method-assign]
     w = conn.array(rng.random(N) + 0.1)
-    try:
+    with recorded(conn) as sent:
         rows = g.sample(v, n=3, random_state=11, return_indices=True)
         weighted = g.sample(v, n=3, weights=w, random_state=11, return_indices=True)
         again = g.sample(v, n=300, replace=True, random_state=11, return_indices=True)
         heavy = g.sample(v, n=300, weights=w, replace=True, random_state=11, return_indices=True)
-    finally:
-        del conn._request
     assert sent.count("groupby_sample") == 4, sent
     assert not {"coargsort", "argsort", "sort", "searchsorted", "scan", "groupby_segments"} & set(sent), sent
     assert rows.size == 150 and weighted.size == 150 and again.size == heavy.size == 15000

@@ -3,35 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
 
 import arktos as ak
+from _opsdata import recorded
 
 pd = pytest.importorskip("pandas")
 
 N = 20_000
-
-
-@contextmanager
-def _recorded(conn: ak.Connection) -> Iterator[list[str]]:
-    """The commands conn sends inside the block."""
-    sent: list[str] = []
-    request = conn._request
-
-    def record(cmd: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(cmd)
-        return request(cmd, *args, **kwargs)
-
-    conn._request = record  # type: ignore[method-assign]
-    try:
-        yield sent
-    finally:
-        del conn._request
 
 
 def _ragged(rng: np.random.Generator, n: int, dtype: Any = np.float64) -> list[np.ndarray]:
@@ -124,7 +106,7 @@ def test_groupby_unique_is_one_server_pass(conn: ak.Connection, rng: np.random.G
     g = ak.GroupBy(conn.array(rng.integers(0, 50, N)))
     v = conn.array(rng.integers(0, 1000, N))
     g.group()
-    with _recorded(conn) as sent:
+    with recorded(conn) as sent:
         _, u = g.unique(v)
         total = u.sum()
         top = u.max()
