@@ -366,3 +366,15 @@ def test_segarray_review_cases(server: Any, conn: ak.Connection) -> None:
         c1 == ak.SegArray(conn.array(np.array([0, 1])), conn.array(np.array([1, 2, 3])))
     with pytest.raises(ValueError, match="past the largest float64"):
         g.sample(conn.array(np.arange(4)), n=2, replace=True, weights=conn.array(np.array([1e308, 1e308, 1.0, 1.0])))
+
+
+def test_repeat_is_one_request(conn: ak.Connection) -> None:
+    """np.repeat of a pdarray, by counts or by one count, is the server's
+    repeat command alone (it was a searchsorted and a gather)."""
+    a = conn.array(np.array([3, 1, 2]))
+    counts = conn.array(np.array([2, 0, 3]))
+    with recorded(conn) as sent:
+        by_counts = np.repeat(a, counts)
+        each = a.repeat(2)
+    assert sent == ["repeat", "repeat"], sent
+    assert by_counts.to_list() == [3, 3, 2, 2, 2] and each.to_list() == [3, 3, 1, 1, 2, 2]
