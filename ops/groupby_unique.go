@@ -28,9 +28,10 @@ type GroupUniqueResult struct {
 }
 
 // GroupUnique returns the distinct values of each group of ids (ngroups
-// groups; ids in [-1, ngroups), as CheckGroupIDs checks them), sorted within a group, as one flat array per values array
-// (vals[j]'s dtype) and where each group's values start in them (segs,
-// int64, ngroups; a group with no values has an empty segment). With
+// groups; ids in [-1, ngroups), as CheckGroupIDs checks them), sorted
+// within a group, as one flat array per values array (vals[j]'s dtype),
+// and where each group's values start in them (segs, int64, ngroups; a
+// group with no values has an empty segment). With
 // several values arrays a distinct value is a distinct tuple of them,
 // element i of every output array making tuple i. NaN values are skipped
 // (a tuple with a NaN in it), as the nunique aggregation skips them, so a
