@@ -726,3 +726,26 @@ def test_groupby_register_attach(server: Any, conn: ak.Connection, rng: np.rando
         assert not h.is_registered()
     finally:
         other.close()
+
+
+def test_most_common_ties_as_arkouda(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """most_common: the most frequent value of each group, ties going to the
+    one met first in row order (Arkouda's rule; mode takes the smallest),
+    NaN skipped, a group of NaNs NaN; a Categorical's as strings."""
+    keys = rng.integers(0, 300, N)
+    for vals in (rng.integers(0, 4, N), np.where(rng.random(N) < 0.3, np.nan, rng.integers(0, 3, N).astype(float))):
+        vals[keys == 7] = np.nan if vals.dtype.kind == "f" else vals[keys == 7]
+        g = ak.GroupBy(conn.array(keys))
+        k, got = g.most_common(conn.array(vals))
+        want = []
+        for key in k.to_ndarray():
+            seen: dict[Any, list[int]] = {}
+            for i in np.flatnonzero(keys == key):
+                x = vals[i]
+                if x == x:
+                    seen.setdefault(x, [0, i])[0] += 1
+            want.append(max(seen, key=lambda x: (seen[x][0], -seen[x][1])) if seen else np.nan)
+        assert np.array_equal(got.to_ndarray(), np.array(want, dtype=vals.dtype), equal_nan=True)
+    cat = ak.Categorical(["b", "a", "a", "b", "c"], conn=conn)
+    _, m = ak.GroupBy(conn.array([0, 0, 0, 0, 1])).most_common(cat)
+    assert isinstance(m, ak.Categorical) and m.to_list() == ["b", "c"]  # b met first; mode would say a

@@ -627,14 +627,39 @@ class GroupBy:
         """
         return self.aggregate(values, "mode")
 
-    def most_common(self, values: Any) -> tuple[Any, pdarray]:
-        """Arkouda's name for ``mode``: on ties, the smallest of the most
-        frequent values (Arkouda's: the one met first in row order).
+    def most_common(self, values: Any) -> tuple[Any, Any]:
+        """Each group's most frequent value, as Arkouda's ``most_common``
+        (and Arkouda's ``mode``): on ties, the one met first in row order
+        (``mode`` gives the smallest, as pandas). NaN values are skipped; a
+        group of none gets NaN (floats) or 0. Composed on the server: the
+        (group, value) pairs grouped with their counts and first rows, then
+        each group's best pair.
 
-        >>> g.most_common(keys)[1]
-        array([1, 2, 3])
+        >>> ak.GroupBy(ak.array([0, 0, 0, 0, 1])).most_common(ak.array([7, 3, 3, 7, 5]))[1]
+        array([7, 5])
         """
-        return self.mode(values)
+        from ._ops import arange, binop, full
+
+        if isinstance(values, Categorical):
+            keys, got = self.most_common(values.codes)
+            return keys, Categorical._wrap(got, values.categories)
+        v = self._values(values)
+        if v.size != self._rows:
+            raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
+        c = self._conn
+        pairs = GroupBy([self.ids, v])  # NaN values dropped
+        (gid, val), r = pairs.agg(n=(None, "size"), first=(arange(self._rows, conn=c), "min"))
+        kept = binop(">=", gid, 0)  # not the rows of dropped keys
+        gid, val, n, first = gid[kept], val[kept], r["n"][kept], r["first"][kept]
+        # the most rows first, then the earliest first row
+        score = binop("-", binop("*", n.astype(np.int64), self._rows + 1), first)
+        best = GroupBy(gid)
+        groups, at = best.argmax(score)
+        fill = np.nan if v.dtype.kind == "f" else 0
+        out = full(self.ngroups, fill, v.dtype, conn=c)
+        if groups.size:
+            out[groups] = val[at]
+        return self.unique_keys, out
 
     def any(self, values: Any) -> tuple[Any, pdarray]:
         """Whether any value of the group is nonzero.
