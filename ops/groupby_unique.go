@@ -107,15 +107,20 @@ func GroupUnique(env Env, ids *pdarray.Array, ngroups int, vals []*pdarray.Array
 		return fail(err)
 	}
 	unpackAll(env, specs, uniq, outs, rels)
-	sg := pdarray.View[int64](segs)
+	placeSegments(grp, pdarray.View[int64](segs))
+	return GroupUniqueResult{segs, outs[1:], path}, nil
+}
+
+// placeSegments writes where each group g starts in grp, the ascending
+// group of every distinct value (a group absent from it: an empty segment).
+func placeSegments[T int32 | uint64](grp []T, sg []int64) {
 	at := 0
 	for g := range sg {
-		for at < len(grp) && grp[at] < uint64(g) {
+		for at < len(grp) && int64(grp[at]) < int64(g) {
 			at++
 		}
 		sg[g] = int64(at)
 	}
-	return GroupUniqueResult{segs, outs[1:], path}, nil
 }
 
 // uniqueSorted returns the distinct packed keys of the n rows of specs
@@ -235,14 +240,7 @@ func groupUniqueGrouped(env Env, ids *pdarray.Array, ngroups int, vals []*pdarra
 	for skip < len(gk) && gk[skip] < 0 {
 		skip++
 	}
-	sg := pdarray.View[int64](segs)
-	at := skip
-	for grp := range sg {
-		for at < len(gk) && int(gk[at]) < grp {
-			at++
-		}
-		sg[grp] = int64(at - skip)
-	}
+	placeSegments(gk[skip:], pdarray.View[int64](segs))
 	out = g.Keys[1:]
 	if skip == 0 {
 		return segs, out, nil

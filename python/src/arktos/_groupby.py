@@ -862,7 +862,8 @@ class GroupBy:
             # Their values (finite, not negative) and each group's rows of
             # positive weight the server checks in its pass, naming the first
             # row or group that fails.
-        fw = None if weights is None else weights.astype(np.float64)  # (kept alive until the replies)
+        # float64, as the server takes them (kept alive until the reply): no copy if they are
+        fw = weights if weights is None or weights.dtype == np.float64 else weights.astype(np.float64)
         if self.ngroups == 0:
             rows = arange(0, conn=c)
         else:
