@@ -205,6 +205,38 @@ func (c *Client) Compress(ctx context.Context, a, mask string) (ArrayInfo, error
 	return c.opArray(ctx, "compress", map[string]any{"a": a, "mask": mask})
 }
 
+// CompressMany stores arrays[i][mask] for every named array (a table's
+// rows where the bool array mask is true) in one request, the mask counted
+// once; with positions, also the trues' positions (int64, np.flatnonzero).
+// Every result is stored or none.
+func (c *Client) CompressMany(ctx context.Context, arrays []string, mask string, withPositions bool) (out []ArrayInfo, positions ArrayInfo, err error) {
+	res, err := c.call(ctx, "compress_many", map[string]any{"arrays": arrays, "mask": mask, "positions": withPositions})
+	if err != nil {
+		return nil, ArrayInfo{}, err
+	}
+	if out, err = parseInfos(res["arrays"]); err != nil {
+		return nil, ArrayInfo{}, err
+	}
+	if withPositions {
+		pm, _ := res["positions"].(map[string]any)
+		if positions, err = parseInfo(pm); err != nil {
+			return nil, ArrayInfo{}, err
+		}
+	}
+	return out, positions, nil
+}
+
+// TakeMany stores arrays[i][idx] for every named array (arrays of one
+// length; idx an integer array, negative positions from the end) in one
+// request. Every result is stored or none.
+func (c *Client) TakeMany(ctx context.Context, arrays []string, idx string) ([]ArrayInfo, error) {
+	res, err := c.call(ctx, "take_many", map[string]any{"arrays": arrays, "idx": idx})
+	if err != nil {
+		return nil, err
+	}
+	return parseInfos(res["arrays"])
+}
+
 // Repeat stores np.repeat(a, counts): element i of a counts[i] times, for
 // a stored integer array counts of a's length (none negative).
 func (c *Client) Repeat(ctx context.Context, a, counts string) (ArrayInfo, error) {

@@ -1,6 +1,9 @@
 package ops
 
 import (
+	endian "encoding/binary"
+	"math/bits"
+
 	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -343,19 +346,41 @@ func parallelN(nw int, f func(w int)) {
 
 // CountTrue counts the true elements of a bool array.
 func CountTrue(env Env, mask *pdarray.Array) int {
-	return countNonzero(env.workers(), pdarray.BytesAs[uint8](mask.Bytes()), false)
+	offs := maskOffsets(env, pdarray.BytesAs[uint8](mask.Bytes()))
+	return offs[len(offs)-1]
 }
 
-// maskOffsets returns, per worker block of mask, how many trues come before it.
+// countOnes counts the ones of a bool slice (bytes 0 or 1, as every stored
+// bool is): eight at a time, a word's bytes summing to its popcount.
+func countOnes(m []uint8) int {
+	c, i := 0, 0
+	for ; i+8 <= len(m); i += 8 {
+		c += bits.OnesCount64(endian.LittleEndian.Uint64(m[i:]))
+	}
+	for _, v := range m[i:] {
+		c += int(v)
+	}
+	return c
+}
+
+// maskBits packs m[0:64] (bytes 0 or 1) into a word, bit j for byte j:
+// the multiply moves each byte's low bit into the top byte without carries
+// (the bits' places 8j+7k+7 are all distinct).
+func maskBits(m []uint8) uint64 {
+	var b uint64
+	for j := 0; j < 8; j++ {
+		b |= (endian.LittleEndian.Uint64(m[8*j:]) * 0x0102040810204080 >> 56) << (8 * j)
+	}
+	return b
+}
+
+// maskOffsets returns, per worker block of mask, how many trues come before
+// it; the last element is the total.
 func maskOffsets(env Env, m []uint8) []int {
 	nw := numWorkers(env.workers(), len(m))
 	counts := make([]int, nw+1)
 	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
-		c := 0
-		for _, v := range m[lo:hi] {
-			c += int(v)
-		}
-		counts[w+1] = c
+		counts[w+1] = countOnes(m[lo:hi])
 	})
 	for w := 1; w <= nw; w++ {
 		counts[w] += counts[w-1]
@@ -363,11 +388,22 @@ func maskOffsets(env Env, m []uint8) []int {
 	return counts
 }
 
+// MaskOffsets is maskOffsets of a stored bool array, for CompressWith: one
+// count of the mask serves every array compressed by it.
+func MaskOffsets(env Env, mask *pdarray.Array) []int {
+	return maskOffsets(env, pdarray.BytesAs[uint8](mask.Bytes()))
+}
+
 // Compress copies the elements of a where mask is true into out (length
 // CountTrue(mask)), in order.
 func Compress(env Env, a, mask, out *pdarray.Array) {
+	CompressWith(env, a, mask, MaskOffsets(env, mask), out)
+}
+
+// CompressWith is Compress with the mask's offsets already counted
+// (MaskOffsets of the same mask, by the same env).
+func CompressWith(env Env, a, mask *pdarray.Array, offs []int, out *pdarray.Array) {
 	m := pdarray.BytesAs[uint8](mask.Bytes())
-	offs := maskOffsets(env, m)
 	switch a.DType().Size() {
 	case 1:
 		compress(env, words[uint8](a), m, offs, words[uint8](out))
@@ -380,13 +416,54 @@ func Compress(env Env, a, mask, out *pdarray.Array) {
 	}
 }
 
+// compress walks the mask 64 elements at a time as a bit word: a block with
+// every element true is one copy, and otherwise only the trues are visited,
+// so there is no branch on each element's truth (a random mask mispredicted
+// one in two or three before).
 func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
 	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		mm, aa := m[lo:hi], a[lo:hi]
-		for i, v := range mm {
-			if v != 0 {
+		i := 0
+		for ; i+64 <= len(mm); i += 64 {
+			b := maskBits(mm[i:])
+			if b == ^uint64(0) {
+				k += copy(out[k:k+64], aa[i:i+64])
+				continue
+			}
+			for ; b != 0; b &= b - 1 {
+				out[k] = aa[i+bits.TrailingZeros64(b)]
+				k++
+			}
+		}
+		for ; i < len(mm); i++ {
+			if mm[i] != 0 {
 				out[k] = aa[i]
+				k++
+			}
+		}
+	})
+}
+
+// CompressPositions writes the positions of mask's trues, in order, into
+// out (int64, CountTrue(mask) long): np.flatnonzero, with the offsets of
+// MaskOffsets.
+func CompressPositions(env Env, mask *pdarray.Array, offs []int, out *pdarray.Array) {
+	m := pdarray.BytesAs[uint8](mask.Bytes())
+	o := pdarray.View[int64](out)
+	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+		k := offs[w]
+		mm := m[lo:hi]
+		i := 0
+		for ; i+64 <= len(mm); i += 64 {
+			for b := maskBits(mm[i:]); b != 0; b &= b - 1 {
+				o[k] = int64(lo + i + bits.TrailingZeros64(b))
+				k++
+			}
+		}
+		for ; i < len(mm); i++ {
+			if mm[i] != 0 {
+				o[k] = int64(lo + i)
 				k++
 			}
 		}

@@ -20,32 +20,34 @@ import (
 
 func init() {
 	for name, run := range map[string]func(*Server, *request) (*response, error){
-		"binop":        (*Server).cmdBinop,
-		"unop":         (*Server).cmdUnop,
-		"astype":       (*Server).cmdAstype,
-		"where":        (*Server).cmdWhere,
-		"reduce":       (*Server).cmdReduce,
-		"scan":         (*Server).cmdScan,
-		"full":         (*Server).cmdFull,
-		"arange":       (*Server).cmdArange,
-		"linspace":     (*Server).cmdLinspace,
-		"random":       (*Server).cmdRandom,
-		"concatenate":  (*Server).cmdConcatenate,
-		"getitem":      (*Server).cmdGetitem,
-		"slice":        (*Server).cmdSlice,
-		"take":         (*Server).cmdTake,
-		"compress":     (*Server).cmdCompress,
-		"repeat":       (*Server).cmdRepeat,
-		"setitem":      (*Server).cmdSetitem,
-		"sort":         (*Server).cmdSort,
-		"argsort":      (*Server).cmdArgsort,
-		"coargsort":    (*Server).cmdCoargsort,
-		"unique":       (*Server).cmdUnique,
-		"in1d":         (*Server).cmdIn1d,
-		"setop":        (*Server).cmdSetop,
-		"histogram":    (*Server).cmdHistogram,
-		"order_stats":  (*Server).cmdOrderStats,
-		"searchsorted": (*Server).cmdSearchSorted,
+		"binop":         (*Server).cmdBinop,
+		"unop":          (*Server).cmdUnop,
+		"astype":        (*Server).cmdAstype,
+		"where":         (*Server).cmdWhere,
+		"reduce":        (*Server).cmdReduce,
+		"scan":          (*Server).cmdScan,
+		"full":          (*Server).cmdFull,
+		"arange":        (*Server).cmdArange,
+		"linspace":      (*Server).cmdLinspace,
+		"random":        (*Server).cmdRandom,
+		"concatenate":   (*Server).cmdConcatenate,
+		"getitem":       (*Server).cmdGetitem,
+		"slice":         (*Server).cmdSlice,
+		"take":          (*Server).cmdTake,
+		"compress":      (*Server).cmdCompress,
+		"compress_many": (*Server).cmdCompressMany,
+		"take_many":     (*Server).cmdTakeMany,
+		"repeat":        (*Server).cmdRepeat,
+		"setitem":       (*Server).cmdSetitem,
+		"sort":          (*Server).cmdSort,
+		"argsort":       (*Server).cmdArgsort,
+		"coargsort":     (*Server).cmdCoargsort,
+		"unique":        (*Server).cmdUnique,
+		"in1d":          (*Server).cmdIn1d,
+		"setop":         (*Server).cmdSetop,
+		"histogram":     (*Server).cmdHistogram,
+		"order_stats":   (*Server).cmdOrderStats,
+		"searchsorted":  (*Server).cmdSearchSorted,
 	} {
 		register(name, command{run: run})
 	}
@@ -808,12 +810,144 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 	}
 	o, env := s.opEnv("compress of '%s'", name)
 	defer o.done()
-	out, err := env.Alloc(x.DType(), ops.CountTrue(env, m))
+	offs := ops.MaskOffsets(env, m)
+	out, err := env.Alloc(x.DType(), offs[len(offs)-1])
 	if err != nil {
 		return nil, err
 	}
-	ops.Compress(env, x, m, out)
+	ops.CompressWith(env, x, m, offs, out)
 	return one(o, out)
+}
+
+// cmdCompressMany stores arrays[i][mask] for every named array (a table's
+// rows where mask is true, as a DataFrame selects them), the mask counted
+// once; with positions, also the trues' positions (np.flatnonzero: the
+// rows' labels of a table indexed 0..n-1). Either every result is stored
+// or none.
+func (s *Server) cmdCompressMany(r *request) (*response, error) {
+	a := r.args
+	names := a.StringList("arrays")
+	maskName := a.String("mask")
+	positions := a.OptBool("positions", false)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 && !positions {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "compress_many needs arrays to compress or positions: true")
+	}
+	xs, release, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	m, relm, err := s.store.acquire(maskName)
+	if err != nil {
+		return nil, err
+	}
+	defer relm()
+	if m.DType() != pdarray.Bool {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "mask '%s' must be a bool array, got %v", maskName, m.DType())
+	}
+	for i, x := range xs {
+		if x.Len() != m.Len() {
+			return nil, transfer.Errorf(transfer.IndexOutOfRange, "array '%s' has %d elements but mask '%s' has %d; every array must have the mask's length", names[i], x.Len(), maskName, m.Len())
+		}
+	}
+	o, env := s.opEnv("compress_many by '%s'", maskName)
+	defer o.done()
+	offs := ops.MaskOffsets(env, m)
+	n := offs[len(offs)-1]
+	outs := make([]*pdarray.Array, len(xs))
+	for i, x := range xs {
+		if outs[i], err = env.Alloc(x.DType(), n); err != nil {
+			return nil, err
+		}
+	}
+	var pos *pdarray.Array
+	if positions {
+		if pos, err = env.Alloc(pdarray.Int64, n); err != nil {
+			return nil, err
+		}
+	}
+	for i, x := range xs {
+		ops.CompressWith(env, x, m, offs, outs[i])
+	}
+	if pos != nil {
+		ops.CompressPositions(env, m, offs, pos)
+	}
+	return keepMany(o, outs, pos, "positions")
+}
+
+// cmdTakeMany stores arrays[i][idx] for every named array (a table's rows
+// by position: a DataFrame's sort or sample), idx checked once. Either
+// every result is stored or none.
+func (s *Server) cmdTakeMany(r *request) (*response, error) {
+	a := r.args
+	names := a.StringList("arrays")
+	idxName := a.String("idx")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "take_many needs at least one array in arrays")
+	}
+	xs, release, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	for i, x := range xs[1:] {
+		if x.Len() != xs[0].Len() {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "array '%s' has %d elements but '%s' has %d; take_many gathers arrays of one length", names[i+1], x.Len(), names[0], xs[0].Len())
+		}
+	}
+	idx, err := s.indexArray(idxName)
+	if err != nil {
+		return nil, err
+	}
+	o, env := s.opEnv("take_many by '%s'", idxName)
+	defer o.done()
+	if err := ops.CheckIndices(env, idx, xs[0].Len()); err != nil {
+		return nil, opErr(err)
+	}
+	outs := make([]*pdarray.Array, len(xs))
+	for i, x := range xs {
+		if outs[i], err = env.Alloc(x.DType(), idx.Len()); err != nil {
+			return nil, err
+		}
+	}
+	for i, x := range xs {
+		ops.Take(env, x, idx, outs[i])
+	}
+	return keepMany(o, outs, nil, "")
+}
+
+// keepMany stores outs (and extra under key, when not nil) and answers
+// {"arrays": [info...], key: info}. A store that fails leaves none of them:
+// the ones stored already are deleted again.
+func keepMany(o *opEnv, outs []*pdarray.Array, extra *pdarray.Array, key string) (*response, error) {
+	all := outs
+	if extra != nil {
+		all = append(append([]*pdarray.Array(nil), outs...), extra)
+	}
+	infos := make([]any, 0, len(all))
+	for _, out := range all {
+		info, err := o.keep(out)
+		if err != nil {
+			stored := make([]string, len(infos))
+			for i, done := range infos {
+				stored[i] = done.(map[string]any)["name"].(string)
+			}
+			_, _, _ = o.s.store.delete(stored, true)
+			return nil, err
+		}
+		infos = append(infos, info)
+	}
+	res := map[string]any{"arrays": infos[:len(outs)]}
+	if extra != nil {
+		res[key] = infos[len(outs)]
+	}
+	return &response{result: res}, nil
 }
 
 // cmdRepeat stores np.repeat(a, counts): each element counts[i] times

@@ -21,7 +21,6 @@ p50/p90 per engine and the ratios.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,9 +30,8 @@ import pandas as pd
 
 import arktos as ak
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, stats  # noqa: E402
+from run import bench_server, stats  # noqa: E402
 
 
 def np_headtail(ids: np.ndarray, n: int, tail: bool) -> np.ndarray:
@@ -63,12 +61,7 @@ def main() -> None:
     wts = rng.random(rows) + 0.1
     df = pd.DataFrame({"k": keys, "v": vals, "w": wts})
     for threads in [int(t) for t in args.threads.split(",")]:
-        url = f"tcp://127.0.0.1:{free_port()}"
-        proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers", str(threads),
-                                 "--log-level", "warn"])
-        try:
-            time.sleep(0.3)
-            conn = ak.Connection(url, timeout=600)
+        with bench_server(threads) as conn:
             k, v, w = conn.array(keys), conn.array(vals), conn.array(wts)
             g = ak.GroupBy(k)
             ids = g.ids.to_ndarray()
@@ -114,10 +107,6 @@ def main() -> None:
                 op = name.split()[-1]
                 ratio = f"  {p50 / base[op]:.2f}x arktos" if op in base and not name.startswith("arktos") else ""
                 print(f"  {name:17s} {p50:.4f} / {p90:.4f}{ratio}")
-            conn.close()
-        finally:
-            proc.terminate()
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ steady.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -53,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -360,6 +362,24 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextlib.contextmanager
+def bench_server(threads: int) -> Iterator[ak.Connection]:
+    """An arktos-server of this tree with `threads` workers on a free
+    loopback port, and a connection to it; both closed after."""
+    url = f"tcp://127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers", str(threads),
+                             "--log-level", "warn"])
+    try:
+        time.sleep(0.3)
+        conn = ak.Connection(url, timeout=600)
+        try:
+            yield conn
+        finally:
+            conn.close()
+    finally:
+        stop_server(proc)
 
 
 def used_columns(spec: Query) -> list[str]:

@@ -42,9 +42,8 @@ import pandas as pd
 
 import arktos as ak
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import free_port, stats  # noqa: E402
+from run import bench_server, stats  # noqa: E402
 
 POLARS = r"""
 import json, sys, time
@@ -81,12 +80,7 @@ def main() -> None:
     vals = rng.integers(0, span, rows)
     df = pd.DataFrame({"k": keys, "v": vals})
     for threads in [int(t) for t in args.threads.split(",")]:
-        url = f"tcp://127.0.0.1:{free_port()}"
-        proc = subprocess.Popen([str(REPO / "bin" / "arktos-server"), "--addr", url, "--workers", str(threads),
-                                 "--log-level", "warn"])
-        try:
-            time.sleep(0.3)
-            conn = ak.Connection(url, timeout=600)
+        with bench_server(threads) as conn:
             k, v = conn.array(keys), conn.array(vals)
             g = ak.GroupBy(k)
             uk, u = g.unique(v)
@@ -125,10 +119,6 @@ def main() -> None:
                 if i == 0:
                     times.clear()
             db.close()
-            conn.close()
-        finally:
-            proc.terminate()
-            proc.wait()
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "d.npz")
             np.savez(path, k=keys, v=vals, uk=ukn, flat=flat, lens=lens)

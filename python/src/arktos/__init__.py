@@ -37,6 +37,7 @@ from ._io import __all__ as _io_names
 from ._groupby import GroupBy
 from ._categorical import Categorical
 from ._segarray import SegArray
+from ._dataframe import DataFrame, DataFrameGroupBy
 from ._server import Server, find_server_binary
 from ._config import config
 from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
@@ -51,6 +52,8 @@ __all__ = [
     "DEFAULT_URL",
     "DTYPES",
     "Connection",
+    "DataFrame",
+    "DataFrameGroupBy",
     "ConnectionLostError",
     "GroupBy",
     "SegArray",

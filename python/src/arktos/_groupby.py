@@ -762,17 +762,21 @@ class GroupBy:
         return self._topk(values, n, False)
 
     def _head_tail(self, values: Any, n: int, return_indices: bool, tail: bool) -> tuple[Any, Any]:
+        v: pdarray | Categorical = values if isinstance(values, Categorical) else self._values(values)
+        if v.size != self._rows:
+            raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
+        rows = self._head_tail_rows(n, tail)
+        return self.unique_keys, (rows if return_indices else v[rows])
+
+    def _head_tail_rows(self, n: int, tail: bool) -> pdarray:
+        """Each group's first (last) n rows: groups in key order, rows in row order."""
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
             raise TypeError(f"n must be an integer, got {n!r}")
         if n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
-        v: pdarray | Categorical = values if isinstance(values, Categorical) else self._values(values)
-        if v.size != self._rows:
-            raise ValueError(f"values have {v.size} elements but the GroupBy has {self._rows} rows")
         result, _ = self._conn._request("groupby_head", {
             "ids": self.ids._live_name(), "ngroups": self.ngroups, "n": min(int(n), self._rows), "tail": tail})
-        rows = self._conn._pdarray(result, owned=True)
-        return self.unique_keys, (rows if return_indices else v[rows])
+        return self._conn._pdarray(result, owned=True)
 
     def head(self, values: Any, n: int = 5, return_indices: bool = True) -> tuple[Any, Any]:
         """Each group's first n rows (all of a smaller group's), as Arkouda's:

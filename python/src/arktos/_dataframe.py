@@ -1,0 +1,1097 @@
+"""DataFrame: named columns of one length on the server, as Arkouda's
+``ak.DataFrame``, and its group-by (docs/operations.md, "DataFrame").
+
+    >>> df = ak.DataFrame({"zone": zones, "fare": fares, "tip": tips})
+    >>> df.groupby("zone").sum()                  # one server request
+    >>> df[df["fare"] > 10].sort_values("tip", ascending=False).head()
+    >>> df.groupby(["zone", "hour"], as_index=False).agg(total=("fare", "sum"), n=("fare", "size"))
+
+Each column is a pdarray or a Categorical (strings); the client holds no
+rows, only the names and which arrays they are. Selecting rows (a mask,
+an index array, a slice, ``head``, ``sort_values``) gathers every column on
+the server. The index is the rows' labels: ``0 .. n-1`` until rows are
+selected (then the selected rows' labels, as pandas keeps them) or a
+group-by puts its keys there (``as_index=True``); ``reset_index`` makes
+it ``0 .. n-1`` again.
+
+A group-by's aggregations of several columns go to the server as one
+named ``agg`` request (``GroupBy.agg``), so the grouping and every
+column's aggregation share it; a Categorical column is aggregated by its
+codes (first, mode, min, max give strings back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from ._categorical import Categorical
+from ._groupby import AGGREGATIONS, CATEGORICAL_AGGREGATIONS, GroupBy, _aggregation
+from ._pdarray import pdarray
+
+if TYPE_CHECKING:
+    from ._connection import Connection
+
+__all__ = ["DataFrame", "DataFrameGroupBy"]
+
+Column = Union[pdarray, Categorical]
+
+#: rows shown by repr before it shows the first and last ones only (pandas' display.max_rows is 60)
+_REPR_ROWS = 20
+
+
+def _conn_of(col: Column) -> Connection:
+    return col.codes._conn if isinstance(col, Categorical) else col._conn
+
+
+def _upload(value: Any, what: str, conn: Connection | None) -> Column:
+    """A column as the DataFrame keeps it: a pdarray or Categorical as
+    given, else uploaded (strings as a Categorical, a pandas Series as
+    ak.from_pandas takes it)."""
+    from ._interop import _upload_column
+    from ._ops import _default_conn
+
+    if isinstance(value, (pdarray, Categorical)):
+        return value
+    from ._segarray import SegArray
+
+    if isinstance(value, SegArray):
+        raise TypeError(f"{what} is a SegArray; a DataFrame holds pdarrays and Categoricals")
+    c = _default_conn(conn)
+    if type(value).__module__.startswith("pandas"):
+        return _upload_column(value, what, c)  # type: ignore[no-any-return]
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {arr.shape}")
+    if arr.dtype.kind in "USO":
+        return Categorical(arr, conn=c)
+    return c.array(arr)
+
+
+def _is_label(x: Any) -> bool:
+    return isinstance(x, str)
+
+
+class DataFrame:
+    """Named columns of one length, each a pdarray or a Categorical, kept on
+    the server (Arkouda's ``ak.DataFrame``).
+
+    ``DataFrame(data)`` takes a dict of columns (pdarrays, Categoricals, or
+    numpy arrays and lists, uploaded: strings as Categoricals), a pandas
+    DataFrame (uploaded as ``ak.from_pandas``; a non-default index too), or
+    a list of columns with ``columns=`` their names. ``index`` gives the
+    rows' labels (default ``0 .. n-1``).
+
+    >>> df = ak.DataFrame({"zone": ak.array([1, 2, 1]), "fare": ak.array([9.5, 12.0, 7.25])})
+    >>> df
+       zone   fare
+    0     1   9.50
+    1     2  12.00
+    2     1   7.25
+    >>> df.groupby("zone").sum()
+           fare
+    zone
+    1     16.75
+    2     12.00
+    """
+
+    def __init__(self, data: Any = None, index: Any = None, columns: Sequence[str] | None = None, *,
+                 conn: Connection | None = None) -> None:
+        self._columns: dict[str, Column] = {}
+        self._index: list[Column] | None = None  # None: 0 .. n-1
+        self._index_names: list[Any] = [None]
+        self._nrows = 0
+        if isinstance(data, DataFrame):
+            if columns is not None:
+                data = data[list(columns)]
+            self._columns = dict(data._columns)
+            self._index, self._index_names, self._nrows = data._index, list(data._index_names), data._nrows
+        elif data is not None and type(data).__name__ == "DataFrame" and hasattr(data, "iloc"):
+            self._from_pandas(data, conn)
+            if columns is not None:
+                self._columns = dict(self[list(columns)]._columns)
+        elif isinstance(data, Mapping):
+            items = list(data.items())
+            if columns is not None:
+                missing = [c for c in columns if c not in data]
+                if missing:
+                    raise KeyError(f"columns {missing} are not in the data; it has {list(data)}")
+                items = [(c, data[c]) for c in columns]
+            self._set_columns(items, conn)
+        elif isinstance(data, (list, tuple)):
+            if columns is None or len(columns) != len(data):
+                raise ValueError("a list of columns needs columns= with a name for each, got "
+                                 f"{len(data)} columns and {None if columns is None else len(columns)} names")
+            self._set_columns(list(zip(columns, data)), conn)
+        elif data is not None:
+            raise TypeError(f"DataFrame takes a dict of columns, a pandas DataFrame, a DataFrame or a list "
+                            f"of columns with columns=, got {type(data).__name__}")
+        if index is not None:
+            self._set_index(index, conn)
+
+    def _set_columns(self, items: Sequence[tuple[Any, Any]], conn: Connection | None) -> None:
+        if conn is None:  # upload onto the connection of the columns already on the server
+            conn = next((_conn_of(v) for _, v in items if isinstance(v, (pdarray, Categorical))), None)
+        for name, value in items:
+            if not _is_label(name):
+                raise TypeError(f"column names are str, got {name!r}")
+            self[name] = _upload(value, f"column {name!r}", conn)
+
+    def _set_index(self, index: Any, conn: Connection | None) -> None:
+        parts = list(index) if isinstance(index, (list, tuple)) and index and not np.isscalar(index[0]) \
+            else [index]
+        cols: list[Column] = []
+        for i, part in enumerate(parts):
+            col = _upload(part, "the index", conn if conn is not None else self._conn_or_none())
+            if self._columns and col.size != self._nrows:
+                raise ValueError(f"the index has {col.size} labels but the DataFrame has {self._nrows} rows")
+            if i and col.size != cols[0].size:
+                raise ValueError("the index's arrays must have one length")
+            cols.append(col)
+        self._index, self._index_names = cols, [None] * len(cols)
+        if not self._columns:
+            self._nrows = cols[0].size
+
+    def _from_pandas(self, pdf: Any, conn: Connection | None) -> None:
+        from ._interop import _upload_column, from_pandas
+        from ._ops import _default_conn
+
+        c = _default_conn(conn)
+        self._set_columns(list(from_pandas(pdf, conn=c).items()), c)
+        self._nrows = len(pdf)
+        idx = pdf.index
+        if type(idx).__name__ == "RangeIndex" and idx.start == 0 and idx.step == 1:
+            return
+        levels = [idx.get_level_values(i) for i in range(idx.nlevels)]
+        self._index = [_upload_column(level, "the index", c) for level in levels]
+        self._index_names = list(idx.names)
+
+    def _conn_or_none(self) -> Connection | None:
+        for col in self._columns.values():
+            return _conn_of(col)
+        return _conn_of(self._index[0]) if self._index else None
+
+    def _conn(self) -> Connection:
+        from ._ops import _default_conn
+
+        return _default_conn(self._conn_or_none())
+
+    @classmethod
+    def _make(cls, columns: dict[str, Column], index: list[Column] | None, names: list[Any],
+              nrows: int) -> DataFrame:
+        out = cls.__new__(cls)
+        out._columns, out._index, out._index_names, out._nrows = columns, index, names, nrows
+        return out
+
+    @classmethod
+    def from_pandas(cls, pd_df: Any, *, conn: Connection | None = None) -> DataFrame:
+        """Upload a pandas DataFrame (as ``ak.DataFrame(pd_df)``).
+
+        >>> ak.DataFrame.from_pandas(pd.DataFrame({"a": [1, 2]})).columns
+        ['a']
+        """
+        return cls(pd_df, conn=conn)
+
+    # -- what it is ---------------------------------------------------------
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order.
+
+        >>> df.columns
+        ['zone', 'fare']
+        """
+        return list(self._columns)
+
+    @property
+    def dtypes(self) -> dict[str, Any]:
+        """Each column's dtype: a numpy dtype, or "category" for a
+        Categorical (as pandas names it).
+
+        >>> df.dtypes
+        {'zone': dtype('int64'), 'fare': dtype('float64')}
+        """
+        return {n: "category" if isinstance(c, Categorical) else c.dtype for n, c in self._columns.items()}
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns).
+
+        >>> df.shape
+        (3, 2)
+        """
+        return self._nrows, len(self._columns)
+
+    @property
+    def size(self) -> int:
+        """rows × columns, as pandas'.
+
+        >>> df.size
+        6
+        """
+        return self._nrows * len(self._columns)
+
+    @property
+    def empty(self) -> bool:
+        """Whether it has no rows or no columns.
+
+        >>> ak.DataFrame().empty
+        True
+        """
+        return self._nrows == 0 or not self._columns
+
+    def __len__(self) -> int:
+        return self._nrows
+
+    @property
+    def index(self) -> Any:
+        """The rows' labels: a pdarray (made on the server for ``0 .. n-1``)
+        or Categorical, or a tuple of them after a group-by by several keys.
+
+        >>> df[df["fare"] > 9].index
+        array([0, 1])
+        """
+        cols = self._index_cols()
+        return cols[0] if len(cols) == 1 else tuple(cols)
+
+    def _index_cols(self) -> list[Column]:
+        if self._index is not None:
+            return self._index
+        from ._ops import arange
+
+        return [arange(self._nrows, conn=self._conn())]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._columns
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def keys(self) -> list[str]:
+        """The column names (as pandas' and a dict's ``keys``).
+
+        >>> df.keys()
+        ['zone', 'fare']
+        """
+        return self.columns
+
+    def items(self) -> Iterator[tuple[str, Column]]:
+        """(name, column) pairs, in order.
+
+        >>> [name for name, col in df.items()]
+        ['zone', 'fare']
+        """
+        return iter(list(self._columns.items()))
+
+    # -- columns and rows ---------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Any:
+        if _is_label(key):
+            try:
+                return self._columns[key]
+            except KeyError:
+                raise KeyError(f"no column {key!r}; the columns are {self.columns}") from None
+        if isinstance(key, (list, tuple)) and all(_is_label(k) for k in key) and (key or isinstance(key, list)):
+            missing = [k for k in key if k not in self._columns]
+            if missing:
+                raise KeyError(f"no columns {missing}; the columns are {self.columns}")
+            if len(set(key)) != len(key):
+                raise ValueError(f"columns {list(key)} name one column twice")
+            return DataFrame._make({k: self._columns[k] for k in key}, self._index,
+                                   list(self._index_names), self._nrows)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+            i = int(key) + self._nrows if key < 0 else int(key)
+            if not 0 <= i < self._nrows:
+                raise IndexError(f"row {int(key)} is out of bounds for {self._nrows} rows")
+            return {n: c[i] for n, c in self._columns.items()}
+        if isinstance(key, slice):
+            return self._take(key)
+        if isinstance(key, pdarray):
+            return self._take(self._rows_key(key))
+        if isinstance(key, (list, np.ndarray)):
+            arr = np.asarray(key)
+            if arr.dtype.kind not in "iub" or arr.ndim != 1:
+                raise TypeError(f"rows are selected by a bool mask or integer positions, got {arr.dtype} "
+                                f"of shape {arr.shape}")
+            return self._take(self._rows_key(self._conn().array(arr)))
+        raise TypeError(f"a DataFrame is indexed by a column name, a list of names, a row, a slice, a "
+                        f"bool mask or integer positions, got {type(key).__name__}")
+
+    def _rows_key(self, key: pdarray) -> pdarray:
+        if key.dtype == np.bool_:
+            if key.size != self._nrows:
+                raise ValueError(f"the mask has {key.size} elements but the DataFrame has {self._nrows} rows")
+        elif key.dtype.kind not in "iu":
+            raise TypeError(f"rows are selected by a bool mask or integer positions, got a {key.dtype} pdarray")
+        return key
+
+    def _take(self, key: pdarray | slice, positions_valid: bool = False) -> DataFrame:
+        """The rows key selects (a mask, positions or a slice), every column
+        and the index gathered on the server in one request
+        (``compress_many`` or ``take_many``). With ``positions_valid`` (a
+        permutation or other positions known to be in 0..n-1), key itself
+        is the new labels of a ``0 .. n-1`` index, gathering nothing."""
+        from ._ops import arange
+
+        cols = list(self._columns.values())
+        index = self._index
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._nrows)
+            columns = {n: c[key] for n, c in self._columns.items()}
+            labels = [c[key] for c in index] if index is not None else \
+                [arange(start, stop, step, conn=self._conn())]
+            return DataFrame._make(columns, labels, list(self._index_names), len(range(start, stop, step)))
+        c = key._conn
+        implicit = index is None
+        parts: list[Column] = cols + (index if index is not None else [])
+        if implicit and key.dtype != np.bool_ and not positions_valid:
+            parts.append(arange(self._nrows, conn=c))  # negative positions count from the end
+        arrays = [p.codes if isinstance(p, Categorical) else p for p in parts]
+        names = [a._live_name() for a in arrays]
+        if key.dtype == np.bool_:
+            result, _ = c._request("compress_many", {"arrays": names, "mask": key._live_name(),
+                                                     "positions": implicit})
+        elif names:
+            result, _ = c._request("take_many", {"arrays": names, "idx": key._live_name()})
+        else:
+            result = {"arrays": []}
+        got = [c._pdarray(info, owned=True) for info in result["arrays"]]
+        out: list[Column] = [Categorical._wrap(g, p.categories) if isinstance(p, Categorical) else g
+                             for g, p in zip(got, parts)]
+        if implicit:
+            if key.dtype == np.bool_:
+                labels = [c._pdarray(result["positions"], owned=True)]
+            elif positions_valid:
+                labels = [key]
+            else:
+                labels = [out.pop()]
+        else:
+            labels = out[len(cols):]
+        nrows = labels[0].size
+        return DataFrame._make(dict(zip(self._columns, out[:len(cols)])), labels,
+                               list(self._index_names), nrows)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        from ._ops import full
+
+        if not _is_label(name):
+            raise TypeError(f"column names are str, got {name!r}")
+        if isinstance(value, DataFrame):
+            if len(value.columns) != 1:
+                raise ValueError(f"a DataFrame of {len(value.columns)} columns cannot be one column")
+            value = value[value.columns[0]]
+        if np.isscalar(value):
+            if not (self._columns or self._index is not None):
+                raise ValueError("a scalar column needs rows: give the DataFrame a column or an index first")
+            if isinstance(value, str):
+                from ._ops import zeros
+
+                value = Categorical._wrap(zeros(self._nrows, np.int8, conn=self._conn()), np.array([value]))
+            else:
+                value = full(self._nrows, value, conn=self._conn())
+        own = self._conn_or_none()
+        col = _upload(value, f"column {name!r}", own)
+        if own is not None and _conn_of(col) is not own:
+            raise ValueError(f"column {name!r} is on another connection than the DataFrame's columns; "
+                             "a DataFrame's columns live on one server connection")
+        if (self._columns or self._index is not None) and col.size != self._nrows:
+            raise ValueError(f"column {name!r} has {col.size} rows but the DataFrame has {self._nrows}")
+        if not self._columns and self._index is None:
+            self._nrows = col.size
+        self._columns[name] = col
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._columns:
+            raise KeyError(f"no column {name!r}; the columns are {self.columns}")
+        del self._columns[name]
+
+    def drop(self, keys: str | Sequence[str] | None = None, axis: int | str = 1, *,
+             columns: str | Sequence[str] | None = None) -> DataFrame:
+        """Without the named columns (Arkouda's ``drop(keys, axis=1)``,
+        pandas' ``drop(columns=...)``).
+
+        >>> df.drop("fare").columns
+        ['zone']
+        """
+        if columns is not None:
+            keys = columns
+        if axis not in (1, "columns"):
+            raise ValueError("drop removes columns (axis=1); select rows with a mask instead, "
+                             "e.g. df[df['zone'] != 3]")
+        if keys is None:
+            raise TypeError("drop needs the columns to remove")
+        names = [keys] if isinstance(keys, str) else list(keys)
+        missing = [n for n in names if n not in self._columns]
+        if missing:
+            raise KeyError(f"no columns {missing}; the columns are {self.columns}")
+        return self[[n for n in self._columns if n not in names]]  # type: ignore[no-any-return]
+
+    def rename(self, columns: Mapping[str, str] | Callable[[str], str] | None = None) -> DataFrame:
+        """Columns renamed by a mapping (names it lacks are kept) or a function.
+
+        >>> df.rename(columns={"fare": "amount"}).columns
+        ['zone', 'amount']
+        """
+        if columns is None:
+            return self.copy(deep=False)
+        new = [(columns(n) if callable(columns) else columns.get(n, n)) for n in self._columns]
+        if len(set(new)) != len(new):
+            raise ValueError(f"renaming gives one name to two columns: {new}")
+        return DataFrame._make(dict(zip(new, self._columns.values())), self._index,
+                               list(self._index_names), self._nrows)
+
+    def copy(self, deep: bool = True) -> DataFrame:
+        """A copy: with ``deep`` (default) of every column on the server, else
+        a new DataFrame of the same arrays.
+
+        >>> df.copy().columns
+        ['zone', 'fare']
+        """
+        def dup(c: Column) -> Column:
+            return Categorical._wrap(c.codes.copy(), c.categories) if isinstance(c, Categorical) else c.copy()
+
+        columns = {n: dup(c) if deep else c for n, c in self._columns.items()}
+        index = [dup(c) if deep else c for c in self._index] if self._index is not None else None
+        return DataFrame._make(columns, index, list(self._index_names), self._nrows)
+
+    def head(self, n: int = 5) -> DataFrame:
+        """The first n rows.
+
+        >>> df.head(2).shape
+        (2, 2)
+        """
+        return self._take(slice(0, max(0, min(int(n), self._nrows))))
+
+    def tail(self, n: int = 5) -> DataFrame:
+        """The last n rows.
+
+        >>> df.tail(1)["fare"]
+        array([7.25])
+        """
+        return self._take(slice(max(0, self._nrows - max(0, int(n))), self._nrows))
+
+    def reset_index(self, drop: bool = False) -> DataFrame:
+        """The index as ``0 .. n-1`` again; unless ``drop``, the old index's
+        arrays become the first columns (named as the index is, else "index").
+
+        >>> df.groupby("zone").sum().reset_index().columns
+        ['zone', 'fare']
+        """
+        columns: dict[str, Column] = {}
+        if not drop and self._index is not None:
+            for i, (name, col) in enumerate(zip(self._index_names, self._index)):
+                label = name if isinstance(name, str) else ("index" if len(self._index) == 1 else f"level_{i}")
+                if label in self._columns or label in columns:
+                    raise ValueError(f"cannot put the index back as column {label!r}: one has that name")
+                columns[label] = col
+        columns.update(self._columns)
+        return DataFrame._make(columns, None, [None], self._nrows)
+
+    def set_index(self, keys: str | Sequence[str], drop: bool = True) -> DataFrame:
+        """The named column(s) as the index (removed from the columns unless
+        ``drop=False``).
+
+        >>> df.set_index("zone").columns
+        ['fare']
+        """
+        names = [keys] if isinstance(keys, str) else list(keys)
+        index = [self[n] for n in names]
+        columns = {n: c for n, c in self._columns.items() if not (drop and n in names)}
+        return DataFrame._make(columns, index, names, self._nrows)
+
+    # -- order --------------------------------------------------------------
+
+    def _order_keys(self, by: Sequence[str], ascending: bool | Sequence[bool]) -> list[pdarray]:
+        from ._ops import unop
+
+        asc = [ascending] * len(by) if isinstance(ascending, (bool, np.bool_)) else list(ascending)
+        if len(asc) != len(by):
+            raise ValueError(f"ascending has {len(asc)} values for {len(by)} columns")
+        keys: list[pdarray] = []
+        for name, up in zip(by, asc):
+            col = self[name]
+            arr: pdarray = col.codes if isinstance(col, Categorical) else col
+            if not up:
+                # An order-reversing map of the values: ~x for integers (no
+                # overflow, unlike -x), not x for bools, -x for floats (NaN
+                # stays NaN, so it still sorts last, as pandas puts it).
+                arr = unop({"f": "neg", "b": "not"}.get(arr.dtype.kind, "invert"), arr)
+            keys.append(arr)
+        return keys
+
+    def argsort(self, by: str | Sequence[str] | None = None, ascending: bool | Sequence[bool] = True) -> pdarray:
+        """The row order that sorts by the column(s) ``by`` (stable: ties
+        keep their row order, in either direction; NaN last).
+
+        >>> df.argsort("fare")
+        array([2, 0, 1])
+        """
+        from ._ops import argsort, coargsort
+
+        if by is None:
+            if len(self._columns) != 1:
+                raise ValueError(f"give by= one of the columns {self.columns}")
+            by = self.columns
+        names = [by] if isinstance(by, str) else list(by)
+        if not names:
+            raise ValueError("argsort needs at least one column")
+        keys = self._order_keys(names, ascending)
+        return argsort(keys[0]) if len(keys) == 1 else coargsort(keys)
+
+    def coargsort(self, keys: Sequence[str], ascending: bool | Sequence[bool] = True) -> pdarray:
+        """The row order that sorts by several columns, the first first (Arkouda's).
+
+        >>> df.coargsort(["zone", "fare"])
+        array([2, 0, 1])
+        """
+        return self.argsort(list(keys), ascending)
+
+    def sort_values(self, by: str | Sequence[str] | None = None,
+                    ascending: bool | Sequence[bool] = True) -> DataFrame:
+        """The rows sorted by the column(s) ``by``, as pandas' stable sort:
+        ties keep their row order, NaN comes last; ``ascending`` a bool or
+        one per column.
+
+        >>> df.sort_values("fare", ascending=False)["fare"]
+        array([12.  ,  9.5 ,  7.25])
+        """
+        return self._take(self.argsort(by, ascending), positions_valid=True)
+
+    def sort_index(self, ascending: bool = True) -> DataFrame:
+        """The rows sorted by their labels.
+
+        >>> df.sort_values("fare").sort_index().index
+        array([0, 1, 2])
+        """
+        from ._ops import argsort, coargsort
+
+        if self._index is None:
+            return self if ascending else self._take(slice(None, None, -1))
+        cols = [c.codes if isinstance(c, Categorical) else c for c in self._index]
+        probe = DataFrame._make({f"_{i}": c for i, c in enumerate(cols)}, None, [None], self._nrows)
+        keys = probe._order_keys(list(probe._columns), ascending)
+        return self._take(argsort(keys[0]) if len(keys) == 1 else coargsort(keys), positions_valid=True)
+
+    # -- joining ------------------------------------------------------------
+
+    @classmethod
+    def concat(cls, items: Sequence[DataFrame], ignore_index: bool = False) -> DataFrame:
+        """The rows of several DataFrames with the same columns, one after
+        another (Categoricals over the union of their categories). The
+        labels are kept, unless ``ignore_index``.
+
+        >>> ak.DataFrame.concat([df, df]).shape
+        (6, 2)
+        """
+        from ._ops import concatenate
+
+        frames = list(items)
+        if not frames or not all(isinstance(f, DataFrame) for f in frames):
+            raise TypeError("concat takes a non-empty list of DataFrames")
+        names = frames[0].columns
+        for f in frames[1:]:
+            if sorted(f.columns) != sorted(names):
+                raise ValueError(f"concat needs the same columns in each DataFrame: {names} and {f.columns}")
+        columns = {n: concatenate([f._columns[n] for f in frames]) for n in names}
+        nrows = sum(f._nrows for f in frames)
+        index = None
+        if not ignore_index and any(f._index is not None for f in frames):
+            depth = {len(f._index_cols()) for f in frames}
+            if len(depth) != 1:
+                raise ValueError("concat needs indexes of the same depth (reset_index() first)")
+            index = [concatenate([f._index_cols()[i] for f in frames]) for i in range(depth.pop())]
+        elif not ignore_index and len(frames) > 1:
+            index = [concatenate([f._index_cols()[0] for f in frames])]
+        return DataFrame._make(columns, index, list(frames[0]._index_names), nrows)
+
+    def append(self, other: DataFrame) -> DataFrame:
+        """This DataFrame's rows, then other's (as ``DataFrame.concat``).
+
+        >>> df.append(df).shape
+        (6, 2)
+        """
+        return DataFrame.concat([self, other])
+
+    def drop_duplicates(self, subset: str | Sequence[str] | None = None, keep: str = "first") -> DataFrame:
+        """The rows whose values in ``subset`` (default: every column) no
+        earlier row has (``keep="first"``) or no later row has ("last"), in
+        row order, as pandas'. NaN equals NaN here, as there.
+
+        >>> df.drop_duplicates("zone")["fare"]
+        array([ 9.5, 12. ])
+        """
+        from ._ops import arange, sort
+
+        names = self.columns if subset is None else ([subset] if isinstance(subset, str) else list(subset))
+        if keep not in ("first", "last"):
+            raise ValueError(f"keep must be 'first' or 'last', got {keep!r}")
+        if not names or not self._nrows:
+            return self._take(slice(0, min(self._nrows, 1 if names else self._nrows)))
+        g = GroupBy([self[n] for n in names], dropna=False)
+        _, rows = g.aggregate(arange(self._nrows, conn=self._conn()), "min" if keep == "first" else "max")
+        return self._take(sort(rows), positions_valid=True)
+
+    # -- group-by -----------------------------------------------------------
+
+    def groupby(self, keys: str | Sequence[str], use_series: bool = True, as_index: bool = True,
+                dropna: bool = True) -> Any:
+        """The rows grouped by the column(s) ``keys``: a DataFrameGroupBy,
+        whose aggregations give a DataFrame with a row per group, sorted by
+        key (the keys as its index, or as its first columns with
+        ``as_index=False``). ``dropna=False`` keeps rows whose float key is
+        NaN; ``use_series=False`` gives the plain ``ak.GroupBy`` (Arkouda's).
+
+        >>> df.groupby("zone").agg(total=("fare", "sum"), n=("fare", "size"))
+              total  n
+        zone
+        1     16.75  2
+        2     12.00  1
+        """
+        names = [keys] if isinstance(keys, str) else list(keys)
+        if not names:
+            raise ValueError("groupby needs at least one key column")
+        missing = [n for n in names if n not in self._columns]
+        if missing:
+            raise KeyError(f"no columns {missing} to group by; the columns are {self.columns}")
+        cols = [self._columns[n] for n in names]
+        gb = GroupBy(cols[0] if isinstance(keys, str) else cols, dropna=dropna)
+        if not use_series:
+            return gb
+        return DataFrameGroupBy(self, gb, names, as_index)
+
+    def GroupBy(self, keys: str | Sequence[str], use_series: bool = False, as_index: bool = True,  # noqa: N802
+                dropna: bool = True) -> Any:
+        """Arkouda's spelling: ``ak.GroupBy`` of the column(s) (a
+        DataFrameGroupBy with ``use_series=True``).
+
+        >>> df.GroupBy("zone").sum(df["fare"])
+        (array([1, 2]), array([16.75, 12.  ]))
+        """
+        return self.groupby(keys, use_series=use_series, as_index=as_index, dropna=dropna)
+
+    # -- out ----------------------------------------------------------------
+
+    def to_pandas(self) -> Any:
+        """Download as a pandas DataFrame (a Categorical as a category
+        column; the index as pandas' index).
+
+        >>> df.to_pandas()["fare"].sum()
+        np.float64(28.75)
+        """
+        from ._interop import _import, to_pandas
+
+        pd = _import("pandas")
+        out = to_pandas(self._columns) if self._columns else pd.DataFrame(index=range(self._nrows))
+        if self._index is not None:
+            levels = [c.to_pandas() if isinstance(c, Categorical) else c.to_ndarray() for c in self._index]
+            if len(levels) == 1:
+                out.index = pd.Index(levels[0], name=self._index_names[0])
+            else:
+                out.index = pd.MultiIndex.from_arrays(levels, names=self._index_names)
+        return out
+
+    def to_dict(self) -> dict[str, Column]:
+        """The columns by name (what ``ak.to_parquet`` and ``ak.to_pandas`` take).
+
+        >>> list(df.to_dict())
+        ['zone', 'fare']
+        """
+        return dict(self._columns)
+
+    def to_parquet(self, path: str, **options: Any) -> dict[str, Any]:
+        """Write the columns as one Parquet file on the server (as
+        ``ak.to_parquet``, whose options it takes; the index is not written).
+
+        >>> df.to_parquet("out/fares.parquet")
+        """
+        from ._io import to_parquet
+
+        return to_parquet(self._columns, path, **options)
+
+    def _preview(self) -> tuple[Any, bool]:
+        """A pandas DataFrame of the rows repr shows, and whether it is cut."""
+        if self._nrows <= _REPR_ROWS:
+            return self.to_pandas(), False
+        from ._interop import _import
+
+        pd = _import("pandas")
+        half = _REPR_ROWS // 2
+        return pd.concat([self.head(half + 1).to_pandas(), self.tail(half + 1).to_pandas()]), True
+
+    def __repr__(self) -> str:
+        pdf, cut = self._preview()
+        text: str = pdf.to_string(max_rows=_REPR_ROWS if cut else None)
+        return text + (f"\n\n[{self._nrows} rows x {len(self._columns)} columns]" if cut else "")
+
+    def _repr_html_(self) -> str:
+        pdf, cut = self._preview()
+        html: str = pdf.to_html(max_rows=_REPR_ROWS if cut else None)
+        return html + (f"<p>{self._nrows} rows × {len(self._columns)} columns</p>" if cut else "")
+
+
+class DataFrameGroupBy:
+    """A DataFrame's rows grouped by some of its columns (``df.groupby``),
+    as Arkouda's and pandas': an aggregation gives a DataFrame with a row
+    per group, sorted by key, over every other column (or those selected by
+    ``dfg[name]``, ``dfg[[names]]`` or ``colnames=``), in one server request.
+
+    Attributes: ``gb`` (the ``ak.GroupBy``), ``df``, ``gb_key_names``,
+    ``as_index``, ``ngroups``.
+
+    >>> g = df.groupby("zone")
+    >>> g["fare"].mean()
+           fare
+    zone
+    1     8.375
+    2    12.000
+    """
+
+    def __init__(self, df: DataFrame, gb: GroupBy, keys: list[str], as_index: bool,
+                 selected: list[str] | None = None, one: bool = False) -> None:
+        self.df = df
+        self.gb = gb
+        self.gb_key_names = keys
+        self.as_index = as_index
+        self._selected = selected
+        self._one = one  # selected by one name: transform gives a pdarray
+
+    @property
+    def ngroups(self) -> int:
+        """The number of groups.
+
+        >>> df.groupby("zone").ngroups
+        2
+        """
+        return self.gb.ngroups
+
+    def __repr__(self) -> str:
+        return f"DataFrameGroupBy(keys={self.gb_key_names}, ngroups={self.gb.ngroups})"
+
+    def __getitem__(self, key: str | Sequence[str]) -> DataFrameGroupBy:
+        names = [key] if isinstance(key, str) else list(key)
+        missing = [n for n in names if n not in self.df]
+        if missing:
+            raise KeyError(f"no columns {missing}; the columns are {self.df.columns}")
+        return DataFrameGroupBy(self.df, self.gb, self.gb_key_names, self.as_index, names, isinstance(key, str))
+
+    def _value_names(self, colnames: str | Sequence[str] | None) -> list[str]:
+        if colnames is None:
+            if self._selected is not None:
+                return list(self._selected)
+            return [n for n in self.df.columns if n not in self.gb_key_names]
+        names = [colnames] if isinstance(colnames, str) else list(colnames)
+        missing = [n for n in names if n not in self.df]
+        if missing:
+            raise KeyError(f"no columns {missing}; the columns are {self.df.columns}")
+        return names
+
+    def _result(self, columns: dict[str, Column]) -> DataFrame:
+        keys = self.gb.unique_keys
+        key_cols: list[Column] = list(keys) if isinstance(keys, tuple) else [keys]
+        n = self.gb.ngroups
+        if self.as_index:
+            return DataFrame._make(columns, key_cols, list(self.gb_key_names), n)
+        clash = [k for k in self.gb_key_names if k in columns]
+        if clash:
+            raise ValueError(f"with as_index=False the key columns {clash} come first, so an aggregation "
+                             "cannot be named so too; rename it (agg(out=(column, op)))")
+        return DataFrame._make({**dict(zip(self.gb_key_names, key_cols)), **columns}, None, [None], n)
+
+    def _run(self, specs: list[tuple[str, str, str | None]], ddof: float) -> DataFrame:
+        """specs: (result name, op, column or None for size), all in one
+        request; a Categorical column by its codes."""
+        named: dict[str, tuple[Any, str | Callable[..., Any]]] = {}
+        strings: dict[str, np.ndarray] = {}
+        for out, op, name in specs:
+            if op not in AGGREGATIONS:
+                raise ValueError(f"unknown aggregation {op!r}; use one of {', '.join(AGGREGATIONS)}")
+            col = None if name is None else self.df[name]
+            if isinstance(col, Categorical):
+                if op not in CATEGORICAL_AGGREGATIONS:
+                    raise TypeError(f"column {name!r} holds strings (a Categorical), which cannot take the "
+                                    f"{op}; they take {', '.join(CATEGORICAL_AGGREGATIONS)}. Choose the "
+                                    f"columns: dfg[[...]].{op}() or {op}(colnames=[...])")
+                if op in ("first", "mode", "min", "max"):
+                    strings[out] = col.categories
+                col = col.codes
+            named[out] = (col, op)
+        if not named:
+            return self._result({})
+        _, got = self.gb._agg_named(named, ddof)
+        columns: dict[str, Column] = {out: (Categorical._wrap(arr, strings[out]) if out in strings else arr)
+                                      for out, arr in got.items()}
+        return self._result(columns)
+
+    def aggregate(self, func: Any = None, *, ddof: float = 1, **named: tuple[str, Any]) -> DataFrame:
+        """Aggregations in one server request, as pandas' ``agg``: ``func`` an
+        op (every value column), a list of ops (columns named
+        ``column_op``), or a dict column → op or list of ops; or named
+        aggregations ``out=(column, op)``. ``ddof`` is var's and std's.
+
+        >>> df.groupby("zone").agg({"fare": ["sum", "max"]})
+              fare_sum  fare_max
+        zone
+        1        16.75      9.5
+        2        12.00     12.0
+        """
+        specs: list[tuple[str, str, str | None]] = []
+        if named:
+            if func is not None:
+                raise TypeError("give either func or named aggregations out=(column, op), not both")
+            for out, spec in named.items():
+                if not isinstance(spec, tuple) or len(spec) != 2:
+                    raise TypeError(f"named aggregation {out}= must be (column, op), e.g. ('fare', 'sum'); "
+                                    f"got {spec!r}")
+                col, op = spec
+                if col is not None and col not in self.df:
+                    raise KeyError(f"{out}=: no column {col!r}; the columns are {self.df.columns}")
+                specs.append((out, _aggregation(op), col))
+        elif isinstance(func, Mapping):
+            for col, ops in func.items():
+                if col not in self.df:
+                    raise KeyError(f"no column {col!r}; the columns are {self.df.columns}")
+                if isinstance(ops, (list, tuple)):
+                    specs += [(f"{col}_{_aggregation(op)}", _aggregation(op), col) for op in ops]
+                else:
+                    specs.append((col, _aggregation(ops), col))
+        elif isinstance(func, (list, tuple)):
+            specs = [(f"{col}_{_aggregation(op)}", _aggregation(op), col)
+                     for col in self._value_names(None) for op in func]
+        elif func is not None:
+            op = _aggregation(func)
+            return self._op(op, None) if op not in ("var", "std") else self._op(op, None, ddof)
+        else:
+            raise TypeError("agg needs an op, a list of ops, a dict column -> op(s), or out=(column, op)")
+        for out, op, source in specs:
+            if not isinstance(op, str):
+                raise ValueError(f"unknown aggregation {op!r} for {out}; use one of {', '.join(AGGREGATIONS)}")
+            if source is None and op != "size":
+                raise ValueError(f"{out}=(None, {op!r}): only 'size' takes no column")
+        names = [s[0] for s in specs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two aggregations would be named alike: {names}")
+        return self._run(specs, ddof)
+
+    agg = aggregate
+
+    def _op(self, op: str, colnames: str | Sequence[str] | None, ddof: float = 0) -> DataFrame:
+        return self._run([(n, op, n) for n in self._value_names(colnames)], ddof)
+
+    def size(self) -> DataFrame:
+        """Rows per group, as a column "size".
+
+        >>> df.groupby("zone").size()["size"]
+        array([2, 1])
+        """
+        return self._run([("size", "size", None)], 0)
+
+    def count(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Each column's non-NaN values per group.
+
+        >>> df.groupby("zone").count()["fare"]
+        array([2, 1])
+        """
+        return self._op("count", colnames)
+
+    def sum(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Sum per group (floats added in row order: bit-exact).
+
+        >>> df.groupby("zone").sum()["fare"]
+        array([16.75, 12.  ])
+        """
+        return self._op("sum", colnames)
+
+    def prod(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Product per group.
+
+        >>> df.groupby("zone").prod()["fare"]
+        array([68.875, 12.   ])
+        """
+        return self._op("prod", colnames)
+
+    def mean(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Mean per group.
+
+        >>> df.groupby("zone").mean()["fare"]
+        array([ 8.375, 12.   ])
+        """
+        return self._op("mean", colnames)
+
+    def min(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Smallest value per group (strings by their order).
+
+        >>> df.groupby("zone").min()["fare"]
+        array([ 7.25, 12.  ])
+        """
+        return self._op("min", colnames)
+
+    def max(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Largest value per group.
+
+        >>> df.groupby("zone").max()["fare"]
+        array([ 9.5, 12. ])
+        """
+        return self._op("max", colnames)
+
+    def argmin(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """The row (position) of each group's smallest value.
+
+        >>> df.groupby("zone").argmin()["fare"]
+        array([2, 1])
+        """
+        return self._op("argmin", colnames)
+
+    def argmax(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """The row (position) of each group's largest value.
+
+        >>> df.groupby("zone").argmax()["fare"]
+        array([0, 1])
+        """
+        return self._op("argmax", colnames)
+
+    def _labels(self, positions: DataFrame) -> DataFrame:
+        index = self.df._index_cols()
+        if len(index) != 1:
+            raise ValueError("idxmin and idxmax need a one-level index; use argmin and argmax")
+        lab = index[0]
+        return DataFrame._make({n: lab[c] for n, c in positions._columns.items()}, positions._index,
+                               positions._index_names, positions._nrows)
+
+    def idxmin(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """The label (index) of each group's smallest value, as pandas'.
+
+        >>> df[1:].groupby("zone").idxmin()["fare"]
+        array([2, 1])
+        """
+        return self._labels(self.argmin(colnames))
+
+    def idxmax(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """The label (index) of each group's largest value.
+
+        >>> df.groupby("zone").idxmax()["fare"]
+        array([0, 1])
+        """
+        return self._labels(self.argmax(colnames))
+
+    def nunique(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Distinct values per group.
+
+        >>> df.groupby("zone").nunique()["fare"]
+        array([2, 1])
+        """
+        return self._op("nunique", colnames)
+
+    def first(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Each group's first non-NaN value in row order.
+
+        >>> df.groupby("zone").first()["fare"]
+        array([ 9.5, 12. ])
+        """
+        return self._op("first", colnames)
+
+    def mode(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Each group's most frequent value (the smallest on ties).
+
+        >>> df.groupby("zone").mode()["fare"]
+        array([ 7.25, 12.  ])
+        """
+        return self._op("mode", colnames)
+
+    def any(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Whether any value of each group is non-zero.
+
+        >>> df.groupby("zone").any()["fare"]
+        array([ True,  True])
+        """
+        return self._op("any", colnames)
+
+    def all(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Whether every value of each group is non-zero.
+
+        >>> df.groupby("zone").all()["fare"]
+        array([ True,  True])
+        """
+        return self._op("all", colnames)
+
+    def var(self, colnames: str | Sequence[str] | None = None, ddof: float = 1) -> DataFrame:
+        """Variance per group (ddof 1, as pandas).
+
+        >>> df.groupby("zone").var()["fare"]
+        array([2.53125,     nan])
+        """
+        return self._op("var", colnames, ddof)
+
+    def std(self, colnames: str | Sequence[str] | None = None, ddof: float = 1) -> DataFrame:
+        """Standard deviation per group (ddof 1).
+
+        >>> df.groupby("zone").std()["fare"]
+        array([1.59099026,        nan])
+        """
+        return self._op("std", colnames, ddof)
+
+    def median(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+        """Median per group.
+
+        >>> df.groupby("zone").median()["fare"]
+        array([ 8.375, 12.   ])
+        """
+        return self._op("median", colnames)
+
+    def _rows(self, rows: pdarray) -> DataFrame:
+        from ._ops import sort
+
+        return self.df._take(sort(rows), positions_valid=True)  # row order, as pandas gives them
+
+    def head(self, n: int = 5) -> DataFrame:
+        """Each group's first n rows, in row order (pandas').
+
+        >>> df.groupby("zone").head(1).index
+        array([0, 1])
+        """
+        return self._rows(self.gb._head_tail_rows(n, False))
+
+    def tail(self, n: int = 5) -> DataFrame:
+        """Each group's last n rows, in row order.
+
+        >>> df.groupby("zone").tail(1).index
+        array([1, 2])
+        """
+        return self._rows(self.gb._head_tail_rows(n, True))
+
+    def sample(self, n: int | None = None, frac: float | None = None, replace: bool = False,
+               weights: str | pdarray | None = None, random_state: int | None = None) -> DataFrame:
+        """A random sample of each group's rows (``GroupBy.sample``), in row
+        order; ``weights`` a column name or a pdarray.
+
+        >>> len(df.groupby("zone").sample(n=1, random_state=7))
+        2
+        """
+        w = self.df[weights] if isinstance(weights, str) else weights
+        rows = self.gb.sample(self.gb.keys[0], n=n, frac=frac, replace=replace, weights=w,
+                              random_state=random_state, return_indices=True)
+        return self._rows(rows)
+
+    def broadcast(self, values: Any, permute: bool = True) -> Any:
+        """One value per row: its group's element of values (one per group), as Arkouda's.
+
+        >>> g = df.groupby("zone"); g.broadcast(g.sum()["fare"])
+        array([16.75, 12.  , 16.75])
+        """
+        return self.gb.broadcast(values, permute)
+
+    def transform(self, func: Any) -> Any:
+        """Each row's group's aggregate, as pandas' ``transform``: a
+        DataFrame with the rows' index, or a pdarray when one column was
+        selected by name (``dfg["fare"].transform("sum")``). One request
+        aggregates, then one broadcast per column.
+
+        >>> df["share"] = df["fare"] / df.groupby("zone")["fare"].transform("sum")
+        """
+        op = _aggregation(func)
+        agg = self._op(op, None, 1 if op in ("var", "std") else 0)
+        columns = {n: self.gb.broadcast(c) for n, c in agg._columns.items()}
+        if self._one:
+            return next(iter(columns.values()))
+        return DataFrame._make(columns, self.df._index, list(self.df._index_names), self.df._nrows)

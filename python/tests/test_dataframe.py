@@ -1,0 +1,341 @@
+"""ak.DataFrame and its group-by, against pandas on the same data
+(integers and strings exactly, float sums bit for bit against a sequential
+loop in row order, other floats to 1e-12 relative)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import arktos as ak
+from _opsdata import recorded
+
+pd = pytest.importorskip("pandas")
+
+N = 30_000
+ZONES = np.array(["Bronx", "Brooklyn", "EWR", "Manhattan", "Queens", "Staten Island"])
+
+
+def _frame(rng: np.random.Generator) -> Any:
+    """Skewed int keys, float keys with NaN, a string column, float values
+    with NaN and ties, int values."""
+    zone = (265 * rng.random(N) ** 3).astype(np.int64) + 1
+    hour = rng.integers(0, 24, N).astype(np.int8)
+    fkey = np.round(rng.normal(0, 2, N)).astype(np.float64)
+    fkey[rng.random(N) < 0.05] = np.nan
+    fare = np.round(rng.exponential(15, N), 2)
+    fare[rng.random(N) < 0.03] = np.nan
+    count = rng.integers(-3, 9, N)
+    borough = ZONES[rng.integers(0, len(ZONES), N)]
+    return pd.DataFrame({"zone": zone, "hour": hour, "fkey": fkey, "fare": fare, "count": count,
+                         "borough": borough})
+
+
+def _pandas_of(got: Any) -> Any:
+    """got as pandas (a DataFrame of ours)."""
+    return got.to_pandas() if isinstance(got, ak.DataFrame) else got
+
+
+def _same(got: ak.DataFrame, want: Any, rtol: float = 0.0) -> None:
+    """Our DataFrame against pandas': labels, columns and values; categories
+    compared as strings, floats to rtol (0: exactly, NaN equal to NaN)."""
+    g = _pandas_of(got)
+    assert list(g.columns) == [str(c) for c in want.columns]
+    assert len(g) == len(want)
+    gi, wi = g.index, want.index
+    assert gi.nlevels == wi.nlevels and list(gi.names) == list(wi.names)
+    for level in range(wi.nlevels):
+        a, b = gi.get_level_values(level), wi.get_level_values(level)
+        if b.dtype.kind in "iufb":
+            np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())  # NaN equal to NaN
+        else:
+            assert a.astype(str).tolist() == b.astype(str).tolist()
+    for c in want.columns:
+        a, b = g[str(c)], want[c]
+        if isinstance(a.dtype, pd.CategoricalDtype) or b.dtype == object or isinstance(b.dtype, pd.StringDtype):
+            assert a.astype(str).tolist() == b.astype(str).tolist(), c
+        elif rtol:
+            np.testing.assert_allclose(a.to_numpy(np.float64), b.to_numpy(np.float64), rtol=rtol,
+                                       equal_nan=True, err_msg=str(c))
+        else:
+            np.testing.assert_array_equal(a.to_numpy(), b.to_numpy(), err_msg=str(c))
+
+
+def _row_order_sums(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique keys and each one's sum of non-NaN values, added one by
+    one in row order (np.add.at is unbuffered and sequential)."""
+    uniq, ids = np.unique(keys, return_inverse=True)
+    out = np.zeros(len(uniq))
+    np.add.at(out, ids, np.where(np.isnan(values), 0.0, values))
+    return uniq, out
+
+
+def test_build_and_inspect(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    assert df.columns == list(pdf.columns)
+    assert df.shape == pdf.shape and len(df) == N and df.size == pdf.size and not df.empty
+    assert df.dtypes["zone"] == np.int64 and df.dtypes["hour"] == np.int8
+    assert df.dtypes["borough"] == "category" and isinstance(df["borough"], ak.Categorical)
+    _same(df, pdf)
+    # from a dict of pdarrays, numpy arrays and lists; columns= picks and orders
+    d = ak.DataFrame({"a": conn.array(np.arange(3)), "b": np.array([0.5, 1.5, 2.5]), "c": ["x", "y", "x"]},
+                     columns=["c", "a"])
+    assert d.columns == ["c", "a"] and d["c"].to_list() == ["x", "y", "x"]
+    # a list of columns with their names
+    assert ak.DataFrame([conn.array([1, 2]), conn.array([3.0, 4.0])], columns=["i", "f"]).columns == ["i", "f"]
+    # a non-default index comes along, several levels too
+    p2 = pd.DataFrame({"v": [1.0, 2.0, 3.0]}, index=pd.Index([10, 20, 30], name="id"))
+    _same(ak.DataFrame(p2, conn=conn), p2)
+    p3 = p2.set_index(pd.MultiIndex.from_arrays([[1, 1, 2], ["a", "b", "a"]], names=["x", "y"]))
+    _same(ak.DataFrame(p3, conn=conn), p3)
+    assert ak.DataFrame().empty and ak.DataFrame().shape == (0, 0)
+
+
+def test_bad_input_says_what(conn: ak.Connection, server: ak.Server) -> None:
+    df = ak.DataFrame({"a": conn.array([1, 2, 3]), "b": conn.array([1.0, 2.0, 3.0])})
+    with pytest.raises(KeyError, match=r"no column 'c'; the columns are \['a', 'b'\]"):
+        df["c"]
+    with pytest.raises(ValueError, match="column 'c' has 2 rows but the DataFrame has 3"):
+        df["c"] = conn.array([1, 2])
+    other = server.connect()
+    try:
+        with pytest.raises(ValueError, match="on another connection"):
+            df["c"] = other.array([1, 2, 3])
+    finally:
+        other.close()
+    with pytest.raises(ValueError, match="must be 1-D"):
+        ak.DataFrame({"m": np.zeros((2, 2))}, conn=conn)
+    with pytest.raises(ValueError, match="the mask has 2 elements but the DataFrame has 3 rows"):
+        df[conn.array([True, False])]
+    with pytest.raises(TypeError, match="bool mask or integer positions, got a float64"):
+        df[conn.array([0.0])]
+    with pytest.raises(IndexError, match="row 3 is out of bounds for 3 rows"):
+        df[3]
+    with pytest.raises(KeyError, match=r"no columns \['z'\] to group by"):
+        df.groupby("z")
+    with pytest.raises(ValueError, match="give by= one of the columns"):
+        df.sort_values()
+    with pytest.raises(ValueError, match="ascending has 1 values for 2 columns"):
+        df.sort_values(["a", "b"], ascending=[True])
+    with pytest.raises(ValueError, match="drop removes columns"):
+        df.drop("a", axis=0)
+    with pytest.raises(ValueError, match="same columns"):
+        ak.DataFrame.concat([df, df[["a"]]])
+    with pytest.raises(TypeError, match="DataFrame takes a dict"):
+        ak.DataFrame(42)
+    with pytest.raises(ValueError, match="a list of columns needs columns="):
+        ak.DataFrame([conn.array([1])])
+    with pytest.raises(ValueError, match="name one column twice"):
+        df[["a", "a"]]
+    s = ak.DataFrame({"k": conn.array([1, 1, 2]), "s": ak.Categorical(["x", "y", "z"], conn=conn),
+                      "v": conn.array([1.0, 2.0, 3.0])})
+    with pytest.raises(TypeError, match=r"column 's' holds strings .* cannot take the sum"):
+        s.groupby("k").sum()
+    with pytest.raises(ValueError, match="unknown aggregation 'total'"):
+        s.groupby("k").agg({"v": "total"})
+    with pytest.raises(KeyError, match=r"n=: no column 'w'"):
+        s.groupby("k").agg(n=("w", "sum"))
+    with pytest.raises(ValueError, match="as_index=False the key columns"):
+        s.groupby("k", as_index=False).agg(k=("v", "sum"))
+    # the frame is as it was after every refusal
+    assert df.columns == ["a", "b"] and df["b"].to_ndarray().tolist() == [1.0, 2.0, 3.0]
+
+
+def test_rows_and_columns(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    mask = pdf["fare"].to_numpy() > 20
+    _same(df[df["fare"] > 20], pdf[mask])
+    _same(df[mask], pdf[mask])
+    pos = rng.integers(0, N, 500)
+    _same(df[conn.array(pos)], pdf.iloc[pos])
+    _same(df[100:250], pdf.iloc[100:250])
+    _same(df.head(7), pdf.head(7))
+    _same(df.tail(7), pdf.tail(7))
+    _same(df.head(10**9), pdf)
+    _same(df[["fare", "zone"]], pdf[["fare", "zone"]])
+    # a selection of a selection keeps the first one's labels
+    _same(df[df["zone"] > 100][5:9], pdf[pdf["zone"] > 100].iloc[5:9])
+    row = df[3]
+    assert row["borough"] == pdf["borough"].iloc[3] and row["count"] == pdf["count"].iloc[3]
+    df2, p2 = df.copy(), pdf.copy()
+    df2["tip"] = df2["fare"] * 0.2
+    p2["tip"] = p2["fare"] * 0.2
+    df2["one"] = 1
+    p2["one"] = 1
+    df2["city"] = "NYC"
+    p2["city"] = "NYC"
+    del df2["hour"]
+    del p2["hour"]
+    _same(df2, p2)
+    assert "hour" in df and df.columns == list(pdf.columns)  # the copy changed, not the original
+    _same(df.drop(["hour", "fkey"]), pdf.drop(columns=["hour", "fkey"]))
+    _same(df.rename(columns={"fare": "amount"}), pdf.rename(columns={"fare": "amount"}))
+    _same(df.rename(columns=str.upper), pdf.rename(columns=str.upper))
+    _same(ak.DataFrame.concat([df[:10], df[20:25]]), pd.concat([pdf[:10], pdf[20:25]]))
+    _same(df[:3].append(df[-2:]), pd.concat([pdf[:3], pdf[-2:]]))
+    _same(ak.DataFrame.concat([df[:3], df[-2:]], ignore_index=True),
+          pd.concat([pdf[:3], pdf[-2:]], ignore_index=True))
+    _same(df.set_index("zone")[:50], pdf.set_index("zone")[:50])
+    _same(df[df["hour"] == 3].reset_index(), pdf[pdf["hour"] == 3].reset_index())
+    _same(df[df["hour"] == 3].reset_index(drop=True), pdf[pdf["hour"] == 3].reset_index(drop=True))
+
+
+@pytest.mark.parametrize("by,ascending", [
+    ("fare", True), ("fare", False), (["hour", "fare"], True), (["hour", "fare"], [False, True]),
+    (["borough", "count"], [True, False]), (["fkey", "zone"], False), ("count", False),
+])
+def test_sort_values_as_pandas_stable(conn: ak.Connection, rng: np.random.Generator, by: Any,
+                                      ascending: Any) -> None:
+    """Ties keep their row order in either direction and NaN comes last, as
+    pandas' stable sort (many ties: hour 0..23, count -3..8)."""
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    want = pdf.sort_values(by, ascending=ascending, kind="stable")
+    _same(df.sort_values(by, ascending=ascending), want)
+    np.testing.assert_array_equal(df.argsort(by, ascending).to_ndarray(), want.index.to_numpy())
+    _same(df.sort_values(by, ascending=ascending).sort_index(), pdf)
+
+
+def test_drop_duplicates(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    for subset in (["hour"], ["borough", "hour"], ["fkey"], None):
+        for keep in ("first", "last"):
+            _same(df.drop_duplicates(subset, keep=keep), pdf.drop_duplicates(subset, keep=keep))
+
+
+@pytest.mark.parametrize("keys", ["zone", "borough", ["zone", "hour"], ["borough", "hour"], "fkey"])
+@pytest.mark.parametrize("as_index", [True, False])
+def test_groupby_as_pandas(conn: ak.Connection, rng: np.random.Generator, keys: Any, as_index: bool) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    g = df.groupby(keys, as_index=as_index)
+    pg = pdf.groupby(keys, as_index=as_index, observed=True)
+    keyset = [keys] if isinstance(keys, str) else keys
+    values = [c for c in ["fare", "count", "fkey", "hour", "zone"] if c not in keyset]
+    ints = [c for c in ["count", "hour"] if c not in keyset]
+    for op in ("min", "max", "count", "nunique", "first"):
+        _same(getattr(g[values], op)(), getattr(pg[values], op)())
+    for op in ("mean", "var", "std", "median"):
+        _same(getattr(g[values], op)(), getattr(pg[values], op)(), rtol=1e-12)
+    # integer sums exactly; float sums bit for bit against the row-order loop
+    _same(g[ints].sum(), pg[ints].sum())
+    got = g.sum("fare")
+    if isinstance(keys, str) and keys != "fkey":
+        uniq, sums = _row_order_sums(pdf[keys].to_numpy().astype(str) if keys == "borough"
+                                     else pdf[keys].to_numpy(), pdf["fare"].to_numpy())
+        assert got["fare"].to_ndarray().tobytes() == sums.tobytes()
+    _same(got, pg[["fare"]].sum(), rtol=1e-12)
+    _same(g.size(), pg.size() if not as_index else pg.size().to_frame("size"))
+    # Categorical values: first, min, max and mode give strings
+    if "borough" not in keyset:
+        _same(g[["borough"]].min(), pg[["borough"]].min())
+        _same(g[["borough"]].nunique(), pg[["borough"]].nunique())
+
+
+def test_groupby_dropna_false_keeps_nan_keys(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    _same(df.groupby("fkey", dropna=False)[["count"]].sum(),
+          pdf.groupby("fkey", dropna=False)[["count"]].sum())
+
+
+def test_groupby_agg_forms_in_one_request(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Every aggregation of a call goes in one groupby request, the grouping
+    with it (the server fuses what it can), as pandas names the columns."""
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    pg = pdf.groupby(["zone", "hour"])
+    with recorded(conn) as sent:
+        got = df.groupby(["zone", "hour"]).agg(total=("fare", "sum"), n=("fare", "size"),
+                                               m=("count", "max"), first=("borough", "first"))
+    assert sent == ["groupby"]
+    want = pg.agg(total=("fare", "sum"), n=("fare", "size"), m=("count", "max"), first=("borough", "first"))
+    _same(got, want, rtol=1e-12)
+    with recorded(conn) as sent:
+        got = df.groupby("zone").agg({"fare": ["sum", "mean"], "count": "max"})
+    assert sent == ["groupby"]
+    want = pdf.groupby("zone").agg({"fare": ["sum", "mean"], "count": "max"})
+    want.columns = ["fare_sum", "fare_mean", "count"]
+    _same(got, want, rtol=1e-12)
+    got = df.groupby("zone")[["fare", "count"]].agg(["min", "max"])
+    want = pdf.groupby("zone")[["fare", "count"]].agg(["min", "max"])
+    want.columns = [f"{a}_{b}" for a, b in want.columns]
+    _same(got, want)
+    _same(df.groupby("hour")[["fare"]].agg(np.max), pdf.groupby("hour")[["fare"]].agg("max"))
+
+
+def test_groupby_rows(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    for keys in ("zone", ["borough", "hour"]):
+        _same(df.groupby(keys).head(2), pdf.groupby(keys).head(2))
+        _same(df.groupby(keys).tail(3), pdf.groupby(keys).tail(3))
+    s = df.groupby("borough").sample(n=4, random_state=5)
+    assert len(s) == 4 * len(ZONES)
+    p = s.to_pandas()
+    np.testing.assert_array_equal(p["fare"].to_numpy(), pdf.loc[p.index, "fare"].to_numpy())
+    assert (p.groupby("borough", observed=True).size() == 4).all()
+    _same(df.groupby("zone").idxmax(["fare"]), pdf.groupby("zone")[["fare"]].idxmax())
+    sub, psub = df[df["hour"] < 5], pdf[pdf["hour"] < 5]
+    _same(sub.groupby("zone").idxmin(["count"]), psub.groupby("zone")[["count"]].idxmin())
+
+
+def test_transform_and_broadcast(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    got = df.groupby("zone")["count"].transform("sum")
+    assert isinstance(got, ak.pdarray)
+    np.testing.assert_array_equal(got.to_ndarray(), pdf.groupby("zone")["count"].transform("sum").to_numpy())
+    _same(df.groupby("borough")[["count", "hour"]].transform("max"),
+          pdf.groupby("borough", observed=True)[["count", "hour"]].transform("max"))
+    g = df.groupby("zone")
+    np.testing.assert_array_equal(g.broadcast(g.size()["size"]).to_ndarray(),
+                                  pdf.groupby("zone")["zone"].transform("size").to_numpy())
+
+
+def test_repr_shows_ends(conn: ak.Connection) -> None:
+    df = ak.DataFrame({"a": conn.array(np.arange(1000)), "s": ak.Categorical(["x", "y"] * 500, conn=conn)})
+    text = repr(df)
+    assert "[1000 rows x 2 columns]" in text and "999" in text and ".." in text
+    assert "1000 rows × 2 columns" in df._repr_html_()
+    small = ak.DataFrame({"a": conn.array([1, 2])})
+    assert repr(small) == repr(pd.DataFrame({"a": [1, 2]}))
+
+
+def test_to_parquet_and_back(make_server: Any, tmp_path: Any, rng: np.random.Generator) -> None:
+    conn = make_server("--data-dir", str(tmp_path)).connect()
+    try:
+        pdf = _frame(rng).dropna().reset_index(drop=True)
+        ak.DataFrame(pdf, conn=conn).to_parquet("frame.parquet")
+        _same(ak.DataFrame(ak.read_parquet("frame.parquet", conn=conn)), pdf)
+        assert (tmp_path / "frame.parquet").exists()
+    finally:
+        conn.close()
+
+
+def test_rows_are_one_request(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """Selecting rows gathers every column (strings' codes too) and the
+    labels in one request: compress_many by a mask (the positions are the
+    new labels), take_many by positions; a sort's permutation is the new
+    labels, so nothing gathers them."""
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    mask = df["fare"] > 20
+    with recorded(conn) as sent:
+        sub = df[mask]
+    assert sent == ["compress_many"]
+    pos = conn.array(np.array([5, 1, -1]))
+    with recorded(conn) as sent:
+        sub2 = sub[pos]
+    assert sent == ["take_many"], sent
+    want = pdf[pdf["fare"].to_numpy() > 20]
+    _same(sub2, want.iloc[[5, 1, -1]])
+    with recorded(conn) as sent:
+        srt = df.sort_values("hour")
+    assert sent.count("take_many") == 1 and "compress_many" not in sent and len(sent) == 2, sent
+    _same(srt, pdf.sort_values("hour", kind="stable"))
