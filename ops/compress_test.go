@@ -42,6 +42,7 @@ func TestCompressMasks(t *testing.T) {
 				if got := pdarray.View[int64](pos); !slices.Equal(got, wantPos) && len(wantPos) > 0 {
 					t.Fatalf("n=%d density=%v workers=%d: positions differ", n, density, workers)
 				}
+				checkMany(t, env, rng, mask, offs, wantPos)
 				checkCompress[uint8](t, env, rng, mask, offs, wantPos)
 				checkCompress[uint16](t, env, rng, mask, offs, wantPos)
 				checkCompress[uint32](t, env, rng, mask, offs, wantPos)
@@ -70,7 +71,8 @@ func checkCompress[T uint8 | uint16 | uint32 | float64](t *testing.T, env Env, r
 }
 
 // BenchmarkCompress: 10^7 float64 by a random mask of 7% and 50% trues
-// (bytes of values and mask read a second), one worker.
+// (bytes of values and mask read a second), one worker: a compress walking
+// the mask, and CompressMany's two passes (positions, then a gather).
 func BenchmarkCompress(b *testing.B) {
 	const n = 10_000_000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -94,5 +96,65 @@ func BenchmarkCompress(b *testing.B) {
 				Compress(env, a, mask, out)
 			}
 		})
+		offs := MaskOffsets(env, mask)
+		pos, _ := pdarray.Alloc(pdarray.Int64, offs[len(offs)-1])
+		b.Run(name+"-positions", func(b *testing.B) { // the trues' positions alone (one CompressMany's first pass)
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				CompressPositions(env, mask, offs, pos)
+			}
+		})
+		b.Run(name+"-gather", func(b *testing.B) { // one array gathered by those positions
+			b.SetBytes(int64(n * 8))
+			for b.Loop() {
+				Take(env, a, pos, out)
+			}
+		})
+	}
+}
+
+// checkMany runs CompressMany on one array and on three, with and without
+// the positions asked for, against the loop, and checks which path it took:
+// gathering by positions unless one array is compressed alone with more
+// than a quarter of the rows true.
+func checkMany(t *testing.T, env Env, rng *rand.Rand, mask *pdarray.Array, offs []int, pos []int64) {
+	t.Helper()
+	n := len(pos)
+	for _, k := range []int{1, 3} {
+		for _, withPos := range []bool{false, true} {
+			as := make([]*pdarray.Array, k)
+			outs := make([]*pdarray.Array, k)
+			wants := make([][]uint32, k)
+			for i := range as {
+				x := make([]uint32, mask.Len())
+				for j := range x {
+					x[j] = rng.Uint32()
+				}
+				as[i] = pdarray.FromSlice(x)
+				outs[i], _ = pdarray.Alloc(as[i].DType(), n)
+				for _, p := range pos {
+					wants[i] = append(wants[i], x[p])
+				}
+			}
+			var p *pdarray.Array
+			if withPos {
+				p, _ = pdarray.Alloc(pdarray.Int64, n)
+			}
+			gathered, err := CompressMany(env, as, mask, offs, outs, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := withPos || k > 1 || 4*n <= mask.Len(); gathered != want {
+				t.Errorf("n=%d trues=%d arrays=%d positions=%v: gathered %v, want %v", mask.Len(), n, k, withPos, gathered, want)
+			}
+			for i := range as {
+				if got := pdarray.View[uint32](outs[i]); n > 0 && !slices.Equal(got, wants[i]) {
+					t.Fatalf("n=%d arrays=%d positions=%v: array %d differs from the loop", mask.Len(), k, withPos, i)
+				}
+			}
+			if withPos && n > 0 && !slices.Equal(pdarray.View[int64](p), pos) {
+				t.Fatalf("n=%d: positions differ", mask.Len())
+			}
+		}
 	}
 }

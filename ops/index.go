@@ -445,6 +445,40 @@ func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
 	})
 }
 
+// CompressMany writes as[i][mask] into outs[i] (CountTrue(mask) long
+// each) and, when pos is not nil, the trues' positions into pos (int64):
+// a table's rows selected by a mask. When the positions are wanted anyway,
+// several arrays are compressed, or at most a quarter of the rows are
+// true, the positions are found once (in pos, or in scratch) and every
+// array gathered by them: a gather visits only the rows kept, where a
+// compress walks the whole mask again for each array (10^7 float64, one
+// worker: 7% true, 4.1 ms for the positions and 2.5 ms a gather against
+// 10.4 ms a compress; 50%, 6.2 and 11.9 against 14.2). gathered says
+// whether it did. It fails only when the scratch does not fit (nothing
+// written then). offs is MaskOffsets(env, mask).
+func CompressMany(env Env, as []*pdarray.Array, mask *pdarray.Array, offs []int, outs []*pdarray.Array,
+	pos *pdarray.Array) (gathered bool, err error) {
+	n := offs[len(offs)-1]
+	if pos == nil && len(as) < 2 && 4*n > mask.Len() {
+		for i, a := range as {
+			CompressWith(env, a, mask, offs, outs[i])
+		}
+		return false, nil
+	}
+	p := pos
+	if p == nil {
+		if p, err = env.Alloc(pdarray.Int64, n); err != nil {
+			return false, err
+		}
+		defer env.free(p)
+	}
+	CompressPositions(env, mask, offs, p)
+	for i, a := range as {
+		Take(env, a, p, outs[i])
+	}
+	return true, nil
+}
+
 // CompressPositions writes the positions of mask's trues, in order, into
 // out (int64, CountTrue(mask) long): np.flatnonzero, with the offsets of
 // MaskOffsets.

@@ -976,6 +976,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"unique_bitmap":           st.UniqueBitmap.Load(),
 		"unique_sort":             st.UniqueSort.Load(),
 		"unique_grouped":          st.UniqueGrouped.Load(),
+		"compress_gathered":       st.CompressGathered.Load(),
 		"minor_faults":            minorFaults(),
 		"streams_open":            streamsOpen,
 		"lanes_open":              lanesOpen,

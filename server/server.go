@@ -105,9 +105,12 @@ type Stats struct {
 	// groupby_unique requests by ops.GroupUnique's path: a bitmap or a
 	// sort of packed keys, or a grouping (keys too wide to pack).
 	UniqueBitmap, UniqueSort, UniqueGrouped atomic.Uint64
-	Errors                                  atomic.Uint64
-	BytesCopiedIn                           atomic.Uint64 // bytes copied from received frames into arrays
-	BytesCopiedOut                          atomic.Uint64 // bytes copied from arrays into sent frames
+	// compress and compress_many requests that gathered the arrays by the
+	// mask's positions (ops.CompressMany) instead of compressing each.
+	CompressGathered atomic.Uint64
+	Errors           atomic.Uint64
+	BytesCopiedIn    atomic.Uint64 // bytes copied from received frames into arrays
+	BytesCopiedOut   atomic.Uint64 // bytes copied from arrays into sent frames
 	// BytesZeroCopyOut: reply frames libzmq sent from the array in place,
 	// or a request lane wrote from it in one gathering write.
 	BytesZeroCopyOut atomic.Uint64

@@ -326,9 +326,12 @@ def test_rows_are_one_request(conn: ak.Connection, rng: np.random.Generator) -> 
     pdf = _frame(rng)
     df = ak.DataFrame(pdf, conn=conn)
     mask = df["fare"] > 20
+    gathered = int(conn._request("stats")[0]["compress_gathered"])
     with recorded(conn) as sent:
         sub = df[mask]
     assert sent == ["compress_many"]
+    # the mask's positions (the labels) found once, every column gathered by them
+    assert int(conn._request("stats")[0]["compress_gathered"]) == gathered + 1
     pos = conn.array(np.array([5, 1, -1]))
     with recorded(conn) as sent:
         sub2 = sub[pos]
