@@ -16,6 +16,10 @@ Queries:
   ``ak.GroupBy(...).agg(...)`` (what the DataFrame adds is the difference).
 - filter: the rows with fare > 40 (about 7%), every column.
 - sort: every column sorted by fare (stable: ties in row order).
+- merge: a left merge of the rows with a table of the 265 zones (an int
+  code and a float rate each) on pickup = zone: every row once, with its
+  zone's columns (``df.merge(zones, left_on="pickup", right_on="zone",
+  how="left")``), in row order.
 - scan: ak.sum of each of the five columns (the floor: one read of each).
 
 DuckDB runs each with ``SET threads`` to the same count (CREATE OR REPLACE
@@ -24,7 +28,9 @@ checked); Polars in a subprocess with POLARS_MAX_THREADS (its trials after
 ours, not interleaved); pandas at one thread only. Every answer is checked
 against Arktos' before timing: by3's keys and counts exactly and its sums
 and means to 1e-9 relative; filter's rows exactly; sort's rows exactly
-against pandas' and Polars' stable sorts. Prints p50 / p90 seconds per
+against pandas' and Polars' stable sorts; merge's rows exactly against
+pandas' and Polars' (which keep the left's order), DuckDB's by the sum
+of the rates. Prints p50 / p90 seconds per
 engine and each one's ratio to Arktos' DataFrame.
 """
 
@@ -56,17 +62,20 @@ import json, sys, time
 import numpy as np, polars as pl
 d = np.load(sys.argv[1]); trials = int(sys.argv[2])
 df = pl.DataFrame({c: d[c] for c in ["pickup", "dropoff", "hour", "fare", "dist"]})
+zones = pl.DataFrame({"zone": d["zone"], "code": d["code"], "rate": d["rate"]})
 queries = {
     "by3": lambda: df.group_by(["pickup", "dropoff", "hour"]).agg(
         pl.col("fare").sum().alias("total"), pl.len().alias("n"), pl.col("fare").mean().alias("avg")
     ).sort(["pickup", "dropoff", "hour"]),
     "filter": lambda: df.filter(pl.col("fare") > 40),
     "sort": lambda: df.sort("fare", maintain_order=True),
+    "merge": lambda: df.join(zones, left_on="pickup", right_on="zone", how="left", maintain_order="left"),
 }
 r = queries["by3"]()
 ok = bool(np.array_equal(r["n"].to_numpy(), d["n"]) and np.allclose(r["total"].to_numpy(), d["total"], rtol=1e-9))
 ok &= bool(np.array_equal(queries["filter"]()["dist"].to_numpy(), d["fdist"]))
 ok &= bool(np.array_equal(queries["sort"]()["dist"].to_numpy(), d["sdist"]))
+ok &= bool(np.array_equal(queries["merge"]()["rate"].to_numpy(), d["mrate"]))
 times = {}
 for name, q in queries.items():
     ts = []
@@ -88,6 +97,12 @@ def data(rows: int) -> dict[str, np.ndarray]:
     }
 
 
+def zones_table() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(2)
+    return {"zone": np.arange(1, 266, dtype=np.int64), "code": rng.integers(0, 6, 265),
+            "rate": np.round(rng.random(265) * 3, 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
@@ -100,12 +115,18 @@ def main() -> None:
     rows = int(args.rows)
     cols = data(rows)
     pdf = pd.DataFrame(cols)
+    ztab = zones_table()
+    pzones = pd.DataFrame(ztab)
     ref_before = reference_kernel()
     print(f"load average {os.getloadavg()[0]:.2f}; reference kernel (numpy sum of 10^7 float64) "
           f"p50 {ref_before[0] * 1e3:.2f} ms")
     for threads in [int(t) for t in args.threads.split(",")]:
         with bench_server(threads) as conn:
             df = ak.DataFrame({c: conn.array(v) for c, v in cols.items()})
+            zones = ak.DataFrame({c: conn.array(v) for c, v in ztab.items()})
+
+            def merged() -> ak.DataFrame:
+                return df.merge(zones, left_on="pickup", right_on="zone", how="left")
             keys = ["pickup", "dropoff", "hour"]
 
             def by3() -> ak.DataFrame:
@@ -118,12 +139,17 @@ def main() -> None:
             mine = by3().reset_index().to_pandas()
             filt = df[df["fare"] > 40].to_pandas()
             srt = df.sort_values("fare").to_pandas()
+            mrg = merged().to_pandas()
             db = duckdb.connect()
             db.execute(f"SET threads={threads}")
             db.execute("SET enable_progress_bar=false")
             db.register("src", pa.table(cols))
             db.execute("CREATE TABLE t AS SELECT * FROM src")
             db.unregister("src")
+            db.register("zsrc", pa.table(ztab))
+            db.execute("CREATE TABLE z AS SELECT * FROM zsrc")
+            db.unregister("zsrc")
+            q_merge = "SELECT * FROM t LEFT JOIN z ON t.pickup = z.zone"
             q_by3 = ("SELECT pickup, dropoff, hour, sum(fare) AS total, count(*) AS n, avg(fare) AS avg FROM t "
                      "GROUP BY pickup, dropoff, hour")
             q_filter = "SELECT * FROM t WHERE fare > 40"
@@ -137,6 +163,9 @@ def main() -> None:
                 "duckdb filter differs"
             assert np.array_equal(db.sql(q_sort).df()["fare"].to_numpy(), srt["fare"].to_numpy()), \
                 "duckdb sort differs"
+            dm = db.sql(f"SELECT count(*) AS n, sum(rate) AS s FROM ({q_merge})").fetchall()[0]
+            assert dm is not None and dm[0] == len(mrg) and np.isclose(dm[1], mrg["rate"].sum(), rtol=1e-9), \
+                "duckdb merge differs"
             if threads == 1:
                 want = pdf.groupby(keys).agg(total=("fare", "sum"), n=("fare", "size"), avg=("fare", "mean"))
                 want = want.reset_index()
@@ -145,6 +174,8 @@ def main() -> None:
                 assert np.allclose(want["total"].to_numpy(), mine["total"].to_numpy(), rtol=1e-9, atol=0)
                 pd.testing.assert_frame_equal(pdf[pdf["fare"] > 40], filt)
                 pd.testing.assert_frame_equal(pdf.sort_values("fare", kind="stable"), srt)
+                pd.testing.assert_frame_equal(pd.merge(pdf, pzones, left_on="pickup", right_on="zone", how="left"),
+                                              mrg)
             times: dict[str, list[float]] = {}
 
             def timed(name: str, f: Callable[[], Any]) -> None:
@@ -161,19 +192,23 @@ def main() -> None:
                 timed("filter duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_filter))
                 timed("sort arktos", lambda: df.sort_values("fare"))
                 timed("sort duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_sort))
+                timed("merge arktos", merged)
+                timed("merge duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_merge))
                 if threads == 1:
                     timed("by3 pandas", lambda: pdf.groupby(keys).agg(total=("fare", "sum"), n=("fare", "size"),
                                                                       avg=("fare", "mean")))
                     timed("filter pandas", lambda: pdf[pdf["fare"] > 40])
                     timed("sort pandas", lambda: pdf.sort_values("fare", kind="stable"))
+                    timed("merge pandas", lambda: pd.merge(pdf, pzones, left_on="pickup", right_on="zone",
+                                                           how="left"))
                 if i == 0:
                     times.clear()
             db.close()
             del df
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "d.npz")
-            np.savez(path, **cols, n=mine["n"].to_numpy(), total=mine["total"].to_numpy(),
-                     fdist=filt["dist"].to_numpy(), sdist=srt["dist"].to_numpy())
+            np.savez(path, **cols, **ztab, n=mine["n"].to_numpy(), total=mine["total"].to_numpy(),
+                     fdist=filt["dist"].to_numpy(), sdist=srt["dist"].to_numpy(), mrate=mrg["rate"].to_numpy())
             out = subprocess.run([sys.executable, "-c", POLARS, path, str(args.trials)], capture_output=True,
                                  text=True, env=dict(os.environ, POLARS_MAX_THREADS=str(threads)), check=True)
             pl_res = json.loads(out.stdout)
@@ -185,7 +220,7 @@ def main() -> None:
               f"{args.trials} trials (p50 / p90 s)")
         p50s = {name: stats(ts) for name, ts in times.items()}
         print(f"  {'scan':22s} {p50s['scan'][0]:.4f} / {p50s['scan'][1]:.4f}")
-        for q in ("by3", "filter", "sort"):
+        for q in ("by3", "filter", "sort", "merge"):
             base = p50s[f"{q} arktos"][0]
             for name in sorted((n for n in p50s if n.startswith(q + " ")), key=lambda n: p50s[n][0]):
                 p50, p90 = p50s[name]

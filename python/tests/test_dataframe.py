@@ -342,3 +342,93 @@ def test_rows_are_one_request(conn: ak.Connection, rng: np.random.Generator) -> 
         srt = df.sort_values("hour")
     assert sent.count("take_many") == 1 and "compress_many" not in sent and len(sent) == 2, sent
     _same(srt, pdf.sort_values("hour", kind="stable"))
+
+
+def _merge_frames(rng: np.random.Generator, n: int, m: int) -> tuple[Any, Any]:
+    """Many-to-many keys (ints, strings with different categories on each
+    side, floats with NaN), and columns both have."""
+    left = pd.DataFrame({"k": rng.integers(0, 60, n), "s": ZONES[rng.integers(0, 4, n)],
+                         "f": np.round(rng.normal(0, 2, n)), "v": rng.random(n), "c": rng.integers(0, 9, n)})
+    left.loc[rng.random(n) < 0.05, "f"] = np.nan
+    right = pd.DataFrame({"k": rng.integers(30, 90, m), "s": ZONES[rng.integers(2, 6, m)],
+                          "f": np.round(rng.normal(0, 2, m)), "w": rng.random(m), "c": rng.integers(0, 9, m)})
+    right.loc[rng.random(m) < 0.05, "f"] = np.nan
+    return left, right
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right"])
+@pytest.mark.parametrize("on", ["k", ["k", "s"], "s", ["f"], ["s", "f", "k"]])
+def test_merge_as_pandas(conn: ak.Connection, rng: np.random.Generator, how: str, on: Any) -> None:
+    """Rows, their order, columns and suffixes as pandas' merge; a side
+    without a match gets NaN and its integers become float64."""
+    left, right = _merge_frames(rng, 3000, 400)
+    lk = [on] if isinstance(on, str) else on
+    if how != "inner":  # strings cannot be missing: keep only numbers on the side that may miss
+        if how == "left":
+            right = right.drop(columns=[c for c in ["s"] if c not in lk])
+        else:
+            left = left.drop(columns=[c for c in ["s"] if c not in lk])
+    L, R = ak.DataFrame(left, conn=conn), ak.DataFrame(right, conn=conn)
+    got = L.merge(R, on=on, how=how)
+    want = pd.merge(left, right, on=on, how=how)
+    _same(got, want.reset_index(drop=True))
+    _same(ak.merge(L, R, on=on, how=how), want.reset_index(drop=True))
+
+
+def test_merge_left_on_right_on_and_edges(conn: ak.Connection, rng: np.random.Generator) -> None:
+    left, right = _merge_frames(rng, 500, 80)
+    right = right.rename(columns={"k": "key"})
+    L, R = ak.DataFrame(left, conn=conn), ak.DataFrame(right, conn=conn)
+    _same(L.merge(R, left_on="k", right_on="key", suffixes=("_l", "_r")),
+          pd.merge(left, right, left_on="k", right_on="key", suffixes=("_l", "_r")))
+    _same(L.merge(R.drop("s"), left_on="k", right_on="key", how="left"),
+          pd.merge(left, right.drop(columns="s"), left_on="k", right_on="key", how="left"))
+    # no match at all, and an empty side
+    none = ak.DataFrame(right.assign(key=right["key"] + 1000), conn=conn)
+    assert len(L.merge(none, left_on="k", right_on="key")) == 0
+    _same(L.merge(none.drop("s"), left_on="k", right_on="key", how="left"),
+          pd.merge(left, right.assign(key=right["key"] + 1000).drop(columns="s"), left_on="k", right_on="key",
+                   how="left"))
+    _same(L.merge(R[0:0].drop("s"), left_on="k", right_on="key", how="left"),
+          pd.merge(left, right[0:0].drop(columns="s"), left_on="k", right_on="key", how="left"))
+    # on= by default: the columns both have
+    _same(L[["k", "v"]].merge(R.rename(columns={"key": "k"})[["k", "w"]]),
+          pd.merge(left[["k", "v"]], right.rename(columns={"key": "k"})[["k", "w"]]))
+
+
+def test_merge_bad_input(conn: ak.Connection) -> None:
+    L = ak.DataFrame({"k": conn.array([1, 2]), "s": ak.Categorical(["a", "b"], conn=conn)})
+    R = ak.DataFrame({"k": conn.array([2, 3]), "t": ak.Categorical(["x", "y"], conn=conn)})
+    with pytest.raises(ValueError, match="outer merge is not built"):
+        L.merge(R, on="k", how="outer")
+    with pytest.raises(KeyError, match=r"no columns \['z'\] in the right DataFrame"):
+        L.merge(R, left_on="k", right_on="z")
+    with pytest.raises(TypeError, match="one holds strings and the other numbers"):
+        L.merge(R, left_on="s", right_on="k")
+    with pytest.raises(ValueError, match=r"columns \['t'\] \(strings or bools\) cannot hold the missing"):
+        L.merge(R, on="k", how="left")
+    with pytest.raises(ValueError, match="as many columns each"):
+        L.merge(R, left_on=["k", "s"], right_on="k")
+    with pytest.raises(ValueError, match="no column in both"):
+        L[["s"]].merge(R[["t"]])
+    assert L.merge(R, on="k")["t"].to_list() == ["x"]
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right"])
+@pytest.mark.parametrize("cover", ["all", "some"])
+def test_merge_lookup_table(conn: ak.Connection, rng: np.random.Generator, how: str, cover: str) -> None:
+    """A table of distinct keys (at most one match a row: no row repeats),
+    every key matched or only some; a left merge that matches every row
+    keeps the left's columns as they are (nothing gathered)."""
+    trips = pd.DataFrame({"zone": rng.integers(1, 40, 5000), "fare": np.round(rng.exponential(15, 5000), 2),
+                          "tag": ZONES[rng.integers(0, 6, 5000)]})
+    keys = np.arange(1, 40) if cover == "all" else np.arange(1, 40, 3)
+    table = pd.DataFrame({"zone": rng.permutation(keys), "rate": np.round(rng.random(len(keys)), 2),
+                          "code": rng.integers(0, 5, len(keys))})
+    if how == "right":
+        trips = trips.drop(columns="tag")
+    T, Z = ak.DataFrame(trips, conn=conn), ak.DataFrame(table, conn=conn)
+    got = T.merge(Z, on="zone", how=how)
+    _same(got, pd.merge(trips, table, on="zone", how=how))
+    if how == "left" and cover == "all":
+        assert got["fare"] is T["fare"] and got["tag"] is T["tag"]

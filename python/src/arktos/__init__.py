@@ -37,7 +37,7 @@ from ._io import __all__ as _io_names
 from ._groupby import GroupBy
 from ._categorical import Categorical
 from ._segarray import SegArray
-from ._dataframe import DataFrame, DataFrameGroupBy
+from ._dataframe import DataFrame, DataFrameGroupBy, merge
 from ._server import Server, find_server_binary
 from ._config import config
 from ._interop import *  # noqa: F401,F403 -- pandas and Arrow interop
@@ -69,6 +69,7 @@ __all__ = [
     "info",
     "list_arrays",
     "mem_info",
+    "merge",
     "pdarray",
     "set_download_pool",
     "shutdown",

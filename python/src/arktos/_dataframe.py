@@ -34,7 +34,7 @@ from ._pdarray import pdarray
 if TYPE_CHECKING:
     from ._connection import Connection
 
-__all__ = ["DataFrame", "DataFrameGroupBy"]
+__all__ = ["DataFrame", "DataFrameGroupBy", "merge"]
 
 Column = Union[pdarray, Categorical]
 
@@ -633,6 +633,30 @@ class DataFrame:
         _, rows = g.aggregate(arange(self._nrows, conn=self._conn()), "min" if keep == "first" else "max")
         return self._take(sort(rows), positions_valid=True)
 
+    def merge(self, right: DataFrame, on: str | Sequence[str] | None = None, how: str = "inner",
+              left_on: str | Sequence[str] | None = None, right_on: str | Sequence[str] | None = None,
+              suffixes: tuple[str, str] = ("_x", "_y")) -> DataFrame:
+        """The rows of this DataFrame and ``right`` whose keys are equal, as
+        pandas' ``merge`` (``ak.merge(left, right, ...)`` too): ``how``
+        "inner", "left" or "right"; keys ``on`` (columns of both) or
+        ``left_on`` / ``right_on``; the rows in the left's order (the right's
+        for "right"), each with its matches in the other's order; a column
+        both have that is not a key gets ``suffixes``. A row without a match
+        ("left", "right") gets NaN in the other's columns, whose integers
+        become float64 as in pandas (bool and string columns cannot hold the
+        missing values and are refused). NaN keys match each other, as in
+        pandas.
+
+        >>> left = ak.DataFrame({"k": ak.array([3, 1, 2]), "a": ak.array([0, 1, 2])})
+        >>> right = ak.DataFrame({"k": ak.array([1, 3, 1]), "b": ak.array([10, 11, 12])})
+        >>> left.merge(right, on="k")
+           k  a   b
+        0  3  0  11
+        1  1  1  10
+        2  1  1  12
+        """
+        return merge(self, right, on=on, how=how, left_on=left_on, right_on=right_on, suffixes=suffixes)
+
     # -- group-by -----------------------------------------------------------
 
     def groupby(self, keys: str | Sequence[str], use_series: bool = True, as_index: bool = True,
@@ -729,6 +753,167 @@ class DataFrame:
         pdf, cut = self._preview()
         html: str = pdf.to_html(max_rows=_REPR_ROWS if cut else None)
         return html + (f"<p>{self._nrows} rows × {len(self._columns)} columns</p>" if cut else "")
+
+
+def _names(x: str | Sequence[str] | None) -> list[str]:
+    return [] if x is None else ([x] if isinstance(x, str) else list(x))
+
+
+def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = None, how: str = "inner",
+          left_on: str | Sequence[str] | None = None, right_on: str | Sequence[str] | None = None,
+          suffixes: tuple[str, str] = ("_x", "_y")) -> DataFrame:
+    """The rows of two DataFrames whose keys are equal, as pandas' ``merge``
+    (see ``DataFrame.merge``): inner, left or right, on one key column or
+    several.
+
+    >>> ak.merge(trips, zones, left_on="pickup", right_on="zone", how="left")
+
+    On the server: the two sides' keys are grouped together (one GroupBy of
+    the keys one after the other, so that equal keys, of any dtypes or
+    Categoricals with different categories, get one id); the other side's
+    rows are sorted by id and counted per id; then each row is repeated once
+    per match and paired with its matches by position. Every column is then
+    gathered once (``take_many``).
+    """
+    if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
+        raise TypeError(f"merge takes two DataFrames, got {type(left).__name__} and {type(right).__name__}")
+    if how not in ("inner", "left", "right"):
+        raise ValueError(f"how must be 'inner', 'left' or 'right', got {how!r} (an outer merge is not built yet)")
+    if on is not None and (left_on is not None or right_on is not None):
+        raise ValueError("give on, or left_on and right_on, not both")
+    shared = _names(on)
+    if on is None and left_on is None and right_on is None:
+        shared = [c for c in left.columns if c in right]
+        if not shared:
+            raise ValueError(f"no column in both to merge on (left {left.columns}, right {right.columns}); "
+                             "give on= or left_on= and right_on=")
+    lnames = shared or _names(left_on)
+    rnames = shared or _names(right_on)
+    if not lnames or len(lnames) != len(rnames):
+        raise ValueError(f"left_on and right_on must name as many columns each, got {lnames} and {rnames}")
+    for side, frame, names in (("left", left, lnames), ("right", right, rnames)):
+        missing = [n for n in names if n not in frame]
+        if missing:
+            raise KeyError(f"no columns {missing} in the {side} DataFrame to merge on; it has {frame.columns}")
+    lk, rk = [left[n] for n in lnames], [right[n] for n in rnames]
+    for a, b, ln, rn in zip(lk, rk, lnames, rnames):
+        if isinstance(a, Categorical) != isinstance(b, Categorical):
+            raise TypeError(f"cannot merge key {ln!r} with {rn!r}: one holds strings and the other numbers")
+    # rows None: every row of that side once, in order (its columns kept as they are)
+    lrows: pdarray | None
+    rrows: pdarray | None
+    if how == "right":
+        rrows, lrows, missing_rows = _join_rows(rk, lk, True)
+    else:
+        lrows, rrows, missing_rows = _join_rows(lk, rk, how == "left")
+    # Each side's columns gathered once; a side with unmatched rows gets NaN there.
+    # (The keys on= names come from the side whose every row is there.)
+    lpart = _gathered(left, lrows, missing_rows if how == "right" else None, "left",
+                      shared if how == "right" else [])
+    rpart = _gathered(right, rrows, missing_rows if how == "left" else None, "right",
+                      [] if how == "right" else shared)
+    columns: dict[str, Column] = {}
+    for n in left.columns:
+        col = rpart[n] if n in shared and how == "right" else lpart[n]
+        columns[n + suffixes[0] if n in right and n not in shared else n] = col
+    for n in right.columns:
+        if n in shared:
+            continue
+        col = rpart[n]
+        name = n + suffixes[1] if n in left else n
+        if name in columns:
+            raise ValueError(f"merging gives two columns named {name!r}; choose other suffixes")
+        columns[name] = col
+    kept = lrows if how != "right" else rrows
+    nrows = (left if how != "right" else right)._nrows if kept is None else kept.size
+    return DataFrame._make(columns, None, [None], nrows)
+
+
+def _join_rows(lk: list[Column], rk: list[Column],
+               keep_unmatched: bool) -> tuple[pdarray | None, pdarray, pdarray | None]:
+    """(left rows, right rows, which output rows have no right match, or
+    None): every left row in order, once per right row of equal keys (right
+    rows in their order), and once alone when keep_unmatched and it has
+    none (its right row then 0: a placeholder). Left rows None: every left
+    row once, in order (no left row has two matches, and none is dropped)."""
+    from ._ops import arange, argsort, binop, concatenate, full, where, zeros
+
+    n, m = lk[0].size, rk[0].size
+    c = _conn_of(lk[0])
+    if m == 0 or n == 0:
+        k = n if keep_unmatched else 0
+        return (arange(k, conn=c), zeros(k, np.int64, conn=c),
+                full(k, True, np.bool_, conn=c) if keep_unmatched else None)
+    joined = [concatenate([a, b]) for a, b in zip(lk, rk)]
+    g = GroupBy(joined[0] if len(joined) == 1 else joined, dropna=False)
+    ids = g.ids
+    lid = ids[:n]
+    # per id: its right rows, and the last of them (-1: none), in one pass
+    side = concatenate([zeros(n, np.int8, conn=c), full(m, 1, np.int8, conn=c)])
+    row = concatenate([full(n, -1, np.int64, conn=c), arange(m, conn=c)])
+    _, per = g.agg(n=(side, "sum"), row=(row, "max"))
+    rcount = per["n"]
+    if int(rcount.max()) <= 1:
+        # At most one match a left row (a lookup table): no row repeats.
+        r = per["row"][lid]
+        if not keep_unmatched:
+            matched = binop(">=", r, 0)
+            if bool(matched.all()):
+                return None, r, None
+            return arange(n, conn=c)[matched], r[matched], None
+        unmatched = binop("<", r, 0)
+        if not bool(unmatched.any()):
+            return None, r, None
+        return None, where(unmatched, 0, r), unmatched
+    rperm = argsort(ids[n:])  # right rows by id, in their order within one (stable)
+    rstart = binop("-", rcount.cumsum(), rcount)
+    cnt, st = rcount[lid], rstart[lid]
+    missing: pdarray | None = None
+    if keep_unmatched:
+        missing = binop("==", cnt, 0)
+        cnt = where(missing, 1, cnt)
+    total = int(cnt.sum())
+    lrows = arange(n, conn=c).repeat(cnt)
+    # each output row's place among its left row's matches
+    within = binop("-", arange(total, conn=c), binop("-", cnt.cumsum(), cnt).repeat(cnt))
+    rpos = binop("+", st.repeat(cnt), within)
+    miss_rows = None
+    if missing is not None:
+        miss_rows = missing.repeat(cnt)
+        rpos = where(miss_rows, 0, rpos)  # (an unmatched row's start may be m)
+    return lrows, rperm[rpos], miss_rows
+
+
+def _gathered(frame: DataFrame, rows: pdarray | None, missing: pdarray | None, side: str,
+              skip: list[str]) -> dict[str, Column]:
+    """frame's columns but skip at rows (one take_many; rows None: the
+    columns as they are), NaN where missing: integers as float64, bool and
+    strings refused."""
+    from ._ops import astype, where
+
+    frame = frame[[n for n in frame.columns if n not in skip]]
+    if missing is not None and frame.columns and bool(missing.any()):
+        bad = [n for n, col in frame.items() if isinstance(col, Categorical) or col.dtype == np.bool_]
+        if bad:
+            raise ValueError(f"the {side} DataFrame's columns {bad} (strings or bools) cannot hold the missing "
+                             "values of rows without a match; use how='inner', or drop those columns first")
+    else:
+        missing = None
+    if rows is None:
+        return dict(frame.items())
+    if missing is not None and not len(frame):  # nothing to gather: every row is missing
+        from ._ops import full
+
+        return {n: full(rows.size, np.nan, np.float64, conn=rows._conn) for n in frame.columns}
+    got = frame._take(rows, positions_valid=True)
+    out: dict[str, Column] = {}
+    for n, col in got.items():
+        if missing is not None:
+            assert isinstance(col, pdarray)
+            f = col if col.dtype.kind == "f" else astype(col, np.float64)
+            col = where(missing, np.nan, f)
+        out[n] = col
+    return out
 
 
 class DataFrameGroupBy:
