@@ -237,6 +237,23 @@ func (c *Client) TakeMany(ctx context.Context, arrays []string, idx string) ([]A
 	return parseInfos(res["arrays"])
 }
 
+// Lookup stores, for each element of the integer array keys, the row of
+// table holding the equal value, or -1 (int64): a join against a lookup
+// table's key column. When table holds a value twice, nothing is stored,
+// unique is false and dup is the row where it is seen again.
+func (c *Client) Lookup(ctx context.Context, keys, table string) (rows ArrayInfo, unique bool, dup int, err error) {
+	res, err := c.call(ctx, "lookup", map[string]any{"keys": keys, "table": table})
+	if err != nil {
+		return ArrayInfo{}, false, 0, err
+	}
+	if u, _ := res["unique"].(bool); !u {
+		return ArrayInfo{}, false, int(asInt(res["dup"])), nil
+	}
+	rm, _ := res["rows"].(map[string]any)
+	rows, err = parseInfo(rm)
+	return rows, err == nil, 0, err
+}
+
 // Repeat stores np.repeat(a, counts): element i of a counts[i] times, for
 // a stored integer array counts of a's length (none negative).
 func (c *Client) Repeat(ctx context.Context, a, counts string) (ArrayInfo, error) {

@@ -52,3 +52,24 @@ func TestCompressAndTakeMany(t *testing.T) {
 		t.Errorf("arrays of two lengths: %v, want ARGUMENT_VALUE", err)
 	}
 }
+
+// Lookup against a real server: each key's table row, and a table with a
+// value twice answered as such.
+func TestLookup(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	keys, _ := client.Upload(ctx, c, []int64{5, 2, 8, 5})
+	table, _ := client.Upload(ctx, c, []int16{8, 5})
+	rows, unique, _, err := c.Lookup(ctx, keys.Name, table.Name)
+	if err != nil || !unique {
+		t.Fatalf("lookup: %v %v", unique, err)
+	}
+	if got, _ := client.Download[int64](ctx, c, rows.Name); !slices.Equal(got, []int64{1, -1, 0, 1}) {
+		t.Errorf("rows = %v", got)
+	}
+	dup, _ := client.Upload(ctx, c, []int64{1, 2, 1})
+	if _, unique, at, err := c.Lookup(ctx, keys.Name, dup.Name); err != nil || unique || at != 2 {
+		t.Errorf("a repeated value: unique %v at %d, %v", unique, at, err)
+	}
+}

@@ -158,3 +158,56 @@ func checkMany(t *testing.T, env Env, rng *rand.Rand, mask *pdarray.Array, offs 
 		}
 	}
 }
+
+// TestTakeMany: several arrays of four element sizes gathered by one index
+// array (negative indices from the end, int32 and int64 indices) equal
+// each one's Take, at 1, 2 and 8 workers, over more than one block; arrays
+// in cache together (a block of indices at a time for all) and larger.
+func TestTakeMany(t *testing.T) {
+	for _, m := range []int{1000, takeCached / 8} {
+		testTakeMany(t, m)
+	}
+}
+
+func testTakeMany(t *testing.T, m int) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	n := minPar*2 + takeBlock + 5
+	x8 := make([]uint8, m)
+	x16 := make([]int16, m)
+	x32 := make([]float32, m)
+	x64 := make([]float64, m)
+	for i := range x8 {
+		x8[i], x16[i], x32[i], x64[i] = uint8(i), int16(-i), float32(i)/3, float64(i)*1.5
+	}
+	as := []*pdarray.Array{pdarray.FromSlice(x8), pdarray.FromSlice(x16), pdarray.FromSlice(x32), pdarray.FromSlice(x64)}
+	i64 := make([]int64, n)
+	i32 := make([]int32, n)
+	for j := range i64 {
+		i64[j] = int64(rng.IntN(2*m) - m)
+		i32[j] = int32(i64[j])
+	}
+	for _, idx := range []*pdarray.Array{pdarray.FromSlice(i64), pdarray.FromSlice(i32)} {
+		for _, workers := range []int{1, 2, 8} {
+			env := PlainEnv(workers)
+			outs := make([]*pdarray.Array, len(as))
+			for i, a := range as {
+				outs[i], _ = pdarray.Alloc(a.DType(), n)
+			}
+			TakeMany(env, as, idx, outs)
+			for i, a := range as {
+				want, _ := pdarray.Alloc(a.DType(), n)
+				for j := range i64 {
+					k := int(i64[j])
+					if k < 0 {
+						k += m
+					}
+					sz := a.DType().Size()
+					copy(want.Bytes()[j*sz:(j+1)*sz], a.Bytes()[k*sz:(k+1)*sz])
+				}
+				if !slices.Equal(outs[i].Bytes(), want.Bytes()) {
+					t.Fatalf("%v by %v, %d workers: differs from the loop", a.DType(), idx.DType(), workers)
+				}
+			}
+		}
+	}
+}

@@ -212,51 +212,91 @@ func checkIdx[I Integer](env Env, idx []I, n int) error {
 
 // Take gathers out[j] = a[idx[j]] (indices checked by CheckIndices).
 func Take(env Env, a, idx, out *pdarray.Array) {
-	switch a.DType().Size() {
-	case 1:
-		takeSize(env, words[uint8](a), idx, words[uint8](out))
-	case 2:
-		takeSize(env, words[uint16](a), idx, words[uint16](out))
-	case 4:
-		takeSize(env, words[uint32](a), idx, words[uint32](out))
-	case 8:
-		takeSize(env, words[uint64](a), idx, words[uint64](out))
-	}
+	TakeMany(env, []*pdarray.Array{a}, idx, []*pdarray.Array{out})
 }
 
-func takeSize[W word](env Env, a []W, idx *pdarray.Array, out []W) {
-	switch idx.DType() {
-	case dI8:
-		take(env, a, pdarray.View[int8](idx), out)
-	case dI16:
-		take(env, a, pdarray.View[int16](idx), out)
-	case dI32:
-		take(env, a, pdarray.View[int32](idx), out)
-	case dI64:
-		take(env, a, pdarray.View[int64](idx), out)
-	case dU8:
-		take(env, a, pdarray.View[uint8](idx), out)
-	case dU16:
-		take(env, a, pdarray.View[uint16](idx), out)
-	case dU32:
-		take(env, a, pdarray.View[uint32](idx), out)
-	case dU64:
-		take(env, a, pdarray.View[uint64](idx), out)
-	}
-}
+// takeBlock is how many indices TakeMany gathers for every array before
+// the next ones: 16 KiB of int64 indices, which stay in L1 meanwhile.
+const takeBlock = 2048
 
-func take[W word, I Integer](env Env, a []W, idx []I, out []W) {
-	n := len(a)
-	parallel(env.workers(), len(idx), chunk, func(_, lo, hi int) {
-		o, ix := out[lo:hi], idx[lo:hi]
-		for j, v := range ix {
-			k := int(v)
-			if v < 0 {
-				k += n
+// takeCached is the most bytes of arrays TakeMany gathers from a block of
+// indices at a time (arrays that stay in cache, as a lookup table's).
+const takeCached = 4 << 20
+
+// TakeMany gathers outs[i][j] = as[i][idx[j]] for every array (indices
+// checked by CheckIndices). From arrays that fit in cache together (a
+// lookup table's columns), a block of idx at a time for all of them, so
+// that idx is read from memory once however many arrays there are (10^7
+// rows of three columns of 265: 72 -> 64 ms). From larger ones, one array
+// after another: the block at a time was 1.6x slower for five columns of
+// 10^7 by a permutation, each block's misses spread over five arrays.
+func TakeMany(env Env, as []*pdarray.Array, idx *pdarray.Array, outs []*pdarray.Array) {
+	total := 0
+	for _, a := range as {
+		total += a.NBytes()
+	}
+	if total > takeCached {
+		for i, a := range as {
+			parallel(env.workers(), idx.Len(), chunk, func(_, lo, hi int) {
+				takeRange(a, idx, outs[i], lo, hi)
+			})
+		}
+		return
+	}
+	parallel(env.workers(), idx.Len(), chunk, func(_, lo, hi int) {
+		for b := lo; b < hi; b += takeBlock {
+			e := min(hi, b+takeBlock)
+			for i, a := range as {
+				takeRange(a, idx, outs[i], b, e)
 			}
-			o[j] = a[k]
 		}
 	})
+}
+
+func takeRange(a, idx, out *pdarray.Array, lo, hi int) {
+	switch a.DType().Size() {
+	case 1:
+		takeRangeW(words[uint8](a), idx, words[uint8](out), lo, hi)
+	case 2:
+		takeRangeW(words[uint16](a), idx, words[uint16](out), lo, hi)
+	case 4:
+		takeRangeW(words[uint32](a), idx, words[uint32](out), lo, hi)
+	case 8:
+		takeRangeW(words[uint64](a), idx, words[uint64](out), lo, hi)
+	}
+}
+
+func takeRangeW[W word](a []W, idx *pdarray.Array, out []W, lo, hi int) {
+	switch idx.DType() {
+	case dI8:
+		takeSpan(a, pdarray.View[int8](idx)[lo:hi], out[lo:hi])
+	case dI16:
+		takeSpan(a, pdarray.View[int16](idx)[lo:hi], out[lo:hi])
+	case dI32:
+		takeSpan(a, pdarray.View[int32](idx)[lo:hi], out[lo:hi])
+	case dI64:
+		takeSpan(a, pdarray.View[int64](idx)[lo:hi], out[lo:hi])
+	case dU8:
+		takeSpan(a, pdarray.View[uint8](idx)[lo:hi], out[lo:hi])
+	case dU16:
+		takeSpan(a, pdarray.View[uint16](idx)[lo:hi], out[lo:hi])
+	case dU32:
+		takeSpan(a, pdarray.View[uint32](idx)[lo:hi], out[lo:hi])
+	case dU64:
+		takeSpan(a, pdarray.View[uint64](idx)[lo:hi], out[lo:hi])
+	}
+}
+
+func takeSpan[W word, I Integer](a []W, idx []I, out []W) {
+	n := len(a)
+	out = out[:len(idx)]
+	for j, v := range idx {
+		k := int(v)
+		if v < 0 {
+			k += n
+		}
+		out[j] = a[k]
+	}
 }
 
 // Scatter writes a[idx[j]] = value[j] (or the scalar) in place; indices are
@@ -473,9 +513,7 @@ func CompressMany(env Env, as []*pdarray.Array, mask *pdarray.Array, offs []int,
 		defer env.free(p)
 	}
 	CompressPositions(env, mask, offs, p)
-	for i, a := range as {
-		Take(env, a, p, outs[i])
-	}
+	TakeMany(env, as, p, outs)
 	return true, nil
 }
 

@@ -37,6 +37,7 @@ func init() {
 		"compress":      (*Server).cmdCompress,
 		"compress_many": (*Server).cmdCompressMany,
 		"take_many":     (*Server).cmdTakeMany,
+		"lookup":        (*Server).cmdLookup,
 		"repeat":        (*Server).cmdRepeat,
 		"setitem":       (*Server).cmdSetitem,
 		"sort":          (*Server).cmdSort,
@@ -928,10 +929,49 @@ func (s *Server) cmdTakeMany(r *request) (*response, error) {
 			return nil, err
 		}
 	}
-	for i, x := range xs {
-		ops.Take(env, x, idx, outs[i])
-	}
+	ops.TakeMany(env, xs, idx, outs)
 	return keepMany(o, outs, nil, "")
+}
+
+// cmdLookup stores, for each element of keys, the row of table holding
+// the equal value, or -1 (int64, keys' length): a join of keys against a
+// lookup table's key column (ops.Lookup). When the table holds a value
+// twice nothing is stored and the reply says so ({"unique": false, "dup":
+// the later row}), so that a client can join another way.
+func (s *Server) cmdLookup(r *request) (*response, error) {
+	a := r.args
+	keysName, tableName := a.String("keys"), a.String("table")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	xs, release, err := s.acquireAll([]string{keysName, tableName})
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	o, env := s.opEnv("lookup of '%s' in '%s'", keysName, tableName)
+	defer o.done()
+	out, err := env.Alloc(pdarray.Int64, xs[0].Len())
+	if err != nil {
+		return nil, err
+	}
+	res, err := ops.Lookup(env, xs[0], xs[1], out)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	if !res.Unique {
+		return &response{result: map[string]any{"unique": false, "dup": res.Dup}}, nil
+	}
+	if res.Path == ops.LookupDense {
+		s.stats.LookupDense.Add(1)
+	} else {
+		s.stats.LookupHash.Add(1)
+	}
+	info, err := o.keep(out)
+	if err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{"unique": true, "rows": info}}, nil
 }
 
 // keepMany stores outs (and extra under key, when not nil) and answers

@@ -104,3 +104,32 @@ func TestRowsOfSeveralArraysOutOfMemory(t *testing.T) {
 		}
 	}
 }
+
+// lookup: each key's table row or -1; a table with a repeated value says
+// so and stores nothing; float keys are refused.
+func TestLookupCommand(t *testing.T) {
+	s := opServer(t, 1<<20)
+	keys := opPut(t, s, []int32{7, 1, 9, 7})
+	table := opPut(t, s, []int64{9, 7, 3})
+	res, err := opRun(t, s, "lookup", map[string]any{"keys": keys, "table": table})
+	if err != nil || res["unique"] != true {
+		t.Fatalf("lookup: %v %v", res, err)
+	}
+	if got := opStored[int64](t, s, res["rows"].(map[string]any)); !slices.Equal(got, []int64{1, -1, 0, 1}) {
+		t.Errorf("rows = %v", got)
+	}
+	count := len(s.store.list())
+	dup := opPut(t, s, []int64{3, 9, 3})
+	res, err = opRun(t, s, "lookup", map[string]any{"keys": keys, "table": dup})
+	if err != nil || res["unique"] != false || res["dup"] != 2 {
+		t.Errorf("a repeated table value: %v %v", res, err)
+	}
+	if n := len(s.store.list()); n != count+1 {
+		t.Errorf("the refused lookup stored something: %d arrays, want %d", n, count+1)
+	}
+	f := opPut(t, s, []float64{1})
+	if _, err := opRun(t, s, "lookup", map[string]any{"keys": f, "table": table}); opCode(err) != transfer.UnsupportedDType ||
+		!strings.Contains(err.Error(), "integer arrays") {
+		t.Errorf("float keys: %v", err)
+	}
+}

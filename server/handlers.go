@@ -977,6 +977,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"unique_sort":             st.UniqueSort.Load(),
 		"unique_grouped":          st.UniqueGrouped.Load(),
 		"compress_gathered":       st.CompressGathered.Load(),
+		"lookup_dense":            st.LookupDense.Load(),
+		"lookup_hash":             st.LookupHash.Load(),
 		"minor_faults":            minorFaults(),
 		"streams_open":            streamsOpen,
 		"lanes_open":              lanesOpen,

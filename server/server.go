@@ -108,9 +108,12 @@ type Stats struct {
 	// compress and compress_many requests that gathered the arrays by the
 	// mask's positions (ops.CompressMany) instead of compressing each.
 	CompressGathered atomic.Uint64
-	Errors           atomic.Uint64
-	BytesCopiedIn    atomic.Uint64 // bytes copied from received frames into arrays
-	BytesCopiedOut   atomic.Uint64 // bytes copied from arrays into sent frames
+	// lookup requests by ops.Lookup's path: a slot per value of the
+	// table's range, or a hash table.
+	LookupDense, LookupHash atomic.Uint64
+	Errors                  atomic.Uint64
+	BytesCopiedIn           atomic.Uint64 // bytes copied from received frames into arrays
+	BytesCopiedOut          atomic.Uint64 // bytes copied from arrays into sent frames
 	// BytesZeroCopyOut: reply frames libzmq sent from the array in place,
 	// or a request lane wrote from it in one gathering write.
 	BytesZeroCopyOut atomic.Uint64

@@ -428,7 +428,12 @@ def test_merge_lookup_table(conn: ak.Connection, rng: np.random.Generator, how: 
     if how == "right":
         trips = trips.drop(columns="tag")
     T, Z = ak.DataFrame(trips, conn=conn), ak.DataFrame(table, conn=conn)
+    looked = int(conn._request("stats")[0]["lookup_dense"])
     got = T.merge(Z, on="zone", how=how)
     _same(got, pd.merge(trips, table, on="zone", how=how))
+    # one integer key: the server's lookup of each row's key in the other's
+    # (a slot per zone); a right merge looks the zones up in the trips',
+    # which repeat, and groups instead
+    assert int(conn._request("stats")[0]["lookup_dense"]) == looked + (how != "right")
     if how == "left" and cover == "all":
         assert got["fare"] is T["fare"] and got["tag"] is T["tag"]

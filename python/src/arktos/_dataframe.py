@@ -844,18 +844,31 @@ def _join_rows(lk: list[Column], rk: list[Column],
         k = n if keep_unmatched else 0
         return (arange(k, conn=c), zeros(k, np.int64, conn=c),
                 full(k, True, np.bool_, conn=c) if keep_unmatched else None)
-    joined = [concatenate([a, b]) for a, b in zip(lk, rk)]
-    g = GroupBy(joined[0] if len(joined) == 1 else joined, dropna=False)
-    ids = g.ids
-    lid = ids[:n]
-    # per id: its right rows, and the last of them (-1: none), in one pass
-    side = concatenate([zeros(n, np.int8, conn=c), full(m, 1, np.int8, conn=c)])
-    row = concatenate([full(n, -1, np.int64, conn=c), arange(m, conn=c)])
-    _, per = g.agg(n=(side, "sum"), row=(row, "max"))
-    rcount = per["n"]
-    if int(rcount.max()) <= 1:
+    r: pdarray | None = None
+    a, b = lk[0], rk[0]
+    if len(lk) == 1 and isinstance(a, pdarray) and isinstance(b, pdarray) and a.dtype.kind in "iu" \
+            and b.dtype.kind in "iu" and (a.dtype == np.uint64) == (b.dtype == np.uint64):
+        # One integer key: the server looks each left key up in the right's
+        # (one pass over the left's, a slot or hash table of the right's),
+        # when the right's keys are distinct.
+        result, _ = c._request("lookup", {"keys": a._live_name(), "table": b._live_name()})
+        if result["unique"]:
+            r = c._pdarray(result["rows"], owned=True)
+    rcount: pdarray | None = None
+    if r is None:
+        joined = [concatenate([x, y]) for x, y in zip(lk, rk)]
+        g = GroupBy(joined[0] if len(joined) == 1 else joined, dropna=False)
+        ids = g.ids
+        lid = ids[:n]
+        # per id: its right rows, and the last of them (-1: none), in one pass
+        side = concatenate([zeros(n, np.int8, conn=c), full(m, 1, np.int8, conn=c)])
+        row = concatenate([full(n, -1, np.int64, conn=c), arange(m, conn=c)])
+        _, per = g.agg(n=(side, "sum"), row=(row, "max"))
+        rcount = per["n"]
+        if int(rcount.max()) <= 1:
+            r = per["row"][lid]
+    if r is not None:
         # At most one match a left row (a lookup table): no row repeats.
-        r = per["row"][lid]
         if not keep_unmatched:
             matched = binop(">=", r, 0)
             if bool(matched.all()):
@@ -865,6 +878,7 @@ def _join_rows(lk: list[Column], rk: list[Column],
         if not bool(unmatched.any()):
             return None, r, None
         return None, where(unmatched, 0, r), unmatched
+    assert rcount is not None
     rperm = argsort(ids[n:])  # right rows by id, in their order within one (stable)
     rstart = binop("-", rcount.cumsum(), rcount)
     cnt, st = rcount[lid], rstart[lid]

@@ -1,0 +1,235 @@
+package ops
+
+import (
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// Lookup paths (LookupResult.Path), counted in the server's stats.
+const (
+	LookupDense = "dense" // a slot per value of the table's range
+	LookupHash  = "hash"  // an open-addressing table of the table's keys
+)
+
+// LookupResult says how Lookup went: Unique false (and Dup, a table row
+// whose key an earlier row has) when the table's keys are not distinct,
+// in which case out is not written.
+type LookupResult struct {
+	Unique bool
+	Dup    int
+	Path   string
+}
+
+// lookupDenseSlots is the most slots a dense lookup uses whatever the
+// table's size (32 MiB of int64); past it, a range at most twice the
+// table's rows.
+const lookupDenseSlots = 1 << 22
+
+// Lookup writes, for each element of keys, the row of table holding the
+// equal value, or -1 (out: int64, keys' length): a join of keys against a
+// lookup table's distinct key column, one pass over keys. Both are integer
+// arrays, compared by value (a uint64 above MaxInt64 only with uint64).
+// The table's values go in a slot per value of their range when it is
+// small (at most 2^22 slots, or twice the table's rows), else in an
+// open-addressing table with twice the table's rows in slots; either is
+// scratch of env's. Workers split keys. When the table holds a value twice
+// it reports which row and writes nothing.
+func Lookup(env Env, keys, table, out *pdarray.Array) (LookupResult, error) {
+	if !isInt(keys.DType()) || !isInt(table.DType()) {
+		return LookupResult{}, errorf(ErrType, "lookup compares integer arrays, got %v keys and a %v table", keys.DType(), table.DType())
+	}
+	if (keys.DType() == dU64) != (table.DType() == dU64) {
+		return LookupResult{}, errorf(ErrType, "lookup of %v keys in a %v table: uint64 compares with uint64 only (cast the other first)", keys.DType(), table.DType())
+	}
+	tab, err := env.Alloc(dI64, table.Len())
+	if err != nil {
+		return LookupResult{}, err
+	}
+	defer env.free(tab)
+	t := pdarray.View[int64](tab)
+	asInt64(env, table, t)
+	if len(t) == 0 {
+		fillInt64(env, pdarray.View[int64](out), -1)
+		return LookupResult{Unique: true, Path: LookupDense}, nil
+	}
+	lo, hi := t[0], t[0]
+	for _, v := range t {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	span := uint64(hi) - uint64(lo) // (as unsigned: no overflow)
+	if span < uint64(max(lookupDenseSlots, 2*len(t))) {
+		return lookupDense(env, keys, t, lo, int(span)+1, out)
+	}
+	return lookupHash(env, keys, t, out)
+}
+
+// lookupDense: a slot per value of [lo, lo+span) holding its table row.
+func lookupDense(env Env, keys *pdarray.Array, t []int64, lo int64, span int, out *pdarray.Array) (LookupResult, error) {
+	sl, err := env.Alloc(dI64, span)
+	if err != nil {
+		return LookupResult{}, err
+	}
+	defer env.free(sl)
+	slots := pdarray.View[int64](sl)
+	fillInt64(env, slots, -1)
+	for i, v := range t {
+		d := uint64(v) - uint64(lo)
+		if slots[d] >= 0 {
+			return LookupResult{Dup: i}, nil
+		}
+		slots[d] = int64(i)
+	}
+	d := dense{slots: slots, lo: uint64(lo)}
+	o := pdarray.View[int64](out)
+	switch keys.DType() {
+	case dI8:
+		probeDense(env, pdarray.View[int8](keys), d, o)
+	case dI16:
+		probeDense(env, pdarray.View[int16](keys), d, o)
+	case dI32:
+		probeDense(env, pdarray.View[int32](keys), d, o)
+	case dI64:
+		probeDense(env, pdarray.View[int64](keys), d, o)
+	case dU8:
+		probeDense(env, pdarray.View[uint8](keys), d, o)
+	case dU16:
+		probeDense(env, pdarray.View[uint16](keys), d, o)
+	case dU32:
+		probeDense(env, pdarray.View[uint32](keys), d, o)
+	case dU64:
+		probeDense(env, pdarray.View[uint64](keys), d, o)
+	}
+	return LookupResult{Unique: true, Path: LookupDense}, nil
+}
+
+type dense struct {
+	slots []int64
+	lo    uint64
+}
+
+func probeDense[T Integer](env Env, x []T, d dense, out []int64) {
+	n := uint64(len(d.slots))
+	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+		o := out[lo:hi]
+		for j, v := range x[lo:hi] {
+			r := int64(-1)
+			if k := uint64(int64(v)) - d.lo; k < n {
+				r = d.slots[k]
+			}
+			o[j] = r
+		}
+	})
+}
+
+// lookupHash: an open-addressing table (linear probing, twice the table's
+// rows in slots) of the table's values and rows.
+func lookupHash(env Env, keys *pdarray.Array, t []int64, out *pdarray.Array) (LookupResult, error) {
+	bitsN := 1
+	for 1<<bitsN < 2*len(t) {
+		bitsN++
+	}
+	size := 1 << bitsN
+	kb, err := env.Alloc(dI64, size)
+	if err != nil {
+		return LookupResult{}, err
+	}
+	defer env.free(kb)
+	rb, err := env.Alloc(dI64, size)
+	if err != nil {
+		return LookupResult{}, err
+	}
+	defer env.free(rb)
+	h := hashed{keys: pdarray.View[int64](kb), rows: pdarray.View[int64](rb), shift: uint(64 - bitsN), mask: uint64(size - 1)}
+	fillInt64(env, h.rows, -1)
+	for i, v := range t {
+		s := uint64(v) * hashMul >> h.shift
+		for h.rows[s] >= 0 {
+			if h.keys[s] == v {
+				return LookupResult{Dup: i}, nil
+			}
+			s = (s + 1) & h.mask
+		}
+		h.keys[s], h.rows[s] = v, int64(i)
+	}
+	o := pdarray.View[int64](out)
+	switch keys.DType() {
+	case dI8:
+		probeHash(env, pdarray.View[int8](keys), h, o)
+	case dI16:
+		probeHash(env, pdarray.View[int16](keys), h, o)
+	case dI32:
+		probeHash(env, pdarray.View[int32](keys), h, o)
+	case dI64:
+		probeHash(env, pdarray.View[int64](keys), h, o)
+	case dU8:
+		probeHash(env, pdarray.View[uint8](keys), h, o)
+	case dU16:
+		probeHash(env, pdarray.View[uint16](keys), h, o)
+	case dU32:
+		probeHash(env, pdarray.View[uint32](keys), h, o)
+	case dU64:
+		probeHash(env, pdarray.View[uint64](keys), h, o)
+	}
+	return LookupResult{Unique: true, Path: LookupHash}, nil
+}
+
+type hashed struct {
+	keys, rows []int64 // rows -1: an empty slot
+	shift      uint
+	mask       uint64
+}
+
+func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
+	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+		o := out[lo:hi]
+		for j, v := range x[lo:hi] {
+			k := int64(v)
+			s := uint64(k) * hashMul >> h.shift
+			for {
+				r := h.rows[s]
+				if r < 0 || h.keys[s] == k {
+					o[j] = r
+					break
+				}
+				s = (s + 1) & h.mask
+			}
+		}
+	})
+}
+
+// asInt64 writes a's integers into t as int64 (a uint64's bits as they are).
+func asInt64(env Env, a *pdarray.Array, t []int64) {
+	switch a.DType() {
+	case dI8:
+		widen(env, pdarray.View[int8](a), t)
+	case dI16:
+		widen(env, pdarray.View[int16](a), t)
+	case dI32:
+		widen(env, pdarray.View[int32](a), t)
+	case dI64:
+		copy(t, pdarray.View[int64](a))
+	case dU8:
+		widen(env, pdarray.View[uint8](a), t)
+	case dU16:
+		widen(env, pdarray.View[uint16](a), t)
+	case dU32:
+		widen(env, pdarray.View[uint32](a), t)
+	case dU64:
+		widen(env, pdarray.View[uint64](a), t)
+	}
+}
+
+func widen[T Integer](env Env, x []T, t []int64) {
+	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+		for j, v := range x[lo:hi] {
+			t[lo+j] = int64(v)
+		}
+	})
+}
+
+func fillInt64(env Env, x []int64, v int64) {
+	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+		for j := range x[lo:hi] {
+			x[lo+j] = v
+		}
+	})
+}
