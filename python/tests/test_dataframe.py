@@ -437,3 +437,45 @@ def test_merge_lookup_table(conn: ak.Connection, rng: np.random.Generator, how: 
     assert int(conn._request("stats")[0]["lookup_dense"]) == looked + (how != "right")
     if how == "left" and cover == "all":
         assert got["fare"] is T["fare"] and got["tag"] is T["tag"]
+
+
+def test_review_findings_as_pandas(conn: ak.Connection) -> None:
+    """What a review found against pandas: transform and idxmin/idxmax with
+    as_index=False, transform of rows with NaN keys, suffixes that collide,
+    left_on and right_on of one name, negative head and tail, reset_index
+    of 0 .. n-1."""
+    p = pd.DataFrame({"a": [10, 10, 20, 20], "b": [1.0, 2.0, 3.0, 0.5], "c": [4, 2, 9, 9]})
+    df = ak.DataFrame(p, conn=conn)
+    got = df.groupby("a", as_index=False)["b"].transform("sum")
+    np.testing.assert_array_equal(got.to_ndarray(), p.groupby("a", as_index=False)["b"].transform("sum"))
+    _same(df.groupby("a", as_index=False)[["b", "c"]].transform("max"),
+          p.groupby("a", as_index=False)[["b", "c"]].transform("max"))
+    _same(df.groupby("a", as_index=False).idxmin(), p.groupby("a", as_index=False).idxmin())
+    _same(df[1:].groupby("a").idxmax(), p[1:].groupby("a").idxmax())
+    with pytest.raises(ValueError, match="no value but NaN"):
+        ak.DataFrame({"a": conn.array([1, 2]), "b": conn.array([np.nan, 1.0])}).groupby("a").idxmin()
+    # rows of NaN keys (dropna): NaN, integers as float, as pandas
+    q = pd.DataFrame({"k": [1.0, np.nan, 1.0, 2.0], "v": [1, 2, 3, 4], "s": ["x", "y", "x", "z"]})
+    dq = ak.DataFrame(q, conn=conn)
+    np.testing.assert_array_equal(dq.groupby("k")["v"].transform("sum").to_ndarray(),
+                                  q.groupby("k")["v"].transform("sum").to_numpy())
+    with pytest.raises(ValueError, match=r"\['s'\] \(strings or bools\) cannot hold a missing one"):
+        dq.groupby("k")[["s"]].transform("first")
+    _same(dq.groupby("k", dropna=False)[["s"]].transform("first"),
+          q.groupby("k", dropna=False)[["s"]].transform("first"))
+    # suffixes that give one name twice are refused before any work, as pandas refuses them
+    left = ak.DataFrame({"k": conn.array([1, 2]), "v": conn.array([10, 20]), "v_x": conn.array([5, 6])})
+    right = ak.DataFrame({"k": conn.array([1, 2]), "v": conn.array([7, 8])})
+    with recorded(conn) as sent, pytest.raises(ValueError, match=r"two columns named \['v_x'\]"):
+        left.merge(right, on="k")
+    assert sent == []
+    left = left.drop("v_x")
+    pl_, pr_ = left.to_pandas(), right.to_pandas()
+    _same(left.merge(right, left_on="k", right_on="k"), pd.merge(pl_, pr_, left_on="k", right_on="k"))
+    _same(left.merge(right, left_on=["k", "v"], right_on=["k", "v"], how="left"),
+          pd.merge(pl_, pr_, left_on=["k", "v"], right_on=["k", "v"], how="left"))
+    for n in (-1, -3, -10, 0, 2):
+        _same(df.head(n), p.head(n))
+        _same(df.tail(n), p.tail(n))
+    _same(df.reset_index(), p.reset_index())
+    _same(df[2:].reset_index(), p[2:].reset_index())

@@ -457,20 +457,22 @@ class DataFrame:
         return DataFrame._make(columns, index, list(self._index_names), self._nrows)
 
     def head(self, n: int = 5) -> DataFrame:
-        """The first n rows.
+        """The first n rows (a negative n: all but the last -n, as pandas).
 
         >>> df.head(2).shape
         (2, 2)
         """
-        return self._take(slice(0, max(0, min(int(n), self._nrows))))
+        n = int(n)
+        return self._take(slice(0, min(n, self._nrows) if n >= 0 else max(0, self._nrows + n)))
 
     def tail(self, n: int = 5) -> DataFrame:
-        """The last n rows.
+        """The last n rows (a negative n: all but the first -n).
 
         >>> df.tail(1)["fare"]
         array([7.25])
         """
-        return self._take(slice(max(0, self._nrows - max(0, int(n))), self._nrows))
+        n = int(n)
+        return self._take(slice(max(0, self._nrows - n) if n >= 0 else min(-n, self._nrows), self._nrows))
 
     def reset_index(self, drop: bool = False) -> DataFrame:
         """The index as ``0 .. n-1`` again; unless ``drop``, the old index's
@@ -480,9 +482,10 @@ class DataFrame:
         ['zone', 'fare']
         """
         columns: dict[str, Column] = {}
-        if not drop and self._index is not None:
-            for i, (name, col) in enumerate(zip(self._index_names, self._index)):
-                label = name if isinstance(name, str) else ("index" if len(self._index) == 1 else f"level_{i}")
+        if not drop:
+            index = self._index_cols()  # (0 .. n-1 made on the server: pandas' "index" column)
+            for i, (name, col) in enumerate(zip(self._index_names, index)):
+                label = name if isinstance(name, str) else ("index" if len(index) == 1 else f"level_{i}")
                 if label in self._columns or label in columns:
                     raise ValueError(f"cannot put the index back as column {label!r}: one has that name")
                 columns[label] = col
@@ -789,6 +792,8 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
                              "give on= or left_on= and right_on=")
     lnames = shared or _names(left_on)
     rnames = shared or _names(right_on)
+    # key pairs of one name come out once, as on= gives them (pandas)
+    shared = [ln for ln, rn in zip(lnames, rnames) if ln == rn]
     if not lnames or len(lnames) != len(rnames):
         raise ValueError(f"left_on and right_on must name as many columns each, got {lnames} and {rnames}")
     for side, frame, names in (("left", left, lnames), ("right", right, rnames)):
@@ -799,6 +804,13 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
     for a, b, ln, rn in zip(lk, rk, lnames, rnames):
         if isinstance(a, Categorical) != isinstance(b, Categorical):
             raise TypeError(f"cannot merge key {ln!r} with {rn!r}: one holds strings and the other numbers")
+    # the result's columns: (name, side, column), checked before any work
+    plan = [(n + suffixes[0] if n in right and n not in shared else n, "left", n) for n in left.columns]
+    plan += [(n + suffixes[1] if n in left else n, "right", n) for n in right.columns if n not in shared]
+    outs = [p[0] for p in plan]
+    if len(set(outs)) != len(outs):
+        twice = sorted({n for n in outs if outs.count(n) > 1})
+        raise ValueError(f"merging gives two columns named {twice}; choose other suffixes")
     # rows None: every row of that side once, in order (its columns kept as they are)
     lrows: pdarray | None
     rrows: pdarray | None
@@ -813,17 +825,8 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
     rpart = _gathered(right, rrows, missing_rows if how == "left" else None, "right",
                       [] if how == "right" else shared)
     columns: dict[str, Column] = {}
-    for n in left.columns:
-        col = rpart[n] if n in shared and how == "right" else lpart[n]
-        columns[n + suffixes[0] if n in right and n not in shared else n] = col
-    for n in right.columns:
-        if n in shared:
-            continue
-        col = rpart[n]
-        name = n + suffixes[1] if n in left else n
-        if name in columns:
-            raise ValueError(f"merging gives two columns named {name!r}; choose other suffixes")
-        columns[name] = col
+    for out, side_name, n in plan:
+        columns[out] = rpart[n] if side_name == "right" or (n in shared and how == "right") else lpart[n]
     kept = lrows if how != "right" else rrows
     nrows = (left if how != "right" else right)._nrows if kept is None else kept.size
     return DataFrame._make(columns, None, [None], nrows)
@@ -1001,6 +1004,10 @@ class DataFrameGroupBy:
     def _run(self, specs: list[tuple[str, str, str | None]], ddof: float) -> DataFrame:
         """specs: (result name, op, column or None for size), all in one
         request; a Categorical column by its codes."""
+        return self._result(self._aggregated(specs, ddof))
+
+    def _aggregated(self, specs: list[tuple[str, str, str | None]], ddof: float) -> dict[str, Column]:
+        """The aggregations of specs (as _run), a column each, without the keys."""
         named: dict[str, tuple[Any, str | Callable[..., Any]]] = {}
         strings: dict[str, np.ndarray] = {}
         for out, op, name in specs:
@@ -1017,11 +1024,9 @@ class DataFrameGroupBy:
                 col = col.codes
             named[out] = (col, op)
         if not named:
-            return self._result({})
+            return {}
         _, got = self.gb._agg_named(named, ddof)
-        columns: dict[str, Column] = {out: (Categorical._wrap(arr, strings[out]) if out in strings else arr)
-                                      for out, arr in got.items()}
-        return self._result(columns)
+        return {out: (Categorical._wrap(arr, strings[out]) if out in strings else arr) for out, arr in got.items()}
 
     def aggregate(self, func: Any = None, *, ddof: float = 1, **named: tuple[str, Any]) -> DataFrame:
         """Aggregations in one server request, as pandas' ``agg``: ``func`` an
@@ -1150,13 +1155,22 @@ class DataFrameGroupBy:
         """
         return self._op("argmax", colnames)
 
-    def _labels(self, positions: DataFrame) -> DataFrame:
+    def _labels(self, op: str, colnames: str | Sequence[str] | None) -> DataFrame:
+        """idxmin and idxmax: argmin's or argmax's rows as the rows' labels."""
+        from ._ops import binop
+
         index = self.df._index_cols()
         if len(index) != 1:
             raise ValueError("idxmin and idxmax need a one-level index; use argmin and argmax")
         lab = index[0]
-        return DataFrame._make({n: lab[c] for n, c in positions._columns.items()}, positions._index,
-                               positions._index_names, positions._nrows)
+        out: dict[str, Column] = {}
+        for n, rows in self._aggregated([(n, op, n) for n in self._value_names(colnames)], 0).items():
+            assert isinstance(rows, pdarray)
+            if bool(binop("<", rows, 0).any()):
+                raise ValueError(f"column {n!r} has a group with no value but NaN, which has no {op[3:]}imum's "
+                                 "label (as pandas refuses it); drop those rows first")
+            out[n] = lab[rows]
+        return self._result(out)
 
     def idxmin(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
         """The label (index) of each group's smallest value, as pandas'.
@@ -1164,7 +1178,7 @@ class DataFrameGroupBy:
         >>> df[1:].groupby("zone").idxmin()["fare"]
         array([2, 1])
         """
-        return self._labels(self.argmin(colnames))
+        return self._labels("argmin", colnames)
 
     def idxmax(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
         """The label (index) of each group's largest value.
@@ -1172,7 +1186,7 @@ class DataFrameGroupBy:
         >>> df.groupby("zone").idxmax()["fare"]
         array([0, 1])
         """
-        return self._labels(self.argmax(colnames))
+        return self._labels("argmax", colnames)
 
     def nunique(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
         """Distinct values per group.
@@ -1288,9 +1302,24 @@ class DataFrameGroupBy:
 
         >>> df["share"] = df["fare"] / df.groupby("zone")["fare"].transform("sum")
         """
+        from ._ops import astype, binop, where
+
         op = _aggregation(func)
-        agg = self._op(op, None, 1 if op in ("var", "std") else 0)
-        columns = {n: self.gb.broadcast(c) for n, c in agg._columns.items()}
+        agg = self._aggregated([(n, op, n) for n in self._value_names(None)], 1 if op in ("var", "std") else 0)
+        dropped = None
+        if self.gb.nkept < self.df._nrows:  # rows of NaN keys (dropna): NaN there, as pandas
+            dropped = binop("<", self.gb.ids, 0)
+            bad = [n for n, c in agg.items() if isinstance(c, Categorical) or c.dtype == np.bool_]
+            if bad:
+                raise ValueError(f"the rows of NaN keys get no group, so no value, and {bad} (strings or bools) "
+                                 "cannot hold a missing one; groupby(..., dropna=False) gives them a group")
+        columns: dict[str, Column] = {}
+        for n, c in agg.items():
+            per_row = self.gb.broadcast(c)
+            if dropped is not None:
+                f = per_row if per_row.dtype.kind == "f" else astype(per_row, np.float64)
+                per_row = where(dropped, np.nan, f)
+            columns[n] = per_row
         if self._one:
             return next(iter(columns.values()))
         return DataFrame._make(columns, self.df._index, list(self.df._index_names), self.df._nrows)
