@@ -479,3 +479,48 @@ def test_review_findings_as_pandas(conn: ak.Connection) -> None:
         _same(df.tail(n), p.tail(n))
     _same(df.reset_index(), p.reset_index())
     _same(df[2:].reset_index(), p[2:].reset_index())
+
+
+def test_register_and_attach(conn: ak.Connection, server: ak.Server, rng: np.random.Generator) -> None:
+    """A DataFrame kept by name outlives its session: another connection
+    attaches it (strings, an index of two levels); a name taken keeps
+    nothing new; a column already registered elsewhere, or twice in the
+    frame, is copied; unregister hands the arrays back."""
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    by = df.groupby(["borough", "hour"]).agg(total=("fare", "sum"), n=("fare", "size"))
+    want = by.to_pandas()
+    by.register("df-test-by")
+    assert by.is_registered() and not df.is_registered()
+    other = server.connect()
+    try:
+        back = ak.DataFrame.attach("df-test-by", conn=other)
+        _same(back, want)
+        assert isinstance(back["total"], ak.pdarray) and back.index[0].categories.tolist() == \
+            sorted(set(pdf["borough"]))
+    finally:
+        other.close()
+    del by
+    _same(ak.DataFrame.attach("df-test-by", conn=conn), want)
+    # a name taken: nothing new kept, the frame as it was
+    small = ak.DataFrame({"a": conn.array([1, 2]), "b": conn.array([0.5, 1.5])})
+    conn.array(np.arange(3)).register("df-test-2/column_1")
+    with pytest.raises(ak.NameInUseError):
+        small.register("df-test-2")
+    names = [a["name"] for a in conn.list_arrays()]
+    assert [n for n in names if n.startswith("df-test-2")] == ["df-test-2/column_1"], names
+    assert not small.is_registered() and small["a"].to_list() == [1, 2]
+    conn.delete(["df-test-2/column_1"])
+    # one array twice in the frame, and one registered elsewhere: copied
+    kept = conn.array([7, 8]).register("df-test-kept")
+    twice = ak.DataFrame({"x": kept, "y": kept, "z": small["a"]})
+    twice.register("df-test-3")
+    assert conn.attach("df-test-kept").to_list() == [7, 8]
+    back3 = ak.DataFrame.attach("df-test-3", conn=conn)
+    assert back3.columns == ["x", "y", "z"] and back3["y"].to_list() == [7, 8]
+    back3.unregister()
+    assert not back3.is_registered()
+    with pytest.raises(KeyError):
+        ak.DataFrame.attach("df-test-3", conn=conn)
+    ak.DataFrame.attach("df-test-by", conn=conn).unregister()
+    conn.delete(["df-test-kept"])

@@ -698,6 +698,109 @@ class DataFrame:
         """
         return self.groupby(keys, use_series=use_series, as_index=as_index, dropna=dropna)
 
+    # -- kept by name -------------------------------------------------------
+
+    def register(self, name: str) -> DataFrame:
+        """Keep the DataFrame on the server under `name`, as Arkouda's
+        ``register``: column i under ``name + "/column_i"`` (a Categorical's
+        categories beside its codes, as Categorical.register keeps them), an
+        index level under ``name + "/index_j"``, and the names and order
+        under ``name + "/dataframe"`` (their JSON, as uint8).
+        ``ak.DataFrame.attach(name)`` finds it again in any later session.
+        Only names change, except that a column already registered under
+        another name, or twice in this frame, is copied so that the other
+        registration stays whole; another frame sharing a column sees it
+        renamed. Raises NameInUseError, and keeps nothing new, when a name is
+        taken.
+
+        >>> df.register("trips")
+        >>> ak.DataFrame.attach("trips")   # later, in another session
+        """
+        import json
+
+        from ._categorical import _register_all
+
+        def part(col: Column, key: str, seen: set[int]) -> tuple[Column, str]:
+            arr = col.codes if isinstance(col, Categorical) else col
+            if (arr.is_registered() and arr._live_name() != key) or id(arr) in seen:
+                arr = arr.copy()
+                col = Categorical._wrap(arr, col.categories) if isinstance(col, Categorical) else arr
+            seen.add(id(arr))
+            return col, key
+
+        seen: set[int] = set()
+        cols = [part(c, f"{name}/column_{i}", seen) for i, c in enumerate(self._columns.values())]
+        index = [part(c, f"{name}/index_{j}", seen) for j, c in enumerate(self._index or [])]
+        meta = {"columns": list(self._columns), "index_names": self._index_names if self._index else None,
+                "nrows": self._nrows}
+        text = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        c = self._conn()
+        _register_all([*cols, *index, (c.array(text), f"{name}/dataframe")])
+        self._columns = dict(zip(self._columns, (col for col, _ in cols)))
+        if self._index is not None:
+            self._index = [col for col, _ in index]
+        return self
+
+    @classmethod
+    def attach(cls, name: str, *, conn: Connection | None = None) -> DataFrame:
+        """The DataFrame register(name) kept on the server; like ak.attach,
+        it does not own its arrays.
+
+        >>> trips = ak.DataFrame.attach("trips")
+        """
+        import json
+
+        from ._errors import UnknownArrayError
+        from ._ops import _default_conn
+
+        c = _default_conn(conn)
+        raw = c.attach(f"{name}/dataframe")
+        try:
+            meta = json.loads(raw.to_ndarray().tobytes().decode())
+            names, index_names, nrows = list(meta["columns"]), meta["index_names"], int(meta["nrows"])
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"'{name}/dataframe' is not a DataFrame's description (register() stores it)") from None
+
+        def load(key: str) -> Column:
+            try:
+                c.info(key + "/categories")
+            except UnknownArrayError:
+                return c.attach(key)
+            return Categorical.attach(key, conn=c)
+
+        columns = {n: load(f"{name}/column_{i}") for i, n in enumerate(names)}
+        index = [load(f"{name}/index_{j}") for j in range(len(index_names))] if index_names else None
+        bad = [n for n, col in columns.items() if col.size != nrows]
+        if bad:
+            raise ValueError(f"the columns {bad} of DataFrame '{name}' do not have its {nrows} rows")
+        return DataFrame._make(columns, index, list(index_names) if index_names else [None], nrows)
+
+    def _parts(self) -> list[Column]:
+        return [*self._columns.values(), *(self._index or [])]
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): its arrays are owned again (dropping
+        them deletes them) and the description under ``name + "/dataframe"``
+        goes.
+
+        >>> ak.DataFrame.attach("trips").unregister()
+        """
+        names = {p.codes._live_name() if isinstance(p, Categorical) else p._live_name() for p in self._parts()}
+        for p in self._parts():
+            p.unregister()
+        prefixes = {n.rsplit("/", 1)[0] for n in names if "/column_" in n or "/index_" in n}
+        for prefix in prefixes:
+            self._conn().delete([f"{prefix}/dataframe"], missing_ok=True)
+
+    def is_registered(self) -> bool:
+        """True when every one of its arrays is registered (or attached).
+
+        >>> df.register("trips").is_registered()
+        True
+        """
+        parts = self._parts()
+        return bool(parts) and all(p.is_registered() for p in parts)
+
     # -- out ----------------------------------------------------------------
 
     def to_pandas(self) -> Any:
