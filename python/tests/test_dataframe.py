@@ -356,7 +356,7 @@ def _merge_frames(rng: np.random.Generator, n: int, m: int) -> tuple[Any, Any]:
     return left, right
 
 
-@pytest.mark.parametrize("how", ["inner", "left", "right"])
+@pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])
 @pytest.mark.parametrize("on", ["k", ["k", "s"], "s", ["f"], ["s", "f", "k"]])
 def test_merge_as_pandas(conn: ak.Connection, rng: np.random.Generator, how: str, on: Any) -> None:
     """Rows, their order, columns and suffixes as pandas' merge; a side
@@ -364,9 +364,9 @@ def test_merge_as_pandas(conn: ak.Connection, rng: np.random.Generator, how: str
     left, right = _merge_frames(rng, 3000, 400)
     lk = [on] if isinstance(on, str) else on
     if how != "inner":  # strings cannot be missing: keep only numbers on the side that may miss
-        if how == "left":
+        if how in ("left", "outer"):
             right = right.drop(columns=[c for c in ["s"] if c not in lk])
-        else:
+        if how in ("right", "outer"):
             left = left.drop(columns=[c for c in ["s"] if c not in lk])
     L, R = ak.DataFrame(left, conn=conn), ak.DataFrame(right, conn=conn)
     got = L.merge(R, on=on, how=how)
@@ -391,6 +391,13 @@ def test_merge_left_on_right_on_and_edges(conn: ak.Connection, rng: np.random.Ge
                    how="left"))
     _same(L.merge(R[0:0].drop("s"), left_on="k", right_on="key", how="left"),
           pd.merge(left, right[0:0].drop(columns="s"), left_on="k", right_on="key", how="left"))
+    # outer: every row of both, in key order; a side's key column NaN where it has no row
+    _same(L.drop("s").merge(R.drop("s"), left_on="k", right_on="key", how="outer"),
+          pd.merge(left.drop(columns="s"), right.drop(columns="s"), left_on="k", right_on="key", how="outer"))
+    for lf, rf in ((L.drop("s")[0:0], R.drop("s")), (L.drop("s"), R.drop("s")[0:0]),
+                   (L.drop("s")[0:0], R.drop("s")[0:0])):
+        _same(lf.rename(columns={"k": "key"}).merge(rf, on="key", how="outer"),
+              pd.merge(lf.to_pandas().rename(columns={"k": "key"}), rf.to_pandas(), on="key", how="outer"))
     # on= by default: the columns both have
     _same(L[["k", "v"]].merge(R.rename(columns={"key": "k"})[["k", "w"]]),
           pd.merge(left[["k", "v"]], right.rename(columns={"key": "k"})[["k", "w"]]))
@@ -399,7 +406,9 @@ def test_merge_left_on_right_on_and_edges(conn: ak.Connection, rng: np.random.Ge
 def test_merge_bad_input(conn: ak.Connection) -> None:
     L = ak.DataFrame({"k": conn.array([1, 2]), "s": ak.Categorical(["a", "b"], conn=conn)})
     R = ak.DataFrame({"k": conn.array([2, 3]), "t": ak.Categorical(["x", "y"], conn=conn)})
-    with pytest.raises(ValueError, match="outer merge is not built"):
+    with pytest.raises(ValueError, match="how must be 'inner', 'left', 'right' or 'outer'"):
+        L.merge(R, on="k", how="cross")
+    with pytest.raises(ValueError, match=r"columns \['s'\] \(strings or bools\) cannot hold the missing"):
         L.merge(R, on="k", how="outer")
     with pytest.raises(KeyError, match=r"no columns \['z'\] in the right DataFrame"):
         L.merge(R, left_on="k", right_on="z")

@@ -641,11 +641,11 @@ class DataFrame:
               suffixes: tuple[str, str] = ("_x", "_y")) -> DataFrame:
         """The rows of this DataFrame and ``right`` whose keys are equal, as
         pandas' ``merge`` (``ak.merge(left, right, ...)`` too): ``how``
-        "inner", "left" or "right"; keys ``on`` (columns of both) or
-        ``left_on`` / ``right_on``; the rows in the left's order (the right's
-        for "right"), each with its matches in the other's order; a column
-        both have that is not a key gets ``suffixes``. A row without a match
-        ("left", "right") gets NaN in the other's columns, whose integers
+        "inner", "left", "right" or "outer"; keys ``on`` (columns of both)
+        or ``left_on`` / ``right_on``; the rows in the left's order (the
+        right's for "right", the keys' for "outer"), each with its matches
+        in the other's order; a column both have that is not a key gets
+        ``suffixes``. A row without a match gets NaN in the other's columns, whose integers
         become float64 as in pandas (bool and string columns cannot hold the
         missing values and are refused). NaN keys match each other, as in
         pandas.
@@ -869,8 +869,8 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
           left_on: str | Sequence[str] | None = None, right_on: str | Sequence[str] | None = None,
           suffixes: tuple[str, str] = ("_x", "_y")) -> DataFrame:
     """The rows of two DataFrames whose keys are equal, as pandas' ``merge``
-    (see ``DataFrame.merge``): inner, left or right, on one key column or
-    several.
+    (see ``DataFrame.merge``): inner, left, right or outer, on one key
+    column or several.
 
     >>> ak.merge(trips, zones, left_on="pickup", right_on="zone", how="left")
 
@@ -883,8 +883,8 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
     """
     if not isinstance(left, DataFrame) or not isinstance(right, DataFrame):
         raise TypeError(f"merge takes two DataFrames, got {type(left).__name__} and {type(right).__name__}")
-    if how not in ("inner", "left", "right"):
-        raise ValueError(f"how must be 'inner', 'left' or 'right', got {how!r} (an outer merge is not built yet)")
+    if how not in ("inner", "left", "right", "outer"):
+        raise ValueError(f"how must be 'inner', 'left', 'right' or 'outer', got {how!r}")
     if on is not None and (left_on is not None or right_on is not None):
         raise ValueError("give on, or left_on and right_on, not both")
     shared = _names(on)
@@ -914,6 +914,16 @@ def merge(left: DataFrame, right: DataFrame, on: str | Sequence[str] | None = No
     if len(set(outs)) != len(outs):
         twice = sorted({n for n in outs if outs.count(n) > 1})
         raise ValueError(f"merging gives two columns named {twice}; choose other suffixes")
+    if how == "outer":
+        if not len(left) and not len(right):
+            return DataFrame._make({out: (left if side_name == "left" else right)[n] for out, side_name, n in plan},
+                                   None, [None], 0)
+        joined, place, lrows_o, rrows_o, lmiss, rmiss = _outer_rows(lk, rk)
+        lpart = _gathered(left, lrows_o, lmiss, "left", shared)
+        rpart = _gathered(right, rrows_o, rmiss, "right", shared)
+        keys = {n: joined[i][place] for i, n in enumerate(lnames) if n in shared}  # either side's: every row has one
+        return DataFrame._make({out: keys[n] if n in keys else (lpart[n] if side_name == "left" else rpart[n])
+                                for out, side_name, n in plan}, None, [None], place.size)
     # rows None: every row of that side once, in order (its columns kept as they are)
     lrows: pdarray | None
     rrows: pdarray | None
@@ -985,15 +995,25 @@ def _join_rows(lk: list[Column], rk: list[Column],
             return None, r, None
         return None, where(unmatched, 0, r), unmatched
     assert rcount is not None
-    rperm = argsort(ids[n:])  # right rows by id, in their order within one (stable)
+    return _expand(lid, ids[n:], rcount, keep_unmatched)
+
+
+def _expand(lid: pdarray, rid: pdarray, rcount: pdarray,
+            keep_unmatched: bool) -> tuple[pdarray, pdarray, pdarray | None]:
+    """_join_rows by the keys' ids (lid, rid; rcount: right rows per id):
+    the right rows sorted by id, every left row repeated once per match."""
+    from ._ops import arange, argsort, binop, where
+
+    c = lid._conn
+    rperm = argsort(rid)  # right rows by id, in their order within one (stable)
     rstart = binop("-", rcount.cumsum(), rcount)
     cnt, st = rcount[lid], rstart[lid]
     missing: pdarray | None = None
     if keep_unmatched:
         missing = binop("==", cnt, 0)
         cnt = where(missing, 1, cnt)
-    total = int(cnt.sum())
-    lrows = arange(n, conn=c).repeat(cnt)
+    total = int(cnt.sum()) if cnt.size else 0
+    lrows = arange(lid.size, conn=c).repeat(cnt)
     # each output row's place among its left row's matches
     within = binop("-", arange(total, conn=c), binop("-", cnt.cumsum(), cnt).repeat(cnt))
     rpos = binop("+", st.repeat(cnt), within)
@@ -1001,7 +1021,39 @@ def _join_rows(lk: list[Column], rk: list[Column],
     if missing is not None:
         miss_rows = missing.repeat(cnt)
         rpos = where(miss_rows, 0, rpos)  # (an unmatched row's start may be m)
-    return lrows, rperm[rpos], miss_rows
+    return lrows, rperm[rpos] if rperm.size else rpos, miss_rows
+
+
+def _outer_rows(lk: list[Column], rk: list[Column]) -> tuple[list[Column], pdarray, pdarray, pdarray, pdarray,
+                                                             pdarray]:
+    """An outer merge's rows, sorted by key as pandas sorts them: (the keys
+    of both sides one after the other, each output row's place in them,
+    left rows, right rows, which rows have no left row, which no right
+    row). Every left row once per match (or alone), then the right rows
+    no left row matches, all put in key order (stable)."""
+    from ._ops import arange, argsort, binop, concatenate, full, where, zeros
+
+    n, m = lk[0].size, rk[0].size
+    c = _conn_of(lk[0])
+    joined = [concatenate([a, b]) for a, b in zip(lk, rk)]
+    g = GroupBy(joined[0] if len(joined) == 1 else joined, dropna=False)
+    ids = g.ids
+    lid, rid = ids[:n], ids[n:]
+    side = concatenate([zeros(n, np.int8, conn=c), full(m, 1, np.int8, conn=c)])
+    _, per = g.agg(r=(side, "sum"), size=(None, "size"))
+    lcount = binop("-", per["size"], per["r"])
+    lrows, rrows, rmiss = _expand(lid, rid, per["r"], True)
+    assert rmiss is not None
+    ronly = arange(m, conn=c)[binop("==", lcount[rid], 0)]  # right rows no left row matches
+    k = ronly.size
+    order = argsort(concatenate([lid[lrows], rid[ronly]]))
+    place = concatenate([lrows, binop("+", ronly, n)])[order]
+    lrows = concatenate([lrows, zeros(k, np.int64, conn=c)])[order]
+    rrows = concatenate([rrows, ronly])[order]
+    lmiss = concatenate([zeros(lrows.size - k, np.bool_, conn=c), full(k, True, np.bool_, conn=c)])[order]
+    rmiss = concatenate([rmiss, zeros(k, np.bool_, conn=c)])[order]
+    rrows = where(rmiss, 0, rrows)
+    return joined, place, lrows, rrows, lmiss, rmiss
 
 
 def _gathered(frame: DataFrame, rows: pdarray | None, missing: pdarray | None, side: str,
