@@ -448,8 +448,10 @@ def main() -> None:
     ap.add_argument("--json", default="")
     ap.add_argument("--max-memory", default="10GiB", help="the server's --max-memory")
     ap.add_argument("--queries", default="", help="comma-separated query names to run (default: all)")
+    ap.add_argument("--server", default=str(REPO / "bin" / "arktos-server"),
+                    help="the arktos-server binary (another build, to compare two trees)")
     args = ap.parse_args()
-    server_bin = REPO / "bin" / "arktos-server"
+    server_bin = Path(args.server)
     threads_list = [int(t) for t in args.threads.split(",")]
     ref_before = reference_kernel()
     load_before = os.getloadavg()[0]
