@@ -533,3 +533,32 @@ def test_register_and_attach(conn: ak.Connection, server: ak.Server, rng: np.ran
         ak.DataFrame.attach("df-test-3", conn=conn)
     ak.DataFrame.attach("df-test-by", conn=conn).unregister()
     conn.delete(["df-test-kept"])
+
+
+def test_column_summaries_as_pandas(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """count, nunique, sum, mean, std, var, min, max and describe of every
+    column, NaN skipped, against pandas' (sums of integers exactly, float
+    statistics to 1e-12)."""
+    pdf = _frame(rng)
+    pdf["allnan"] = np.nan
+    pdf["flag"] = pdf["count"] > 3
+    df = ak.DataFrame(pdf, conn=conn)
+    num = pdf.drop(columns=["borough"])
+    for name in ("count", "nunique"):
+        got, want = getattr(df, name)(), getattr(pdf, name)()
+        assert got.index.tolist() == want.index.tolist()
+        np.testing.assert_array_equal(got.to_numpy(dtype=float), want.to_numpy(dtype=float), err_msg=name)
+    for name in ("sum", "mean", "std", "var", "min", "max"):
+        got, want = getattr(df, name)(numeric_only=True), getattr(num, name)()
+        if name in ("mean", "std", "var"):
+            want = want.drop("flag")
+        assert got.index.tolist() == want.index.tolist(), name
+        np.testing.assert_allclose(got.to_numpy(dtype=float), want.to_numpy(dtype=float), rtol=1e-12,
+                                   equal_nan=True, err_msg=name)
+    assert df[["count", "zone"]].sum().tolist() == pdf[["count", "zone"]].sum().tolist()
+    assert df.min()["borough"] == pdf["borough"].min() and df.max()["borough"] == pdf["borough"].max()
+    with pytest.raises(TypeError, match="column 'borough' holds strings, which have no sum"):
+        df.sum()
+    got, want = df.describe(), pdf.describe()
+    assert got.columns.tolist() == want.columns.tolist() and got.index.tolist() == want.index.tolist()
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-12, equal_nan=True)

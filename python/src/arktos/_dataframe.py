@@ -22,6 +22,7 @@ codes (first, mode, min, max give strings back).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -697,6 +698,138 @@ class DataFrame:
         (array([1, 2]), array([16.75, 12.  ]))
         """
         return self.groupby(keys, use_series=use_series, as_index=as_index, dropna=dropna)
+
+    # -- summaries (small: pandas objects) ---------------------------------
+
+    def _reduce(self, name: str, f: Callable[[pdarray], Any], strings: Callable[[Categorical], Any] | None,
+                numeric_only: bool) -> Any:
+        """A pandas Series of f over each column (NaN skipped, as pandas), one
+        request or two a column; strings by `strings`, or refused unless
+        numeric_only leaves them out."""
+        from ._interop import _import
+
+        pd = _import("pandas")
+        out: dict[str, Any] = {}
+        for n, col in self._columns.items():
+            if isinstance(col, Categorical):
+                if numeric_only:
+                    continue
+                if strings is None:
+                    raise TypeError(f"column {n!r} holds strings, which have no {name}; pass numeric_only=True "
+                                    "or select the columns first")
+                out[n] = strings(col)
+            elif numeric_only and col.dtype == np.bool_ and name in ("mean", "std", "var"):
+                continue
+            elif not col.size:  # pandas' answers for no values
+                out[n] = {"sum": col.dtype.type(0), "count": 0, "nunique": 0}.get(name, np.nan)
+            else:
+                with warnings.catch_warnings():  # (an all-NaN column's NaN, silently, as pandas gives it)
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    out[n] = f(col)
+        return pd.Series(out, dtype=None if out else float)
+
+    def count(self) -> Any:
+        """Each column's values that are not NaN (a pandas Series by column).
+
+        >>> df.count()["fare"]
+        np.int64(3)
+        """
+        from ._ops import _counted
+
+        return self._reduce("count", lambda a: _counted(a, True), lambda c: c.size, False)
+
+    def nunique(self) -> Any:
+        """Each column's distinct values, NaN not counted (a pandas Series).
+
+        >>> df.nunique()["zone"]
+        np.int64(2)
+        """
+        from ._ops import unique
+
+        def distinct(a: pdarray) -> int:
+            u = unique(a)  # sorted: a NaN (one at most) last
+            assert isinstance(u, pdarray)
+            return int(u.size) - (int(np.isnan(u[-1])) if u.size and u.dtype.kind == "f" else 0)
+
+        return self._reduce("nunique", distinct, lambda c: int(unique(c.codes).size), False)
+
+    def sum(self, numeric_only: bool = False) -> Any:
+        """Each column's sum, NaN skipped (a pandas Series by column).
+
+        >>> df.sum()["fare"]
+        np.float64(28.75)
+        """
+        return self._reduce("sum", lambda a: np.nansum(a) if a.dtype.kind == "f" else a.sum(), None, numeric_only)
+
+    def mean(self, numeric_only: bool = False) -> Any:
+        """Each column's mean, NaN skipped.
+
+        >>> df.mean()["zone"]
+        np.float64(1.3333333333333333)
+        """
+        return self._reduce("mean", lambda a: np.nanmean(a), None, numeric_only)
+
+    def std(self, ddof: int = 1, numeric_only: bool = False) -> Any:
+        """Each column's standard deviation, NaN skipped (ddof 1, as pandas).
+
+        >>> df.std()["fare"]
+        np.float64(2.3629078131263044)
+        """
+        return self._reduce("std", lambda a: np.nanstd(a, ddof=ddof), None, numeric_only)
+
+    def var(self, ddof: int = 1, numeric_only: bool = False) -> Any:
+        """Each column's variance, NaN skipped (ddof 1).
+
+        >>> df.var()["fare"]
+        np.float64(5.583333333333333)
+        """
+        return self._reduce("var", lambda a: np.nanvar(a, ddof=ddof), None, numeric_only)
+
+    def min(self, numeric_only: bool = False) -> Any:
+        """Each column's smallest value, NaN skipped (strings by their order).
+
+        >>> df.min()["fare"]
+        np.float64(7.25)
+        """
+        return self._reduce("min", lambda a: np.nanmin(a) if a.dtype.kind == "f" else a.min(),
+                            lambda c: c.categories[int(c.codes.min())] if c.size else np.nan, numeric_only)
+
+    def max(self, numeric_only: bool = False) -> Any:
+        """Each column's largest value, NaN skipped.
+
+        >>> df.max()["fare"]
+        np.float64(12.0)
+        """
+        return self._reduce("max", lambda a: np.nanmax(a) if a.dtype.kind == "f" else a.max(),
+                            lambda c: c.categories[int(c.codes.max())] if c.size else np.nan, numeric_only)
+
+    def describe(self) -> Any:
+        """count, mean, std, min, quartiles and max of every numeric column
+        (bool and strings left out, as pandas does), NaN skipped: a pandas
+        DataFrame, computed on the server (a request or two a statistic).
+
+        >>> df.describe().loc["50%", "fare"]
+        np.float64(9.5)
+        """
+        from ._interop import _import
+        from ._ops import _counted
+
+        pd = _import("pandas")
+        stats = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
+        out: dict[str, list[float]] = {}
+        for n, col in self._columns.items():
+            if isinstance(col, Categorical) or col.dtype.kind not in "iuf":
+                continue
+            count = _counted(col, True)
+            if count == 0:
+                out[n] = [0.0] + [np.nan] * 7
+                continue
+            q = np.nanquantile(col, [0.25, 0.5, 0.75]) if count > 1 else [float(np.nanmax(col))] * 3
+            out[n] = [float(count), float(np.nanmean(col)), float(np.nanstd(col, ddof=1)) if count > 1 else np.nan,
+                      float(np.nanmin(col)), *(float(v) for v in q), float(np.nanmax(col))]
+        if not out:
+            raise ValueError("describe summarises numeric columns, and this DataFrame has none")
+        return pd.DataFrame(out, index=stats)
 
     # -- kept by name -------------------------------------------------------
 
