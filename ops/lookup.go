@@ -121,34 +121,31 @@ func probeDense[T Integer](env Env, x []T, d dense, out []int64) {
 }
 
 // lookupHash: an open-addressing table (linear probing, twice the table's
-// rows in slots) of the table's values and rows.
+// rows in slots) of the table's values and rows, each slot's value and row
+// side by side so that a probe reads one cache line (as two arrays, 10^7
+// keys in a table of 10^6 took two misses a probe: 214 ms).
 func lookupHash(env Env, keys *pdarray.Array, t []int64, out *pdarray.Array) (LookupResult, error) {
 	bitsN := 1
 	for 1<<bitsN < 2*len(t) {
 		bitsN++
 	}
 	size := 1 << bitsN
-	kb, err := env.Alloc(dI64, size)
+	sb, err := env.Alloc(dI64, 2*size)
 	if err != nil {
 		return LookupResult{}, err
 	}
-	defer env.free(kb)
-	rb, err := env.Alloc(dI64, size)
-	if err != nil {
-		return LookupResult{}, err
-	}
-	defer env.free(rb)
-	h := hashed{keys: pdarray.View[int64](kb), rows: pdarray.View[int64](rb), shift: uint(64 - bitsN), mask: uint64(size - 1)}
-	fillInt64(env, h.rows, -1)
+	defer env.free(sb)
+	h := hashed{slots: pdarray.View[int64](sb), shift: uint(64 - bitsN), mask: uint64(size - 1)}
+	fillInt64(env, h.slots, -1) // (a row of -1: an empty slot)
 	for i, v := range t {
 		s := uint64(v) * hashMul >> h.shift
-		for h.rows[s] >= 0 {
-			if h.keys[s] == v {
+		for h.slots[2*s+1] >= 0 {
+			if h.slots[2*s] == v {
 				return LookupResult{Dup: i}, nil
 			}
 			s = (s + 1) & h.mask
 		}
-		h.keys[s], h.rows[s] = v, int64(i)
+		h.slots[2*s], h.slots[2*s+1] = v, int64(i)
 	}
 	o := pdarray.View[int64](out)
 	switch keys.DType() {
@@ -173,9 +170,9 @@ func lookupHash(env Env, keys *pdarray.Array, t []int64, out *pdarray.Array) (Lo
 }
 
 type hashed struct {
-	keys, rows []int64 // rows -1: an empty slot
-	shift      uint
-	mask       uint64
+	slots []int64 // slot s: its value at 2s, its row at 2s+1 (-1: empty)
+	shift uint
+	mask  uint64
 }
 
 func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
@@ -185,8 +182,8 @@ func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
 			k := int64(v)
 			s := uint64(k) * hashMul >> h.shift
 			for {
-				r := h.rows[s]
-				if r < 0 || h.keys[s] == k {
+				e := h.slots[2*s : 2*s+2 : 2*s+2]
+				if r := e[1]; r < 0 || e[0] == k {
 					o[j] = r
 					break
 				}

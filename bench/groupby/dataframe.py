@@ -20,6 +20,10 @@ Queries:
   code and a float rate each) on pickup = zone: every row once, with its
   zone's columns (``df.merge(zones, left_on="pickup", right_on="zone",
   how="left")``), in row order.
+- merge2: an inner merge of 10^7 (customer id, amount) rows with a table
+  of 10^6 customers (distinct ids spread over 7·10^7, a float score
+  each): 10% of the rows' ids are in no table row. One integer key of
+  distinct values, so the server's lookup (here its hash table).
 - scan: ak.sum of each of the five columns (the floor: one read of each).
 
 DuckDB runs each with ``SET threads`` to the same count (CREATE OR REPLACE
@@ -30,7 +34,7 @@ against Arktos' before timing: by3's keys and counts exactly and its sums
 and means to 1e-9 relative; filter's rows exactly; sort's rows exactly
 against pandas' and Polars' stable sorts; merge's rows exactly against
 pandas' and Polars' (which keep the left's order), DuckDB's by the sum
-of the rates. Prints p50 / p90 seconds per
+of the rates (merge2's by its row count and sum of scores). Prints p50 / p90 seconds per
 engine and each one's ratio to Arktos' DataFrame.
 """
 
@@ -63,6 +67,8 @@ import numpy as np, polars as pl
 d = np.load(sys.argv[1]); trials = int(sys.argv[2])
 df = pl.DataFrame({c: d[c] for c in ["pickup", "dropoff", "hour", "fare", "dist"]})
 zones = pl.DataFrame({"zone": d["zone"], "code": d["code"], "rate": d["rate"]})
+orders = pl.DataFrame({"cust": d["ocust"], "amount": d["oamount"]})
+customers = pl.DataFrame({"cust": d["ccust"], "score": d["cscore"]})
 queries = {
     "by3": lambda: df.group_by(["pickup", "dropoff", "hour"]).agg(
         pl.col("fare").sum().alias("total"), pl.len().alias("n"), pl.col("fare").mean().alias("avg")
@@ -70,12 +76,14 @@ queries = {
     "filter": lambda: df.filter(pl.col("fare") > 40),
     "sort": lambda: df.sort("fare", maintain_order=True),
     "merge": lambda: df.join(zones, left_on="pickup", right_on="zone", how="left", maintain_order="left"),
+    "merge2": lambda: orders.join(customers, on="cust", how="inner", maintain_order="left"),
 }
 r = queries["by3"]()
 ok = bool(np.array_equal(r["n"].to_numpy(), d["n"]) and np.allclose(r["total"].to_numpy(), d["total"], rtol=1e-9))
 ok &= bool(np.array_equal(queries["filter"]()["dist"].to_numpy(), d["fdist"]))
 ok &= bool(np.array_equal(queries["sort"]()["dist"].to_numpy(), d["sdist"]))
 ok &= bool(np.array_equal(queries["merge"]()["rate"].to_numpy(), d["mrate"]))
+ok &= bool(np.array_equal(queries["merge2"]()["score"].to_numpy(), d["m2score"]))
 times = {}
 for name, q in queries.items():
     ts = []
@@ -103,6 +111,15 @@ def zones_table() -> dict[str, np.ndarray]:
             "rate": np.round(rng.random(265) * 3, 2)}
 
 
+def orders_customers(rows: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    rng = np.random.default_rng(3)
+    ids = rng.choice(7 * 10**7, 10**6, replace=False).astype(np.int64)
+    cust = ids[rng.integers(0, ids.size, rows)]
+    cust[rng.random(rows) < 0.1] = -1  # in no table row
+    return ({"cust": cust, "amount": np.round(rng.exponential(40, rows), 2)},
+            {"cust": ids, "score": np.round(rng.random(ids.size), 3)})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
@@ -117,6 +134,8 @@ def main() -> None:
     pdf = pd.DataFrame(cols)
     ztab = zones_table()
     pzones = pd.DataFrame(ztab)
+    otab, ctab = orders_customers(rows)
+    porders, pcust = pd.DataFrame(otab), pd.DataFrame(ctab)
     ref_before = reference_kernel()
     print(f"load average {os.getloadavg()[0]:.2f}; reference kernel (numpy sum of 10^7 float64) "
           f"p50 {ref_before[0] * 1e3:.2f} ms")
@@ -127,6 +146,12 @@ def main() -> None:
 
             def merged() -> ak.DataFrame:
                 return df.merge(zones, left_on="pickup", right_on="zone", how="left")
+
+            orders = ak.DataFrame({c: conn.array(v) for c, v in otab.items()})
+            customers = ak.DataFrame({c: conn.array(v) for c, v in ctab.items()})
+
+            def merged2() -> ak.DataFrame:
+                return orders.merge(customers, on="cust")
             keys = ["pickup", "dropoff", "hour"]
 
             def by3() -> ak.DataFrame:
@@ -140,6 +165,7 @@ def main() -> None:
             filt = df[df["fare"] > 40].to_pandas()
             srt = df.sort_values("fare").to_pandas()
             mrg = merged().to_pandas()
+            mrg2 = merged2().to_pandas()
             db = duckdb.connect()
             db.execute(f"SET threads={threads}")
             db.execute("SET enable_progress_bar=false")
@@ -150,6 +176,13 @@ def main() -> None:
             db.execute("CREATE TABLE z AS SELECT * FROM zsrc")
             db.unregister("zsrc")
             q_merge = "SELECT * FROM t LEFT JOIN z ON t.pickup = z.zone"
+            db.register("osrc", pa.table(otab))
+            db.register("csrc", pa.table(ctab))
+            db.execute("CREATE TABLE o AS SELECT * FROM osrc")
+            db.execute("CREATE TABLE c AS SELECT * FROM csrc")
+            db.unregister("osrc")
+            db.unregister("csrc")
+            q_merge2 = "SELECT o.cust, o.amount, c.score FROM o JOIN c ON o.cust = c.cust"
             q_by3 = ("SELECT pickup, dropoff, hour, sum(fare) AS total, count(*) AS n, avg(fare) AS avg FROM t "
                      "GROUP BY pickup, dropoff, hour")
             q_filter = "SELECT * FROM t WHERE fare > 40"
@@ -166,6 +199,8 @@ def main() -> None:
             dm = db.sql(f"SELECT count(*) AS n, sum(rate) AS s FROM ({q_merge})").fetchall()[0]
             assert dm is not None and dm[0] == len(mrg) and np.isclose(dm[1], mrg["rate"].sum(), rtol=1e-9), \
                 "duckdb merge differs"
+            dm2 = db.sql(f"SELECT count(*) AS n, sum(score) AS s FROM ({q_merge2})").fetchall()[0]
+            assert dm2[0] == len(mrg2) and np.isclose(dm2[1], mrg2["score"].sum(), rtol=1e-9), "duckdb merge2 differs"
             if threads == 1:
                 want = pdf.groupby(keys).agg(total=("fare", "sum"), n=("fare", "size"), avg=("fare", "mean"))
                 want = want.reset_index()
@@ -176,6 +211,7 @@ def main() -> None:
                 pd.testing.assert_frame_equal(pdf.sort_values("fare", kind="stable"), srt)
                 pd.testing.assert_frame_equal(pd.merge(pdf, pzones, left_on="pickup", right_on="zone", how="left"),
                                               mrg)
+                pd.testing.assert_frame_equal(pd.merge(porders, pcust, on="cust"), mrg2)
             times: dict[str, list[float]] = {}
 
             def timed(name: str, f: Callable[[], Any]) -> None:
@@ -194,6 +230,8 @@ def main() -> None:
                 timed("sort duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_sort))
                 timed("merge arktos", merged)
                 timed("merge duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_merge))
+                timed("merge2 arktos", merged2)
+                timed("merge2 duckdb", lambda: db.execute("CREATE OR REPLACE TEMP TABLE r AS " + q_merge2))
                 if threads == 1:
                     timed("by3 pandas", lambda: pdf.groupby(keys).agg(total=("fare", "sum"), n=("fare", "size"),
                                                                       avg=("fare", "mean")))
@@ -201,6 +239,7 @@ def main() -> None:
                     timed("sort pandas", lambda: pdf.sort_values("fare", kind="stable"))
                     timed("merge pandas", lambda: pd.merge(pdf, pzones, left_on="pickup", right_on="zone",
                                                            how="left"))
+                    timed("merge2 pandas", lambda: pd.merge(porders, pcust, on="cust"))
                 if i == 0:
                     times.clear()
             db.close()
@@ -208,7 +247,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "d.npz")
             np.savez(path, **cols, **ztab, n=mine["n"].to_numpy(), total=mine["total"].to_numpy(),
-                     fdist=filt["dist"].to_numpy(), sdist=srt["dist"].to_numpy(), mrate=mrg["rate"].to_numpy())
+                     fdist=filt["dist"].to_numpy(), sdist=srt["dist"].to_numpy(), mrate=mrg["rate"].to_numpy(),
+                     ocust=otab["cust"], oamount=otab["amount"], ccust=ctab["cust"], cscore=ctab["score"],
+                     m2score=mrg2["score"].to_numpy())
             out = subprocess.run([sys.executable, "-c", POLARS, path, str(args.trials)], capture_output=True,
                                  text=True, env=dict(os.environ, POLARS_MAX_THREADS=str(threads)), check=True)
             pl_res = json.loads(out.stdout)
@@ -220,7 +261,7 @@ def main() -> None:
               f"{args.trials} trials (p50 / p90 s)")
         p50s = {name: stats(ts) for name, ts in times.items()}
         print(f"  {'scan':22s} {p50s['scan'][0]:.4f} / {p50s['scan'][1]:.4f}")
-        for q in ("by3", "filter", "sort", "merge"):
+        for q in ("by3", "filter", "sort", "merge", "merge2"):
             base = p50s[f"{q} arktos"][0]
             for name in sorted((n for n in p50s if n.startswith(q + " ")), key=lambda n: p50s[n][0]):
                 p50, p90 = p50s[name]

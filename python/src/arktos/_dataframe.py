@@ -1122,7 +1122,11 @@ def _join_rows(lk: list[Column], rk: list[Column],
             matched = binop(">=", r, 0)
             if bool(matched.all()):
                 return None, r, None
-            return arange(n, conn=c)[matched], r[matched], None
+            # the matched rows' positions and their right rows in one request
+            result, _ = c._request("compress_many", {"arrays": [r._live_name()], "mask": matched._live_name(),
+                                                     "positions": True})
+            return (c._pdarray(result["positions"], owned=True), c._pdarray(result["arrays"][0], owned=True),
+                    None)
         unmatched = binop("<", r, 0)
         if not bool(unmatched.any()):
             return None, r, None
