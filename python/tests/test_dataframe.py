@@ -562,3 +562,42 @@ def test_column_summaries_as_pandas(conn: ak.Connection, rng: np.random.Generato
     got, want = df.describe(), pdf.describe()
     assert got.columns.tolist() == want.columns.tolist() and got.index.tolist() == want.index.tolist()
     np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_iloc_and_loc_as_pandas(conn: ak.Connection, rng: np.random.Generator) -> None:
+    pdf = _frame(rng)
+    df = ak.DataFrame(pdf, conn=conn)
+    pos = [5, 1, -1, 7]
+    _same(df.iloc[pos], pdf.iloc[pos])
+    _same(df.iloc[10:20:3], pdf.iloc[10:20:3])
+    _same(df.iloc[10:20, [0, 3]], pdf.iloc[10:20, [0, 3]])
+    _same(df.iloc[:, 1:3][:5], pdf.iloc[:, 1:3][:5])
+    np.testing.assert_array_equal(df.iloc[3:9, 3].to_ndarray(), pdf.iloc[3:9, 3].to_numpy())
+    assert df.iloc[4, 1] == pdf.iloc[4, 1] and df.iloc[4]["borough"] == pdf.iloc[4]["borough"]
+    mask = pdf["fare"].to_numpy() > 30
+    _same(df.loc[df["fare"] > 30], pdf.loc[mask])
+    _same(df.loc[df["fare"] > 30, ["zone", "borough"]], pdf.loc[mask, ["zone", "borough"]])
+    np.testing.assert_array_equal(df.loc[mask, "count"].to_ndarray(), pdf.loc[mask, "count"].to_numpy())
+    _same(df.loc[3:8], pdf.loc[3:8])
+    _same(df.loc[[4, 0, 9], ["fare"]], pdf.loc[[4, 0, 9], ["fare"]])
+    assert df.loc[7, "zone"] == pdf.loc[7, "zone"]
+    # labels of a selection's index, found by the server's lookup
+    sub, psub = df[df["hour"] == 5], pdf[pdf["hour"] == 5]
+    labels = psub.index.to_numpy()[[3, 0, 2]]
+    _same(sub.loc[labels], psub.loc[labels])
+    assert sub.loc[int(labels[1]), "fare"] == psub.loc[labels[1], "fare"] or np.isnan(psub.loc[labels[1], "fare"])
+    with pytest.raises(KeyError, match="labels not in the index"):
+        sub.loc[[int(labels[0]), -5]]
+    with pytest.raises(KeyError, match="no row labelled"):
+        df.loc[N]
+    with pytest.raises(TypeError, match="loc slices labels of a 0 .. n-1 index only"):
+        sub.loc[2:5]
+    # writes in place, as pandas' loc and iloc assignments
+    d2, p2 = df.copy(), pdf.copy()
+    d2.loc[d2["fare"] > 30, "count"] = -1
+    p2.loc[p2["fare"] > 30, "count"] = -1
+    d2.iloc[0:3, 4] = 99
+    p2.iloc[0:3, 4] = 99
+    _same(d2, p2)
+    with pytest.raises(TypeError, match="cannot be written in place"):
+        d2.loc[d2["fare"] > 30, "borough"] = "x"

@@ -374,6 +374,31 @@ class DataFrame:
         return DataFrame._make(dict(zip(self._columns, out[:len(cols)])), labels,
                                list(self._index_names), nrows)
 
+    @property
+    def iloc(self) -> _ILoc:
+        """Rows (and columns) by position, as pandas': ``df.iloc[rows]``,
+        ``df.iloc[rows, cols]`` (rows an int, a slice, positions or a mask;
+        cols an int, a slice or a list of ints); one column gives its
+        pdarray or Categorical. ``df.iloc[rows, j] = value`` writes in place.
+
+        >>> df.iloc[1:3, 1]
+        array([12.  ,  7.25])
+        """
+        return _ILoc(self)
+
+    @property
+    def loc(self) -> _Loc:
+        """Rows (and columns) by label, as pandas': ``df.loc[mask]``,
+        ``df.loc[labels, "fare"]``, ``df.loc[2:5, ["a", "b"]]`` (a label slice
+        includes its end). Labels are the index's: ``0 .. n-1`` by default,
+        or one integer level of distinct labels (found on the server by
+        ``lookup``). ``df.loc[mask, "fare"] = 0`` writes in place.
+
+        >>> df.loc[df["fare"] > 9, "zone"]
+        array([1, 2])
+        """
+        return _Loc(self)
+
     def __setitem__(self, name: str, value: Any) -> None:
         from ._ops import full
 
@@ -992,6 +1017,131 @@ class DataFrame:
         pdf, cut = self._preview()
         html: str = pdf.to_html(max_rows=_REPR_ROWS if cut else None)
         return html + (f"<p>{self._nrows} rows × {len(self._columns)} columns</p>" if cut else "")
+
+
+class _ILoc:
+    """df.iloc: rows and columns by position."""
+
+    def __init__(self, df: DataFrame) -> None:
+        self._df = df
+
+    def _columns(self, cols: Any) -> tuple[list[str], bool]:
+        names = self._df.columns
+        if isinstance(cols, (int, np.integer)) and not isinstance(cols, bool):
+            return [names[int(cols)]], True
+        if isinstance(cols, slice):
+            return names[cols], False
+        if isinstance(cols, (list, tuple, np.ndarray)) and all(isinstance(j, (int, np.integer)) for j in cols):
+            return [names[int(j)] for j in cols], False
+        raise TypeError(f"iloc takes columns by position (an int, a slice or a list of ints), got {cols!r}")
+
+    def _rows(self, rows: Any) -> Any:
+        return rows
+
+    def _split(self, key: Any) -> tuple[Any, list[str] | None, bool]:
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise IndexError(f"{type(self).__name__.lower()[1:]} takes [rows] or [rows, columns], got {len(key)} keys")
+            names, one = self._columns(key[1])
+            return self._rows(key[0]), names, one
+        return self._rows(key), None, False
+
+    def __getitem__(self, key: Any) -> Any:
+        rows, names, one = self._split(key)
+        frame = self._df if names is None else self._df[names]
+        if one:
+            assert names is not None
+            col = self._df[names[0]]
+            return col if isinstance(rows, slice) and rows == slice(None) else col[rows]
+        if isinstance(rows, slice) and rows == slice(None):
+            return frame
+        return frame[rows]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        rows, names, _ = self._split(key)
+        for n in names if names is not None else self._df.columns:
+            col = self._df[n]
+            if isinstance(col, Categorical):
+                raise TypeError(f"column {n!r} holds strings (a Categorical), which cannot be written in place; "
+                                "make a new column instead")
+            col[rows] = value
+
+
+class _Loc(_ILoc):
+    """df.loc: rows and columns by label."""
+
+    def _columns(self, cols: Any) -> tuple[list[str], bool]:
+        if isinstance(cols, str):
+            if cols not in self._df:
+                raise KeyError(f"no column {cols!r}; the columns are {self._df.columns}")
+            return [cols], True
+        if isinstance(cols, slice) and cols == slice(None):
+            return self._df.columns, False
+        if isinstance(cols, (list, tuple)) and all(isinstance(n, str) for n in cols):
+            missing = [n for n in cols if n not in self._df]
+            if missing:
+                raise KeyError(f"no columns {missing}; the columns are {self._df.columns}")
+            return list(cols), False
+        raise TypeError(f"loc takes columns by name (a str, a list of them, or :), got {cols!r}")
+
+    def _rows(self, rows: Any) -> Any:
+        """Labels as positions: a mask as it is; a label, labels or a label
+        slice (its end included) by the index."""
+        df = self._df
+        if isinstance(rows, pdarray) and rows.dtype == np.bool_:
+            return rows
+        arr = None if isinstance(rows, (slice, pdarray)) or np.isscalar(rows) else np.asarray(rows)
+        if arr is not None and arr.dtype == np.bool_:
+            return arr
+        if df._index is None:  # labels are positions
+            if isinstance(rows, slice):
+                if rows.step is not None and rows.step < 0 or not all(
+                        v is None or isinstance(v, (int, np.integer)) for v in (rows.start, rows.stop)):
+                    raise TypeError("loc slices labels 0 .. n-1 with integers, step 1 or more")
+                stop = None if rows.stop is None else int(rows.stop) + 1
+                return slice(rows.start, stop, rows.step)
+            return self._labels_in_range(rows, arr)
+        if isinstance(rows, slice):
+            if rows == slice(None):
+                return rows
+            raise TypeError("loc slices labels of a 0 .. n-1 index only; reset_index() first, or give the labels")
+        return self._lookup(rows, arr)
+
+    def _labels_in_range(self, rows: Any, arr: Any) -> Any:
+        from ._ops import binop
+
+        n = self._df._nrows
+        if np.isscalar(rows):
+            if not isinstance(rows, (int, np.integer)) or not 0 <= int(rows) < n:
+                raise KeyError(f"no row labelled {rows!r} (labels 0 .. {n - 1})")
+            return int(rows)
+        pos = rows if isinstance(rows, pdarray) else self._df._conn().array(np.asarray(arr, dtype=np.int64))
+        if pos.dtype.kind not in "iu":
+            raise TypeError(f"loc takes integer labels here, got {pos.dtype}")
+        if pos.size and bool(binop("|", binop("<", pos, 0), binop(">=", pos, n)).any()):
+            raise KeyError(f"labels outside 0 .. {n - 1}")
+        return pos
+
+    def _lookup(self, rows: Any, arr: Any) -> Any:
+        from ._ops import binop
+
+        df = self._df
+        index = df._index or []
+        if len(index) != 1 or isinstance(index[0], Categorical) or index[0].dtype.kind not in "iu":
+            raise TypeError("loc finds labels of one integer index level; reset_index() or set_index() first")
+        c = df._conn()
+        scalar = np.isscalar(rows)
+        labels = rows if isinstance(rows, pdarray) else c.array(np.atleast_1d(np.asarray(rows)))
+        if labels.dtype.kind not in "iu":
+            raise TypeError(f"the index holds integers; loc got labels of {labels.dtype}")
+        result, _ = c._request("lookup", {"keys": labels._live_name(), "table": index[0]._live_name()})
+        if not result["unique"]:
+            raise KeyError("the index repeats a label, so loc cannot pick one row for it; "
+                           "select by a mask instead, e.g. df[df.index == label]")
+        pos = c._pdarray(result["rows"], owned=True)
+        if pos.size and bool(binop("<", pos, 0).any()):
+            raise KeyError(f"labels not in the index: {rows if scalar else 'some of them'}")
+        return int(pos[0]) if scalar else pos
 
 
 def _names(x: str | Sequence[str] | None) -> list[str]:
