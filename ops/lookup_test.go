@@ -137,3 +137,31 @@ func BenchmarkLookup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLookupLarge: 10^7 int64 keys, 10% in no row, against a table
+// of 10^6 distinct ids spread over 7·10^7 (merge2's), one worker.
+func BenchmarkLookupLarge(b *testing.B) {
+	const n, m = 10_000_000, 1_000_000
+	rng := rand.New(rand.NewPCG(5, 6))
+	tv := make([]int64, m)
+	for i, v := range rng.Perm(70 * m)[:m] {
+		tv[i] = int64(v)
+	}
+	kv := make([]int64, n)
+	for j := range kv {
+		if rng.IntN(10) == 0 {
+			kv[j] = -1
+		} else {
+			kv[j] = tv[rng.IntN(m)]
+		}
+	}
+	keys, table := pdarray.FromSlice(kv), pdarray.FromSlice(tv)
+	out, _ := pdarray.Alloc(dI64, n)
+	env := PlainEnv(1)
+	b.SetBytes(n * 8)
+	for b.Loop() {
+		if _, err := Lookup(env, keys, table, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
