@@ -601,3 +601,36 @@ def test_iloc_and_loc_as_pandas(conn: ak.Connection, rng: np.random.Generator) -
     _same(d2, p2)
     with pytest.raises(TypeError, match="cannot be written in place"):
         d2.loc[d2["fare"] > 30, "borough"] = "x"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_merges_and_sorts_as_pandas(conn: ak.Connection, seed: int) -> None:
+    """Random frames (int, uint, float with NaN, string keys; sides of 0 to
+    60 rows; keys distinct or repeated) merged every way and sorted, against
+    pandas: the lookup, the grouping and the outer paths and their edges."""
+    r = np.random.default_rng(1000 + seed)
+    kind = ["int", "uint", "float", "str"][seed % 4]
+    span = int(r.integers(1, 12))
+
+    def keys(k: int, distinct: bool) -> Any:
+        v = r.permutation(span * 3)[:k] if distinct and k <= span * 3 else r.integers(0, span, k)
+        if kind == "uint":
+            return v.astype(np.uint32)
+        if kind == "float":
+            f = v.astype(np.float64)
+            f[r.random(k) < 0.15] = np.nan
+            return f
+        if kind == "str":
+            return np.array([f"k{x}" for x in v])
+        return v.astype(np.int64)
+
+    n, m = int(r.integers(0, 60)), int(r.integers(0, 60))
+    left = pd.DataFrame({"key": keys(n, False), "a": r.integers(-5, 5, n), "v": r.random(n)})
+    right = pd.DataFrame({"key": keys(m, bool(seed % 2)), "b": r.integers(0, 9, m), "v": r.random(m)})
+    L, R = ak.DataFrame(left, conn=conn), ak.DataFrame(right, conn=conn)
+    for how in ("inner", "left", "right", "outer"):
+        _same(L.merge(R, on="key", how=how), pd.merge(left, right, on="key", how=how))
+    if n:
+        _same(L.sort_values(["key", "a"], ascending=[bool(seed % 3), False]),
+              left.sort_values(["key", "a"], ascending=[bool(seed % 3), False], kind="stable"))
+        _same(L.drop_duplicates(["key"], keep="last"), left.drop_duplicates(["key"], keep="last"))
