@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -116,7 +117,7 @@ func BenchmarkCompress(b *testing.B) {
 // checkMany runs CompressMany on one array and on three, with and without
 // the positions asked for, against the loop, and checks which path it took:
 // gathering by positions unless one array is compressed alone with more
-// than a quarter of the rows true.
+// than a quarter of the rows true, or there is no room for the positions.
 func checkMany(t *testing.T, env Env, rng *rand.Rand, mask *pdarray.Array, offs []int, pos []int64) {
 	t.Helper()
 	n := len(pos)
@@ -140,10 +141,7 @@ func checkMany(t *testing.T, env Env, rng *rand.Rand, mask *pdarray.Array, offs 
 			if withPos {
 				p, _ = pdarray.Alloc(pdarray.Int64, n)
 			}
-			gathered, err := CompressMany(env, as, mask, offs, outs, p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			gathered := CompressMany(env, as, mask, offs, outs, p)
 			if want := withPos || k > 1 || 4*n <= mask.Len(); gathered != want {
 				t.Errorf("n=%d trues=%d arrays=%d positions=%v: gathered %v, want %v", mask.Len(), n, k, withPos, gathered, want)
 			}
@@ -208,6 +206,36 @@ func testTakeMany(t *testing.T, m int) {
 					t.Fatalf("%v by %v, %d workers: differs from the loop", a.DType(), idx.DType(), workers)
 				}
 			}
+		}
+	}
+}
+
+// TestCompressManyWithoutRoom: when the positions' scratch cannot be had,
+// CompressMany compresses each array instead, with the same answer.
+func TestCompressManyWithoutRoom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	n := minPar*2 + 100
+	m := make([]bool, n)
+	x := make([]float64, n)
+	var want []float64
+	for i := range m {
+		m[i], x[i] = rng.IntN(10) == 0, rng.Float64()
+		if m[i] {
+			want = append(want, x[i])
+		}
+	}
+	env := PlainEnv(2)
+	env.Alloc = func(pdarray.DType, int) (*pdarray.Array, error) { return nil, errors.New("no room") }
+	mask := pdarray.FromSlice(m)
+	offs := MaskOffsets(env, mask)
+	outs := []*pdarray.Array{pdarray.FromSlice(make([]float64, len(want))), pdarray.FromSlice(make([]float64, len(want)))}
+	a := pdarray.FromSlice(x)
+	if CompressMany(env, []*pdarray.Array{a, a}, mask, offs, outs, nil) {
+		t.Error("gathered without room for the positions")
+	}
+	for _, o := range outs {
+		if !slices.Equal(pdarray.View[float64](o), want) {
+			t.Fatal("the compress without positions differs from the loop")
 		}
 	}
 }

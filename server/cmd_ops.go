@@ -816,23 +816,16 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.compressMany(env, []*pdarray.Array{x}, m, offs, []*pdarray.Array{out}, nil); err != nil {
-		return nil, err
-	}
+	s.compressMany(env, []*pdarray.Array{x}, m, offs, []*pdarray.Array{out}, nil)
 	return one(o, out)
 }
 
 // compressMany is ops.CompressMany, counting the compresses that gathered
 // by the mask's positions (stats: compress_gathered).
-func (s *Server) compressMany(env ops.Env, xs []*pdarray.Array, m *pdarray.Array, offs []int, outs []*pdarray.Array, pos *pdarray.Array) error {
-	gathered, err := ops.CompressMany(env, xs, m, offs, outs, pos)
-	if err != nil {
-		return opErr(err)
-	}
-	if gathered {
+func (s *Server) compressMany(env ops.Env, xs []*pdarray.Array, m *pdarray.Array, offs []int, outs []*pdarray.Array, pos *pdarray.Array) {
+	if ops.CompressMany(env, xs, m, offs, outs, pos) {
 		s.stats.CompressGathered.Add(1)
 	}
-	return nil
 }
 
 // cmdCompressMany stores arrays[i][mask] for every named array (a table's
@@ -885,9 +878,7 @@ func (s *Server) cmdCompressMany(r *request) (*response, error) {
 			return nil, err
 		}
 	}
-	if err := s.compressMany(env, xs, m, offs, outs, pos); err != nil {
-		return nil, err
-	}
+	s.compressMany(env, xs, m, offs, outs, pos)
 	return keepMany(o, outs, pos, "positions")
 }
 
