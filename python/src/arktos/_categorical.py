@@ -493,14 +493,16 @@ def _ascii_strings(buf: NDArray[np.uint8], starts: NDArray[np.int64],
 def _register_all(parts: Sequence[tuple[Any, str]]) -> None:
     """register(name) each (pdarray or Categorical, name) in order, all or
     none: after a failure (a name taken) the ones registered get their old
-    names back and are owned again, and the error is raised."""
+    names back and are owned again, and the error is raised. A part kept
+    under its name already is left as it was either way."""
     done: list[tuple[Any, str, bool]] = []
     try:
         for obj, name in parts:
             arr = obj.codes if isinstance(obj, Categorical) else obj
             old, kept = arr._live_name(), arr.is_registered()
             obj.register(name)
-            done.append((obj, old, kept))
+            if not (kept and old == name):  # (registering it again changed nothing to undo)
+                done.append((obj, old, kept))
     except BaseException:
         for obj, old, kept in reversed(done):
             if isinstance(obj, Categorical):

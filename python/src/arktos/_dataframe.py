@@ -104,6 +104,7 @@ class DataFrame:
         self._index: list[Column] | None = None  # None: 0 .. n-1
         self._index_names: list[Any] = [None]
         self._nrows = 0
+        self._registered: str | None = None  # the name register() or attach() kept it under
         if isinstance(data, DataFrame):
             if columns is not None:
                 data = data[list(columns)]
@@ -184,6 +185,7 @@ class DataFrame:
               nrows: int) -> DataFrame:
         out = cls.__new__(cls)
         out._columns, out._index, out._index_names, out._nrows = columns, index, names, nrows
+        out._registered = None
         return out
 
     @classmethod
@@ -378,8 +380,10 @@ class DataFrame:
     def iloc(self) -> _ILoc:
         """Rows (and columns) by position, as pandas': ``df.iloc[rows]``,
         ``df.iloc[rows, cols]`` (rows an int, a slice, positions or a mask;
-        cols an int, a slice or a list of ints); one column gives its
-        pdarray or Categorical. ``df.iloc[rows, j] = value`` writes in place.
+        cols an int, a slice, a list of ints or a bool mask); one column gives
+        its pdarray or Categorical. ``df.iloc[rows, j] = value`` writes as
+        pandas' copy-on-write: into a copy of the column that this frame
+        then holds alone.
 
         >>> df.iloc[1:3, 1]
         array([12.  ,  7.25])
@@ -392,7 +396,7 @@ class DataFrame:
         ``df.loc[labels, "fare"]``, ``df.loc[2:5, ["a", "b"]]`` (a label slice
         includes its end). Labels are the index's: ``0 .. n-1`` by default,
         or one integer level of distinct labels (found on the server by
-        ``lookup``). ``df.loc[mask, "fare"] = 0`` writes in place.
+        ``lookup``). ``df.loc[mask, "fare"] = 0`` writes as ``iloc`` does.
 
         >>> df.loc[df["fare"] > 9, "zone"]
         array([1, 2])
@@ -743,15 +747,16 @@ class DataFrame:
                     raise TypeError(f"column {n!r} holds strings, which have no {name}; pass numeric_only=True "
                                     "or select the columns first")
                 out[n] = strings(col)
-            elif numeric_only and col.dtype == np.bool_ and name in ("mean", "std", "var"):
-                continue
             elif not col.size:  # pandas' answers for no values
                 out[n] = {"sum": col.dtype.type(0), "count": 0, "nunique": 0}.get(name, np.nan)
             else:
                 with warnings.catch_warnings():  # (an all-NaN column's NaN, silently, as pandas gives it)
                     warnings.simplefilter("ignore", RuntimeWarning)
                     out[n] = f(col)
-        return pd.Series(out, dtype=None if out else float)
+        series = pd.Series(out, dtype=None if out else (np.int64 if name in ("count", "nunique") else float))
+        if series.dtype == object and all(isinstance(v, (int, float, np.number)) for v in out.values()):
+            series = series.astype(np.float64)  # (int64 beside uint64: pandas' float64)
+        return series
 
     def count(self) -> Any:
         """Each column's values that are not NaN (a pandas Series by column).
@@ -886,6 +891,8 @@ class DataFrame:
             seen.add(id(arr))
             return col, key
 
+        if self._registered == name and self.is_registered():
+            return self  # kept under name already, as pdarray.register does again
         seen: set[int] = set()
         cols = [part(c, f"{name}/column_{i}", seen) for i, c in enumerate(self._columns.values())]
         index = [part(c, f"{name}/index_{j}", seen) for j, c in enumerate(self._index or [])]
@@ -897,6 +904,7 @@ class DataFrame:
         self._columns = dict(zip(self._columns, (col for col, _ in cols)))
         if self._index is not None:
             self._index = [col for col, _ in index]
+        self._registered = name
         return self
 
     @classmethod
@@ -931,33 +939,34 @@ class DataFrame:
         bad = [n for n, col in columns.items() if col.size != nrows]
         if bad:
             raise ValueError(f"the columns {bad} of DataFrame '{name}' do not have its {nrows} rows")
-        return DataFrame._make(columns, index, list(index_names) if index_names else [None], nrows)
+        out = DataFrame._make(columns, index, list(index_names) if index_names else [None], nrows)
+        out._registered = name
+        return out
 
     def _parts(self) -> list[Column]:
         return [*self._columns.values(), *(self._index or [])]
 
     def unregister(self) -> None:
         """Undo register() (or attach()): its arrays are owned again (dropping
-        them deletes them) and the description under ``name + "/dataframe"``
-        goes.
+        them deletes them) and, for the frame register() or attach() gave,
+        the description under ``name + "/dataframe"`` goes.
 
         >>> ak.DataFrame.attach("trips").unregister()
         """
-        names = {p.codes._live_name() if isinstance(p, Categorical) else p._live_name() for p in self._parts()}
         for p in self._parts():
             p.unregister()
-        prefixes = {n.rsplit("/", 1)[0] for n in names if "/column_" in n or "/index_" in n}
-        for prefix in prefixes:
-            self._conn().delete([f"{prefix}/dataframe"], missing_ok=True)
+        if self._registered is not None:  # (a frame made from a registered one has no description of its own)
+            self._conn().delete([f"{self._registered}/dataframe"], missing_ok=True)
+            self._registered = None
 
     def is_registered(self) -> bool:
-        """True when every one of its arrays is registered (or attached).
+        """True when register() or attach() kept it and every one of its
+        arrays still is.
 
         >>> df.register("trips").is_registered()
         True
         """
-        parts = self._parts()
-        return bool(parts) and all(p.is_registered() for p in parts)
+        return self._registered is not None and all(p.is_registered() for p in self._parts())
 
     # -- out ----------------------------------------------------------------
 
@@ -1019,6 +1028,18 @@ class DataFrame:
         return html + (f"<p>{self._nrows} rows × {len(self._columns)} columns</p>" if cut else "")
 
 
+def _row_list(rows: Any) -> Any:
+    """A list of rows as numpy: bools as a mask, else int64 positions (an
+    empty list too, which numpy would make float64)."""
+    if isinstance(rows, list):
+        if rows and all(isinstance(r, (bool, np.bool_)) for r in rows):
+            return np.asarray(rows, dtype=np.bool_)
+        if any(isinstance(r, (bool, np.bool_)) for r in rows):
+            raise TypeError("rows are a bool mask or integer positions, not both")
+        return np.asarray(rows, dtype=np.int64)
+    return rows
+
+
 class _ILoc:
     """df.iloc: rows and columns by position."""
 
@@ -1027,16 +1048,25 @@ class _ILoc:
 
     def _columns(self, cols: Any) -> tuple[list[str], bool]:
         names = self._df.columns
-        if isinstance(cols, (int, np.integer)) and not isinstance(cols, bool):
+        if isinstance(cols, (int, np.integer)) and not isinstance(cols, (bool, np.bool_)):
             return [names[int(cols)]], True
         if isinstance(cols, slice):
             return names[cols], False
-        if isinstance(cols, (list, tuple, np.ndarray)) and all(isinstance(j, (int, np.integer)) for j in cols):
-            return [names[int(j)] for j in cols], False
-        raise TypeError(f"iloc takes columns by position (an int, a slice or a list of ints), got {cols!r}")
+        if isinstance(cols, (list, tuple, np.ndarray)):
+            arr = np.asarray(cols)
+            if arr.dtype == np.bool_:
+                if arr.size != len(names):
+                    raise IndexError(f"a column mask of {arr.size} for {len(names)} columns")
+                return [n for n, keep in zip(names, arr) if keep], False
+            if arr.size == 0 or arr.dtype.kind in "iu":
+                picked = [names[int(j)] for j in arr]
+                if len(set(picked)) != len(picked):
+                    raise ValueError(f"iloc picks columns {picked}, one of them twice; a DataFrame's names are distinct")
+                return picked, False
+        raise TypeError(f"iloc takes columns by position (an int, a slice, a list of ints or a bool mask), got {cols!r}")
 
     def _rows(self, rows: Any) -> Any:
-        return rows
+        return _row_list(rows)
 
     def _split(self, key: Any) -> tuple[Any, list[str] | None, bool]:
         if isinstance(key, tuple):
@@ -1055,16 +1085,47 @@ class _ILoc:
             return col if isinstance(rows, slice) and rows == slice(None) else col[rows]
         if isinstance(rows, slice) and rows == slice(None):
             return frame
+        if isinstance(rows, np.ndarray):
+            return frame._take(frame._rows_key(frame._conn().array(rows)))
         return frame[rows]
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        """Writes as pandas' copy-on-write: each written column becomes a
+        modified copy that this frame alone holds, so that frames and
+        pdarrays sharing the column do not see the write. Every column is
+        checked before any is written."""
         rows, names, _ = self._split(key)
-        for n in names if names is not None else self._df.columns:
+        targets = names if names is not None else self._df.columns
+        for n in targets:
             col = self._df[n]
             if isinstance(col, Categorical):
                 raise TypeError(f"column {n!r} holds strings (a Categorical), which cannot be written in place; "
                                 "make a new column instead")
+            _check_value(n, col, value)
+        for n in targets:
+            col = self._df[n].copy()
             col[rows] = value
+            self._df._columns[n] = col
+
+
+def _check_value(name: str, col: pdarray, value: Any) -> None:
+    """Refuse a value that the column's dtype would change, as pandas 3
+    refuses it (numpy would cast 2.5 into an int column as 2)."""
+    kind = col.dtype.kind
+    if isinstance(value, pdarray):
+        vk = value.dtype.kind
+        bad = kind in "iub" and vk == "f" or kind == "b" and vk in "iu"
+    elif isinstance(value, (bool, np.bool_)):
+        bad = False
+    elif isinstance(value, (float, np.floating)):
+        bad = kind in "iu" and not float(value).is_integer() or kind == "b"
+    elif isinstance(value, (int, np.integer)):
+        bad = kind == "b" and value not in (0, 1)
+    else:
+        bad = not np.isscalar(value)
+    if bad:
+        raise TypeError(f"cannot write {value!r} into column {name!r} of {col.dtype} (it would change); "
+                        "make a new column of the right dtype instead")
 
 
 class _Loc(_ILoc):
@@ -1090,24 +1151,35 @@ class _Loc(_ILoc):
         df = self._df
         if isinstance(rows, pdarray) and rows.dtype == np.bool_:
             return rows
-        arr = None if isinstance(rows, (slice, pdarray)) or np.isscalar(rows) else np.asarray(rows)
-        if arr is not None and arr.dtype == np.bool_:
-            return arr
+        rows = _row_list(rows)
+        if isinstance(rows, np.ndarray) and rows.dtype == np.bool_:
+            return rows
+        if isinstance(rows, (bool, np.bool_)):
+            raise KeyError(f"no row labelled {rows!r}; select rows by a mask of every row")
+        if isinstance(rows, (float, np.floating)) and float(rows).is_integer():
+            rows = int(rows)  # (pandas finds label 1 by 1.0)
         if df._index is None:  # labels are positions
             if isinstance(rows, slice):
-                if rows.step is not None and rows.step < 0 or not all(
-                        v is None or isinstance(v, (int, np.integer)) for v in (rows.start, rows.stop)):
-                    raise TypeError("loc slices labels 0 .. n-1 with integers, step 1 or more")
-                stop = None if rows.stop is None else int(rows.stop) + 1
-                return slice(rows.start, stop, rows.step)
-            return self._labels_in_range(rows, arr)
+                return self._label_slice(rows)
+            return self._labels_in_range(rows)
         if isinstance(rows, slice):
             if rows == slice(None):
                 return rows
             raise TypeError("loc slices labels of a 0 .. n-1 index only; reset_index() first, or give the labels")
-        return self._lookup(rows, arr)
+        return self._lookup(rows)
 
-    def _labels_in_range(self, rows: Any, arr: Any) -> Any:
+    def _label_slice(self, rows: slice) -> slice:
+        """A slice of labels 0 .. n-1 (its end included) as positions:
+        labels beyond either end select nothing there, as pandas'."""
+        if rows.step is not None and rows.step < 1 or not all(
+                v is None or isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (rows.start, rows.stop)):
+            raise TypeError("loc slices labels 0 .. n-1 with integers, step 1 or more")
+        n = self._df._nrows
+        start = 0 if rows.start is None else min(max(int(rows.start), 0), n)
+        stop = n if rows.stop is None else min(max(int(rows.stop) + 1, 0), n)
+        return slice(start, max(start, stop), rows.step)
+
+    def _labels_in_range(self, rows: Any) -> Any:
         from ._ops import binop
 
         n = self._df._nrows
@@ -1115,14 +1187,14 @@ class _Loc(_ILoc):
             if not isinstance(rows, (int, np.integer)) or not 0 <= int(rows) < n:
                 raise KeyError(f"no row labelled {rows!r} (labels 0 .. {n - 1})")
             return int(rows)
-        pos = rows if isinstance(rows, pdarray) else self._df._conn().array(np.asarray(arr, dtype=np.int64))
+        pos = rows if isinstance(rows, pdarray) else self._df._conn().array(np.asarray(rows, dtype=np.int64))
         if pos.dtype.kind not in "iu":
             raise TypeError(f"loc takes integer labels here, got {pos.dtype}")
         if pos.size and bool(binop("|", binop("<", pos, 0), binop(">=", pos, n)).any()):
             raise KeyError(f"labels outside 0 .. {n - 1}")
         return pos
 
-    def _lookup(self, rows: Any, arr: Any) -> Any:
+    def _lookup(self, rows: Any) -> Any:
         from ._ops import binop
 
         df = self._df
@@ -1131,9 +1203,21 @@ class _Loc(_ILoc):
             raise TypeError("loc finds labels of one integer index level; reset_index() or set_index() first")
         c = df._conn()
         scalar = np.isscalar(rows)
-        labels = rows if isinstance(rows, pdarray) else c.array(np.atleast_1d(np.asarray(rows)))
+        if scalar and not isinstance(rows, (int, np.integer)):
+            raise KeyError(f"no row labelled {rows!r}: the index holds integers")
+        labels = rows if isinstance(rows, pdarray) else c.array(np.atleast_1d(np.asarray(rows, dtype=np.int64)))
         if labels.dtype.kind not in "iu":
             raise TypeError(f"the index holds integers; loc got labels of {labels.dtype}")
+        if (labels.dtype == np.uint64) != (index[0].dtype == np.uint64):
+            # (the server compares uint64 with uint64 only: the labels as the index's kind)
+            if labels.dtype == np.uint64:
+                if labels.size and int(labels.max()) > np.iinfo(np.int64).max:
+                    raise KeyError("labels not in the index: some are above its int64 range")
+                labels = labels.astype(np.int64)
+            else:
+                if labels.size and bool(binop("<", labels, 0).any()):
+                    raise KeyError(f"labels not in the index: {rows if scalar else 'some of them'}")
+                labels = labels.astype(np.uint64)
         result, _ = c._request("lookup", {"keys": labels._live_name(), "table": index[0]._live_name()})
         if not result["unique"]:
             raise KeyError("the index repeats a label, so loc cannot pick one row for it; "
