@@ -45,8 +45,8 @@ func Lookup(env Env, keys, table, out *pdarray.Array) (LookupResult, error) {
 		return LookupResult{}, err
 	}
 	defer env.free(tab)
+	AsType(env, table, tab) // (a uint64's bits as they are, as numpy casts)
 	t := pdarray.View[int64](tab)
-	asInt64(env, table, t)
 	if len(t) == 0 {
 		fillInt64(env, pdarray.View[int64](out), -1)
 		return LookupResult{Unique: true, Path: LookupDense}, nil
@@ -189,36 +189,6 @@ func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
 				}
 				s = (s + 1) & h.mask
 			}
-		}
-	})
-}
-
-// asInt64 writes a's integers into t as int64 (a uint64's bits as they are).
-func asInt64(env Env, a *pdarray.Array, t []int64) {
-	switch a.DType() {
-	case dI8:
-		widen(env, pdarray.View[int8](a), t)
-	case dI16:
-		widen(env, pdarray.View[int16](a), t)
-	case dI32:
-		widen(env, pdarray.View[int32](a), t)
-	case dI64:
-		copy(t, pdarray.View[int64](a))
-	case dU8:
-		widen(env, pdarray.View[uint8](a), t)
-	case dU16:
-		widen(env, pdarray.View[uint16](a), t)
-	case dU32:
-		widen(env, pdarray.View[uint32](a), t)
-	case dU64:
-		widen(env, pdarray.View[uint64](a), t)
-	}
-}
-
-func widen[T Integer](env Env, x []T, t []int64) {
-	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
-		for j, v := range x[lo:hi] {
-			t[lo+j] = int64(v)
 		}
 	})
 }
