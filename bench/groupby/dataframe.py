@@ -243,7 +243,6 @@ def main() -> None:
                 if i == 0:
                     times.clear()
             db.close()
-            del df
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "d.npz")
             np.savez(path, **cols, **ztab, n=mine["n"].to_numpy(), total=mine["total"].to_numpy(),

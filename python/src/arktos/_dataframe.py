@@ -1319,7 +1319,7 @@ def _join_rows(lk: list[Column], rk: list[Column],
     rows in their order), and once alone when keep_unmatched and it has
     none (its right row then 0: a placeholder). Left rows None: every left
     row once, in order (no left row has two matches, and none is dropped)."""
-    from ._ops import arange, argsort, binop, concatenate, full, where, zeros
+    from ._ops import arange, binop, concatenate, full, where, zeros
 
     n, m = lk[0].size, rk[0].size
     c = _conn_of(lk[0])
