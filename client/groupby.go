@@ -285,6 +285,17 @@ func (g *GroupBy) Broadcast(ctx context.Context, perGroup string) (ArrayInfo, er
 	return g.c.opArray(ctx, "groupby_broadcast", map[string]any{"ids": g.IDs.Name, "values": perGroup})
 }
 
+// Scan stores a running op within each group, one value per row in row
+// order: "cumsum", "cumprod", "cummax", "cummin", "diff", "shift" of the
+// stored int64 or float64 array values, or "cumcount" (values "").
+func (g *GroupBy) Scan(ctx context.Context, op, values string) (ArrayInfo, error) {
+	args := map[string]any{"ids": g.IDs.Name, "ngroups": g.NGroups, "op": op}
+	if values != "" {
+		args["values"] = values
+	}
+	return g.c.opArray(ctx, "groupby_scan", args)
+}
+
 // TopK stores the n largest (largest true) or smallest non-NaN values of
 // each group in long form: values, groups in order and each group's values
 // best first, and keys, the group's unique keys repeated once per value

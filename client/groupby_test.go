@@ -583,3 +583,34 @@ func TestGroupHeadSampleBadInput(t *testing.T) {
 		t.Fatalf("the grouping after bad requests: %v %v", s, err)
 	}
 }
+
+// Scan over a real server: running sums within groups, and a cumcount.
+func TestGroupByScan(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	k, _ := client.Upload(ctx, c, []int64{1, 2, 1, 2, 1})
+	v, _ := client.Upload(ctx, c, []float64{0.5, 1, 0.25, 2, 4})
+	g, err := c.NewGroupBy(ctx, []string{k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := g.Scan(ctx, "cumsum", v.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.Download[float64](ctx, c, sums.Name); !slices.Equal(got, []float64{0.5, 1, 0.75, 3, 4.75}) {
+		t.Errorf("cumsum = %v", got)
+	}
+	counts, err := g.Scan(ctx, "cumcount", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := client.Download[int64](ctx, c, counts.Name); !slices.Equal(got, []int64{0, 0, 1, 1, 2}) {
+		t.Errorf("cumcount = %v", got)
+	}
+	var te *transfer.Error
+	if _, err := g.Scan(ctx, "rank", v.Name); !errors.As(err, &te) || te.Code != transfer.ArgumentValue {
+		t.Errorf("an unknown scan: %v", err)
+	}
+}

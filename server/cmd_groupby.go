@@ -23,6 +23,7 @@ func init() {
 	register("groupby_sample", command{run: (*Server).cmdGroupSample})
 	register("groupby_unique", command{run: (*Server).cmdGroupUnique})
 	register("groupby_broadcast", command{run: (*Server).cmdGroupBroadcast})
+	register("groupby_scan", command{run: (*Server).cmdGroupScan})
 	register("groupby_topk", command{run: (*Server).cmdGroupTopK})
 	register("groupby_corr", command{run: (*Server).cmdGroupCorr})
 }
@@ -534,6 +535,53 @@ func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {
 		return nil, err
 	}
 	if err := ops.GroupBroadcast(env, ids, vals, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+// cmdGroupScan stores a running operation within each group in row order
+// (ops.GroupScan: "op" one of ops.GroupScanOps; "values" an int64 or
+// float64 array of the rows, none for cumcount), one value per row.
+func (s *Server) cmdGroupScan(r *request) (*response, error) {
+	a := r.args
+	idsName := a.String("ids")
+	ng := sizeArg(a, "ngroups")
+	op := a.String("op")
+	valsName := a.OptString("values", "")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if (valsName == "") != (op == "cumcount") {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "groupby_scan %s takes values (an array of the rows) except for cumcount, which takes none", op)
+	}
+	var vals *pdarray.Array
+	vdt := pdarray.Invalid
+	if valsName != "" {
+		v, relv, err := s.store.acquire(valsName)
+		if err != nil {
+			return nil, err
+		}
+		defer relv()
+		vals, vdt = v, v.DType()
+	}
+	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_scan %s", op)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if vals != nil && vals.Len() != ids.Len() {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "values have %d elements but the grouping has %d rows", vals.Len(), ids.Len())
+	}
+	dt, err := ops.GroupScanDType(op, vdt, ops.HasDropped(env, ids))
+	if err != nil {
+		return nil, opErr(err)
+	}
+	out, err := env.Alloc(dt, ids.Len())
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.GroupScan(env, ids, ng, op, vals, out); err != nil {
 		return nil, opErr(err)
 	}
 	return one(o, out)

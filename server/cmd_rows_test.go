@@ -133,3 +133,33 @@ func TestLookupCommand(t *testing.T) {
 		t.Errorf("float keys: %v", err)
 	}
 }
+
+// groupby_scan: a running sum within each group; bad requests refused.
+func TestGroupScanCommand(t *testing.T) {
+	s := opServer(t, 1<<20)
+	ids := opPut(t, s, []int32{0, 1, 0, 1})
+	vals := opPut(t, s, []int64{1, 10, 2, 20})
+	res, err := opRun(t, s, "groupby_scan", map[string]any{"ids": ids, "ngroups": int64(2), "op": "cumsum", "values": vals})
+	if err != nil || res["dtype"] != "int64" {
+		t.Fatalf("cumsum: %v %v", res, err)
+	}
+	if got := opStored[int64](t, s, res); !slices.Equal(got, []int64{1, 10, 3, 30}) {
+		t.Errorf("cumsum = %v", got)
+	}
+	f32 := opPut(t, s, []float32{1, 2, 3, 4})
+	short := opPut(t, s, []int64{1})
+	for _, c := range []struct {
+		args map[string]any
+		code transfer.Code
+	}{
+		{map[string]any{"ids": ids, "ngroups": int64(2), "op": "cumsum"}, transfer.ArgumentValue},
+		{map[string]any{"ids": ids, "ngroups": int64(2), "op": "rank", "values": vals}, transfer.ArgumentValue},
+		{map[string]any{"ids": ids, "ngroups": int64(2), "op": "cumsum", "values": f32}, transfer.UnsupportedDType},
+		{map[string]any{"ids": ids, "ngroups": int64(2), "op": "cumsum", "values": short}, transfer.ArgumentValue},
+		{map[string]any{"ids": ids, "ngroups": int64(1), "op": "cumcount"}, transfer.ArgumentValue},
+	} {
+		if _, err := opRun(t, s, "groupby_scan", c.args); opCode(err) != c.code {
+			t.Errorf("%v: %v, want code %v", c.args, err, c.code)
+		}
+	}
+}

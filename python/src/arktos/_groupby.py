@@ -938,6 +938,86 @@ class GroupBy:
             out.append(SegArray._made(segs, flat, out[0].lengths if out else None))
         return self.unique_keys, (out if isinstance(values, (list, tuple)) else out[0])
 
+    def _scan(self, op: str, values: Any = None) -> pdarray:
+        """A running op within each group, in row order (groupby_scan)."""
+        args: dict[str, Any] = {"op": op}
+        keep = None
+        if values is not None:
+            keep = self._values(values)
+            if keep.size != self._rows:
+                raise ValueError(f"values have {keep.size} elements but the GroupBy has {self._rows} rows")
+            if keep.dtype == np.uint64:
+                raise TypeError(f"a group {op} of uint64 values: cast them to int64 or float64 first")
+            want = np.float64 if keep.dtype.kind == "f" else np.int64
+            if keep.dtype != want:  # (the server's scans take int64 and float64)
+                keep = keep.astype(want)
+            args["values"] = keep._live_name()
+        result, _ = self._conn._request("groupby_scan", {"ids": self.ids._live_name(), "ngroups": self.ngroups,
+                                                         **args})
+        return self._conn._pdarray(result, owned=True)
+
+    def cumsum(self, values: Any) -> pdarray:
+        """Each row's running sum within its group, in row order (pandas'
+        groupby cumsum: NaN values skipped and NaN there; floats added in row
+        order, bit for bit pandas'; integers int64, or float64 when rows are
+        dropped). One pass on the server.
+
+        >>> g.cumsum(vals)
+        array([ 10.,  20.,  40.,  40.,  70., 100.])
+        """
+        return self._scan("cumsum", values)
+
+    def cumprod(self, values: Any) -> pdarray:
+        """Each row's running product within its group.
+
+        >>> ak.GroupBy(ak.array([0, 0, 1])).cumprod(ak.array([2, 3, 4]))
+        array([2, 6, 4])
+        """
+        return self._scan("cumprod", values)
+
+    def cummax(self, values: Any) -> pdarray:
+        """Each row's running maximum within its group.
+
+        >>> ak.GroupBy(ak.array([0, 0, 0])).cummax(ak.array([2, 1, 4]))
+        array([2, 2, 4])
+        """
+        return self._scan("cummax", values)
+
+    def cummin(self, values: Any) -> pdarray:
+        """Each row's running minimum within its group.
+
+        >>> ak.GroupBy(ak.array([0, 0, 0])).cummin(ak.array([2, 1, 4]))
+        array([2, 1, 1])
+        """
+        return self._scan("cummin", values)
+
+    def cumcount(self) -> pdarray:
+        """Each row's place in its group, from 0, in row order (pandas'
+        cumcount).
+
+        >>> g.cumcount()
+        array([0, 0, 1, 0, 1, 2])
+        """
+        return self._scan("cumcount")
+
+    def diff(self, values: Any) -> pdarray:
+        """Each row's value less its group's previous row's (NaN for a
+        group's first row), float64, as pandas' groupby diff.
+
+        >>> ak.GroupBy(ak.array([0, 1, 0])).diff(ak.array([5, 7, 9]))
+        array([nan, nan,  4.])
+        """
+        return self._scan("diff", values)
+
+    def shift(self, values: Any) -> pdarray:
+        """Each row's group's previous row's value (NaN for the first),
+        float64, as pandas' groupby shift(1).
+
+        >>> ak.GroupBy(ak.array([0, 1, 0])).shift(ak.array([5, 7, 9]))
+        array([nan, nan,  5.])
+        """
+        return self._scan("shift", values)
+
     def broadcast(self, values: Any, permute: bool = True) -> Any:
         """One value per row: its group's element of values (one per group).
         Dropped rows get NaN (floats), 0 or False. With ``permute=False``
