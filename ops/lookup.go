@@ -40,6 +40,30 @@ func Lookup(env Env, keys, table, out *pdarray.Array) (LookupResult, error) {
 	if (keys.DType() == dU64) != (table.DType() == dU64) {
 		return LookupResult{}, errorf(ErrType, "lookup of %v keys in a %v table: uint64 compares with uint64 only (cast the other first)", keys.DType(), table.DType())
 	}
+	switch keys.DType() {
+	case dI8:
+		return lookupKeys(env, pdarray.View[int8](keys), table, out)
+	case dI16:
+		return lookupKeys(env, pdarray.View[int16](keys), table, out)
+	case dI32:
+		return lookupKeys(env, pdarray.View[int32](keys), table, out)
+	case dI64:
+		return lookupKeys(env, pdarray.View[int64](keys), table, out)
+	case dU8:
+		return lookupKeys(env, pdarray.View[uint8](keys), table, out)
+	case dU16:
+		return lookupKeys(env, pdarray.View[uint16](keys), table, out)
+	case dU32:
+		return lookupKeys(env, pdarray.View[uint32](keys), table, out)
+	default:
+		return lookupKeys(env, pdarray.View[uint64](keys), table, out)
+	}
+}
+
+// lookupKeys is Lookup of keys x: the table's values as int64, in dense
+// slots (a slot per value of their range holding its row) or a hash
+// table, then one probe of every key.
+func lookupKeys[T Integer](env Env, x []T, table, out *pdarray.Array) (LookupResult, error) {
 	tab, err := env.Alloc(dI64, table.Len())
 	if err != nil {
 		return LookupResult{}, err
@@ -47,8 +71,9 @@ func Lookup(env Env, keys, table, out *pdarray.Array) (LookupResult, error) {
 	defer env.free(tab)
 	AsType(env, table, tab) // (a uint64's bits as they are, as numpy casts)
 	t := pdarray.View[int64](tab)
+	o := pdarray.View[int64](out)
 	if len(t) == 0 {
-		fillInt64(env, pdarray.View[int64](out), -1)
+		fillInt64(env, o, -1)
 		return LookupResult{Unique: true, Path: LookupDense}, nil
 	}
 	lo, hi := t[0], t[0]
@@ -57,74 +82,27 @@ func Lookup(env Env, keys, table, out *pdarray.Array) (LookupResult, error) {
 	}
 	span := uint64(hi) - uint64(lo) // (as unsigned: no overflow)
 	if span < uint64(max(lookupDenseSlots, 2*len(t))) {
-		return lookupDense(env, keys, t, lo, int(span)+1, out)
-	}
-	return lookupHash(env, keys, t, out)
-}
-
-// lookupDense: a slot per value of [lo, lo+span) holding its table row.
-func lookupDense(env Env, keys *pdarray.Array, t []int64, lo int64, span int, out *pdarray.Array) (LookupResult, error) {
-	sl, err := env.Alloc(dI64, span)
-	if err != nil {
-		return LookupResult{}, err
-	}
-	defer env.free(sl)
-	slots := pdarray.View[int64](sl)
-	fillInt64(env, slots, -1)
-	for i, v := range t {
-		d := uint64(v) - uint64(lo)
-		if slots[d] >= 0 {
-			return LookupResult{Dup: i}, nil
+		sl, err := env.Alloc(dI64, int(span)+1)
+		if err != nil {
+			return LookupResult{}, err
 		}
-		slots[d] = int64(i)
-	}
-	d := dense{slots: slots, lo: uint64(lo)}
-	o := pdarray.View[int64](out)
-	switch keys.DType() {
-	case dI8:
-		probeDense(env, pdarray.View[int8](keys), d, o)
-	case dI16:
-		probeDense(env, pdarray.View[int16](keys), d, o)
-	case dI32:
-		probeDense(env, pdarray.View[int32](keys), d, o)
-	case dI64:
-		probeDense(env, pdarray.View[int64](keys), d, o)
-	case dU8:
-		probeDense(env, pdarray.View[uint8](keys), d, o)
-	case dU16:
-		probeDense(env, pdarray.View[uint16](keys), d, o)
-	case dU32:
-		probeDense(env, pdarray.View[uint32](keys), d, o)
-	case dU64:
-		probeDense(env, pdarray.View[uint64](keys), d, o)
-	}
-	return LookupResult{Unique: true, Path: LookupDense}, nil
-}
-
-type dense struct {
-	slots []int64
-	lo    uint64
-}
-
-func probeDense[T Integer](env Env, x []T, d dense, out []int64) {
-	n := uint64(len(d.slots))
-	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
-		o := out[lo:hi]
-		for j, v := range x[lo:hi] {
-			r := int64(-1)
-			if k := uint64(int64(v)) - d.lo; k < n {
-				r = d.slots[k]
+		defer env.free(sl)
+		slots := pdarray.View[int64](sl)
+		fillInt64(env, slots, -1)
+		for i, v := range t {
+			d := uint64(v) - uint64(lo)
+			if slots[d] >= 0 {
+				return LookupResult{Dup: i}, nil
 			}
-			o[j] = r
+			slots[d] = int64(i)
 		}
-	})
-}
-
-// lookupHash: an open-addressing table (linear probing, twice the table's
-// rows in slots) of the table's values and rows, each slot's value and row
-// side by side so that a probe reads one cache line (as two arrays, 10^7
-// keys in a table of 10^6 took two misses a probe: 214 ms).
-func lookupHash(env Env, keys *pdarray.Array, t []int64, out *pdarray.Array) (LookupResult, error) {
+		probeDense(env, x, dense{slots: slots, lo: uint64(lo)}, o)
+		return LookupResult{Unique: true, Path: LookupDense}, nil
+	}
+	// An open-addressing table (linear probing, twice the table's rows in
+	// slots), each slot's value and row side by side so that a probe reads
+	// one cache line (as two arrays, 10^7 keys in a table of 10^6 took two
+	// misses a probe: 214 ms).
 	bitsN := 1
 	for 1<<bitsN < 2*len(t) {
 		bitsN++
@@ -147,26 +125,27 @@ func lookupHash(env Env, keys *pdarray.Array, t []int64, out *pdarray.Array) (Lo
 		}
 		h.slots[2*s], h.slots[2*s+1] = v, int64(i)
 	}
-	o := pdarray.View[int64](out)
-	switch keys.DType() {
-	case dI8:
-		probeHash(env, pdarray.View[int8](keys), h, o)
-	case dI16:
-		probeHash(env, pdarray.View[int16](keys), h, o)
-	case dI32:
-		probeHash(env, pdarray.View[int32](keys), h, o)
-	case dI64:
-		probeHash(env, pdarray.View[int64](keys), h, o)
-	case dU8:
-		probeHash(env, pdarray.View[uint8](keys), h, o)
-	case dU16:
-		probeHash(env, pdarray.View[uint16](keys), h, o)
-	case dU32:
-		probeHash(env, pdarray.View[uint32](keys), h, o)
-	case dU64:
-		probeHash(env, pdarray.View[uint64](keys), h, o)
-	}
+	probeHash(env, x, h, o)
 	return LookupResult{Unique: true, Path: LookupHash}, nil
+}
+
+type dense struct {
+	slots []int64
+	lo    uint64
+}
+
+func probeDense[T Integer](env Env, x []T, d dense, out []int64) {
+	n := uint64(len(d.slots))
+	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+		o := out[lo:hi]
+		for j, v := range x[lo:hi] {
+			r := int64(-1)
+			if k := uint64(int64(v)) - d.lo; k < n {
+				r = d.slots[k]
+			}
+			o[j] = r
+		}
+	})
 }
 
 type hashed struct {

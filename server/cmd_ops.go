@@ -811,13 +811,22 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 	}
 	o, env := s.opEnv("compress of '%s'", name)
 	defer o.done()
+	out, err := s.compressed(env, x, m)
+	if err != nil {
+		return nil, err
+	}
+	return one(o, out)
+}
+
+// compressed allocates and returns x[m], the mask counted once.
+func (s *Server) compressed(env ops.Env, x, m *pdarray.Array) (*pdarray.Array, error) {
 	offs := ops.MaskOffsets(env, m)
 	out, err := env.Alloc(x.DType(), offs[len(offs)-1])
 	if err != nil {
 		return nil, err
 	}
 	s.compressMany(env, []*pdarray.Array{x}, m, offs, []*pdarray.Array{out}, nil)
-	return one(o, out)
+	return out, nil
 }
 
 // compressMany is ops.CompressMany, counting the compresses that gathered
@@ -1295,11 +1304,10 @@ func (s *Server) cmdSetop(r *request) (*response, error) {
 		if err := ops.In1d(env, u, other, invert, m); err != nil {
 			return nil, opErr(err)
 		}
-		out, err := env.Alloc(u.DType(), ops.CountTrue(env, m))
+		out, err := s.compressed(env, u, m)
 		if err != nil {
 			return nil, err
 		}
-		ops.Compress(env, u, m, out)
 		env.Free(m)
 		return out, nil
 	}
@@ -1345,15 +1353,14 @@ func (s *Server) cmdSetop(r *request) (*response, error) {
 			return nil, err
 		}
 		ops.AdjacentEqual(env, sorted, m)
-		if out, err = env.Alloc(c, ops.CountTrue(env, m)); err != nil {
-			return nil, err
-		}
 		head, err := env.Alloc(c, m.Len())
 		if err != nil {
 			return nil, err
 		}
 		copy(head.Bytes(), sorted.Bytes())
-		ops.Compress(env, head, m, out)
+		if out, err = s.compressed(env, head, m); err != nil {
+			return nil, err
+		}
 	case "setdiff1d":
 		ux, err := uniq(x, false)
 		if err != nil {

@@ -105,8 +105,9 @@ type Stats struct {
 	// groupby_unique requests by ops.GroupUnique's path: a bitmap or a
 	// sort of packed keys, or a grouping (keys too wide to pack).
 	UniqueBitmap, UniqueSort, UniqueGrouped atomic.Uint64
-	// compress and compress_many requests that gathered the arrays by the
-	// mask's positions (ops.CompressMany) instead of compressing each.
+	// compresses (compress, compress_many and the set operations' own)
+	// that gathered the arrays by the mask's positions (ops.CompressMany)
+	// instead of compressing each.
 	CompressGathered atomic.Uint64
 	// lookup requests by ops.Lookup's path: a slot per value of the
 	// table's range, or a hash table.

@@ -1228,6 +1228,14 @@ class _Loc(_ILoc):
         return int(pos[0]) if scalar else pos
 
 
+def _nan_where(missing: pdarray, col: pdarray) -> pdarray:
+    """col with NaN where missing is true: integers made float64 first, as
+    pandas makes a column that holds a missing value."""
+    from ._ops import astype, where
+
+    return where(missing, np.nan, col if col.dtype.kind == "f" else astype(col, np.float64))
+
+
 def _names(x: str | Sequence[str] | None) -> list[str]:
     return [] if x is None else ([x] if isinstance(x, str) else list(x))
 
@@ -1432,8 +1440,6 @@ def _gathered(frame: DataFrame, rows: pdarray | None, missing: pdarray | None, s
     """frame's columns but skip at rows (one take_many; rows None: the
     columns as they are), NaN where missing: integers as float64, bool and
     strings refused."""
-    from ._ops import astype, where
-
     frame = frame[[n for n in frame.columns if n not in skip]]
     if missing is not None and frame.columns and bool(missing.any()):
         bad = [n for n, col in frame.items() if isinstance(col, Categorical) or col.dtype == np.bool_]
@@ -1453,8 +1459,7 @@ def _gathered(frame: DataFrame, rows: pdarray | None, missing: pdarray | None, s
     for n, col in got.items():
         if missing is not None:
             assert isinstance(col, pdarray)
-            f = col if col.dtype.kind == "f" else astype(col, np.float64)
-            col = where(missing, np.nan, f)
+            col = _nan_where(missing, col)
         out[n] = col
     return out
 
@@ -1900,7 +1905,7 @@ class DataFrameGroupBy:
 
         >>> df["share"] = df["fare"] / df.groupby("zone")["fare"].transform("sum")
         """
-        from ._ops import astype, binop, where
+        from ._ops import binop
 
         op = _aggregation(func)
         agg = self._aggregated([(n, op, n) for n in self._value_names(None)], 1 if op in ("var", "std") else 0)
@@ -1915,8 +1920,7 @@ class DataFrameGroupBy:
         for n, c in agg.items():
             per_row = self.gb.broadcast(c)
             if dropped is not None:
-                f = per_row if per_row.dtype.kind == "f" else astype(per_row, np.float64)
-                per_row = where(dropped, np.nan, f)
+                per_row = _nan_where(dropped, per_row)
             columns[n] = per_row
         if self._one:
             return next(iter(columns.values()))
