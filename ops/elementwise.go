@@ -1,6 +1,7 @@
 package ops
 
 import (
+	endian "encoding/binary"
 	"math"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -354,15 +355,26 @@ func binKernel(op string, inA, inB pdarray.DType) func(d, a, b []byte) {
 		}
 		return nil
 	}
+	k := plainKernel(op, inA)
+	if isCompare(op) {
+		if v := simdCompare(op, inA, k); v != nil {
+			return v
+		}
+	}
+	return k
+}
+
+// plainKernel is binKernel of two arrays of one dtype, in plain Go loops.
+func plainKernel(op string, inA pdarray.DType) func(d, a, b []byte) {
 	switch inA {
 	case dBool:
 		switch op {
 		case "+", "|", "maximum":
-			return loop[uint8, uint8](orLoop[uint8]).bytes()
+			return boolOr
 		case "*", "&", "minimum":
-			return loop[uint8, uint8](andLoop[uint8]).bytes()
+			return boolAnd
 		case "^":
-			return loop[uint8, uint8](xorLoop[uint8]).bytes()
+			return boolXor
 		}
 		return numKernel[uint8](op)
 	case dI8:
@@ -533,6 +545,37 @@ func b2u(b bool) uint8 {
 		return 1
 	}
 	return 0
+}
+
+// The bool |, & and ^ run on eight bytes at a time as uint64 words (bytes
+// 0 and 1 stay 0 and 1; the loads need no alignment), the bytes past the
+// last whole word one by one.
+
+func boolOr(d, a, b []byte) {
+	a, b = a[:len(d)], b[:len(d)]
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		endian.LittleEndian.PutUint64(d[i:], endian.LittleEndian.Uint64(a[i:])|endian.LittleEndian.Uint64(b[i:]))
+	}
+	orLoop(d[i:], a[i:], b[i:])
+}
+
+func boolAnd(d, a, b []byte) {
+	a, b = a[:len(d)], b[:len(d)]
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		endian.LittleEndian.PutUint64(d[i:], endian.LittleEndian.Uint64(a[i:])&endian.LittleEndian.Uint64(b[i:]))
+	}
+	andLoop(d[i:], a[i:], b[i:])
+}
+
+func boolXor(d, a, b []byte) {
+	a, b = a[:len(d)], b[:len(d)]
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		endian.LittleEndian.PutUint64(d[i:], endian.LittleEndian.Uint64(a[i:])^endian.LittleEndian.Uint64(b[i:]))
+	}
+	xorLoop(d[i:], a[i:], b[i:])
 }
 
 func orLoop[T Integer](d, a, b []T) {

@@ -391,9 +391,16 @@ func CountTrue(env Env, mask *pdarray.Array) int {
 }
 
 // countOnes counts the ones of a bool slice (bytes 0 or 1, as every stored
-// bool is): eight at a time, a word's bytes summing to its popcount.
+// bool is): sixty-four at a time as a bit word where the vector kernels
+// run, else eight at a time, a word's bytes summing to its popcount.
 func countOnes(m []uint8) int {
 	c, i := 0, 0
+	if simdOn() {
+		for ; i+64 <= len(m); i += 64 {
+			c += bits.OnesCount64(simdMaskBits((*[64]uint8)(m[i : i+64])))
+		}
+		simdCalls.Add(1)
+	}
 	for ; i+8 <= len(m); i += 8 {
 		c += bits.OnesCount64(endian.LittleEndian.Uint64(m[i:]))
 	}
@@ -412,6 +419,15 @@ func maskBits(m []uint8) uint64 {
 		b |= (endian.LittleEndian.Uint64(m[8*j:]) * 0x0102040810204080 >> 56) << (8 * j)
 	}
 	return b
+}
+
+// blockBits is maskBits of m[0:64], by one vector compare where the
+// vector kernels run (vec: simdOn(), asked once per loop).
+func blockBits(m []uint8, vec bool) uint64 {
+	if vec {
+		return simdMaskBits((*[64]uint8)(m[:64]))
+	}
+	return maskBits(m)
 }
 
 // maskOffsets returns, per worker block of mask, how many trues come before
@@ -464,9 +480,13 @@ func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
 	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		mm, aa := m[lo:hi], a[lo:hi]
+		vec := simdOn()
+		if vec {
+			simdCalls.Add(1)
+		}
 		i := 0
 		for ; i+64 <= len(mm); i += 64 {
-			b := maskBits(mm[i:])
+			b := blockBits(mm[i:], vec)
 			if b == ^uint64(0) {
 				k += copy(out[k:k+64], aa[i:i+64])
 				continue
@@ -528,9 +548,13 @@ func CompressPositions(env Env, mask *pdarray.Array, offs []int, out *pdarray.Ar
 	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		mm := m[lo:hi]
+		vec := simdOn()
+		if vec {
+			simdCalls.Add(1)
+		}
 		i := 0
 		for ; i+64 <= len(mm); i += 64 {
-			for b := maskBits(mm[i:]); b != 0; b &= b - 1 {
+			for b := blockBits(mm[i:], vec); b != 0; b &= b - 1 {
 				o[k] = int64(lo + i + bits.TrailingZeros64(b))
 				k++
 			}

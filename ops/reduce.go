@@ -227,8 +227,14 @@ func sum8[T Number](x []T, f func(T) float64) float64 {
 func sumInts[T Number, A int64 | uint64](workers int, x []T) A {
 	parts := make([]A, numWorkers(workers, len(x)))
 	parallel(workers, len(x), 1, func(w, lo, hi int) {
-		var a0, a1, a2, a3 A
 		s := x[lo:hi]
+		if v, ok := any(s).([]int64); ok { // wrapping sums: any order gives the same bits
+			if t, ok := simdSumI64(v); ok {
+				parts[w] = A(t)
+				return
+			}
+		}
+		var a0, a1, a2, a3 A
 		i := 0
 		for ; i+4 <= len(s); i += 4 {
 			a0 += A(s[i])
@@ -264,21 +270,30 @@ func plainSum[T Number](workers int, x []T) float64 {
 	return s
 }
 
-// sum8plain must give the same bits as sum8 with the identity.
+// sum8plain must give the same bits as sum8 with the identity. The eight
+// accumulators are variables, not an array: Go kept the array in memory,
+// a load and a store per element (10^7 float64: 11 -> 7.5 ms). float64 on
+// AVX-512 takes the vector loop, which adds the same lanes in the same order.
 func sum8plain[T Number](x []T) float64 {
-	var a [8]float64
+	if f, ok := any(x).([]float64); ok {
+		if s, ok := simdSumF64(f); ok {
+			return s
+		}
+	}
+	var a0, a1, a2, a3, a4, a5, a6, a7 float64
 	i := 0
 	for ; i+8 <= len(x); i += 8 {
-		a[0] += float64(x[i])
-		a[1] += float64(x[i+1])
-		a[2] += float64(x[i+2])
-		a[3] += float64(x[i+3])
-		a[4] += float64(x[i+4])
-		a[5] += float64(x[i+5])
-		a[6] += float64(x[i+6])
-		a[7] += float64(x[i+7])
+		y := x[i : i+8 : i+8]
+		a0 += float64(y[0])
+		a1 += float64(y[1])
+		a2 += float64(y[2])
+		a3 += float64(y[3])
+		a4 += float64(y[4])
+		a5 += float64(y[5])
+		a6 += float64(y[6])
+		a7 += float64(y[7])
 	}
-	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	s := ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
 	for ; i < len(x); i++ {
 		s += float64(x[i])
 	}

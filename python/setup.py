@@ -71,6 +71,7 @@ class BuildPyWithServer(build_py):
         print(f"arktos: bundling the server: {' '.join(command)} (in {REPO})")
         env = dict(os.environ)
         env.setdefault("CGO_ENABLED", "1")  # libzmq through cgo
+        env.setdefault("GOEXPERIMENT", "simd")  # the AVX-512 kernels, as the Makefile builds (ops/simd_amd64.go)
         subprocess.run(command, cwd=REPO, env=env, check=True)
 
 

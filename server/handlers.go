@@ -14,6 +14,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/arktos-dev/arktos/internal/par"
+	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 	"github.com/arktos-dev/arktos/transfer/zframe"
@@ -499,6 +500,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"auth":             s.cfg.Auth,
 		"dtypes":           pdarray.DTypeNames(),
 		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
+		"simd":             simdMode(),
 	}
 	// frame_heap: bytes of freed ZeroMQ frames kept resident for the next
 	// message (zframe.TuneMalloc); 0 where glibc did not take the settings.
@@ -979,12 +981,28 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"compress_gathered":       st.CompressGathered.Load(),
 		"lookup_dense":            st.LookupDense.Load(),
 		"lookup_hash":             st.LookupHash.Load(),
+		"simd_kernels":            ops.SIMDCalls(), // chunks done by the AVX-512 kernels (ops/simd_amd64.go)
 		"minor_faults":            minorFaults(),
 		"streams_open":            streamsOpen,
 		"lanes_open":              lanesOpen,
 		"streams_refused":         st.StreamsRefused.Load(),
 		"streams_reaped":          st.StreamsReaped.Load(),
 	}}, nil
+}
+
+// simdMode says which comparison and sum kernels this server runs: "avx512"
+// (built with GOEXPERIMENT=simd, as the Makefile builds, on a CPU with
+// AVX-512), "off-cpu" (built so, but this CPU lacks AVX-512) or "off-build"
+// (built without the experiment): the plain loops, which give the same
+// answers more slowly.
+func simdMode() string {
+	switch built, cpu := ops.SIMDAvailable(); {
+	case !built:
+		return "off-build"
+	case !cpu:
+		return "off-cpu"
+	}
+	return "avx512"
 }
 
 // minorFaults is the server process's minor page faults so far: pages the

@@ -324,7 +324,7 @@ func (s *Server) Run(ctx context.Context) error {
 		close(restoreDone)
 	}
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
-		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version)
+		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version, "simd", simdMode())
 
 	// Replies from workers come through the PULL socket, so it is polled
 	// while any is due; otherwise the ROUTER alone is (zmq_poll asks every

@@ -4,7 +4,7 @@
         [--g1-rows 1e7] [--hc-rows 1e7] [--threads 1,2] [--trials 5] [--json out.json]
 
 (`pip install duckdb polars pandas` into .venv first; build the server with
-`go build -o bin/arktos-server ./cmd/arktos-server`.)
+`make build`, which builds with GOEXPERIMENT=simd.)
 
 Data sets and queries (issue 5):
 

@@ -1,6 +1,6 @@
 """Parquet read/write benchmark: arktos vs pyarrow vs DuckDB, side by side.
 
-    go build -o bin/arktos-server ./cmd/arktos-server
+    make build                              # GOEXPERIMENT=simd: the AVX-512 kernels
     .venv/bin/pip install duckdb            # benchmark only, not a test dependency
     .venv/bin/python bench/io/run.py [--rows 5000000] [--reps 9] [--write-reps 5] [--threads 1,2]
         [--out bench/io/results.md] [--server bin/arktos-server] [--codecs zstd,snappy,none]

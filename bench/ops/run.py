@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/ops/run.py [--sizes 1e7,1e8] [--trials 7] [--workers N] [--only add,sum]
 
-Starts bin/arktos-server (build it first: go build -o bin/arktos-server
+Starts bin/arktos-server (build it first: GOEXPERIMENT=simd go build -o bin/arktos-server
 ./cmd/arktos-server) on a free loopback port, uploads the inputs once, then
 times each operation's request round trip (the reply is a few hundred bytes;
 results stay on the server and are deleted between trials) and the same
@@ -78,8 +78,17 @@ def main() -> None:
             f = rng.normal(size=n)
             idx = rng.integers(0, n, n)
             px, py, pf, pidx = conn.array(x), conn.array(y), conn.array(f), conn.array(idx)
+            m = f > 1.5  # about 7% true
+            pm = conn.array(m)
             drop = lambda r: r.delete()  # noqa: E731
             cases = [
+                ("compare float64 > scalar", lambda: pf > 1.5, lambda: f > 1.5, drop, "output (1 B/elem)"),
+                ("compare int64 == int64", lambda: px == py, lambda: x == y, drop, "output (1 B/elem)"),
+                ("range mask (f > a) & (f < b)", lambda: (pf > -1) & (pf < 1), lambda: (f > -1) & (f < 1), drop,
+                 "output and two temporaries (1 B/elem)"),
+                ("filter float64 by a 7% mask", lambda: pf[pm], lambda: f[m], drop,
+                 "output (8 B/kept) + positions (8 B/kept)"),
+                ("mean float64", lambda: pf.mean(), lambda: f.mean(), None, "n/8192 partial sums"),
                 ("add int64", lambda: px + py, lambda: x + y, drop, "output (8 B/elem)"),
                 ("sum int64", lambda: px.sum(), lambda: x.sum(), None, "nothing"),
                 ("sum float64", lambda: pf.sum(), lambda: f.sum(), None, "n/8192 partial sums"),

@@ -3,7 +3,7 @@
 # (docs/protocol.md, "Polling"): this tree (polling with back-off), this
 # tree with ARKTOS_LANE_SPIN=0, and an older tree in $OLD (default
 # /tmp/old; made with `git worktree add /tmp/old e366cb3` and
-# `go build -o bin/arktos-server ./cmd/arktos-server` there), two rounds.
+# `make build`, which builds with GOEXPERIMENT=simd there), two rounds.
 # Prints the lane lines of each run; the full logs stay in /tmp/lat-*.log.
 set -u
 cd "$(dirname "$0")/../.."

@@ -4,6 +4,7 @@ scalars on either side, in-place forms, unary functions, where, clip, astype."""
 from __future__ import annotations
 
 import operator
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -477,3 +478,32 @@ def test_nan_answers_carry_numpy_bits(mconn, monkeypatch: pytest.MonkeyPatch) ->
                 nan[7] = False  # numpy's AVX-512 arccos answers the default NaN for NaN; libm's propagates
             u = f"u{w.itemsize}"
             assert [hex(v) for v in g_np[nan].view(u)] == [hex(v) for v in w[nan].view(u)], (name, dt)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint64", "int8"])
+def test_comparisons_in_vector_blocks(mconn, dtype: str) -> None:
+    """Comparisons with the dtype's edge values (NaN, infinities, signed
+    zeros, integer extremes) spread through whole 64-element blocks, which
+    the server's AVX-512 kernels take, and through a tail they do not, as
+    numpy, byte for byte; on a server that runs the kernels, the requests
+    must add to stats' simd_kernels (a fast path that stops being taken
+    fails here)."""
+    rng = np.random.default_rng(11)
+    n = 64 * 70 + 13
+    a, b = sample(dtype, n, seed=1), sample(dtype, n, seed=2)
+    a, b = rng.permutation(a), rng.permutation(b)
+    b[::3] = a[::3]  # equal pairs, NaN against NaN among them
+    pa, pb = mconn.array(a), mconn.array(b)
+    scalar = 0.5 if np.dtype(dtype).kind == "f" else 3
+    config = mconn.get_config()
+    assert config["simd"] in ("avx512", "off-cpu", "off-build")
+    if os.environ.get("ARKTOS_REQUIRE_SIMD") == "1":
+        assert config["simd"] != "off-build", "make builds the server with GOEXPERIMENT=simd"
+    before = int(mconn._request("stats")[0]["simd_kernels"])
+    for sym in ("<", "<=", ">", ">=", "==", "!="):
+        f = BINARY[sym]
+        assert_same(f(pa, pb), f(a, b))
+        assert_same(f(pa, scalar), f(a, np.array(scalar, dtype=dtype)))
+    after = int(mconn._request("stats")[0]["simd_kernels"])
+    if config["simd"] == "avx512" and dtype in ("float64", "float32", "int64", "int32"):
+        assert after > before, "the comparisons took no vector kernel"

@@ -1,0 +1,20 @@
+package ops
+
+import "sync/atomic"
+
+// simdCalls counts the calls of the vector kernels (simd_amd64.go), for
+// tests that fail if a fast path silently stops being taken.
+var simdCalls atomic.Uint64
+
+// simdOff turns the vector kernels off, for tests that compare them with
+// the plain loops.
+var simdOff atomic.Bool
+
+// SIMDCalls is how many times a vector kernel ran in this process.
+func SIMDCalls() uint64 { return simdCalls.Load() }
+
+// SIMDAvailable says whether this build has the vector kernels
+// (GOEXPERIMENT=simd on amd64) and this CPU can run them (AVX-512).
+func SIMDAvailable() (built, cpu bool) { return simdBuilt, simdCPU }
+
+func simdOn() bool { return simdBuilt && simdCPU && !simdOff.Load() }

@@ -1,0 +1,20 @@
+//go:build !(goexperiment.simd && amd64)
+
+package ops
+
+import "github.com/arktos-dev/arktos/pdarray"
+
+// Without GOEXPERIMENT=simd (or off amd64) there are no vector kernels:
+// every caller takes its plain loop.
+
+const simdBuilt = false
+
+const simdCPU = false
+
+func simdCompare(string, pdarray.DType, func(d, a, b []byte)) func(d, a, b []byte) { return nil }
+
+func simdSumF64([]float64) (float64, bool) { return 0, false }
+
+func simdSumI64([]int64) (int64, bool) { return 0, false }
+
+func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

@@ -1,0 +1,242 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// withPlain runs f with the vector kernels off: the plain loops' answer.
+func withPlain(f func()) {
+	simdOff.Store(true)
+	defer simdOff.Store(false)
+	f()
+}
+
+// TestSIMDTaken fails if the vector kernels silently stop running: when
+// ARKTOS_REQUIRE_SIMD=1 (make test sets it, as make builds with
+// GOEXPERIMENT=simd) the build must have them, and on a CPU with AVX-512 a
+// comparison, a float64 sum, a mask count and a compress must each add to
+// SIMDCalls.
+func TestSIMDTaken(t *testing.T) {
+	built, cpu := SIMDAvailable()
+	if os.Getenv("ARKTOS_REQUIRE_SIMD") == "1" && !built {
+		t.Fatal("built without the vector kernels: build and test with GOEXPERIMENT=simd (the Makefile does)")
+	}
+	if !built || !cpu {
+		t.Skipf("vector kernels: built %v, AVX-512 %v; the plain loops run", built, cpu)
+	}
+	env := PlainEnv(2)
+	x := pdarray.FromSlice(make([]float64, 100_000))
+	out, _ := pdarray.Alloc(pdarray.Bool, x.Len())
+	for _, step := range []struct {
+		name string
+		run  func()
+	}{
+		{"compare", func() { _ = Binary(env, ">", ArrayOperand(x), ScalarOperand(Scalar{K: 'f', F: 0.5}), out) }},
+		{"sum", func() { _ = SumFloat64(2, pdarray.View[float64](x)) }},
+		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
+		{"count", func() { CountTrue(env, out) }},
+		{"compress", func() {
+			o, _ := pdarray.Alloc(pdarray.Float64, CountTrue(env, out))
+			CompressWith(env, x, out, []int{0, o.Len()}, o)
+		}},
+	} {
+		before := SIMDCalls()
+		step.run()
+		if SIMDCalls() == before {
+			t.Errorf("%s: no vector kernel ran (SIMDCalls unchanged)", step.name)
+		}
+	}
+}
+
+// TestSIMDCompareAsLoops checks every vector comparison against the plain
+// loop byte for byte: four dtypes, six operators, array against array and
+// against a scalar, NaN, infinities, signed zeros and the integer extremes,
+// lengths around the 64-element block and the 4096-element chunk, 1 and 2
+// workers.
+func TestSIMDCompareAsLoops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 63, 64, 65, 200, 4096 + 77, 3*minPar + 5} {
+		for _, dt := range []pdarray.DType{pdarray.Float64, pdarray.Float32, pdarray.Int64, pdarray.Int32, pdarray.Uint64, pdarray.Int8} {
+			a, b := specialArray(rng, dt, n), specialArray(rng, dt, n)
+			var s Scalar
+			if Kind(dt) == 'f' {
+				s = Scalar{K: 'f', F: 0.5}
+			} else {
+				s = Scalar{K: 'i', I: 3}
+			}
+			for _, op := range []string{"<", "<=", ">", ">=", "==", "!="} {
+				for _, sc := range []bool{false, true} {
+					for _, w := range []int{1, 2} {
+						bo := ArrayOperand(b)
+						if sc {
+							bo = ScalarOperand(s)
+						}
+						got, _ := pdarray.Alloc(pdarray.Bool, n)
+						want, _ := pdarray.Alloc(pdarray.Bool, n)
+						if err := Binary(PlainEnv(w), op, ArrayOperand(a), bo, got); err != nil {
+							t.Fatal(err)
+						}
+						withPlain(func() { _ = Binary(PlainEnv(w), op, ArrayOperand(a), bo, want) })
+						if !slices.Equal(got.Bytes(), want.Bytes()) {
+							t.Fatalf("%v %s (scalar %v) n=%d workers=%d: the vector kernel differs from the loop", dt, op, sc, n, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// specialArray is n random values of dt, a third of them the dtype's
+// special values (NaN, +-Inf, +-0, extremes) and many repeated, so that
+// every comparison meets equal, NaN and boundary pairs.
+func specialArray(rng *rand.Rand, dt pdarray.DType, n int) *pdarray.Array {
+	a, _ := pdarray.Alloc(dt, n)
+	switch dt {
+	case pdarray.Float64:
+		specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 0.5, math.MaxFloat64, -math.SmallestNonzeroFloat64}
+		for i, x := range pdarray.View[float64](a) {
+			_ = x
+			pdarray.View[float64](a)[i] = pick(rng, specials, float64(rng.IntN(5))/2)
+		}
+	case pdarray.Float32:
+		specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 0.5, math.MaxFloat32}
+		for i := range pdarray.View[float32](a) {
+			pdarray.View[float32](a)[i] = pick(rng, specials, float32(rng.IntN(5))/2)
+		}
+	case pdarray.Int64:
+		specials := []int64{math.MinInt64, math.MaxInt64, 0, -1, 3}
+		for i := range pdarray.View[int64](a) {
+			pdarray.View[int64](a)[i] = pick(rng, specials, int64(rng.IntN(7))-3)
+		}
+	case pdarray.Int32:
+		specials := []int32{math.MinInt32, math.MaxInt32, 0, -1, 3}
+		for i := range pdarray.View[int32](a) {
+			pdarray.View[int32](a)[i] = pick(rng, specials, int32(rng.IntN(7))-3)
+		}
+	case pdarray.Uint64:
+		specials := []uint64{math.MaxUint64, 1 << 63, 0, 3}
+		for i := range pdarray.View[uint64](a) {
+			pdarray.View[uint64](a)[i] = pick(rng, specials, uint64(rng.IntN(7)))
+		}
+	case pdarray.Int8:
+		specials := []int8{math.MinInt8, math.MaxInt8, 0, 3}
+		for i := range pdarray.View[int8](a) {
+			pdarray.View[int8](a)[i] = pick(rng, specials, int8(rng.IntN(7))-3)
+		}
+	}
+	return a
+}
+
+func pick[T any](rng *rand.Rand, specials []T, other T) T {
+	if rng.IntN(3) == 0 {
+		return specials[rng.IntN(len(specials))]
+	}
+	return other
+}
+
+// TestSIMDSumAsLoop checks the vector float64 sum against the plain
+// eight-accumulator loop bit for bit (lengths off the 8-lane and the block
+// boundaries, values of mixed magnitude whose sum depends on the order of
+// the additions), and both against sum8, the reference of the sums' order.
+func TestSIMDSumAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 8, 9, 1000, sumBlock - 1, sumBlock*3 + 5, 200_003} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = (rng.Float64() - 0.3) * math.Pow(10, float64(rng.IntN(30)-15))
+		}
+		for _, w := range []int{1, 2, 8} {
+			got := SumFloat64(w, x)
+			var want float64
+			withPlain(func() { want = SumFloat64(w, x) })
+			ref := 0.0
+			for b := 0; b < n; b += sumBlock {
+				ref += sum8(x[b:min(n, b+sumBlock)], func(v float64) float64 { return v })
+			}
+			if math.Float64bits(got) != math.Float64bits(want) || math.Float64bits(want) != math.Float64bits(ref) {
+				t.Fatalf("n=%d workers=%d: vector %v, loop %v, reference %v", n, w, got, want, ref)
+			}
+		}
+	}
+	for _, n := range []int{0, 7, 9, 100_003} { // int64 sums wrap: the vector lanes must too
+		x := make([]int64, n)
+		for i := range x {
+			x[i] = int64(rng.Uint64())
+		}
+		var want int64
+		for _, v := range x {
+			want += v
+		}
+		for _, w := range []int{1, 2} {
+			got, _, err := Reduce(PlainEnv(w), "sum", pdarray.FromSlice(x), 0)
+			if err != nil || got != want {
+				t.Fatalf("int64 sum n=%d workers=%d: %v (%v), want %d", n, w, got, err, want)
+			}
+		}
+	}
+	nan := []float64{1, math.NaN(), 2, 3, 4, 5, 6, 7, 8}
+	if got := SumFloat64(1, nan); !math.IsNaN(got) {
+		t.Fatalf("a sum with NaN gave %v", got)
+	}
+}
+
+// TestSIMDMaskAsLoop checks the mask's count and the trues' positions with
+// the vector kernels against the plain loops, including bool bytes past
+// the last whole block.
+func TestSIMDMaskAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 5, 64, 130, 3*minPar + 17} {
+		m := make([]bool, n)
+		for i := range m {
+			m[i] = rng.IntN(4) == 0
+		}
+		mask := pdarray.FromSlice(m)
+		for _, w := range []int{1, 2} {
+			env := PlainEnv(w)
+			offs := MaskOffsets(env, mask)
+			var wantOffs []int
+			withPlain(func() { wantOffs = MaskOffsets(env, mask) })
+			if !slices.Equal(offs, wantOffs) {
+				t.Fatalf("n=%d: offsets %v, loop %v", n, offs, wantOffs)
+			}
+			got, _ := pdarray.Alloc(pdarray.Int64, offs[len(offs)-1])
+			want, _ := pdarray.Alloc(pdarray.Int64, offs[len(offs)-1])
+			CompressPositions(env, mask, offs, got)
+			withPlain(func() { CompressPositions(env, mask, offs, want) })
+			if !slices.Equal(pdarray.View[int64](got), pdarray.View[int64](want)) {
+				t.Fatalf("n=%d workers=%d: positions differ", n, w)
+			}
+		}
+	}
+}
+
+// TestBoolWordsAsLoop checks the bool |, & and ^ eight bytes at a time
+// against numpy's truth tables, at lengths off the word.
+func TestBoolWordsAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 3, 8, 13, 4096 + 5} {
+		x, y := make([]bool, n), make([]bool, n)
+		for i := range x {
+			x[i], y[i] = rng.IntN(2) == 0, rng.IntN(2) == 0
+		}
+		for _, op := range []string{"|", "&", "^", "+", "*"} {
+			out, _ := pdarray.Alloc(pdarray.Bool, n)
+			if err := Binary(PlainEnv(1), op, ArrayOperand(pdarray.FromSlice(x)), ArrayOperand(pdarray.FromSlice(y)), out); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range pdarray.View[bool](out) {
+				want := map[string]bool{"|": x[i] || y[i], "+": x[i] || y[i], "&": x[i] && y[i], "*": x[i] && y[i], "^": x[i] != y[i]}[op]
+				if v != want || out.Bytes()[i] > 1 {
+					t.Fatalf("%s n=%d at %d: %v", op, n, i, v)
+				}
+			}
+		}
+	}
+}
