@@ -339,6 +339,21 @@ func minMax[T Number](workers int, x []T, isMax bool) T {
 	used := make([]bool, nw)
 	parallel(workers, len(x), 1, func(w, lo, hi int) {
 		seg := x[lo:hi]
+		if f, ok := any(seg).([]float64); ok {
+			if v, nan, ok := simdMinMaxF64(f, isMax); ok {
+				if nan {
+					v = quietNaN
+				}
+				parts[w], used[w] = any(v).(T), true
+				return
+			}
+		}
+		if f, ok := any(seg).([]int64); ok {
+			if v, ok := simdMinMaxI64(f, isMax); ok {
+				parts[w], used[w] = any(v).(T), true
+				return
+			}
+		}
 		m := seg[0]
 		nan := false
 		if isMax {
@@ -395,6 +410,18 @@ func argMinMax[T Number](workers int, x []T, isMax bool) int {
 		return v < m
 	}
 	parallel(workers, len(x), 1, func(w, lo, hi int) {
+		if f, ok := any(x[lo:hi]).([]float64); ok {
+			if j, ok := simdArgMinMaxF64(f, isMax); ok {
+				idx[w] = lo + j
+				return
+			}
+		}
+		if f, ok := any(x[lo:hi]).([]int64); ok {
+			if j, ok := simdArgMinMaxI64(f, isMax); ok {
+				idx[w] = lo + j
+				return
+			}
+		}
 		best := lo
 		for i := lo + 1; i < hi; i++ {
 			if better(x[i], x[best]) {

@@ -17,4 +17,12 @@ func simdSumF64([]float64) (float64, bool) { return 0, false }
 
 func simdSumI64([]int64) (int64, bool) { return 0, false }
 
+func simdMinMaxF64([]float64, bool) (float64, bool, bool) { return 0, false, false }
+
+func simdMinMaxI64([]int64, bool) (int64, bool) { return 0, false }
+
+func simdArgMinMaxF64([]float64, bool) (int, bool) { return 0, false }
+
+func simdArgMinMaxI64([]int64, bool) (int, bool) { return 0, false }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

@@ -39,6 +39,8 @@ func TestSIMDTaken(t *testing.T) {
 	}{
 		{"compare", func() { _ = Binary(env, ">", ArrayOperand(x), ScalarOperand(Scalar{K: 'f', F: 0.5}), out) }},
 		{"sum", func() { _ = SumFloat64(2, pdarray.View[float64](x)) }},
+		{"max", func() { _, _, _ = Reduce(env, "max", x, 0) }},
+		{"argmin", func() { _, _, _ = Reduce(env, "argmin", x, 0) }},
 		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
 		{"count", func() { CountTrue(env, out) }},
 		{"compress", func() {
@@ -184,6 +186,58 @@ func TestSIMDSumAsLoop(t *testing.T) {
 	nan := []float64{1, math.NaN(), 2, 3, 4, 5, 6, 7, 8}
 	if got := SumFloat64(1, nan); !math.IsNaN(got) {
 		t.Fatalf("a sum with NaN gave %v", got)
+	}
+}
+
+// TestSIMDMinMaxAsLoop checks min, max, argmin and argmax of float64 (NaN
+// anywhere, signed zeros, infinities, ties) and int64 (ties) with the
+// vector kernels against the plain loops, bit for bit and index for index,
+// at 1 and 2 workers.
+func TestSIMDMinMaxAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{1, 63, 64, 65, 1000, 3*minPar + 9} {
+		for trial := 0; trial < 6; trial++ {
+			f := make([]float64, n)
+			for i := range f {
+				f[i] = rng.NormFloat64()
+			}
+			switch trial {
+			case 1:
+				f[rng.IntN(n)] = math.NaN()
+			case 2: // zeros of both signs are the extremes
+				for i := range f {
+					f[i] = math.Copysign(0, float64(rng.IntN(2))-0.5)
+				}
+			case 3:
+				f[rng.IntN(n)] = math.Inf(1)
+				f[rng.IntN(n)] = math.Inf(-1)
+			case 4: // -0 and +0 beside negatives (max) and positives (min)
+				for i := range f {
+					f[i] = -math.Abs(f[i]) - 1
+				}
+				f[rng.IntN(n)], f[rng.IntN(n)] = 0, math.Copysign(0, -1)
+			}
+			ints := make([]int64, n)
+			for i := range ints {
+				ints[i] = int64(rng.Uint64())
+				if trial >= 4 { // few values: ties for the first occurrence
+					ints[i] = int64(rng.IntN(5)) - 2
+				}
+			}
+			for _, w := range []int{1, 2} {
+				for _, op := range []string{"min", "max", "argmin", "argmax"} {
+					for _, a := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(ints)} {
+						got, _, err := Reduce(PlainEnv(w), op, a, 0)
+						var want any
+						withPlain(func() { want, _, _ = Reduce(PlainEnv(w), op, a, 0) })
+						gf, isF := got.(float64)
+						if err != nil || (isF && math.Float64bits(gf) != math.Float64bits(want.(float64))) || (!isF && got != want) {
+							t.Fatalf("%s of %v n=%d trial %d workers=%d: %v, loop %v (%v)", op, a.DType(), n, trial, w, got, want, err)
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

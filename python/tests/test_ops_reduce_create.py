@@ -24,10 +24,22 @@ def mconn(server) -> Iterator[ak.Connection]:
 
 
 def datasets(dtype: str) -> list[np.ndarray]:
+    """The sample (edge values at its end), empty, one element, and the
+    sample shuffled so that its edges (NaN, infinities, -0.0, the integer
+    extremes) fall inside the whole blocks the server's AVX-512 kernels
+    take; for floats also without NaN (those kernels answer min, max,
+    argmin and argmax then), and zeros of both signs beside negatives, where
+    the first of equal extremes must win."""
     x = sample(dtype, 200)
-    out = [x, x[:0], x[:1]]
+    rng = np.random.default_rng(5)
+    out = [x, x[:0], x[:1], rng.permutation(np.resize(x, 1000))]
     if np.dtype(dtype).kind == "f":
         out.append(x[np.isfinite(x) & (np.abs(x) < 1e6)])  # no NaN/inf
+        no_nan = np.resize(x[~np.isnan(x)], 1000)
+        out.append(rng.permutation(no_nan))
+        zeros = -np.abs(rng.permutation(no_nan)) - 1
+        zeros[rng.integers(0, zeros.size, 6)] = np.array([0.0, -0.0, 0.0, -0.0, -0.0, 0.0], dtype=dtype)
+        out.append(zeros)
     return out
 
 
