@@ -23,6 +23,9 @@ func sortKeyInt[T Integer](v T) uint64 {
 // (len(x) > 0); two independent pairs of accumulators halve the dependency
 // chains.
 func minMaxInt[T Integer](x []T) (uint64, uint64) {
+	if mn, mx, ok := simdRange(x); ok {
+		return sortKeyInt(mn), sortKeyInt(mx)
+	}
 	mn0, mx0 := x[0], x[0]
 	mn1, mx1 := mn0, mx0
 	i := 0

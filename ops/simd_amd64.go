@@ -427,6 +427,93 @@ func simdArgMinMaxI64(x []int64, isMax bool) (int, bool) {
 	return int(at), true
 }
 
+// simdRange is the smallest and largest element of x (ok false when x is
+// short or its dtype has no vector loop here): a group-by's scan of its
+// integer keys' range, both in one pass.
+func simdRange[T Integer](x []T) (mn, mx T, ok bool) {
+	if !simdOn() || len(x) < 128 {
+		return 0, 0, false
+	}
+	switch v := any(x).(type) {
+	case []int64:
+		a, b := rangeI64(v)
+		return T(a), T(b), true
+	case []int32:
+		a, b := rangeI32(v)
+		return T(a), T(b), true
+	case []int8:
+		a, b := rangeI8(v)
+		return T(a), T(b), true
+	}
+	return 0, 0, false
+}
+
+func rangeI64(x []int64) (int64, int64) {
+	lo := archsimd.LoadInt64x8((*[8]int64)(x[:8]))
+	hi := lo
+	i := 8
+	for ; i+8 <= len(x); i += 8 {
+		v := archsimd.LoadInt64x8((*[8]int64)(x[i : i+8]))
+		lo, hi = lo.Min(v), hi.Max(v)
+	}
+	simdCalls.Add(1)
+	var a, b [8]int64
+	lo.Store(&a)
+	hi.Store(&b)
+	mn, mx := a[0], b[0]
+	for j := 1; j < 8; j++ {
+		mn, mx = min(mn, a[j]), max(mx, b[j])
+	}
+	for _, v := range x[i:] {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return mn, mx
+}
+
+func rangeI32(x []int32) (int32, int32) {
+	lo := archsimd.LoadInt32x16((*[16]int32)(x[:16]))
+	hi := lo
+	i := 16
+	for ; i+16 <= len(x); i += 16 {
+		v := archsimd.LoadInt32x16((*[16]int32)(x[i : i+16]))
+		lo, hi = lo.Min(v), hi.Max(v)
+	}
+	simdCalls.Add(1)
+	var a, b [16]int32
+	lo.Store(&a)
+	hi.Store(&b)
+	mn, mx := a[0], b[0]
+	for j := 1; j < 16; j++ {
+		mn, mx = min(mn, a[j]), max(mx, b[j])
+	}
+	for _, v := range x[i:] {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return mn, mx
+}
+
+func rangeI8(x []int8) (int8, int8) {
+	lo := archsimd.LoadInt8x64((*[64]int8)(x[:64]))
+	hi := lo
+	i := 64
+	for ; i+64 <= len(x); i += 64 {
+		v := archsimd.LoadInt8x64((*[64]int8)(x[i : i+64]))
+		lo, hi = lo.Min(v), hi.Max(v)
+	}
+	simdCalls.Add(1)
+	var a, b [64]int8
+	lo.Store(&a)
+	hi.Store(&b)
+	mn, mx := a[0], b[0]
+	for j := 1; j < 64; j++ {
+		mn, mx = min(mn, a[j]), max(mx, b[j])
+	}
+	for _, v := range x[i:] {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return mn, mx
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

@@ -25,4 +25,6 @@ func simdArgMinMaxF64([]float64, bool) (int, bool) { return 0, false }
 
 func simdArgMinMaxI64([]int64, bool) (int, bool) { return 0, false }
 
+func simdRange[T Integer]([]T) (T, T, bool) { return 0, 0, false }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

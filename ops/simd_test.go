@@ -41,6 +41,7 @@ func TestSIMDTaken(t *testing.T) {
 		{"sum", func() { _ = SumFloat64(2, pdarray.View[float64](x)) }},
 		{"max", func() { _, _, _ = Reduce(env, "max", x, 0) }},
 		{"argmin", func() { _, _, _ = Reduce(env, "argmin", x, 0) }},
+		{"key range", func() { _, _, _ = intKeyRange(env, pdarray.FromSlice(make([]int64, 1000))) }},
 		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
 		{"count", func() { CountTrue(env, out) }},
 		{"compress", func() {
@@ -236,6 +237,31 @@ func TestSIMDMinMaxAsLoop(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestSIMDRangeAsLoop checks a group-by's key range scan (minMaxInt) with
+// the vector loops against the plain one: int64, int32 and int8 (the
+// dtypes with a vector loop) and uint8 (without), extremes anywhere,
+// lengths around the vector widths.
+func TestSIMDRangeAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 127, 128, 129, 1000, 4099} {
+		for _, dt := range []pdarray.DType{pdarray.Int64, pdarray.Int32, pdarray.Int8, pdarray.Uint8} {
+			a := specialArray(rng, dt, n)
+			if dt == pdarray.Uint8 {
+				for i := range pdarray.View[uint8](a) {
+					pdarray.View[uint8](a)[i] = uint8(rng.IntN(256))
+				}
+			}
+			var lo, hi, wlo, whi uint64
+			var ok, wok bool
+			lo, hi, ok = intKeyRange(PlainEnv(1), a)
+			withPlain(func() { wlo, whi, wok = intKeyRange(PlainEnv(1), a) })
+			if lo != wlo || hi != whi || ok != wok {
+				t.Fatalf("%v n=%d: range %d..%d, loop %d..%d", dt, n, lo, hi, wlo, whi)
 			}
 		}
 	}
