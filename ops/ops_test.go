@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -422,6 +423,121 @@ func TestHistogramWorkers(t *testing.T) {
 		env, used = limitEnv(w, int64(bins*8+(bins+1)*8)) // room for the result only
 		if _, err := Histogram(env, a, bins, false, 0, 0); err == nil || used() != 0 {
 			t.Fatalf("w=%d: no room for the workers' counts gave err %v, %d bytes held", w, err, used())
+		}
+	}
+}
+
+// TestIn1dSets checks in1d's key sets (a bitmap over a small range, a
+// hash table over a wide one, MaxUint64's key kept aside, NaN in nothing,
+// -0.0 in {0.0}) against a map, with invert, at 1 and 2 workers.
+func TestIn1dSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	n := 3*minPar + 5
+	for _, c := range []struct {
+		name string
+		b    func() *pdarray.Array
+		a    func() *pdarray.Array
+		want func(a, b *pdarray.Array, i int) bool
+	}{
+		{"int64 narrow (bitmap)", func() *pdarray.Array { return pdarray.FromSlice(permInts(rng, 334, -100)) },
+			func() *pdarray.Array {
+				x := make([]int64, n)
+				for i := range x {
+					x[i] = int64(rng.IntN(1000)) - 120
+				}
+				return pdarray.FromSlice(x)
+			}, nil},
+		{"int64 wide (hash), extremes", func() *pdarray.Array {
+			v := permInts(rng, 5000, 0)
+			for i := range v {
+				v[i] = v[i]*1_000_003 - 1<<40
+			}
+			v[0], v[1] = math.MaxInt64, math.MinInt64
+			return pdarray.FromSlice(v)
+		}, nil, nil},
+		{"uint64 with MaxUint64 (hash)", func() *pdarray.Array { return pdarray.FromSlice([]uint64{math.MaxUint64, 7, 1 << 60}) },
+			func() *pdarray.Array {
+				x := make([]uint64, n)
+				for i := range x {
+					x[i] = []uint64{math.MaxUint64, 7, 1 << 60, 8, 0, math.MaxUint64 - 1}[rng.IntN(6)]
+				}
+				return pdarray.FromSlice(x)
+			}, nil},
+		{"float64 with NaN and zeros (hash)", func() *pdarray.Array {
+			return pdarray.FromSlice([]float64{0, math.NaN(), 1.5, math.Inf(-1), 1e300})
+		}, func() *pdarray.Array {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = []float64{math.Copysign(0, -1), 0, math.NaN(), 1.5, 2.5, math.Inf(-1), math.Inf(1), 1e300}[rng.IntN(8)]
+			}
+			return pdarray.FromSlice(x)
+		}, nil},
+		{"empty set", func() *pdarray.Array { return pdarray.FromSlice([]int64{}) }, nil, nil},
+	} {
+		b := c.b()
+		a := c.a
+		if a == nil {
+			a = func() *pdarray.Array { // half from b, half not
+				x := make([]int64, n)
+				bv := pdarray.View[int64](b)
+				for i := range x {
+					if len(bv) > 0 && rng.IntN(2) == 0 {
+						x[i] = bv[rng.IntN(len(bv))]
+					} else {
+						x[i] = int64(rng.Uint64())
+					}
+				}
+				return pdarray.FromSlice(x)
+			}
+		}
+		av := a()
+		want := make([]bool, n)
+		switch av.DType() {
+		case pdarray.Float64:
+			in := map[float64]bool{}
+			for _, v := range pdarray.View[float64](b) {
+				in[v] = true // (NaN never matches a map key)
+			}
+			for i, v := range pdarray.View[float64](av) {
+				want[i] = in[v]
+			}
+		case pdarray.Uint64:
+			in := map[uint64]bool{}
+			for _, v := range pdarray.View[uint64](b) {
+				in[v] = true
+			}
+			for i, v := range pdarray.View[uint64](av) {
+				want[i] = in[v]
+			}
+		default:
+			in := map[int64]bool{}
+			for _, v := range pdarray.View[int64](b) {
+				in[v] = true
+			}
+			for i, v := range pdarray.View[int64](av) {
+				want[i] = in[v]
+			}
+		}
+		bk := make([]uint64, b.Len())
+		keysOf(PlainEnv(1), b, nil, bk)
+		slices.Sort(bk)
+		set, release, _ := newKeySet(PlainEnv(1), bk)
+		if wide := strings.Contains(c.name, "hash"); (set.slots != nil) != wide {
+			t.Errorf("%s: the set is a bitmap %v, a table %v", c.name, set.bits != nil, set.slots != nil)
+		}
+		release()
+		for _, w := range []int{1, 2} {
+			for _, invert := range []bool{false, true} {
+				out, _ := pdarray.Alloc(pdarray.Bool, n)
+				if err := In1d(PlainEnv(w), av, b, invert, out); err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range pdarray.View[bool](out) {
+					if g != (want[i] != invert) {
+						t.Fatalf("%s workers=%d invert=%v at %d: %v", c.name, w, invert, i, g)
+					}
+				}
+			}
 		}
 	}
 }

@@ -662,10 +662,21 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 		bk, _ = radixSort(env, bk, pdarray.View[uint64](k2), nil, nil, 0, 64)
 	}
 	isFloat := Kind(c) == 'f'
+	if isFloat && len(bk) > 0 && bk[len(bk)-1] == math.MaxUint64 {
+		bk = bk[:len(bk)-1] // (b's NaNs: NaN is in nothing)
+		for len(bk) > 0 && bk[len(bk)-1] == math.MaxUint64 {
+			bk = bk[:len(bk)-1]
+		}
+	}
+	set, release, err := newKeySet(env, bk)
+	if err != nil {
+		return err
+	}
+	defer release()
 	o := pdarray.BytesAs[uint8](out.Bytes())
-	yes, no := uint8(1), uint8(0)
+	flip := uint8(0)
 	if invert {
-		yes, no = 0, 1
+		flip = 1
 	}
 	src := ArrayOperand(a)
 	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
@@ -681,30 +692,104 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 			}
 			kk := ka[:e-s]
 			keysOf(PlainEnv(1), tmp, nil, kk)
-			for i, k := range kk {
-				if isFloat && k == math.MaxUint64 {
-					o[s+i] = no
-					continue
+			if isFloat {
+				for i, k := range kk {
+					o[s+i] = set.has(k)&b2u(k != math.MaxUint64) ^ flip // (NaN: in nothing)
 				}
-				// binary search
-				l, h := 0, len(bk)
-				for l < h {
-					m := int(uint(l+h) >> 1)
-					if bk[m] < k {
-						l = m + 1
-					} else {
-						h = m
-					}
-				}
-				if l < len(bk) && bk[l] == k {
-					o[s+i] = yes
-				} else {
-					o[s+i] = no
+			} else {
+				for i, k := range kk {
+					o[s+i] = set.has(k) ^ flip
 				}
 			}
 		}
 	})
 	return nil
+}
+
+// keySet answers membership of sort keys (keysOf) in a sorted set of them:
+// a bitmap over their range when it is small (at most four words a key,
+// or 32 KiB), else an open-addressing table (twice the keys in
+// slots, empty slots holding MaxUint64; whether MaxUint64 itself is in
+// the set is kept aside). Either answers a key in a few nanoseconds, where
+// the binary search it replaced took one unpredictable branch a level
+// (ak.in1d of 10^7 int64 in 334 values, one worker: 424 ms, numpy 62).
+type keySet struct {
+	lo, span uint64   // bitmap: keys lo..lo+span
+	bits     []uint64 // the bitmap, or nil
+	slots    []uint64 // the table, or nil
+	shift    uint
+	mask     uint64
+	hasMax   bool
+}
+
+func newKeySet(env Env, sorted []uint64) (keySet, func(), error) {
+	if len(sorted) == 0 {
+		return keySet{span: 0, bits: []uint64{0}}, func() {}, nil // (nothing is in it)
+	}
+	lo, hi := sorted[0], sorted[len(sorted)-1]
+	span := hi - lo
+	if words := span/64 + 1; words <= max(4*uint64(len(sorted)), 1<<12) {
+		b, err := env.Alloc(dU64, int(words))
+		if err != nil {
+			return keySet{}, nil, err
+		}
+		bits := pdarray.View[uint64](b)
+		clear(bits)
+		for _, k := range sorted {
+			d := k - lo
+			bits[d>>6] |= 1 << (d & 63)
+		}
+		return keySet{lo: lo, span: span, bits: bits}, func() { env.free(b) }, nil
+	}
+	nb := 1
+	for 1<<nb < 2*len(sorted) {
+		nb++
+	}
+	t, err := env.Alloc(dU64, 1<<nb)
+	if err != nil {
+		return keySet{}, nil, err
+	}
+	ks := keySet{slots: pdarray.View[uint64](t), shift: uint(64 - nb), mask: 1<<nb - 1}
+	for i := range ks.slots {
+		ks.slots[i] = math.MaxUint64
+	}
+	for i, k := range sorted {
+		if i > 0 && k == sorted[i-1] {
+			continue
+		}
+		if k == math.MaxUint64 {
+			ks.hasMax = true
+			continue
+		}
+		h := k * hashMul >> ks.shift
+		for ks.slots[h] != math.MaxUint64 {
+			h = (h + 1) & ks.mask
+		}
+		ks.slots[h] = k
+	}
+	return ks, func() { env.free(t) }, nil
+}
+
+// has is 1 when k is in the set, else 0.
+func (ks *keySet) has(k uint64) uint8 {
+	if ks.bits != nil {
+		d := k - ks.lo
+		if d > ks.span {
+			return 0
+		}
+		return uint8(ks.bits[d>>6] >> (d & 63) & 1)
+	}
+	if k == math.MaxUint64 {
+		return b2u(ks.hasMax)
+	}
+	for h := k * hashMul >> ks.shift; ; h = (h + 1) & ks.mask {
+		switch ks.slots[h] {
+		case k:
+			return 1
+		case math.MaxUint64:
+			return 0
+		}
+	}
 }
 
 // HistogramResult holds histogram's outputs (owned by the caller).
