@@ -514,6 +514,69 @@ func rangeI8(x []int8) (int8, int8) {
 	return mn, mx
 }
 
+// simdUnaryF64 returns the vector kernel of a float64 unary op, or nil:
+// floor, ceil, trunc and round (VRNDSCALEPD, which keeps -0.0 and a NaN's
+// bits as math's do), abs and fabs (the sign bit cleared), sqrt (correctly
+// rounded, as math.Sqrt), and isnan into bools. plain, the scalar loop of
+// the same op, takes the tail. Those loops made a call per element
+// (floor of 10^7: 39 ms, numpy 11).
+func simdUnaryF64(op string, plain func(d, a []byte)) func(d, a []byte) {
+	if !simdOn() || plain == nil {
+		return nil
+	}
+	if op == "isnan" {
+		return func(db, ab []byte) {
+			a := pdarray.BytesAs[float64](ab)[:len(db)]
+			i := 0
+			for ; i+64 <= len(db); i += 64 {
+				x := (*[64]float64)(a[i : i+64])
+				var w uint64
+				for j := 0; j < 64; j += 8 { // (unrolled by hand it was no faster: memory-bound)
+					v := archsimd.LoadFloat64x8((*[8]float64)(x[j : j+8]))
+					w |= uint64(v.NotEqual(v).ToBits()) << j
+				}
+				storeBools((*[64]uint8)(db[i:i+64]), w)
+			}
+			simdCalls.Add(1)
+			if i < len(db) {
+				plain(db[i:], ab[8*i:])
+			}
+		}
+	}
+	code, ok := map[string]int{"floor": 0, "ceil": 1, "trunc": 2, "round": 3, "abs": 4, "fabs": 4, "sqrt": 5}[op]
+	if !ok {
+		return nil
+	}
+	return func(db, ab []byte) {
+		d, a := pdarray.BytesAs[float64](db), pdarray.BytesAs[float64](ab)
+		a = a[:len(d)]
+		absMask := archsimd.BroadcastUint64x8(1<<63 - 1)
+		i := 0
+		for ; i+8 <= len(d); i += 8 {
+			v := archsimd.LoadFloat64x8((*[8]float64)(a[i : i+8]))
+			switch code { // (one predictable branch per eight elements)
+			case 0:
+				v = v.FloorScaled(0)
+			case 1:
+				v = v.CeilScaled(0)
+			case 2:
+				v = v.TruncScaled(0)
+			case 3:
+				v = v.RoundToEvenScaled(0)
+			case 4:
+				v = v.AsUint64x8().And(absMask).AsFloat64x8()
+			case 5:
+				v = v.Sqrt()
+			}
+			v.Store((*[8]float64)(d[i : i+8]))
+		}
+		simdCalls.Add(1)
+		if i < len(d) {
+			plain(db[8*i:], ab[8*i:])
+		}
+	}
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

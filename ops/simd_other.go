@@ -27,4 +27,6 @@ func simdArgMinMaxI64([]int64, bool) (int, bool) { return 0, false }
 
 func simdRange[T Integer]([]T) (T, T, bool) { return 0, 0, false }
 
+func simdUnaryF64(string, func(d, a []byte)) func(d, a []byte) { return nil }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

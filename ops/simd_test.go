@@ -42,6 +42,7 @@ func TestSIMDTaken(t *testing.T) {
 		{"max", func() { _, _, _ = Reduce(env, "max", x, 0) }},
 		{"argmin", func() { _, _, _ = Reduce(env, "argmin", x, 0) }},
 		{"key range", func() { _, _, _ = intKeyRange(env, pdarray.FromSlice(make([]int64, 1000))) }},
+		{"floor", func() { o, _ := pdarray.Alloc(pdarray.Float64, x.Len()); _ = Unary(env, "floor", x, o) }},
 		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
 		{"count", func() { CountTrue(env, out) }},
 		{"compress", func() {
@@ -316,6 +317,48 @@ func TestBoolWordsAsLoop(t *testing.T) {
 				if v != want || out.Bytes()[i] > 1 {
 					t.Fatalf("%s n=%d at %d: %v", op, n, i, v)
 				}
+			}
+		}
+	}
+}
+
+// TestSIMDUnaryAsLoop checks the float64 vector unary kernels against the
+// plain loops bit for bit: halves (round to even), signed zeros,
+// infinities, the largest and smallest values, negatives under sqrt, and
+// quiet NaNs with payloads and either sign.
+func TestSIMDUnaryAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	specials := []float64{math.NaN(), math.Float64frombits(0x7ff8000000000abc), math.Float64frombits(0xfff8000000000001),
+		math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 0.5, -0.5, 1.5, 2.5, -2.5, math.MaxFloat64, -math.MaxFloat64,
+		math.SmallestNonzeroFloat64, 4503599627370495.5, -1e-300, 1 << 53}
+	for _, n := range []int{1, 7, 8, 9, 64, 65, 4096 + 3} {
+		x := make([]float64, n)
+		for i := range x {
+			if rng.IntN(3) == 0 {
+				x[i] = specials[rng.IntN(len(specials))]
+			} else {
+				x[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-5))
+			}
+		}
+		a := pdarray.FromSlice(x)
+		for _, op := range []string{"floor", "ceil", "trunc", "round", "abs", "fabs", "sqrt", "isnan"} {
+			od, err := ResolveUnary(op, a.DType())
+			if err != nil {
+				t.Fatal(op, err)
+			}
+			got, _ := pdarray.Alloc(od, n)
+			want, _ := pdarray.Alloc(od, n)
+			if err := Unary(PlainEnv(1), op, a, got); err != nil {
+				t.Fatal(err)
+			}
+			withPlain(func() { _ = Unary(PlainEnv(1), op, a, want) })
+			if !slices.Equal(got.Bytes(), want.Bytes()) {
+				for i := range n {
+					if od.Size() == 8 && pdarray.View[uint64](got)[i] != pdarray.View[uint64](want)[i] {
+						t.Fatalf("%s(%v) n=%d: vector %v, loop %v", op, x[i], n, pdarray.View[float64](got)[i], pdarray.View[float64](want)[i])
+					}
+				}
+				t.Fatalf("%s n=%d: the vector kernel differs from the loop", op, n)
 			}
 		}
 	}

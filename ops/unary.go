@@ -240,7 +240,11 @@ func unaryKernel(op string, in pdarray.DType) func(d, a []byte) {
 	case dF32:
 		return floatUnary[float32](op)
 	case dF64:
-		return floatUnary[float64](op)
+		k := floatUnary[float64](op)
+		if v := simdUnaryF64(op, k); v != nil {
+			return v
+		}
+		return k
 	}
 	return nil
 }
