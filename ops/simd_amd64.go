@@ -577,6 +577,84 @@ func simdUnaryF64(op string, plain func(d, a []byte)) func(d, a []byte) {
 	}
 }
 
+// simdSumF32 is sum8plain of float32: each value widened to float64 and
+// added into lane i%8, as a[i%8] += float64(x[i]) there, so the same bits.
+func simdSumF32(x []float32) (float64, bool) {
+	if !simdOn() {
+		return 0, false
+	}
+	var acc archsimd.Float64x8
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		acc = acc.Add(archsimd.LoadFloat32x8((*[8]float32)(x[i : i+8])).ConvertToFloat64())
+	}
+	var a [8]float64
+	acc.Store(&a)
+	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	for ; i < len(x); i++ {
+		s += float64(x[i])
+	}
+	simdCalls.Add(1)
+	return s, true
+}
+
+// simdSumI32 is the wrapping int64 sum of int32 values, each sign-extended.
+func simdSumI32(x []int32) (int64, bool) {
+	if !simdOn() {
+		return 0, false
+	}
+	var acc archsimd.Int64x8
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		acc = acc.Add(archsimd.LoadInt32x8((*[8]int32)(x[i : i+8])).ExtendToInt64())
+	}
+	var a [8]int64
+	acc.Store(&a)
+	s := a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]
+	for ; i < len(x); i++ {
+		s += int64(x[i])
+	}
+	simdCalls.Add(1)
+	return s, true
+}
+
+// simdMinMaxF32 is simdMinMaxF64 of float32, sixteen lanes at a time.
+func simdMinMaxF32(x []float32, isMax bool) (m float32, nan, ok bool) {
+	if !simdOn() || len(x) < 64 {
+		return 0, false, false
+	}
+	acc := archsimd.LoadFloat32x16((*[16]float32)(x[:16]))
+	nans := acc.NotEqual(acc)
+	i := 16
+	if isMax {
+		for ; i+16 <= len(x); i += 16 {
+			v := archsimd.LoadFloat32x16((*[16]float32)(x[i : i+16]))
+			acc = acc.Max(v)
+			nans = nans.Or(v.NotEqual(v))
+		}
+	} else {
+		for ; i+16 <= len(x); i += 16 {
+			v := archsimd.LoadFloat32x16((*[16]float32)(x[i : i+16]))
+			acc = acc.Min(v)
+			nans = nans.Or(v.NotEqual(v))
+		}
+	}
+	simdCalls.Add(1)
+	nan = nans.ToBits() != 0
+	var a [16]float32
+	acc.Store(&a)
+	m = a[0]
+	for _, part := range [][]float32{a[1:], x[i:]} {
+		for _, v := range part {
+			nan = nan || v != v
+			if (isMax && v > m) || (!isMax && v < m) {
+				m = v
+			}
+		}
+	}
+	return m, nan, nan || m != 0
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

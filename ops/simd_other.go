@@ -29,4 +29,10 @@ func simdRange[T Integer]([]T) (T, T, bool) { return 0, 0, false }
 
 func simdUnaryF64(string, func(d, a []byte)) func(d, a []byte) { return nil }
 
+func simdSumF32([]float32) (float64, bool) { return 0, false }
+
+func simdSumI32([]int32) (int64, bool) { return 0, false }
+
+func simdMinMaxF32([]float32, bool) (float32, bool, bool) { return 0, false, false }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

@@ -185,14 +185,40 @@ func TestSIMDSumAsLoop(t *testing.T) {
 			}
 		}
 	}
+	for _, n := range []int{0, 7, 9, 1000, sumBlock*2 + 3, 100_003} { // float32 and int32, widened
+		f := make([]float32, n)
+		i32 := make([]int32, n)
+		for i := range f {
+			f[i] = float32((rng.Float64() - 0.3) * math.Pow(10, float64(rng.IntN(20)-10)))
+			i32[i] = int32(rng.Uint32())
+		}
+		if n > 5 {
+			f[3], f[4] = float32(math.Inf(1)), math.MaxFloat32
+		}
+		for _, a := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(i32)} {
+			for _, w := range []int{1, 2} {
+				got, _, err := Reduce(PlainEnv(w), "sum", a, 0)
+				var want any
+				withPlain(func() { want, _, _ = Reduce(PlainEnv(w), "sum", a, 0) })
+				if g, ok := got.(float64); ok {
+					if err != nil || math.Float64bits(g) != math.Float64bits(want.(float64)) {
+						t.Fatalf("%v sum n=%d workers=%d: %v, loop %v", a.DType(), n, w, got, want)
+					}
+				} else if err != nil || got != want {
+					t.Fatalf("%v sum n=%d workers=%d: %v, loop %v", a.DType(), n, w, got, want)
+				}
+			}
+		}
+	}
 	nan := []float64{1, math.NaN(), 2, 3, 4, 5, 6, 7, 8}
 	if got := SumFloat64(1, nan); !math.IsNaN(got) {
 		t.Fatalf("a sum with NaN gave %v", got)
 	}
 }
 
-// TestSIMDMinMaxAsLoop checks min, max, argmin and argmax of float64 (NaN
-// anywhere, signed zeros, infinities, ties) and int64 (ties) with the
+// TestSIMDMinMaxAsLoop checks min, max, argmin and argmax of float64 and
+// float32 (NaN anywhere, signed zeros, infinities, ties) and int64 (ties)
+// with the
 // vector kernels against the plain loops, bit for bit and index for index,
 // at 1 and 2 workers.
 func TestSIMDMinMaxAsLoop(t *testing.T) {
@@ -228,7 +254,11 @@ func TestSIMDMinMaxAsLoop(t *testing.T) {
 			}
 			for _, w := range []int{1, 2} {
 				for _, op := range []string{"min", "max", "argmin", "argmax"} {
-					for _, a := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(ints)} {
+					f32 := make([]float32, n)
+					for i, v := range f {
+						f32[i] = float32(v)
+					}
+					for _, a := range []*pdarray.Array{pdarray.FromSlice(f), pdarray.FromSlice(ints), pdarray.FromSlice(f32)} {
 						got, _, err := Reduce(PlainEnv(w), op, a, 0)
 						var want any
 						withPlain(func() { want, _, _ = Reduce(PlainEnv(w), op, a, 0) })

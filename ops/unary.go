@@ -1,6 +1,7 @@
 package ops
 
 import (
+	endian "encoding/binary"
 	"math"
 	"unsafe"
 
@@ -209,12 +210,16 @@ func unaryKernel(op string, in pdarray.DType) func(d, a []byte) {
 	if in == dBool {
 		switch op {
 		case "invert", "not":
-			return uloop[uint8, uint8](func(d, a []uint8) {
+			return func(d, a []byte) { // eight bools a word (bytes 0 and 1)
 				a = a[:len(d)]
-				for i := range d {
+				i := 0
+				for ; i+8 <= len(d); i += 8 {
+					endian.LittleEndian.PutUint64(d[i:], endian.LittleEndian.Uint64(a[i:])^0x0101010101010101)
+				}
+				for ; i < len(d); i++ {
 					d[i] = a[i] ^ 1
 				}
-			}).bytes()
+			}
 		case "abs", "floor", "ceil", "trunc":
 			return uloop[uint8, uint8](func(d, a []uint8) { copy(d, a) }).bytes()
 		}
