@@ -361,6 +361,9 @@ func binKernel(op string, inA, inB pdarray.DType) func(d, a, b []byte) {
 			return v
 		}
 	}
+	if v := simdExtremum(op, inA, k); v != nil {
+		return v
+	}
 	return k
 }
 

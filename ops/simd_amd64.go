@@ -655,6 +655,71 @@ func simdMinMaxF32(x []float32, isMax bool) (m float32, nan, ok bool) {
 	return m, nan, nan || m != 0
 }
 
+// simdExtremum returns the vector kernel of numpy's maximum, minimum, fmax
+// or fmin of two float64 or int64 arrays, or nil. Each lane takes x where
+// the plain loop does (maximum: x >= y or x is NaN; fmax: x >= y or y is
+// NaN; minimum and fmin with <=), else y, so signed zeros and NaN bits
+// come out as there. plain takes the tail. (clip is a maximum then a
+// minimum.)
+func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(d, a, b []byte) {
+	if !simdOn() || plain == nil {
+		return nil
+	}
+	code, ok := map[string]int{"maximum": 0, "minimum": 1, "fmax": 2, "fmin": 3}[op]
+	if !ok {
+		return nil
+	}
+	switch dt {
+	case dF64:
+		return func(db, ab, bb []byte) {
+			d, a, b := pdarray.BytesAs[float64](db), pdarray.BytesAs[float64](ab), pdarray.BytesAs[float64](bb)
+			a, b = a[:len(d)], b[:len(d)]
+			i := 0
+			for ; i+8 <= len(d); i += 8 {
+				x := archsimd.LoadFloat64x8((*[8]float64)(a[i : i+8]))
+				y := archsimd.LoadFloat64x8((*[8]float64)(b[i : i+8]))
+				var keep archsimd.Mask64x8
+				switch code { // (one predictable branch per eight elements)
+				case 0:
+					keep = x.GreaterEqual(y).Or(x.IsNaN())
+				case 1:
+					keep = x.LessEqual(y).Or(x.IsNaN())
+				case 2:
+					keep = x.GreaterEqual(y).Or(y.IsNaN())
+				case 3:
+					keep = x.LessEqual(y).Or(y.IsNaN())
+				}
+				x.Merge(y, keep).Store((*[8]float64)(d[i : i+8]))
+			}
+			simdCalls.Add(1)
+			if i < len(d) {
+				plain(db[8*i:], ab[8*i:], bb[8*i:])
+			}
+		}
+	case dI64:
+		return func(db, ab, bb []byte) {
+			d, a, b := pdarray.BytesAs[int64](db), pdarray.BytesAs[int64](ab), pdarray.BytesAs[int64](bb)
+			a, b = a[:len(d)], b[:len(d)]
+			i := 0
+			for ; i+8 <= len(d); i += 8 {
+				x := archsimd.LoadInt64x8((*[8]int64)(a[i : i+8]))
+				y := archsimd.LoadInt64x8((*[8]int64)(b[i : i+8]))
+				if code%2 == 0 {
+					x = x.Max(y)
+				} else {
+					x = x.Min(y)
+				}
+				x.Store((*[8]int64)(d[i : i+8]))
+			}
+			simdCalls.Add(1)
+			if i < len(d) {
+				plain(db[8*i:], ab[8*i:], bb[8*i:])
+			}
+		}
+	}
+	return nil
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

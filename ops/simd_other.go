@@ -35,4 +35,6 @@ func simdSumI32([]int32) (int64, bool) { return 0, false }
 
 func simdMinMaxF32([]float32, bool) (float32, bool, bool) { return 0, false, false }
 
+func simdExtremum(string, pdarray.DType, func(d, a, b []byte)) func(d, a, b []byte) { return nil }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }
