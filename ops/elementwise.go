@@ -229,6 +229,9 @@ func Binary(env Env, op string, a, b Operand, out *pdarray.Array) error {
 	if op == "**" && Kind(p.inB) == 'i' && hasNegative(b) {
 		return errorf(ErrValue, "Integers to negative integer powers are not allowed.")
 	}
+	if k := intDivKernel(op, p, b); k != nil {
+		p.kern = k
+	}
 	od, ls, os := out.DType(), p.out.Size(), out.DType().Size()
 	dst := out.Bytes()
 	parallel(env.workers(), n, chunk, func(_, lo, hi int) {

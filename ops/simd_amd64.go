@@ -720,6 +720,52 @@ func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(
 	return nil
 }
 
+// simdFloorDivI64 writes floor(a[i] / s) (or the floor modulo, mod) into
+// d for the whole blocks of eight it can, s > 1, and returns how many it
+// did (0 without AVX-512). Below 2^52 in magnitude the quotient is
+// estimated in float64, eight lanes at a time (VCVTQQ2PD, VRNDSCALEPD,
+// VPMULLQ: AVX-512 DQ): x is exact there, and x * fl(1/s) is within
+// 1/s of x/s, whose fraction is a multiple of 1/s. So the estimate is
+// never above the floor, and is one below it only when x/s is an integer
+// and the product rounds under it (about 1.5% of multiples of s near
+// 2^52): one correction by the remainder. A block holding a larger value
+// takes floorDivMagic lane by lane.
+func simdFloorDivI64(d, a []int64, s int64, mod bool) int {
+	if !simdOn() || len(d) < 8 {
+		return 0
+	}
+	c := newDivConst(uint64(s))
+	m, sh := c.m, c.shift&63
+	inv := archsimd.BroadcastFloat64x8(1 / float64(s))
+	dv, one := archsimd.BroadcastInt64x8(s), archsimd.BroadcastInt64x8(1)
+	lim, nlim := archsimd.BroadcastInt64x8(1<<52), archsimd.BroadcastInt64x8(-(1 << 52))
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		x := archsimd.LoadInt64x8((*[8]int64)(a[i : i+8]))
+		if x.GreaterEqual(lim).Or(x.LessEqual(nlim)).ToBits() != 0 {
+			for j := i; j < i+8; j++ {
+				q := floorDivMagic(a[j], s, m, sh)
+				if mod {
+					q = a[j] - q*s
+				}
+				d[j] = q
+			}
+			continue
+		}
+		q := x.ConvertToFloat64().Mul(inv).FloorScaled(0).ConvertToInt64()
+		r := x.Sub(q.Mul(dv))
+		high := r.GreaterEqual(dv) // the estimate one too low
+		q, r = q.Add(one).Merge(q, high), r.Sub(dv).Merge(r, high)
+		if mod {
+			r.Store((*[8]int64)(d[i : i+8]))
+		} else {
+			q.Store((*[8]int64)(d[i : i+8]))
+		}
+	}
+	simdCalls.Add(1)
+	return i
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

@@ -37,4 +37,6 @@ func simdMinMaxF32([]float32, bool) (float32, bool, bool) { return 0, false, fal
 
 func simdExtremum(string, pdarray.DType, func(d, a, b []byte)) func(d, a, b []byte) { return nil }
 
+func simdFloorDivI64(d, a []int64, s int64, mod bool) int { return 0 }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }
