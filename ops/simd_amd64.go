@@ -766,6 +766,30 @@ func simdFloorDivI64(d, a []int64, s int64, mod bool) int {
 	return i
 }
 
+// simdSqDevF64 is sum8 of (x - mean)^2: lane j adds the squares of x[j],
+// x[j+8], ... in order, folded as sum8 folds them: the same bits.
+func simdSqDevF64(x []float64, mean float64) (float64, bool) {
+	if !simdOn() {
+		return 0, false
+	}
+	m := archsimd.BroadcastFloat64x8(mean)
+	var acc archsimd.Float64x8
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		d := archsimd.LoadFloat64x8((*[8]float64)(x[i : i+8])).Sub(m)
+		acc = acc.Add(d.Mul(d))
+	}
+	var a [8]float64
+	acc.Store(&a)
+	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	for ; i < len(x); i++ {
+		d := x[i] - mean
+		s += d * d
+	}
+	simdCalls.Add(1)
+	return s, true
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

@@ -39,4 +39,6 @@ func simdExtremum(string, pdarray.DType, func(d, a, b []byte)) func(d, a, b []by
 
 func simdFloorDivI64(d, a []int64, s int64, mod bool) int { return 0 }
 
+func simdSqDevF64([]float64, float64) (float64, bool) { return 0, false }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

@@ -210,6 +210,22 @@ func TestSIMDSumAsLoop(t *testing.T) {
 			}
 		}
 	}
+	for _, n := range []int{1, 9, sumBlock + 5, 100_003} { // var and std: the squared deviations' sums
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()*1e3 + 7
+		}
+		for _, w := range []int{1, 2} {
+			for _, op := range []string{"var", "std"} {
+				got, _, _ := Reduce(PlainEnv(w), op, pdarray.FromSlice(x), 1)
+				var want any
+				withPlain(func() { want, _, _ = Reduce(PlainEnv(w), op, pdarray.FromSlice(x), 1) })
+				if math.Float64bits(got.(float64)) != math.Float64bits(want.(float64)) && !(n == 1 && math.IsNaN(got.(float64))) {
+					t.Fatalf("%s n=%d workers=%d: %v, loop %v", op, n, w, got, want)
+				}
+			}
+		}
+	}
 	nan := []float64{1, math.NaN(), 2, 3, 4, 5, 6, 7, 8}
 	if got := SumFloat64(1, nan); !math.IsNaN(got) {
 		t.Fatalf("a sum with NaN gave %v", got)
