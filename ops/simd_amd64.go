@@ -223,9 +223,7 @@ func simdSumF64(x []float64) (float64, bool) {
 	for ; i+8 <= len(x); i += 8 {
 		acc = acc.Add(archsimd.LoadFloat64x8((*[8]float64)(x[i : i+8])))
 	}
-	var a [8]float64
-	acc.Store(&a)
-	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	s := fold8(acc)
 	for ; i < len(x); i++ {
 		s += x[i]
 	}
@@ -278,19 +276,9 @@ func simdMinMaxF64(x []float64, isMax bool) (m float64, nan, ok bool) {
 		}
 	}
 	simdCalls.Add(1)
-	nan = nans.ToBits() != 0
 	var a [8]float64
 	acc.Store(&a)
-	m = a[0]
-	for _, part := range [][]float64{a[1:], x[i:]} {
-		for _, v := range part {
-			nan = nan || v != v
-			if (isMax && v > m) || (!isMax && v < m) {
-				m = v
-			}
-		}
-	}
-	return m, nan, nan || m != 0
+	return foldExtreme(a[:], x[i:], nans.ToBits() != 0, isMax)
 }
 
 // simdMinMaxI64 is the largest (isMax) or smallest element of x, eight
@@ -448,6 +436,19 @@ func simdRange[T Integer](x []T) (mn, mx T, ok bool) {
 	return 0, 0, false
 }
 
+// foldRange finishes a vector range scan: the lanes' smallest and largest,
+// then the elements past the last whole vector.
+func foldRange[T Integer](los, his, tail []T) (mn, mx T) {
+	mn, mx = los[0], his[0]
+	for j := range los {
+		mn, mx = min(mn, los[j]), max(mx, his[j])
+	}
+	for _, v := range tail {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	return mn, mx
+}
+
 func rangeI64(x []int64) (int64, int64) {
 	lo := archsimd.LoadInt64x8((*[8]int64)(x[:8]))
 	hi := lo
@@ -460,14 +461,7 @@ func rangeI64(x []int64) (int64, int64) {
 	var a, b [8]int64
 	lo.Store(&a)
 	hi.Store(&b)
-	mn, mx := a[0], b[0]
-	for j := 1; j < 8; j++ {
-		mn, mx = min(mn, a[j]), max(mx, b[j])
-	}
-	for _, v := range x[i:] {
-		mn, mx = min(mn, v), max(mx, v)
-	}
-	return mn, mx
+	return foldRange(a[:], b[:], x[i:])
 }
 
 func rangeI32(x []int32) (int32, int32) {
@@ -482,14 +476,7 @@ func rangeI32(x []int32) (int32, int32) {
 	var a, b [16]int32
 	lo.Store(&a)
 	hi.Store(&b)
-	mn, mx := a[0], b[0]
-	for j := 1; j < 16; j++ {
-		mn, mx = min(mn, a[j]), max(mx, b[j])
-	}
-	for _, v := range x[i:] {
-		mn, mx = min(mn, v), max(mx, v)
-	}
-	return mn, mx
+	return foldRange(a[:], b[:], x[i:])
 }
 
 func rangeI8(x []int8) (int8, int8) {
@@ -504,14 +491,7 @@ func rangeI8(x []int8) (int8, int8) {
 	var a, b [64]int8
 	lo.Store(&a)
 	hi.Store(&b)
-	mn, mx := a[0], b[0]
-	for j := 1; j < 64; j++ {
-		mn, mx = min(mn, a[j]), max(mx, b[j])
-	}
-	for _, v := range x[i:] {
-		mn, mx = min(mn, v), max(mx, v)
-	}
-	return mn, mx
+	return foldRange(a[:], b[:], x[i:])
 }
 
 // simdUnaryF64 returns the vector kernel of a float64 unary op, or nil:
@@ -588,9 +568,7 @@ func simdSumF32(x []float32) (float64, bool) {
 	for ; i+8 <= len(x); i += 8 {
 		acc = acc.Add(archsimd.LoadFloat32x8((*[8]float32)(x[i : i+8])).ConvertToFloat64())
 	}
-	var a [8]float64
-	acc.Store(&a)
-	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	s := fold8(acc)
 	for ; i < len(x); i++ {
 		s += float64(x[i])
 	}
@@ -640,11 +618,18 @@ func simdMinMaxF32(x []float32, isMax bool) (m float32, nan, ok bool) {
 		}
 	}
 	simdCalls.Add(1)
-	nan = nans.ToBits() != 0
 	var a [16]float32
 	acc.Store(&a)
-	m = a[0]
-	for _, part := range [][]float32{a[1:], x[i:]} {
+	return foldExtreme(a[:], x[i:], nans.ToBits() != 0, isMax)
+}
+
+// foldExtreme finishes a vector min or max: the lanes' extremes, then the
+// elements past the last whole vector, NaN noted; ok false (the caller's
+// loop decides) for an answer of zero, whose sign the lanes' order may
+// have changed.
+func foldExtreme[T float32 | float64](lanes, tail []T, nan, isMax bool) (m T, anyNaN, ok bool) {
+	m = lanes[0]
+	for _, part := range [][]T{lanes[1:], tail} {
 		for _, v := range part {
 			nan = nan || v != v
 			if (isMax && v > m) || (!isMax && v < m) {
@@ -779,15 +764,20 @@ func simdSqDevF64(x []float64, mean float64) (float64, bool) {
 		d := archsimd.LoadFloat64x8((*[8]float64)(x[i : i+8])).Sub(m)
 		acc = acc.Add(d.Mul(d))
 	}
-	var a [8]float64
-	acc.Store(&a)
-	s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+	s := fold8(acc)
 	for ; i < len(x); i++ {
 		d := x[i] - mean
 		s += d * d
 	}
 	simdCalls.Add(1)
 	return s, true
+}
+
+// fold8 adds a vector's eight lanes as sum8 adds its accumulators.
+func fold8(acc archsimd.Float64x8) float64 {
+	var a [8]float64
+	acc.Store(&a)
+	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
 }
 
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
