@@ -193,11 +193,17 @@ func mergeInts[T Number, A int64 | uint64](workers int, x []T, f func(A, T) A, i
 // blockSum sums f(x[i]) in float64 over fixed blocks of sumBlock elements
 // (eight accumulators each), then adds the block sums in order.
 func blockSum[T Number](workers int, x []T, f func(T) float64) float64 {
-	nb := (len(x) + sumBlock - 1) / sumBlock
-	parts := make([]float64, nb)
-	parallel(workers, len(x), sumBlock, func(_, lo, hi int) {
+	return inBlocks(workers, len(x), func(lo, hi int) float64 { return sum8(x[lo:hi], f) })
+}
+
+// inBlocks cuts [0, n) into the fixed blocks of sumBlock elements, has
+// each summed by sum (on the workers), and adds the block sums in order:
+// the same float sum at any worker count.
+func inBlocks(workers, n int, sum func(lo, hi int) float64) float64 {
+	parts := make([]float64, (n+sumBlock-1)/sumBlock)
+	parallel(workers, n, sumBlock, func(_, lo, hi int) {
 		for b := lo; b < hi; b += sumBlock {
-			parts[b/sumBlock] = sum8(x[b:min(hi, b+sumBlock)], f)
+			parts[b/sumBlock] = sum(b, min(hi, b+sumBlock))
 		}
 	})
 	s := 0.0
@@ -274,34 +280,15 @@ func sqDevSum[T Number](workers int, x []T, mean float64) float64 {
 	if !ok || !simdOn() {
 		return blockSum(workers, x, func(v T) float64 { d := float64(v) - mean; return d * d })
 	}
-	nb := (len(x) + sumBlock - 1) / sumBlock
-	parts := make([]float64, nb)
-	parallel(workers, len(x), sumBlock, func(_, lo, hi int) {
-		for b := lo; b < hi; b += sumBlock {
-			parts[b/sumBlock], _ = simdSqDevF64(f[b:min(hi, b+sumBlock)], mean)
-		}
+	return inBlocks(workers, len(x), func(lo, hi int) float64 {
+		s, _ := simdSqDevF64(f[lo:hi], mean)
+		return s
 	})
-	s := 0.0
-	for _, p := range parts {
-		s += p
-	}
-	return s
 }
 
 // plainSum is blockSum of the values themselves, without a per-element call.
 func plainSum[T Number](workers int, x []T) float64 {
-	nb := (len(x) + sumBlock - 1) / sumBlock
-	parts := make([]float64, nb)
-	parallel(workers, len(x), sumBlock, func(_, lo, hi int) {
-		for b := lo; b < hi; b += sumBlock {
-			parts[b/sumBlock] = sum8plain(x[b:min(hi, b+sumBlock)])
-		}
-	})
-	s := 0.0
-	for _, p := range parts {
-		s += p
-	}
-	return s
+	return inBlocks(workers, len(x), func(lo, hi int) float64 { return sum8plain(x[lo:hi]) })
 }
 
 // sum8plain must give the same bits as sum8 with the identity. The eight
