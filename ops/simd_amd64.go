@@ -780,6 +780,27 @@ func fold8(acc archsimd.Float64x8) float64 {
 	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
 }
 
+// simdSelect64 is where(c, a, b) of 8-byte elements over the whole blocks
+// of 64: the condition's bytes as one bit word, eight lanes merged at a
+// time. It returns how many it did.
+func simdSelect64(d []uint64, c []uint8, a, b []uint64) int {
+	if !simdOn() {
+		return 0
+	}
+	c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
+	i := 0
+	for ; i+64 <= len(d); i += 64 {
+		w := simdMaskBits((*[64]uint8)(c[i : i+64]))
+		for j := i; j < i+64; j += 8 {
+			m := archsimd.Mask64x8FromBits(uint8(w >> (j - i)))
+			x := archsimd.LoadUint64x8((*[8]uint64)(a[j : j+8]))
+			x.Merge(archsimd.LoadUint64x8((*[8]uint64)(b[j:j+8])), m).Store((*[8]uint64)(d[j : j+8]))
+		}
+	}
+	simdCalls.Add(1)
+	return i
+}
+
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()

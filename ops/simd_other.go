@@ -41,4 +41,6 @@ func simdFloorDivI64(d, a []int64, s int64, mod bool) int { return 0 }
 
 func simdSqDevF64([]float64, float64) (float64, bool) { return 0, false }
 
+func simdSelect64(d []uint64, c []uint8, a, b []uint64) int { return 0 }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

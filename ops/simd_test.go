@@ -43,6 +43,7 @@ func TestSIMDTaken(t *testing.T) {
 		{"argmin", func() { _, _, _ = Reduce(env, "argmin", x, 0) }},
 		{"key range", func() { _, _, _ = intKeyRange(env, pdarray.FromSlice(make([]int64, 1000))) }},
 		{"floor", func() { o, _ := pdarray.Alloc(pdarray.Float64, x.Len()); _ = Unary(env, "floor", x, o) }},
+		{"where", func() { o, _ := pdarray.Alloc(pdarray.Float64, x.Len()); _ = Where(env, out, ArrayOperand(x), ArrayOperand(x), o) }},
 		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
 		{"count", func() { CountTrue(env, out) }},
 		{"compress", func() {
@@ -437,4 +438,62 @@ func TestSIMDExtremumAsLoop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWhereAsLoop checks where(c, a, b) for 1-, 2-, 4- and 8-byte
+// elements (arrays and scalars on either side) against a plain loop, with
+// the vector kernels on and off, at lengths around the 64-element block
+// and the chunk, and conditions random, all true and all false.
+func TestWhereAsLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, n := range []int{1, 63, 64, 65, 4096 + 130, 3*minPar + 7} {
+		for _, dt := range []pdarray.DType{pdarray.Int8, pdarray.Int16, pdarray.Float32, pdarray.Float64, pdarray.Int64} {
+			for _, density := range []int{0, 1, 2} {
+				c := make([]bool, n)
+				for i := range c {
+					c[i] = density == 2 || (density == 1 && rng.IntN(2) == 0)
+				}
+				cond := pdarray.FromSlice(c)
+				a, b := specialArray(rng, dt, n), specialArray(rng, dt, n)
+				for _, ops := range [][2]Operand{{ArrayOperand(a), ArrayOperand(b)}, {ArrayOperand(a), ScalarOperand(Scalar{K: 'i', I: 3})},
+					{ScalarOperand(Scalar{K: 'i', I: -2}), ArrayOperand(b)}} {
+					for _, plain := range []bool{false, true} {
+						got, _ := pdarray.Alloc(dt, n)
+						run := func() {
+							if err := Where(PlainEnv(2), cond, ops[0], ops[1], got); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if plain {
+							withPlain(run)
+						} else {
+							run()
+						}
+						sz := dt.Size()
+						for i := range n {
+							var want []byte
+							if c[i] {
+								want = elemBytes(ops[0], dt, i)
+							} else {
+								want = elemBytes(ops[1], dt, i)
+							}
+							if !slices.Equal(got.Bytes()[i*sz:(i+1)*sz], want) {
+								t.Fatalf("%v n=%d plain=%v at %d: %v, want %v", dt, n, plain, i, got.Bytes()[i*sz:(i+1)*sz], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// elemBytes is element i of an operand (an array of dtype dt, or a scalar
+// converted to it) as bytes.
+func elemBytes(o Operand, dt pdarray.DType, i int) []byte {
+	if o.Arr == nil {
+		return ScalarBytes(o.Sc, dt)
+	}
+	sz := dt.Size()
+	return o.Arr.Bytes()[i*sz : (i+1)*sz]
 }

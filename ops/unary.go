@@ -523,18 +523,20 @@ func selectBytes(sz int, d, c, a, b []byte) {
 	case 4:
 		sel(pdarray.BytesAs[uint32](d), c, pdarray.BytesAs[uint32](a), pdarray.BytesAs[uint32](b))
 	case 8:
-		sel(pdarray.BytesAs[uint64](d), c, pdarray.BytesAs[uint64](a), pdarray.BytesAs[uint64](b))
+		d, a, b := pdarray.BytesAs[uint64](d), pdarray.BytesAs[uint64](a), pdarray.BytesAs[uint64](b)
+		i := simdSelect64(d, c, a, b) // whole blocks of 64, where AVX-512 runs
+		sel(d[i:], c[i:], a[i:], b[i:])
 	}
 }
 
+// sel picks a[i] where c[i] is true, else b[i], through a mask rather than
+// a branch (a random condition mispredicted one in two: where(b, f, 0.0)
+// of 10^7 took 38 ms).
 func sel[T Unsigned](d []T, c []uint8, a, b []T) {
 	c, a, b = c[:len(d)], a[:len(d)], b[:len(d)]
 	for i := range d {
-		if c[i] != 0 {
-			d[i] = a[i]
-		} else {
-			d[i] = b[i]
-		}
+		m := T(0) - T(b2u(c[i] != 0)) // all ones or zero
+		d[i] = b[i] ^ (a[i]^b[i])&m
 	}
 }
 
