@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +66,7 @@ func run(args []string) error {
 	maxStreams := fs.Int("max-streams", maxStreamsDef, fmt.Sprintf("bulk streams and request lanes open at once, over all clients (env ARKTOS_MAX_STREAMS; default %d; a client holds at most one of each)", server.DefaultMaxStreams))
 	laneSpinS := fs.String("lane-spin", env("LANE_SPIN", server.DefaultLaneSpin.String()), "how long a request lane polls for the next request before it blocks, e.g. 200us; 0 turns polling off (env ARKTOS_LANE_SPIN)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof (perf cannot sample on some VMs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,6 +112,17 @@ func run(args []string) error {
 		return err
 	}
 	server.LimitMemory(srv.MaxMemory())
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile() // (on a clean stop: SIGINT or SIGTERM)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return srv.Run(ctx)
