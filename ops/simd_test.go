@@ -43,7 +43,10 @@ func TestSIMDTaken(t *testing.T) {
 		{"argmin", func() { _, _, _ = Reduce(env, "argmin", x, 0) }},
 		{"key range", func() { _, _, _ = intKeyRange(env, pdarray.FromSlice(make([]int64, 1000))) }},
 		{"floor", func() { o, _ := pdarray.Alloc(pdarray.Float64, x.Len()); _ = Unary(env, "floor", x, o) }},
-		{"where", func() { o, _ := pdarray.Alloc(pdarray.Float64, x.Len()); _ = Where(env, out, ArrayOperand(x), ArrayOperand(x), o) }},
+		{"where", func() {
+			o, _ := pdarray.Alloc(pdarray.Float64, x.Len())
+			_ = Where(env, out, ArrayOperand(x), ArrayOperand(x), o)
+		}},
 		{"int sum", func() { _, _, _ = Reduce(env, "sum", pdarray.FromSlice(make([]int64, 1000)), 0) }},
 		{"count", func() { CountTrue(env, out) }},
 		{"compress", func() {
