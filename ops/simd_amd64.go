@@ -3,9 +3,10 @@
 package ops
 
 // AVX-512 kernels for the scans whose scalar Go loops run well below memory
-// speed (10^7 float64 on one core of the 2-core VM, go test -bench SIMD):
-// a comparison into a bool array 11.5 -> 5.3 ms (numpy 3.9), a float64 sum
-// 7.5 -> 3.8 ms (numpy 6.0). Go has no auto-vectoriser; Go 1.26's
+// speed (10^7 float64 on one core of the 2-core VM, in process: a
+// comparison into a bool array 11.5 -> 4.2-6.6 ms, numpy 3.8-5.1; a float64
+// sum 7.5 -> 3.8 ms, numpy 6.0; bench/ops/results.md has the rest, through
+// the server). Go has no auto-vectoriser; Go 1.26's
 // experimental simd/archsimd package (GOEXPERIMENT=simd, which the Makefile
 // sets) gives the vector instructions. A build without the experiment, or a
 // CPU without AVX-512, takes the plain loops, which give the same bytes:
