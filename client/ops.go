@@ -66,6 +66,20 @@ func (c *Client) Binop(ctx context.Context, op string, a, b Operand) (ArrayInfo,
 	return c.opArray(ctx, "binop", args)
 }
 
+// Clip stores np.clip(a, lo, hi) as a new array: either bound may be nil
+// (not both), an array (Arr) or a scalar (Py, Scalar); numpy's dtype and
+// ties (docs/protocol.md, "clip").
+func (c *Client) Clip(ctx context.Context, a string, lo, hi *Operand) (ArrayInfo, error) {
+	args := map[string]any{"a": a}
+	if lo != nil {
+		lo.put(args, "lo")
+	}
+	if hi != nil {
+		hi.put(args, "hi")
+	}
+	return c.opArray(ctx, "clip", args)
+}
+
 // BinopInPlace computes op(a, b) into the stored array out (a += b is
 // BinopInPlace(ctx, "+", Arr(a), b, a)).
 func (c *Client) BinopInPlace(ctx context.Context, op string, a, b Operand, out string) error {

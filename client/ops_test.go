@@ -34,6 +34,21 @@ func TestOperations(t *testing.T) {
 	if err != nil || wide.DType != pdarray.Int64 {
 		t.Fatalf("a * int64(2): %v %v", wide, err)
 	}
+	lo, hi := client.Py(int64(0)), client.Py(int64(100))
+	clipped, err := c.Clip(ctx, a.Name, &lo, &hi)
+	if err != nil || clipped.DType != pdarray.Int8 {
+		t.Fatalf("clip(a, 0, 100): %v %v", clipped, err)
+	}
+	if got, _ := client.Download[int8](ctx, c, clipped.Name); !slices.Equal(got, []int8{3, 0, 100, 0}) {
+		t.Errorf("clip(a, 0, 100) = %v", got)
+	}
+	half := client.Py(0.5)
+	if f, err := c.Clip(ctx, a.Name, nil, &half); err != nil || f.DType != pdarray.Float64 {
+		t.Errorf("clip(a, None, 0.5): %v %v, want float64 as numpy", f, err)
+	}
+	if _, err := c.Clip(ctx, a.Name, nil, nil); err == nil || !strings.Contains(err.Error(), "one of max or min") {
+		t.Errorf("clip without bounds: %v", err)
+	}
 	v, dt, err := c.Reduce(ctx, "sum", a.Name)
 	if err != nil || v != int64(129) || dt != pdarray.Int64 {
 		t.Errorf("sum = %v %v %v", v, dt, err)

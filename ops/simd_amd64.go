@@ -642,7 +642,7 @@ func foldExtreme[T float32 | float64](lanes, tail []T, nan, isMax bool) (m T, an
 }
 
 // simdExtremum returns the vector kernel of numpy's maximum, minimum, fmax
-// or fmin of two float64 or int64 arrays, or nil. Each lane takes x where
+// or fmin (or clip's two steps) of two float64 or int64 arrays, or nil. Each lane takes x where
 // the plain loop does (maximum: x >= y or x is NaN; fmax: x >= y or y is
 // NaN; minimum and fmin with <=), else y, so signed zeros and NaN bits
 // come out as there. plain takes the tail. (clip is a maximum then a
@@ -651,7 +651,7 @@ func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(
 	if !simdOn() || plain == nil {
 		return nil
 	}
-	code, ok := map[string]int{"maximum": 0, "minimum": 1, "fmax": 2, "fmin": 3}[op]
+	code, ok := map[string]int{"maximum": 0, "minimum": 1, "fmax": 2, "fmin": 3, "clip_lo": 4, "clip_hi": 5}[op]
 	if !ok {
 		return nil
 	}
@@ -674,6 +674,10 @@ func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(
 					keep = x.GreaterEqual(y).Or(y.IsNaN())
 				case 3:
 					keep = x.LessEqual(y).Or(y.IsNaN())
+				case 4: // numpy's clip: a tie takes the bound
+					keep = x.Greater(y).Or(x.IsNaN())
+				case 5:
+					keep = x.Less(y).Or(x.IsNaN())
 				}
 				x.Merge(y, keep).Store((*[8]float64)(d[i : i+8]))
 			}

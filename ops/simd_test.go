@@ -422,18 +422,18 @@ func TestSIMDExtremumAsLoop(t *testing.T) {
 	for _, n := range []int{1, 8, 9, 64, 4096 + 5} {
 		for _, dt := range []pdarray.DType{pdarray.Float64, pdarray.Int64} {
 			a, b := specialArray(rng, dt, n), specialArray(rng, dt, n)
-			for _, op := range []string{"maximum", "minimum", "fmax", "fmin"} {
+			for _, op := range []string{"maximum", "minimum", "fmax", "fmin", "clip_lo", "clip_hi"} {
 				for _, bo := range []Operand{ArrayOperand(b), ScalarOperand(Scalar{K: 'i', I: 0})} {
-					rd, err := ResolveBinary(op, ArrayOperand(a), bo)
+					p, err := planBinary(op, ArrayOperand(a), bo)
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, _ := pdarray.Alloc(rd, n)
-					want, _ := pdarray.Alloc(rd, n)
-					if err := Binary(PlainEnv(1), op, ArrayOperand(a), bo, got); err != nil {
+					got, _ := pdarray.Alloc(p.out, n)
+					want, _ := pdarray.Alloc(p.out, n)
+					if err := runBinary(PlainEnv(1), op, ArrayOperand(a), bo, got); err != nil {
 						t.Fatal(err)
 					}
-					withPlain(func() { _ = Binary(PlainEnv(1), op, ArrayOperand(a), bo, want) })
+					withPlain(func() { _ = runBinary(PlainEnv(1), op, ArrayOperand(a), bo, want) })
 					if !slices.Equal(got.Bytes(), want.Bytes()) {
 						t.Fatalf("%s of %v n=%d (scalar %v): the vector kernel differs from the loop", op, dt, n, bo.Arr == nil)
 					}
@@ -499,4 +499,62 @@ func elemBytes(o Operand, dt pdarray.DType, i int) []byte {
 	}
 	sz := dt.Size()
 	return o.Arr.Bytes()[i*sz : (i+1)*sz]
+}
+
+// TestClipAsBinops checks the one-pass Clip against its two steps run one
+// after the other (clip_lo, then clip_hi) bit for bit: float64 and int64 arrays with NaN and
+// extremes, scalar and array bounds, either bound absent, bounds that
+// promote (a float bound on an int array: the two-step path), 1 and 2
+// workers.
+func TestClipAsBinops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	n := 3*minPar + 77
+	for _, dt := range []pdarray.DType{pdarray.Float64, pdarray.Int64, pdarray.Int32} {
+		a := specialArray(rng, dt, n)
+		lob, hib := specialArray(rng, dt, n), specialArray(rng, dt, n)
+		bounds := []struct {
+			name   string
+			lo, hi *Operand
+		}{
+			{"scalars", &Operand{Sc: Scalar{K: 'i', I: -1}}, &Operand{Sc: Scalar{K: 'i', I: 2}}},
+			{"lo only", &Operand{Sc: Scalar{K: 'i', I: 0}}, nil},
+			{"hi only", nil, &Operand{Sc: Scalar{K: 'i', I: 0}}},
+			{"arrays", &Operand{Arr: lob}, &Operand{Arr: hib}},
+			{"float bounds", &Operand{Sc: Scalar{K: 'f', F: -0.5}}, &Operand{Sc: Scalar{K: 'f', F: math.NaN()}}},
+		}
+		for _, bd := range bounds {
+			for _, w := range []int{1, 2} {
+				env := PlainEnv(w)
+				rd, err := ResolveClip(ArrayOperand(a), bd.lo, bd.hi)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := pdarray.Alloc(rd, n)
+				before := clipFused.Load()
+				if err := Clip(env, ArrayOperand(a), bd.lo, bd.hi, got); err != nil {
+					t.Fatal(err)
+				}
+				if fused := clipFused.Load() > before; fused != (rd == dt) {
+					t.Errorf("%v %s: one pass %v, want %v", dt, bd.name, fused, rd == dt)
+				}
+				x := ArrayOperand(a)
+				loOp, hiOp := clipSteps(bd.lo, bd.hi)
+				if bd.lo != nil {
+					p1, _ := planBinary(loOp, x, *bd.lo)
+					m, _ := pdarray.Alloc(p1.out, n)
+					_ = runBinary(env, loOp, x, *bd.lo, m)
+					x = ArrayOperand(m)
+				}
+				if bd.hi != nil {
+					p2, _ := planBinary(hiOp, x, *bd.hi)
+					m, _ := pdarray.Alloc(p2.out, n)
+					_ = runBinary(env, hiOp, x, *bd.hi, m)
+					x = ArrayOperand(m)
+				}
+				if x.Arr.DType() != rd || !slices.Equal(got.Bytes(), x.Arr.Bytes()) {
+					t.Fatalf("%v %s workers=%d: clip differs from maximum then minimum (%v, %v)", dt, bd.name, w, rd, x.Arr.DType())
+				}
+			}
+		}
+	}
 }

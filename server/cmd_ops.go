@@ -45,6 +45,7 @@ func init() {
 		"coargsort":     (*Server).cmdCoargsort,
 		"unique":        (*Server).cmdUnique,
 		"in1d":          (*Server).cmdIn1d,
+		"clip":          (*Server).cmdClip,
 		"setop":         (*Server).cmdSetop,
 		"histogram":     (*Server).cmdHistogram,
 		"order_stats":   (*Server).cmdOrderStats,
@@ -251,6 +252,61 @@ func (s *Server) cmdBinop(r *request) (*response, error) {
 		return nil, err
 	}
 	if err := ops.Binary(env, op, x, y, out); err != nil {
+		return nil, opErr(err)
+	}
+	return one(o, out)
+}
+
+// cmdClip stores np.clip(a, lo, hi): minimum(maximum(a, lo), hi), with
+// numpy's promotion at each step; either bound may be left out (an array
+// name or a scalar, as binop's operands), not both. One pass over memory
+// when the bounds do not change a's dtype (ops.Clip).
+func (s *Server) cmdClip(r *request) (*response, error) {
+	a := r.args
+	x, err := s.operandArg(a, "a")
+	if err != nil {
+		return nil, err
+	}
+	var bounds [2]*ops.Operand
+	for i, key := range []string{"lo", "hi"} {
+		if a.Has(key) || a.Has(key+"_scalar") {
+			o, err := s.operandArg(a, key)
+			if err != nil {
+				return nil, err
+			}
+			bounds[i] = &o
+		}
+	}
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if x.Arr == nil {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "clip: 'a' must be an array name (a scalar has nothing to clip)")
+	}
+	if bounds[0] == nil && bounds[1] == nil {
+		return nil, transfer.Errorf(transfer.MissingArgument, "clip: give 'lo' or 'hi' (an array name, or 'lo_scalar' / 'hi_scalar'): one of max or min must be given")
+	}
+	present := []ops.Operand{x}
+	for _, b := range bounds {
+		if b != nil {
+			present = append(present, *b)
+		}
+	}
+	n, err := operandLen("clip", present...)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := ops.ResolveClip(x, bounds[0], bounds[1])
+	if err != nil {
+		return nil, opErr(err)
+	}
+	o, env := s.opEnv("clip")
+	defer o.done()
+	out, err := env.Alloc(rd, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := ops.Clip(env, x, bounds[0], bounds[1], out); err != nil {
 		return nil, opErr(err)
 	}
 	return one(o, out)

@@ -201,16 +201,42 @@ def test_where(arrays, mconn) -> None:
                 assert_same(ak.where(pc, s, pa), np.where(cond, s, xa))
 
 
-def test_clip(arrays) -> None:
+def test_clip(arrays, mconn) -> None:
     for d in DTYPES:
         x, p = arrays[d]
         if d == "bool":
             continue
-        for lo, hi in ((0, 10), (-1000, 1000), (None, 3), (-2.5, 2.5), (2, None)):
+        for lo, hi in ((0, 10), (-1000, 1000), (None, 3), (-2.5, 2.5), (2, None),
+                       (np.float32(-1.5), np.nan), (np.int8(-3), np.int16(300))):
             want, err = numpy_result(np.clip, x, lo, hi)
             if err is not None:
                 continue
             assert_same(ak.clip(p, lo, hi), want)
+        # array bounds, one request and one result
+        lo_a, hi_a = np.resize(x[::-1], x.size), np.resize(x[1:], x.size)
+        want, err = numpy_result(np.clip, x, lo_a, hi_a)
+        if err is None:
+            assert_same(ak.clip(p, mconn.array(lo_a), hi_a), want)
+
+
+def test_clip_is_one_request(mconn) -> None:
+    """ak.clip is one server request, and refuses no bounds as numpy does."""
+    from _opsdata import recorded
+
+    p = mconn.array(np.linspace(-3, 3, 1000))
+    with recorded(mconn) as cmds:
+        ak.clip(p, -1.0, 1.0)
+    assert cmds == ["clip"], cmds
+    with pytest.raises(ValueError, match="max or min"):
+        ak.clip(p, None, None)
+    # signed zeros on a tie: numpy keeps x against a scalar bound and takes
+    # an array bound, and so does the server
+    x = np.array([-0.0, 0.0] * 40)
+    px = mconn.array(x)
+    for lo, hi in ((0.0, 1.0), (-0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0)):
+        assert_same(ak.clip(px, lo, hi), np.clip(x, lo, hi))
+        lo_a, hi_a = np.full(x.size, lo), np.full(x.size, hi)
+        assert_same(ak.clip(px, mconn.array(lo_a), mconn.array(hi_a)), np.clip(x, lo_a, hi_a))
 
 
 def test_astype_every_pair(arrays) -> None:

@@ -965,17 +965,23 @@ def _clamp_bound(a: pdarray, bound: Any) -> Any:
 def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
     """np.clip: minimum(maximum(a, a_min), a_max); either bound may be None.
 
+    One server request (``clip``): one pass over the array when the bounds
+    keep its dtype, as numpy's promotion decides at each step.
+
     >>> ak.clip(ak.arange(6), 1, 4)
     array([1, 1, 2, 3, 4, 4])
     """
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
-    out = a
-    if a_min is not None:
-        out = binop("maximum", out, _clamp_bound(a, a_min))
-    if a_max is not None:
-        out = binop("minimum", out, _clamp_bound(a, a_max))
-    return out if out is not a else astype(a, a.dtype)
+    conn = _conn_of(a, a_min, a_max)
+    keep: list[pdarray] = []
+    args: dict[str, Any] = {}
+    _put_operand(args, "a", a, conn, keep)
+    for key, bound in (("lo", a_min), ("hi", a_max)):
+        if bound is not None:
+            _put_operand(args, key, _clamp_bound(a, bound), conn, keep)
+    result, _ = conn._request("clip", args)
+    return _new(conn, result)
 
 
 def where(condition: pdarray, x: Any, y: Any) -> pdarray:
