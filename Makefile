@@ -41,6 +41,11 @@ gotest:
 
 pytest:
 	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) ARKTOS_REQUIRE_SIMD=1 .venv/bin/python -m pytest -q python/tests
+	# The operations against numpy again with the AVX-512 kernels off
+	# (--simd=false): the plain loops a CPU without AVX-512 runs.
+	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) ARKTOS_TEST_SIMD=off .venv/bin/python -m pytest -q \
+		python/tests/test_ops_elementwise.py python/tests/test_ops_reduce_create.py \
+		python/tests/test_ops_index_sort.py python/tests/test_categorical.py
 
 test: build vet typecheck gotest pytest
 

@@ -10,6 +10,12 @@ var simdCalls atomic.Uint64
 // the plain loops.
 var simdOff atomic.Bool
 
+// SetSIMD turns the vector kernels on or off for this process (they are on
+// where SIMDAvailable says so): off, every operation takes its plain loop,
+// which gives the same answers; arktos-server --simd=false, and tests of
+// the plain loops through a real server.
+func SetSIMD(on bool) { simdOff.Store(!on) }
+
 // SIMDCalls is how many times a vector kernel ran in this process.
 func SIMDCalls() uint64 { return simdCalls.Load() }
 
@@ -18,3 +24,7 @@ func SIMDCalls() uint64 { return simdCalls.Load() }
 func SIMDAvailable() (built, cpu bool) { return simdBuilt, simdCPU }
 
 func simdOn() bool { return simdBuilt && simdCPU && !simdOff.Load() }
+
+// SIMDOn says whether the vector kernels run now (built, this CPU, not
+// turned off).
+func SIMDOn() bool { return simdOn() }

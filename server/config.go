@@ -40,6 +40,9 @@ type Config struct {
 	// request before it blocks (transfer.SpinReader; 0:
 	// transfer.DefaultLaneSpin, negative: no polling).
 	LaneSpin time.Duration
+	// NoSIMD turns the AVX-512 kernels off for the process (ops.SetSIMD):
+	// every operation takes its plain loop, with the same answers.
+	NoSIMD bool
 	// FrameHeap is how many bytes of freed ZeroMQ message buffers malloc
 	// keeps resident for the next message (zframe.TuneMalloc; 0:
 	// DefaultFrameHeap, negative: glibc's own settings, which fault every

@@ -992,15 +992,17 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 
 // simdMode says which comparison and sum kernels this server runs: "avx512"
 // (built with GOEXPERIMENT=simd, as the Makefile builds, on a CPU with
-// AVX-512), "off-cpu" (built so, but this CPU lacks AVX-512) or "off-build"
-// (built without the experiment): the plain loops, which give the same
-// answers more slowly.
+// AVX-512), "off-cpu" (built so, but this CPU lacks AVX-512), "off-build"
+// (built without the experiment) or "off-flag" (--simd=false): the plain
+// loops, which give the same answers more slowly.
 func simdMode() string {
 	switch built, cpu := ops.SIMDAvailable(); {
 	case !built:
 		return "off-build"
 	case !cpu:
 		return "off-cpu"
+	case !ops.SIMDOn():
+		return "off-flag"
 	}
 	return "avx512"
 }

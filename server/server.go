@@ -40,6 +40,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/arktos-dev/arktos/internal/par"
+	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/transfer"
 	"github.com/arktos-dev/arktos/transfer/zframe"
 )
@@ -153,6 +154,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	ops.SetSIMD(!cfg.NoSIMD)
 	s := &Server{cfg: cfg, log: cfg.Logger, store: newStore(cfg.MaxMemory), stopped: make(chan struct{}), inPlace: newSentInPlace()}
 	s.store.poison = os.Getenv("ARKTOS_DEBUG_POISON") == "1"
 	s.store.grace.report = s.logPanic("panic freeing shared-memory segments")

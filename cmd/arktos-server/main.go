@@ -66,6 +66,7 @@ func run(args []string) error {
 	maxStreams := fs.Int("max-streams", maxStreamsDef, fmt.Sprintf("bulk streams and request lanes open at once, over all clients (env ARKTOS_MAX_STREAMS; default %d; a client holds at most one of each)", server.DefaultMaxStreams))
 	laneSpinS := fs.String("lane-spin", env("LANE_SPIN", server.DefaultLaneSpin.String()), "how long a request lane polls for the next request before it blocks, e.g. 200us; 0 turns polling off (env ARKTOS_LANE_SPIN)")
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
+	simd := fs.Bool("simd", env("SIMD", "1") != "0", "run the AVX-512 kernels where the build and CPU have them (env ARKTOS_SIMD=0 for off: the plain loops, same answers, slower)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof (perf cannot sample on some VMs)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -107,6 +108,7 @@ func run(args []string) error {
 		}
 		cfg.FrameHeap = zeroOff(n)
 	}
+	cfg.NoSIMD = !*simd
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

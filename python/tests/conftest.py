@@ -105,14 +105,25 @@ def start_server(home: Path, *flags: str, token: str | None = None,
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the caller's ARKTOS_* settings out of every test."""
     for key in list(os.environ):
-        if key.startswith("ARKTOS_") and key != "ARKTOS_SERVER_BIN":
+        if key.startswith("ARKTOS_") and key not in KEPT_ENV:
             monkeypatch.delenv(key)
+
+
+#: The settings of the test run itself, which tests read: the server binary;
+#: ARKTOS_REQUIRE_SIMD=1 (make test: the server must have the AVX-512
+#: kernels); ARKTOS_TEST_SIMD=off (the shared server runs --simd=false, so
+#: the tests check the plain loops through a real server).
+KEPT_ENV = ("ARKTOS_SERVER_BIN", "ARKTOS_REQUIRE_SIMD", "ARKTOS_TEST_SIMD")
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The shared server: 2 GiB limit, default frame size, no auth."""
-    srv = start_server(tmp_path_factory.mktemp("home"), "--max-memory", "2GiB")
+    """The shared server: 2 GiB limit, default frame size, no auth (and the
+    plain loops, not the AVX-512 kernels, with ARKTOS_TEST_SIMD=off)."""
+    flags = ["--max-memory", "2GiB"]
+    if os.environ.get("ARKTOS_TEST_SIMD") == "off":
+        flags.append("--simd=false")
+    srv = start_server(tmp_path_factory.mktemp("home"), *flags)
     yield srv
     srv.stop()
 
