@@ -558,6 +558,67 @@ func simdUnaryF64(op string, plain func(d, a []byte)) func(d, a []byte) {
 	}
 }
 
+// simdUnaryF32 is simdUnaryF64 of float32, sixteen lanes at a time. The
+// plain loops compute in float64 and round back, which for these ops (sqrt
+// included: double holds more than twice float's precision) is the
+// float32 answer itself, so the bits agree.
+func simdUnaryF32(op string, plain func(d, a []byte)) func(d, a []byte) {
+	if !simdOn() || plain == nil {
+		return nil
+	}
+	if op == "isnan" {
+		return func(db, ab []byte) {
+			a := pdarray.BytesAs[float32](ab)[:len(db)]
+			i := 0
+			for ; i+64 <= len(db); i += 64 {
+				x := (*[64]float32)(a[i : i+64])
+				var w uint64
+				for j := 0; j < 64; j += 16 {
+					v := archsimd.LoadFloat32x16((*[16]float32)(x[j : j+16]))
+					w |= uint64(v.NotEqual(v).ToBits()) << j
+				}
+				storeBools((*[64]uint8)(db[i:i+64]), w)
+			}
+			simdCalls.Add(1)
+			if i < len(db) {
+				plain(db[i:], ab[4*i:])
+			}
+		}
+	}
+	code, ok := map[string]int{"floor": 0, "ceil": 1, "trunc": 2, "round": 3, "abs": 4, "fabs": 4, "sqrt": 5}[op]
+	if !ok {
+		return nil
+	}
+	return func(db, ab []byte) {
+		d, a := pdarray.BytesAs[float32](db), pdarray.BytesAs[float32](ab)
+		a = a[:len(d)]
+		absMask := archsimd.BroadcastUint32x16(1<<31 - 1)
+		i := 0
+		for ; i+16 <= len(d); i += 16 {
+			v := archsimd.LoadFloat32x16((*[16]float32)(a[i : i+16]))
+			switch code {
+			case 0:
+				v = v.FloorScaled(0)
+			case 1:
+				v = v.CeilScaled(0)
+			case 2:
+				v = v.TruncScaled(0)
+			case 3:
+				v = v.RoundToEvenScaled(0)
+			case 4:
+				v = v.AsUint32x16().And(absMask).AsFloat32x16()
+			case 5:
+				v = v.Sqrt()
+			}
+			v.Store((*[16]float32)(d[i : i+16]))
+		}
+		simdCalls.Add(1)
+		if i < len(d) {
+			plain(db[4*i:], ab[4*i:])
+		}
+	}
+}
+
 // simdSumF32 is sum8plain of float32: each value widened to float64 and
 // added into lane i%8, as a[i%8] += float64(x[i]) there, so the same bits.
 func simdSumF32(x []float32) (float64, bool) {

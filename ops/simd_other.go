@@ -43,4 +43,6 @@ func simdSqDevF64([]float64, float64) (float64, bool) { return 0, false }
 
 func simdSelect64(d []uint64, c []uint8, a, b []uint64) int { return 0 }
 
+func simdUnaryF32(string, func(d, a []byte)) func(d, a []byte) { return nil }
+
 func simdMaskBits(m *[64]uint8) uint64 { return maskBits(m[:]) }

@@ -372,8 +372,8 @@ func TestBoolWordsAsLoop(t *testing.T) {
 	}
 }
 
-// TestSIMDUnaryAsLoop checks the float64 vector unary kernels against the
-// plain loops bit for bit: halves (round to even), signed zeros,
+// TestSIMDUnaryAsLoop checks the float64 and float32 vector unary kernels
+// against the plain loops bit for bit: halves (round to even), signed zeros,
 // infinities, the largest and smallest values, negatives under sqrt, and
 // quiet NaNs with payloads and either sign.
 func TestSIMDUnaryAsLoop(t *testing.T) {
@@ -390,25 +390,30 @@ func TestSIMDUnaryAsLoop(t *testing.T) {
 				x[i] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-5))
 			}
 		}
-		a := pdarray.FromSlice(x)
-		for _, op := range []string{"floor", "ceil", "trunc", "round", "abs", "fabs", "sqrt", "isnan"} {
-			od, err := ResolveUnary(op, a.DType())
-			if err != nil {
-				t.Fatal(op, err)
-			}
-			got, _ := pdarray.Alloc(od, n)
-			want, _ := pdarray.Alloc(od, n)
-			if err := Unary(PlainEnv(1), op, a, got); err != nil {
-				t.Fatal(err)
-			}
-			withPlain(func() { _ = Unary(PlainEnv(1), op, a, want) })
-			if !slices.Equal(got.Bytes(), want.Bytes()) {
-				for i := range n {
-					if od.Size() == 8 && pdarray.View[uint64](got)[i] != pdarray.View[uint64](want)[i] {
-						t.Fatalf("%s(%v) n=%d: vector %v, loop %v", op, x[i], n, pdarray.View[float64](got)[i], pdarray.View[float64](want)[i])
-					}
+		x32 := make([]float32, n)
+		for i, v := range x {
+			x32[i] = float32(v)
+		}
+		for _, a := range []*pdarray.Array{pdarray.FromSlice(x), pdarray.FromSlice(x32)} {
+			for _, op := range []string{"floor", "ceil", "trunc", "round", "abs", "fabs", "sqrt", "isnan"} {
+				od, err := ResolveUnary(op, a.DType())
+				if err != nil {
+					t.Fatal(op, err)
 				}
-				t.Fatalf("%s n=%d: the vector kernel differs from the loop", op, n)
+				got, _ := pdarray.Alloc(od, n)
+				want, _ := pdarray.Alloc(od, n)
+				if err := Unary(PlainEnv(1), op, a, got); err != nil {
+					t.Fatal(err)
+				}
+				withPlain(func() { _ = Unary(PlainEnv(1), op, a, want) })
+				if !slices.Equal(got.Bytes(), want.Bytes()) {
+					for i := range n {
+						if od.Size() == 8 && pdarray.View[uint64](got)[i] != pdarray.View[uint64](want)[i] {
+							t.Fatalf("%s(%v) n=%d: vector %v, loop %v", op, x[i], n, pdarray.View[float64](got)[i], pdarray.View[float64](want)[i])
+						}
+					}
+					t.Fatalf("%s of %v n=%d: the vector kernel differs from the loop", op, a.DType(), n)
+				}
 			}
 		}
 	}

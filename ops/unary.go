@@ -243,7 +243,11 @@ func unaryKernel(op string, in pdarray.DType) func(d, a []byte) {
 	case dU64:
 		return intUnary[uint64](op)
 	case dF32:
-		return floatUnary[float32](op)
+		k := floatUnary[float32](op)
+		if v := simdUnaryF32(op, k); v != nil {
+			return v
+		}
+		return k
 	case dF64:
 		k := floatUnary[float64](op)
 		if v := simdUnaryF64(op, k); v != nil {
