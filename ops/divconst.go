@@ -78,7 +78,7 @@ func intDivKernel(op string, p *binPlan, b Operand) func(d, a, b []byte) {
 	return func(db, ab, _ []byte) {
 		d, a := pdarray.BytesAs[int64](db), pdarray.BytesAs[int64](ab)
 		a = a[:len(d)]
-		i := simdFloorDivI64(d, a, s, mod) // whole blocks of eight, where AVX-512 runs
+		i := simdFloorDivI64(d, a, s, m, sh, mod) // whole blocks of eight, where AVX-512 runs
 		for j, x := range a[i:] {
 			q := floorDivMagic(x, s, m, sh)
 			if mod {

@@ -1003,22 +1003,36 @@ func cmpIU(op string, swap bool) func(d, a, b []byte) {
 // minimum of that with hi, each promoted as numpy does (a nil bound is
 // left out; at least one is given).
 func ResolveClip(a Operand, lo, hi *Operand) (pdarray.DType, error) {
-	d := a.dtype()
+	c, err := planClip(a, lo, hi)
+	return c.out, err
+}
+
+// clipPlan is clip's two steps planned along their dtypes: k1 (nil
+// without lo) takes a to mid, k2 (nil without hi) takes mid to out.
+type clipPlan struct {
+	k1, k2     *binPlan
+	loOp, hiOp string
+	mid, out   pdarray.DType
+}
+
+func planClip(a Operand, lo, hi *Operand) (clipPlan, error) {
+	c := clipPlan{mid: a.dtype()}
+	c.loOp, c.hiOp = clipSteps(lo, hi)
+	var err error
 	if lo != nil {
-		p, err := planBinary("maximum", a, *lo)
-		if err != nil {
-			return 0, err
+		if c.k1, err = planBinary(c.loOp, a, *lo); err != nil {
+			return c, err
 		}
-		d = p.out
+		c.mid = c.k1.out
 	}
+	c.out = c.mid
 	if hi != nil {
-		p, err := planBinary("minimum", dtypeOnly(d), *hi)
-		if err != nil {
-			return 0, err
+		if c.k2, err = planBinary(c.hiOp, dtypeOnly(c.mid), *hi); err != nil {
+			return c, err
 		}
-		d = p.out
+		c.out = c.k2.out
 	}
-	return d, nil
+	return c, nil
 }
 
 // dtypeOnly is an empty array operand of dtype d: planBinary reads only
@@ -1030,26 +1044,18 @@ func dtypeOnly(d pdarray.DType) Operand {
 
 // Clip writes np.clip(a, lo, hi) into out (ResolveClip's dtype, a's
 // length; a is an array): minimum(maximum(a, lo), hi), ties decided as
-// numpy decides them (clipSteps), either bound nil for none. When neither step changes a's dtype (a float array with float
-// bounds, an int array with int bounds) both run on each chunk while it is
-// in cache, one pass over memory where two binops made two (10^7 float64:
-// 26.6 ms through the server as two requests); otherwise the two steps run
-// one after the other through an intermediate array of env's.
+// numpy decides them (clipSteps), either bound nil for none. When neither
+// step changes a's dtype (a float array with float bounds, an int array
+// with int bounds) both run on each chunk while it is in cache, one pass
+// over memory where two binops made two (10^7 float64: 26.6 ms through
+// the server as two requests); otherwise the two steps run one after the
+// other through an intermediate array of env's.
 func Clip(env Env, a Operand, lo, hi *Operand, out *pdarray.Array) error {
-	d := a.dtype()
-	var k1, k2 *binPlan
-	var err error
-	loOp, hiOp := clipSteps(lo, hi)
-	if lo != nil {
-		if k1, err = planBinary(loOp, a, *lo); err != nil {
-			return err
-		}
+	c, err := planClip(a, lo, hi)
+	if err != nil {
+		return err
 	}
-	if hi != nil {
-		if k2, err = planBinary(hiOp, dtypeOnly(d), *hi); err != nil {
-			return err
-		}
-	}
+	d, k1, k2 := a.dtype(), c.k1, c.k2
 	fused := a.Arr != nil && out.DType() == d
 	for _, p := range []*binPlan{k1, k2} {
 		fused = fused && (p == nil || (p.inA == d && p.inB == d && p.out == d && p.constant < 0 && p.kern != nil))
@@ -1059,21 +1065,20 @@ func Clip(env Env, a Operand, lo, hi *Operand, out *pdarray.Array) error {
 	} else {
 		mid := out
 		if lo != nil && hi != nil {
-			dm, _ := ResolveClip(a, lo, nil)
-			if mid, err = env.Alloc(dm, out.Len()); err != nil {
+			if mid, err = env.Alloc(c.mid, out.Len()); err != nil {
 				return err
 			}
 			defer env.free(mid)
 		}
 		x := a
 		if lo != nil {
-			if err := runBinary(env, loOp, a, *lo, mid); err != nil {
+			if err := runBinary(env, c.loOp, a, *lo, mid); err != nil {
 				return err
 			}
 			x = ArrayOperand(mid)
 		}
 		if hi != nil {
-			return runBinary(env, hiOp, x, *hi, out)
+			return runBinary(env, c.hiOp, x, *hi, out)
 		}
 		return nil
 	}

@@ -242,9 +242,7 @@ func simdSumI64(x []int64) (int64, bool) {
 	for ; i+8 <= len(x); i += 8 {
 		acc = acc.Add(archsimd.LoadInt64x8((*[8]int64)(x[i : i+8])))
 	}
-	var a [8]int64
-	acc.Store(&a)
-	s := a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]
+	s := fold8i(acc)
 	for ; i < len(x); i++ {
 		s += x[i]
 	}
@@ -495,6 +493,10 @@ func rangeI8(x []int8) (int8, int8) {
 	return foldRange(a[:], b[:], x[i:])
 }
 
+// unaryCodes numbers the unary ops with a vector loop (simdUnaryF64 and
+// simdUnaryF32 switch on them).
+var unaryCodes = map[string]int{"floor": 0, "ceil": 1, "trunc": 2, "round": 3, "abs": 4, "fabs": 4, "sqrt": 5}
+
 // simdUnaryF64 returns the vector kernel of a float64 unary op, or nil:
 // floor, ceil, trunc and round (VRNDSCALEPD, which keeps -0.0 and a NaN's
 // bits as math's do), abs and fabs (the sign bit cleared), sqrt (correctly
@@ -524,7 +526,7 @@ func simdUnaryF64(op string, plain func(d, a []byte)) func(d, a []byte) {
 			}
 		}
 	}
-	code, ok := map[string]int{"floor": 0, "ceil": 1, "trunc": 2, "round": 3, "abs": 4, "fabs": 4, "sqrt": 5}[op]
+	code, ok := unaryCodes[op]
 	if !ok {
 		return nil
 	}
@@ -585,7 +587,7 @@ func simdUnaryF32(op string, plain func(d, a []byte)) func(d, a []byte) {
 			}
 		}
 	}
-	code, ok := map[string]int{"floor": 0, "ceil": 1, "trunc": 2, "round": 3, "abs": 4, "fabs": 4, "sqrt": 5}[op]
+	code, ok := unaryCodes[op]
 	if !ok {
 		return nil
 	}
@@ -648,9 +650,7 @@ func simdSumI32(x []int32) (int64, bool) {
 	for ; i+8 <= len(x); i += 8 {
 		acc = acc.Add(archsimd.LoadInt32x8((*[8]int32)(x[i : i+8])).ExtendToInt64())
 	}
-	var a [8]int64
-	acc.Store(&a)
-	s := a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]
+	s := fold8i(acc)
 	for ; i < len(x); i++ {
 		s += int64(x[i])
 	}
@@ -703,11 +703,11 @@ func foldExtreme[T float32 | float64](lanes, tail []T, nan, isMax bool) (m T, an
 }
 
 // simdExtremum returns the vector kernel of numpy's maximum, minimum, fmax
-// or fmin (or clip's two steps) of two float64 or int64 arrays, or nil. Each lane takes x where
-// the plain loop does (maximum: x >= y or x is NaN; fmax: x >= y or y is
-// NaN; minimum and fmin with <=), else y, so signed zeros and NaN bits
-// come out as there. plain takes the tail. (clip is a maximum then a
-// minimum.)
+// or fmin, or of clip's steps against an array bound (clip_lo, clip_hi),
+// of two float64 or int64 arrays, or nil. Each lane takes x where the
+// plain loop does (maximum: x >= y or x is NaN; fmax: x >= y or y is NaN;
+// minimum and fmin with <=; clip_lo and clip_hi with > and <), else y, so
+// signed zeros and NaN bits come out as there. plain takes the tail.
 func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(d, a, b []byte) {
 	if !simdOn() || plain == nil {
 		return nil
@@ -772,7 +772,8 @@ func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(
 }
 
 // simdFloorDivI64 writes floor(a[i] / s) (or the floor modulo, mod) into
-// d for the whole blocks of eight it can, s > 1, and returns how many it
+// d for the whole blocks of eight it can, s > 1 (m and sh: its divConst's
+// multiplier and shift, for floorDivMagic), and returns how many it
 // did (0 without AVX-512). Below 2^52 in magnitude the quotient is
 // estimated in float64, eight lanes at a time (VCVTQQ2PD, VRNDSCALEPD,
 // VPMULLQ: AVX-512 DQ): x is exact there, and x * fl(1/s) is within
@@ -781,12 +782,10 @@ func simdExtremum(op string, dt pdarray.DType, plain func(d, a, b []byte)) func(
 // and the product rounds under it (about 1.5% of multiples of s near
 // 2^52): one correction by the remainder. A block holding a larger value
 // takes floorDivMagic lane by lane.
-func simdFloorDivI64(d, a []int64, s int64, mod bool) int {
+func simdFloorDivI64(d, a []int64, s int64, m uint64, sh uint, mod bool) int {
 	if !simdOn() || len(d) < 8 {
 		return 0
 	}
-	c := newDivConst(uint64(s))
-	m, sh := c.m, c.shift&63
 	inv := archsimd.BroadcastFloat64x8(1 / float64(s))
 	dv, one := archsimd.BroadcastInt64x8(s), archsimd.BroadcastInt64x8(1)
 	lim, nlim := archsimd.BroadcastInt64x8(1<<52), archsimd.BroadcastInt64x8(-(1 << 52))
@@ -865,6 +864,13 @@ func simdSelect64(d []uint64, c []uint8, a, b []uint64) int {
 	}
 	simdCalls.Add(1)
 	return i
+}
+
+// fold8i adds a vector's eight int64 lanes (wrapping).
+func fold8i(acc archsimd.Int64x8) int64 {
+	var a [8]int64
+	acc.Store(&a)
+	return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7]
 }
 
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.

@@ -37,7 +37,7 @@ func simdMinMaxF32([]float32, bool) (float32, bool, bool) { return 0, false, fal
 
 func simdExtremum(string, pdarray.DType, func(d, a, b []byte)) func(d, a, b []byte) { return nil }
 
-func simdFloorDivI64(d, a []int64, s int64, mod bool) int { return 0 }
+func simdFloorDivI64(d, a []int64, s int64, m uint64, sh uint, mod bool) int { return 0 }
 
 func simdSqDevF64([]float64, float64) (float64, bool) { return 0, false }
 
