@@ -116,8 +116,41 @@ def _supported(x: Any) -> bool:
     return isinstance(x, (pdarray, bool, int, float, np.generic, np.ndarray, list, tuple))
 
 
+_INTEGER_ONLY = {"&", "|", "^", "<<", ">>", "gcd", "lcm"}
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _past_every_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and not _INT_MIN <= x <= _UINT_MAX
+
+
+def _big_int_operand(op: str, a: Any, b: Any) -> tuple[str, Any, Any]:
+    """numpy's answer for a Python int past int64 and uint64 beside an array:
+    with a float array it is a (weak) float; an integer array's comparison
+    with it is the same for every element (a == a or a != a keeps out= and
+    runs on the server); true division takes it as a float. A float
+    array's bitwise operation raises TypeError, anything else OverflowError,
+    as numpy does."""
+    if _past_every_int(a) and isinstance(b, pdarray) and op in _MIRRORED:
+        op, a, b = _MIRRORED[op], b, a
+    elif _past_every_int(a) and isinstance(b, pdarray):
+        op2, b2, a2 = _big_int_operand(op, b, a)  # the same rules, operands swapped back
+        return op2, a2, b2
+    if not (isinstance(a, pdarray) and _past_every_int(b)):
+        return op, a, b
+    if a.dtype.kind == "f" and op in _INTEGER_ONLY:
+        raise TypeError(f"{op} takes integer operands, not {a.dtype} (and the Python int {b})")
+    if a.dtype.kind == "f" or op == "/":
+        return op, a, float(b)  # OverflowError past float64, as numpy
+    if a.dtype.kind in "iu" and op in _MIRRORED:
+        true = op in ("<", "<=", "!=") if b > 0 else op in (">", ">=", "!=")
+        return ("==" if true else "!="), a, a
+    return op, a, b
+
+
 def binop(op: str, a: Any, b: Any, out: pdarray | None = None) -> pdarray:
     """Apply binary operator `op` ("+", "<", "maximum", ...) elementwise."""
+    op, a, b = _big_int_operand(op, a, b)
     conn = _conn_of(a, b)
     keep: list[pdarray] = []
     args: dict[str, Any] = {"op": op}
