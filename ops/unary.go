@@ -18,10 +18,10 @@ var UnaryOps = []string{"neg", "abs", "invert", "not", "sqrt", "exp", "log", "lo
 // Go's loses digits, which log2, asin, acos, sinh and cosh below mend.
 // Their NaN answers take C's bits in floatUnary's loop (nan.go).
 var floatFuncs = map[string]func(float64) float64{
-	"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "log1p": math.Log1p, "sin": math.Sin, "cos": math.Cos,
+	"sqrt": math.Sqrt, "exp": math.Exp, "log": logE, "log1p": math.Log1p, "sin": math.Sin, "cos": math.Cos,
 	"tan": math.Tan, "arcsin": asin, "arccos": acos, "arctan": math.Atan, "sinh": sinh,
 	"cosh": cosh, "tanh": math.Tanh, "arcsinh": math.Asinh, "arccosh": math.Acosh, "arctanh": math.Atanh,
-	"log2": log2, "log10": math.Log10, "exp2": math.Exp2, "expm1": math.Expm1, "cbrt": math.Cbrt,
+	"log2": log2, "log10": log10, "exp2": math.Exp2, "expm1": math.Expm1, "cbrt": math.Cbrt,
 	"fabs": math.Abs, "deg2rad": func(x float64) float64 { return x * deg2rad64 },
 	"rad2deg": func(x float64) float64 { return x * rad2deg64 },
 }
@@ -42,6 +42,20 @@ var (
 // acos by 1.6e7 ULP and asin by 1011 ULP near ±1 (1 - x*x and pi/2 - asin
 // cancel), sinh and cosh overflowed from about 709.4 (in exp); these are
 // within 4 ULP.
+
+// logE is math.Log for subnormals too: Go's amd64 Log reads a subnormal's
+// exponent field as the smallest normal's (log(5e-324) came out -709.09,
+// glibc's -744.44), so a subnormal is scaled into the normals first; the
+// scaling and the subtraction keep it within 2 ULP of glibc.
+func logE(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// log10 is math.Log10 (log times 1/ln 10) over logE.
+func log10(x float64) float64 { return logE(x) * (1 / math.Ln10) }
 
 // log2 takes frac in [sqrt(2)/2, sqrt(2)), so log(frac) never cancels
 // against the exponent; exact powers of two stay exact.

@@ -33,7 +33,8 @@ def sample(dtype: str, n: int = 64, seed: int = 0) -> np.ndarray:
         return np.concatenate([small.astype(dt), big, np.resize(np.array(edges, dtype=dt), N_EDGES)])
     vals = rng.normal(0, 100, n).astype(dt)
     vals[: n // 4] = np.round(vals[: n // 4])  # some integral values, for floor division ties
-    edges = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, np.finfo(dt).max, np.finfo(dt).tiny, 0.5, -2.5]
+    edges = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, np.finfo(dt).max, np.finfo(dt).tiny, 0.5, -2.5,
+             np.finfo(dt).smallest_subnormal]
     return np.concatenate([vals, np.resize(np.array(edges, dtype=dt), N_EDGES)])
 
 
