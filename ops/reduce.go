@@ -544,6 +544,9 @@ func scanSeq[T Float](x, out []T, prod bool) {
 		}
 		return
 	}
+	// -0.0, not 0: adding it changes no value, so a leading -0.0 stays
+	// negative, as numpy's first element (copied, not added) does.
+	acc = T(math.Copysign(0, -1))
 	for i, v := range x {
 		acc += v
 		out[i] = acc

@@ -124,6 +124,9 @@ def test_scans(mconn, dtype) -> None:
         with np.errstate(all="ignore"):
             assert_same(ak.cumsum(p), np.cumsum(x))  # float scans run in numpy's order: exact
             assert_same(p.cumprod(), np.cumprod(x))
+    if np.dtype(dtype).kind == "f":
+        x = np.array([-0.0, -0.0, 1.0, -1.0, -0.0], dtype=dtype)  # numpy keeps a leading -0.0
+        assert_same(ak.cumsum(mconn.array(x)), np.cumsum(x))
 
 
 def test_float_sum_is_independent_of_workers(make_server) -> None:
