@@ -3,6 +3,7 @@ package ops
 import (
 	endian "encoding/binary"
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -999,24 +1000,76 @@ func cmpIU(op string, swap bool) func(d, a, b []byte) {
 	}
 }
 
-// ResolveClip is the dtype of np.clip(a, lo, hi): maximum(a, lo), then
-// minimum of that with hi, each promoted as numpy does (a nil bound is
-// left out; at least one is given).
+// ResolveClip is the dtype of np.clip(a, lo, hi): the three operands
+// promoted together, as numpy's ufunc does (clipDType; a nil bound is left
+// out; at least one is given), then maximum with lo and minimum with hi.
 func ResolveClip(a Operand, lo, hi *Operand) (pdarray.DType, error) {
 	c, err := planClip(a, lo, hi)
 	return c.out, err
 }
 
-// clipPlan is clip's two steps planned along their dtypes: k1 (nil
-// without lo) takes a to mid, k2 (nil without hi) takes mid to out.
+// clipPlan is clip's two steps planned along their dtypes: a is cast to
+// in first (when they differ), then k1 (nil without lo) takes it to mid,
+// k2 (nil without hi) mid to out.
 type clipPlan struct {
-	k1, k2     *binPlan
-	loOp, hiOp string
-	mid, out   pdarray.DType
+	k1, k2       *binPlan
+	loOp, hiOp   string
+	in, mid, out pdarray.DType
+}
+
+// clipDType is numpy's dtype for clip's operands together: the arrays' and
+// numpy scalars' dtypes promoted, then each Python scalar's kind taken in.
+// Step by step, a scalar lo met a alone: clip(int8, 300, int16 array) put
+// 300 in int8's range (numpy: 300), clip(int8, 2.5, float32 array) gave
+// float64 (numpy: float32).
+func clipDType(a Operand, lo, hi *Operand) pdarray.DType {
+	strong := []pdarray.DType{a.dtype()}
+	for _, b := range []*Operand{lo, hi} {
+		if b != nil && b.strongDType().Valid() {
+			strong = append(strong, b.strongDType())
+		}
+	}
+	d := promoteAll(strong)
+	for _, b := range []*Operand{lo, hi} {
+		if b != nil && !b.strongDType().Valid() {
+			d = scalarWith(b.Sc, d)
+		}
+	}
+	return d
+}
+
+// promoteAll is numpy's result_type of several dtypes, which is not
+// pairwise left to right (int8, uint16, float32: float32, where int8 with
+// uint16 is int32 and int32 with float32 float64): with a float among
+// them it is the widest of each dtype's own float (an integer's the float
+// it promotes to with float32), else the pairwise promotion. Checked
+// against np.result_type for every pair and triple of dtypes.
+func promoteAll(ds []pdarray.DType) pdarray.DType {
+	if slices.ContainsFunc(ds, func(d pdarray.DType) bool { return Kind(d) == 'f' }) {
+		w := dF32
+		for _, d := range ds {
+			if Kind(d) != 'f' {
+				d = Promote(d, dF32)
+			}
+			if d.Size() > w.Size() {
+				w = d
+			}
+		}
+		return w
+	}
+	d := ds[0]
+	for _, e := range ds[1:] {
+		d = Promote(d, e)
+	}
+	return d
 }
 
 func planClip(a Operand, lo, hi *Operand) (clipPlan, error) {
-	c := clipPlan{mid: a.dtype()}
+	c := clipPlan{in: clipDType(a, lo, hi)}
+	c.mid = c.in
+	if c.in != a.dtype() {
+		a = dtypeOnly(c.in)
+	}
 	c.loOp, c.hiOp = clipSteps(lo, hi)
 	var err error
 	if lo != nil {
@@ -1044,16 +1097,31 @@ func dtypeOnly(d pdarray.DType) Operand {
 
 // Clip writes np.clip(a, lo, hi) into out (ResolveClip's dtype, a's
 // length; a is an array): minimum(maximum(a, lo), hi), ties decided as
-// numpy decides them (clipSteps), either bound nil for none. When neither
-// step changes a's dtype (a float array with float bounds, an int array
-// with int bounds) both run on each chunk while it is in cache, one pass
-// over memory where two binops made two (10^7 float64: 26.6 ms through
-// the server as two requests); otherwise the two steps run one after the
-// other through an intermediate array of env's.
+// numpy decides them (clipSteps), either bound nil for none. a is first
+// cast to the operands' common dtype when it is not in it (an int array
+// with a float bound). When neither step then changes the dtype both run
+// on each chunk while it is in cache, one pass over memory where two
+// binops made two (10^7 float64: 26.6 ms through the server as two
+// requests); otherwise (a bound array of another dtype) the two steps run
+// one after the other through an intermediate array of env's.
 func Clip(env Env, a Operand, lo, hi *Operand, out *pdarray.Array) error {
 	c, err := planClip(a, lo, hi)
 	if err != nil {
 		return err
+	}
+	if c.in != a.dtype() {
+		// a in the operands' common dtype first, then the steps on it.
+		ca, err := env.Alloc(c.in, out.Len())
+		if err != nil {
+			return err
+		}
+		defer env.free(ca)
+		if a.Arr != nil {
+			AsType(env, a.Arr, ca)
+		} else {
+			repeat(ca.Bytes(), ScalarBytes(a.Sc, c.in))
+		}
+		a = ArrayOperand(ca)
 	}
 	d, k1, k2 := a.dtype(), c.k1, c.k2
 	fused := a.Arr != nil && out.DType() == d

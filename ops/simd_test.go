@@ -509,8 +509,8 @@ func elemBytes(o Operand, dt pdarray.DType, i int) []byte {
 // TestClipAsBinops checks the one-pass Clip against its two steps run one
 // after the other (clip_lo, then clip_hi) bit for bit: float64 and int64 arrays with NaN and
 // extremes, scalar and array bounds, either bound absent, bounds that
-// promote (a float bound on an int array: the two-step path), 1 and 2
-// workers.
+// promote (a float bound on an int array: cast to float64 first, then one
+// pass), 1 and 2 workers.
 func TestClipAsBinops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	n := 3*minPar + 77
@@ -539,8 +539,8 @@ func TestClipAsBinops(t *testing.T) {
 				if err := Clip(env, ArrayOperand(a), bd.lo, bd.hi, got); err != nil {
 					t.Fatal(err)
 				}
-				if fused := clipFused.Load() > before; fused != (rd == dt) {
-					t.Errorf("%v %s: one pass %v, want %v", dt, bd.name, fused, rd == dt)
+				if fused := clipFused.Load() > before; !fused {
+					t.Errorf("%v %s: not one pass", dt, bd.name)
 				}
 				x := ArrayOperand(a)
 				loOp, hiOp := clipSteps(bd.lo, bd.hi)
@@ -560,6 +560,70 @@ func TestClipAsBinops(t *testing.T) {
 					t.Fatalf("%v %s workers=%d: clip differs from maximum then minimum (%v, %v)", dt, bd.name, w, rd, x.Arr.DType())
 				}
 			}
+		}
+	}
+}
+
+// TestClipPromotesTogether checks clip's dtype and values where the
+// operands promote only together (numpy's three-operand ufunc), and its
+// OverflowError for an integer bound past the common dtype.
+func TestClipPromotesTogether(t *testing.T) {
+	env := PlainEnv(2)
+	i8, _ := pdarray.Alloc(pdarray.Int8, 3)
+	copy(pdarray.View[int8](i8), []int8{1, 100, -5})
+	i16, _ := pdarray.Alloc(pdarray.Int16, 3)
+	copy(pdarray.View[int16](i16), []int16{400, 500, 250})
+	f32, _ := pdarray.Alloc(pdarray.Float32, 3)
+	copy(pdarray.View[float32](f32), []float32{50, 0.5, 2})
+	weak := func(i int64) *Operand { return &Operand{Sc: Scalar{K: 'i', I: i}} }
+	for _, c := range []struct {
+		name   string
+		lo, hi *Operand
+		want   pdarray.DType
+		vals   []float64
+		err    bool
+	}{
+		{"int8, 300, int16", weak(300), &Operand{Arr: i16}, pdarray.Int16, []float64{300, 300, 250}, false},
+		{"int8, 2.5, float32", &Operand{Sc: Scalar{K: 'f', F: 2.5}}, &Operand{Arr: f32}, pdarray.Float32, []float64{2.5, 0.5, 2}, false},
+		{"int8, -300, 300", weak(-300), weak(300), pdarray.Int8, nil, true},
+		{"int8, 300, none", weak(300), nil, pdarray.Int8, nil, true},
+		{"int8, none, -300", nil, weak(-300), pdarray.Int8, nil, true},
+	} {
+		d, err := ResolveClip(ArrayOperand(i8), c.lo, c.hi)
+		if err == nil {
+			var out *pdarray.Array
+			out, _ = pdarray.Alloc(d, 3)
+			if err = Clip(env, ArrayOperand(i8), c.lo, c.hi, out); err == nil {
+				got := make([]float64, 3)
+				f64, _ := pdarray.Alloc(pdarray.Float64, 3)
+				AsType(env, out, f64)
+				copy(got, pdarray.View[float64](f64))
+				if d != c.want || !slices.Equal(got, c.vals) {
+					t.Errorf("%s: %v %v, want %v %v", c.name, d, got, c.want, c.vals)
+				}
+			}
+		}
+		if (err != nil) != c.err {
+			t.Errorf("%s: error %v, want error %v", c.name, err, c.err)
+		}
+	}
+}
+
+// TestPromoteAll checks promoteAll against np.result_type where pairwise
+// promotion differs.
+func TestPromoteAll(t *testing.T) {
+	for _, c := range []struct {
+		ds   []pdarray.DType
+		want pdarray.DType
+	}{
+		{[]pdarray.DType{pdarray.Int8, pdarray.Uint16, pdarray.Float32}, pdarray.Float32},
+		{[]pdarray.DType{pdarray.Int32, pdarray.Float32}, pdarray.Float64},
+		{[]pdarray.DType{pdarray.Bool, pdarray.Uint8, pdarray.Float32}, pdarray.Float32},
+		{[]pdarray.DType{pdarray.Int8, pdarray.Uint64}, pdarray.Float64},
+		{[]pdarray.DType{pdarray.Int8, pdarray.Uint16, pdarray.Int16}, pdarray.Int32},
+	} {
+		if got := promoteAll(c.ds); got != c.want {
+			t.Errorf("%v: %v, want %v", c.ds, got, c.want)
 		}
 	}
 }

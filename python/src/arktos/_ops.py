@@ -986,33 +986,38 @@ def minimum(a: Any, b: Any) -> pdarray:
     return binop("minimum", a, b)
 
 
-def _clamp_bound(a: pdarray, bound: Any) -> Any:
-    # numpy 2 clips an integer array with out-of-range Python ints as if the
-    # bound were the dtype's own limit.
-    if isinstance(bound, int) and not isinstance(bound, bool) and a.dtype.kind in "iu":
-        info = np.iinfo(a.dtype)
-        return int(builtins.min(builtins.max(bound, int(info.min)), int(info.max)))
-    return bound
-
-
 def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
     """np.clip: minimum(maximum(a, a_min), a_max); either bound may be None.
 
-    One server request (``clip``): one pass over the array when the bounds
-    keep its dtype, as numpy's promotion decides at each step.
+    One server request (``clip``): the array and both bounds promoted
+    together, as numpy's ufunc does, then one pass over the array. As
+    np.clip, a Python int bound at or past an integer array's limit on the
+    side that changes nothing is dropped; past the other side it raises
+    OverflowError.
 
     >>> ak.clip(ak.arange(6), 1, 4)
     array([1, 1, 2, 3, 4, 4])
     """
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
+    if isinstance(a, pdarray) and a.dtype.kind in "iu":
+        # numpy's np.clip drops a Python int bound that cannot clip an
+        # integer array (at or past its dtype's limit on the side that
+        # changes nothing), before any promotion.
+        info = np.iinfo(a.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
+        if a_min is None and a_max is None:
+            return unop("positive", a)
     conn = _conn_of(a, a_min, a_max)
     keep: list[pdarray] = []
     args: dict[str, Any] = {}
     _put_operand(args, "a", a, conn, keep)
     for key, bound in (("lo", a_min), ("hi", a_max)):
         if bound is not None:
-            _put_operand(args, key, _clamp_bound(a, bound), conn, keep)
+            _put_operand(args, key, bound, conn, keep)
     result, _ = conn._request("clip", args)
     return _new(conn, result)
 
