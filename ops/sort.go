@@ -844,6 +844,14 @@ func Histogram(env Env, a *pdarray.Array, bins int, hasRange bool, lo, hi float6
 	}
 	edges := pdarray.View[float64](res.Edges)
 	linspaceInto(1, edges, lo, hi, true)
+	for i := 1; i < len(edges); i++ {
+		if !(edges[i-1] < edges[i]) {
+			// numpy's check: a constant 1e17 or 1e308 has no room for ±0.5
+			// (the bin index then divided by a zero width).
+			env.free(res.Counts, res.Edges)
+			return HistogramResult{}, errorf(ErrValue, "Too many bins for data range. Cannot create %d finite-sized bins.", bins)
+		}
+	}
 	counts := pdarray.View[int64](res.Counts)
 	clear(counts) // Env.Alloc may hand out old bytes
 	nw := numWorkers(env.workers(), a.Len())

@@ -170,6 +170,8 @@ func (s *store) putSegment(name string, a *pdarray.Array, g *segment) (string, e
 				break
 			}
 		}
+	} else if err := checkName(name); err != nil {
+		return "", err
 	} else if _, taken := s.arrays[name]; taken {
 		return "", errNameInUse(name)
 	}
@@ -441,6 +443,9 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 func (s *store) rename(old, new string) (map[string]any, error) {
 	if new == "" {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "new_name is empty; give the name to store '%s' under", old)
+	}
+	if err := checkName(new); err != nil {
+		return nil, err // upload's rule: every stored name is printable ASCII
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

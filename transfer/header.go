@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -72,7 +74,13 @@ func EncodeReply(r *Reply) ([]byte, error) {
 	if r.Result != nil {
 		result = r.Result
 	}
-	return encodeHeader(replyKeys, []any{r.V, r.ID, r.Status, int64(r.Code), r.Error, r.Message, result})
+	msg := r.Message
+	if !utf8.ValidString(msg) {
+		// A message may quote a request's bytes (a dtype or command name sent
+		// as an invalid msgpack str); replies' strings are UTF-8.
+		msg = strings.ToValidUTF8(msg, "\uFFFD")
+	}
+	return encodeHeader(replyKeys, []any{r.V, r.ID, r.Status, int64(r.Code), r.Error, msg, result})
 }
 
 // decodeMap decodes b as exactly one msgpack map with string keys.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type vector struct {
@@ -343,4 +344,21 @@ func FuzzDecompressFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReplyMessageIsUTF8 checks that an error message quoting a request's
+// invalid UTF-8 bytes goes out as valid UTF-8 (clients decode replies'
+// strings as UTF-8 and could not read the error).
+func TestReplyMessageIsUTF8(t *testing.T) {
+	b, err := EncodeReply(&Reply{V: 1, ID: 1, Status: 1, Code: 3, Error: "UNSUPPORTED_DTYPE", Message: "dtype 'a\xff\xfeb' is not supported"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DecodeReply(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.ValidString(r.Message) || r.Message != "dtype 'a\uFFFDb' is not supported" {
+		t.Fatalf("message %q", r.Message)
+	}
 }

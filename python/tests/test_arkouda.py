@@ -65,7 +65,13 @@ def test_register_refused_changes_nothing(conn: ak.Connection) -> None:
         a.register("")
     with pytest.raises(TypeError, match="new_name must be a str"):
         a.register(5)  # type: ignore[arg-type]
+    # upload's name rule holds for a rename too (a stored name with a byte
+    # past ASCII broke every client's list_arrays)
+    for bad in ("a b", "a\x00b", "x" * 300, "caf\u00e9"):
+        with pytest.raises(ValueError, match="array name"):
+            a.register(bad)
     assert a.name == old and a.owned
+    assert all(info["name"].isascii() for info in conn.list_arrays())
     other.delete()
     a.delete()
     with pytest.raises(ak.UnknownArrayError, match="was deleted"):

@@ -197,6 +197,14 @@ def test_histogram_errors(mconn) -> None:
         ak.histogram(p, 3)
     with pytest.raises(ValueError, match="max must be larger than min"):
         ak.histogram(p, 3, range=(2.0, 1.0))
+    # a constant too large for ±0.5 to widen it: numpy's error (the server
+    # panicked on a zero bin width)
+    for v in (1e17, 1e308):
+        with pytest.raises(ValueError, match="Cannot create 10 finite-sized bins"):
+            np.histogram(np.full(10, v), 10)
+        with pytest.raises(ValueError, match="Cannot create 10 finite-sized bins"):
+            ak.histogram(mconn.array(np.full(10, v)), 10)
+    assert mconn._request("stats")[0]["panics"] == 0
 
 
 @pytest.mark.parametrize("dtype", ["int64", "float64"])
