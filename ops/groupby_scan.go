@@ -179,8 +179,8 @@ func scanInts[O int64 | float64](op string, gid []int32, x, acc []int64, seen []
 
 // diffShift writes each row's value less its group's previous row's (diff)
 // or that previous value (shift), NaN for a group's first row and for a
-// dropped one; integers are subtracted as integers, then made float, as
-// pandas does.
+// dropped one; integers are made float, then subtracted, as pandas'
+// groupby diff does (an int64 subtraction wrapped: max - min gave -1).
 func diffShift[T int64 | float64, O int64 | float64](diff bool, gid []int32, x, last []T, seen []uint8, out []O) {
 	nan := O(math.NaN())
 	for i, g := range gid {
@@ -193,7 +193,7 @@ func diffShift[T int64 | float64, O int64 | float64](diff bool, gid []int32, x, 
 		case seen[g] == 0:
 			out[i] = nan
 		case diff:
-			out[i] = O(v - last[g])
+			out[i] = O(float64(v) - float64(last[g]))
 		default:
 			out[i] = O(last[g])
 		}

@@ -194,6 +194,13 @@ def test_agg_many_equals_each_alone(conn: ak.Connection, rng: np.random.Generato
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), op
     with pytest.raises(ValueError, match="unknown aggregation"):
         g.agg(v, ["sum", "bogus"])
+    # every spelling of var and std defaults to ddof 1, as g.var and pandas
+    _, by_default = g.agg(v, ["var", "std"])
+    for op in ("var", "std"):
+        want = getattr(g, op)(v)[1].to_ndarray().tobytes()
+        assert g.aggregate(v, op)[1].to_ndarray().tobytes() == want, op
+        assert by_default[op].to_ndarray().tobytes() == want, op
+        assert g.agg(x=(v, op))[1]["x"].to_ndarray().tobytes() == want, op
 
 
 @pytest.mark.parametrize("kind", ["int-small", "float-nan", "multi"])
@@ -749,3 +756,17 @@ def test_most_common_ties_as_arkouda(conn: ak.Connection, rng: np.random.Generat
     cat = ak.Categorical(["b", "a", "a", "b", "c"], conn=conn)
     _, m = ak.GroupBy(conn.array([0, 0, 0, 0, 1])).most_common(cat)
     assert isinstance(m, ak.Categorical) and m.to_list() == ["b", "c"]  # b met first; mode would say a
+
+
+def test_diff_of_extreme_int64_as_pandas(conn: ak.Connection) -> None:
+    """GroupBy.diff of int64 makes the values float before subtracting, as
+    pandas' groupby diff: no wrap at the extremes (an int64 subtraction
+    gave -1 for max - min), and the same bits past 2**53."""
+    info = np.iinfo(np.int64)
+    v = np.array([info.min, info.max, info.min, 2**53 + 1, 1, 2**62 + 1, 3, 7, -(2**60)])
+    k = np.array([0, 0, 0, 0, 0, 1, 1, 1, 0])
+    got = ak.GroupBy(conn.array(k)).diff(conn.array(v)).to_ndarray()
+    want = pd.Series(v).groupby(k).diff().to_numpy()
+    assert got.dtype == want.dtype == np.float64
+    first = np.isnan(want)
+    assert (np.isnan(got) == first).all() and got[~first].tobytes() == want[~first].tobytes()

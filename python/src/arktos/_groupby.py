@@ -431,10 +431,11 @@ class GroupBy:
                             f"g.aggregate(cat, op) with op one of {', '.join(CATEGORICAL_AGGREGATIONS)}")
         return self._conn.array(values)
 
-    def aggregate(self, values: Any, operator: str | Callable[..., Any], ddof: float = 0) -> tuple[Any, Any]:
+    def aggregate(self, values: Any, operator: str | Callable[..., Any], ddof: float = 1) -> tuple[Any, Any]:
         """(unique_keys, operator over each group's values); operator is one of
         AGGREGATIONS, or a function named like one (np.sum, np.max, ...: as
-        pandas' agg). NaN values are skipped.
+        pandas' agg). NaN values are skipped; var and std take ddof (1, as
+        Arkouda's aggregate, g.var and pandas).
 
         >>> g.aggregate(vals, "max")[1]
         array([60., 50., 40.])
@@ -467,8 +468,9 @@ class GroupBy:
 
     def agg(self, values: Any = None,
             operators: Sequence[str | Callable[..., Any]] | str | Callable[..., Any] | None = None,
-            ddof: float = 0, **named: tuple[Any, str | Callable[..., Any]]) -> tuple[Any, dict[str, pdarray]]:
-        """Several aggregations in one request.
+            ddof: float = 1, **named: tuple[Any, str | Callable[..., Any]]) -> tuple[Any, dict[str, pdarray]]:
+        """Several aggregations in one request (var and std with ddof, 1 as
+        in pandas).
 
         ``g.agg(values, ["sum", "size", "mean"])`` gives (unique_keys,
         {operator: result}) for one values array; those that share a pass
