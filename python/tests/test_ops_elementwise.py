@@ -158,6 +158,22 @@ TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tan", "arcsin", "arccos"
                   "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "expm1", "cbrt"}
 
 
+def test_rint_and_positive_dtypes(arrays) -> None:
+    """np.rint of integers is numpy's float loop (float32 for numpy's
+    float16), not round's integer; unary + of bool is refused, as numpy."""
+    for d in DTYPES:
+        x, p = arrays[d]
+        want = np.rint(x)
+        if want.dtype == np.float16:
+            want = np.rint(x.astype(np.float32))
+        assert_same(np.rint(p), want)
+        if d == "bool":
+            with pytest.raises(TypeError, match="positive"):
+                +p
+        else:
+            assert_same(+p, +x)
+
+
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary(arrays, name) -> None:
     for d in DTYPES:
@@ -192,13 +208,15 @@ def test_where(arrays, mconn) -> None:
         for db in ("int8", "uint32", "float32", "bool"):
             (xa, pa), (xb, pb) = arrays[da], arrays[db]
             assert_same(ak.where(pc, pa, pb), np.where(cond, xa, xb))
-        for s in (5, -1.5, True, np.float32(2)):
+        for s in (5, -1.5, True, np.float32(2), 2**64, -(2**70)):
             xa, pa = arrays[da]
-            check(ak.where, (cond, xa, s), (pc, pa, s)) if False else None
-            want, err = numpy_result(np.where, cond, xa, s)
-            if err is None:
-                assert_same(ak.where(pc, pa, s), want)
-                assert_same(ak.where(pc, s, pa), np.where(cond, s, xa))
+            for want_args, got_args in (((cond, xa, s), (pc, pa, s)), ((cond, s, xa), (pc, s, pa))):
+                want, err = numpy_result(np.where, *want_args)
+                if err is None:
+                    assert_same(ak.where(*got_args), want)
+                elif issubclass(err, OverflowError):  # a huge int beside an integer array
+                    with pytest.raises(OverflowError):
+                        ak.where(*got_args)
 
 
 def test_clip(arrays, mconn) -> None:
@@ -230,7 +248,8 @@ def test_clip_promotes_bounds_together(mconn) -> None:
     def arr(d: str) -> np.ndarray:
         return rng.integers(0, 2, 6).astype(bool) if d == "bool" else rng.integers(-3, 120, 6).astype(d)
 
-    scalars: list[Any] = [0, 300, -300, -5, 2**63, 2.5, np.int16(7), np.float32(1.5), np.nan, True, None]
+    scalars: list[Any] = [0, 300, -300, -5, 2**63, 2**64, -(2**64), 2.5, np.int16(7), np.float32(1.5), np.nan,
+                          True, None]
     for d in kinds:
         x = arr(d)
         p = mconn.array(x)

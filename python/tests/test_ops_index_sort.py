@@ -46,6 +46,7 @@ def test_getitem(mconn, dtype) -> None:
         ii = idx.astype(idt) if idt != "uint32" else np.abs(idx).astype(idt)
         assert_same(p[mconn.array(ii)], x[ii])
     assert_same(p[mconn.array(np.array([], dtype=np.int64))], x[np.array([], dtype=np.int64)])
+    assert_same(p[[]], x[[]])  # an empty list is an empty int index, as numpy's
     with pytest.raises(IndexError, match=f"index {len(x) + 3} is out of bounds for axis 0 with size {len(x)}"):
         p[mconn.array(np.array([0, len(x) + 3, 1]))]
     mask = rng.integers(0, 2, len(x)).astype(bool)

@@ -148,6 +148,17 @@ def _big_int_operand(op: str, a: Any, b: Any) -> tuple[str, Any, Any]:
     return op, a, b
 
 
+def _floats_beside(*xs: Any) -> tuple[Any, ...]:
+    """xs with each Python int past int64 and uint64 made a float when the
+    others meet in a float (a Python float among them, or arrays and numpy
+    scalars that promote to one: uint64 with int16), as numpy takes it for
+    where and clip; others are left to raise."""
+    strong = [x.dtype for x in xs if isinstance(x, (pdarray, np.generic))]
+    if not (builtins.any(isinstance(x, float) for x in xs) or strong and np.result_type(*strong).kind == "f"):
+        return xs
+    return tuple(float(x) if _past_every_int(x) else x for x in xs)
+
+
 def binop(op: str, a: Any, b: Any, out: pdarray | None = None) -> pdarray:
     """Apply binary operator `op` ("+", "<", "maximum", ...) elementwise."""
     op, a, b = _big_int_operand(op, a, b)
@@ -248,6 +259,11 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[s
         if x.dtype != t:
             x = x.astype(t)
         return binop("*", x, x, out=out)
+    if name == "rint" and isinstance(inputs[0], pdarray) and inputs[0].dtype.kind in "biu":
+        # numpy's rint of integers is its float loop (the server's round
+        # keeps integers, as np.round does); float16 is float32 here.
+        t = np.rint.resolve_dtypes((inputs[0].dtype, None))[1]
+        return unop("round", inputs[0].astype(np.float32 if t == np.float16 else t), out=out)
     return unop(UFUNC_UNOPS[name], inputs[0], out=out)
 
 
@@ -1011,6 +1027,7 @@ def clip(a: pdarray, a_min: Any, a_max: Any) -> pdarray:
             a_max = None
         if a_min is None and a_max is None:
             return unop("positive", a)
+    a, a_min, a_max = _floats_beside(a, a_min, a_max)
     conn = _conn_of(a, a_min, a_max)
     keep: list[pdarray] = []
     args: dict[str, Any] = {}
@@ -1028,6 +1045,7 @@ def where(condition: pdarray, x: Any, y: Any) -> pdarray:
     >>> ak.where(ak.arange(5) > 2, 1.0, -1.0)
     array([-1., -1., -1.,  1.,  1.])
     """
+    x, y = _floats_beside(x, y)
     conn = _conn_of(condition, x, y)
     keep: list[pdarray] = []
     cond = _as_pdarray(condition, conn, keep)
@@ -1335,6 +1353,8 @@ def _index_key(a: pdarray, key: Any, args: dict[str, Any], keep: list[pdarray]) 
         start, stop, step = key.indices(a.size)
         args.update(start=start, stop=stop, step=step)
         return "slice"
+    if isinstance(key, list) and not key:
+        key = np.array([], dtype=np.intp)  # numpy's empty index (not float64's)
     if isinstance(key, (np.ndarray, list)):
         key = _as_pdarray(key, a._conn, keep)
     if isinstance(key, pdarray):

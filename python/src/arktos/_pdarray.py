@@ -367,7 +367,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         return _ops.unop("neg", self)
 
     def __pos__(self) -> pdarray:
-        return _ops.astype(self, self.dtype)
+        return _ops.unop("positive", self)  # a copy; bool is refused, as numpy
 
     def __abs__(self) -> pdarray:
         return _ops.unop("abs", self)
