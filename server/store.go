@@ -44,6 +44,7 @@ type store struct {
 	viewed               map[uint64]*segment // leased segments with views not released, by id
 	copiesOnWrite        atomic.Uint64       // segment-backed arrays copied out before a write (stats)
 	queuedBytes          atomic.Int64        // payload bytes of requests waiting for a worker, reserved (stats)
+	heldDeleted          int64               // bytes of deleted arrays still read (in used); guarded by mu
 }
 
 type entry struct {
@@ -90,10 +91,14 @@ func (s *store) reserveLocked(n int64, what string) error {
 	}
 	if n > s.limit-s.used-s.pooled() {
 		free := s.limit - s.used
+		sending := ""
+		if s.heldDeleted > 0 {
+			sending = fmt.Sprintf(" (%s of it by deleted arrays still being read: replies a client has not received yet, or requests still running)", transfer.FormatBytes(s.heldDeleted))
+		}
 		return transfer.Errorf(transfer.OutOfMemory,
-			"%s needs %s (%d bytes) but the server's limit of %s leaves %s (%d bytes) free, with %s held by %d arrays; raise --max-memory or delete arrays",
+			"%s needs %s (%d bytes) but the server's limit of %s leaves %s (%d bytes) free, with %s held by %d arrays%s; raise --max-memory or delete arrays",
 			what, transfer.FormatBytes(n), n, transfer.FormatBytes(s.limit), transfer.FormatBytes(free), free,
-			transfer.FormatBytes(s.used), len(s.arrays))
+			transfer.FormatBytes(s.used), len(s.arrays), sending)
 	}
 	s.used += n
 	return nil
@@ -345,6 +350,9 @@ func (s *store) acquire(name string) (*pdarray.Array, func(), error) {
 			defer s.mu.Unlock()
 			e.refs--
 			if e.deleted && e.refs == 0 {
+				nb := int64(e.a.NBytes())
+				s.used -= nb
+				s.heldDeleted -= nb
 				s.recycle(e)
 			}
 		})
@@ -420,9 +428,15 @@ func (s *store) delete(names []string, missingOK bool) (deleted int, freed int64
 		nb := int64(e.a.NBytes())
 		freed += nb
 		e.deleted = true
-		s.used -= nb
 		if e.refs == 0 {
+			s.used -= nb
 			s.recycle(e)
+		} else {
+			// Still read (a reply libzmq sends from it in place, a request
+			// running on it): its bytes stay resident, so they stay counted
+			// until the last holder lets go (acquire's release). A client
+			// that never reads its downloads once held them uncounted.
+			s.heldDeleted += nb
 		}
 		nudge = nudge || (e.a != nil && e.seg == nil && nb >= gcNudgeBytes)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/arktos-dev/arktos/pdarray"
@@ -84,5 +85,36 @@ func TestPoolCountsAgainstLimit(t *testing.T) {
 	}
 	if s.used+s.pool.bytes > s.limit {
 		t.Fatalf("used %d + pooled %d over limit %d", s.used, s.pool.bytes, s.limit)
+	}
+}
+
+// TestDeletedStillReadStaysCounted: a deleted array that a holder still
+// reads (a download libzmq sends in place to a client that does not read)
+// keeps its bytes counted against the limit until the holder lets go; it
+// once left the count at delete while staying resident.
+func TestDeletedStillReadStaysCounted(t *testing.T) {
+	const n = 6 << 20
+	s := newStore(10 << 20)
+	stored(t, s, "a", n)
+	_, release, err := s.acquire("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.delete([]string{"a"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if used, _, _, _ := s.usage(); used != n {
+		t.Fatalf("used %d after deleting an array still read, want %d", used, n)
+	}
+	err = s.reserve(n, "another upload")
+	if err == nil || !strings.Contains(err.Error(), "deleted arrays still being read") {
+		t.Fatalf("reserve past the limit: %v", err)
+	}
+	release()
+	if used, _, _, _ := s.usage(); used != 0 || s.heldDeleted != 0 {
+		t.Fatalf("used %d, held %d after the last holder let go", used, s.heldDeleted)
+	}
+	if err := s.reserve(n, "another upload"); err != nil {
+		t.Fatal(err)
 	}
 }
