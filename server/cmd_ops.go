@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -619,6 +620,16 @@ func (s *Server) cmdRandom(r *request) (*response, error) {
 		}
 		if err := checkRandintRange(lo, hi, d); err != nil {
 			return nil, err
+		}
+	}
+	if dist == "uniform" {
+		// numpy's Generator.uniform checks: NaN and infinite bounds once
+		// filled the array with NaN.
+		switch w := high.(float64) - low.(float64); {
+		case math.IsNaN(w) || math.IsInf(w, 0):
+			return nil, transfer.Errorf(transfer.Overflow, "uniform: high - low range exceeds valid bounds (low %v, high %v); give finite bounds less than 1.8e308 apart", low, high)
+		case w < 0:
+			return nil, transfer.Errorf(transfer.ArgumentValue, "uniform: high - low < 0 (low %v, high %v); give low <= high", low, high)
 		}
 	}
 	out, err := env.Alloc(d, n)

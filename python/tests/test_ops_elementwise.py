@@ -83,7 +83,7 @@ def test_array_array_every_dtype_pair(arrays, sym) -> None:
             check(f, (xa, xb_), (pa, pb_), ulps=ulps_for(sym, rd or "int8"))
 
 
-SCALARS = [0, 3, -2, 200, 70000, 2**40, -(2**63), 2**64 - 1, 2**64, -(2**63) - 1, 3**50, 10**400, 2.5, -0.0, float("nan"), float("inf"),
+SCALARS = [0, 2, 3, -2, 200, 70000, 2**40, -(2**63), 2**64 - 1, 2**64, -(2**63) - 1, 3**50, 10**400, 2.5, -0.0, float("nan"), float("inf"),
            True, False, np.int8(-3), np.uint16(7), np.int64(-5), np.uint64(2**63 + 1),
            np.float32(1.5), np.float64(-2.25), np.bool_(True)]
 

@@ -191,6 +191,18 @@ def test_random_reproducible_and_distributed(make_server) -> None:
     assert big.dtype == np.uint64 and big.min() >= 2**63
 
 
+def test_uniform_errors_as_numpy(mconn) -> None:
+    """ak.uniform refuses the bounds numpy's Generator.uniform refuses (NaN
+    or infinite ranges once gave arrays of NaN), with its exception classes."""
+    rng = np.random.default_rng(0)
+    for lo, hi in ((np.inf, np.nan), (0.0, np.inf), (np.nan, 1.0), (-1e308, 1e308), (2.0, 1.0)):
+        with pytest.raises(Exception) as want:
+            rng.uniform(lo, hi, 3)
+        with pytest.raises(want.type, match="high - low"):
+            ak.uniform(3, lo, hi, conn=mconn)
+    assert ak.uniform(3, 1.5, 1.5, conn=mconn).to_ndarray().tolist() == [1.5] * 3
+
+
 def test_randint_errors(mconn) -> None:
     with pytest.raises(ValueError, match="low >= high"):
         ak.randint(5, 5, 3, conn=mconn)

@@ -710,6 +710,10 @@ def _binary_methods(symbol: str) -> tuple[Callable[..., Any], ...]:
     def forward(self: pdarray, other: Any) -> Any:
         if not _ops._supported(other):
             return NotImplemented
+        if symbol == "**" and type(other) is int and other == 2 and self.dtype == np.bool_:
+            # numpy's a ** 2 is its square, whose bool loop is int8's
+            # (np.power(bool, 2) is int64)
+            return _ops.array_ufunc(np.square, "__call__", (self,), {})
         return _ops.binop(symbol, self, other)
 
     def reflected(self: pdarray, other: Any) -> Any:
