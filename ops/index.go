@@ -399,7 +399,7 @@ func countOnes(m []uint8) int {
 		for ; i+64 <= len(m); i += 64 {
 			c += bits.OnesCount64(simdMaskBits((*[64]uint8)(m[i : i+64])))
 		}
-		simdCalls.Add(1)
+		simdDone()
 	}
 	for ; i+8 <= len(m); i += 8 {
 		c += bits.OnesCount64(endian.LittleEndian.Uint64(m[i:]))
@@ -496,6 +496,9 @@ func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
 				k++
 			}
 		}
+		if vec {
+			simdEnd()
+		}
 		for ; i < len(mm); i++ {
 			if mm[i] != 0 {
 				out[k] = aa[i]
@@ -558,6 +561,9 @@ func CompressPositions(env Env, mask *pdarray.Array, offs []int, out *pdarray.Ar
 				o[k] = int64(lo + i + bits.TrailingZeros64(b))
 				k++
 			}
+		}
+		if vec {
+			simdEnd()
 		}
 		for ; i < len(mm); i++ {
 			if mm[i] != 0 {

@@ -491,6 +491,9 @@ func floatUnary[T Float](op string) func(d, a []byte) {
 	return uloop[T, T](func(d, a []T) {
 		a = a[:len(d)]
 		for i := range d {
+			if i&63 == 0 {
+				clearUpper() // (math.Exp: see clearUpper)
+			}
 			r := f(float64(a[i]))
 			if r != r {
 				// C's NaN bits, not Go's (a[i] read again: kept in a
