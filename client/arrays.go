@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -167,6 +168,21 @@ func Download[T pdarray.Element](ctx context.Context, c *Client, name string) ([
 // hold at least its length, and returns how many elements it wrote. Reusing
 // dst saves faulting in fresh memory on every download.
 func DownloadInto[T pdarray.Element](ctx context.Context, c *Client, name string, dst []T) (int, error) {
+	if len(dst) > 0 && uintptr(unsafe.Pointer(&dst[0]))%8 != 0 {
+		// pdarray buffers start on 8 bytes, and every download path wraps
+		// its destination as one: a destination that does not (a slice
+		// from an odd offset, a small allocation) takes the download into
+		// new memory and one copy more.
+		a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T](), nil)
+		if err != nil {
+			return 0, err
+		}
+		src := pdarray.View[T](a)
+		if len(src) > len(dst) {
+			return 0, fmt.Errorf("client: array '%s' holds %d elements, more than the %d the destination holds", name, len(src), len(dst))
+		}
+		return copy(dst, src), nil
+	}
 	a, err := c.download(ctx, name, nil, pdarray.DTypeOf[T](), pdarray.AsBytes(dst))
 	if err != nil {
 		return 0, err

@@ -86,6 +86,9 @@ type ServerConfig struct {
 	// Restoring: a server started with --checkpoint still bringing its
 	// arrays back (nil once it has); Dial waits until it has.
 	Restoring *RestoreProgress
+	// Creating: the commands that store new arrays (nil from a server that
+	// does not say: the client's own list serves, client/late.go).
+	Creating []string
 }
 
 // RestoreProgress is get_config's "restoring": how far a server's restore
@@ -291,8 +294,8 @@ func (c *Client) awaitRestore(ctx context.Context) error {
 		return fmt.Errorf("client: the server at %s is still restoring its checkpoint (%d of %d arrays, %d of %d bytes, for %.0f s); give Dial (or the request) a ctx with a later deadline to wait for it: %w",
 			c.url, p.ArraysDone, p.Arrays, p.BytesDone, p.Bytes, p.Seconds, ctx.Err())
 	}
-	for c.config.Restoring != nil {
-		p := c.config.Restoring
+	for c.Config().Restoring != nil {
+		p := c.Config().Restoring
 		select {
 		case <-ctx.Done():
 			return still(p)
@@ -345,9 +348,15 @@ func (c *Client) loadConfig(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.config, err = parseConfig(res); err != nil {
+	cfg, err := parseConfig(res)
+	if err != nil {
 		return fmt.Errorf("client: server at %s: %w", c.url, err)
 	}
+	// Under c.mu: after a server restart this runs beside requests that
+	// read the configuration (a data race before).
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.config = cfg
 	// The lane may be opened now that a request went through, unless the
 	// server is restoring its checkpoint (it would refuse to open one, and
 	// the client would not ask again).
@@ -372,6 +381,11 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 			cfg.DTypes = append(cfg.DTypes, asString(d))
 		}
 	}
+	if l, ok := res["creating"].([]any); ok {
+		for _, d := range l {
+			cfg.Creating = append(cfg.Creating, asString(d))
+		}
+	}
 	if r, ok := res["restoring"].(map[string]any); ok {
 		secs, _ := r["seconds"].(float64)
 		cfg.Restoring = &RestoreProgress{Arrays: int(asInt(r["arrays"])), ArraysDone: int(asInt(r["arrays_done"])),
@@ -383,8 +397,13 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 	return cfg, nil
 }
 
-// Config returns the server configuration read at Dial.
-func (c *Client) Config() ServerConfig { return c.config }
+// Config returns the server configuration read at Dial (or since, after a
+// restart of the server).
+func (c *Client) Config() ServerConfig {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.config
+}
 
 // URL returns the endpoint this client is connected to.
 func (c *Client) URL() string { return c.url }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -129,6 +130,21 @@ func TestZstdCompression(t *testing.T) {
 	out := after["bytes_compressed_out"] - before["bytes_compressed_out"]
 	if in == 0 || out == 0 || in > int64(len(xs)) || out > int64(len(xs)) {
 		t.Fatalf("compressed bytes in %d, out %d for %d raw bytes", in, out, 8*len(xs))
+	}
+	// arrays whose last frame is under 256 bytes (3 elements; 1 MiB + 8
+	// bytes): such a zstd frame once declared no size, and was refused
+	for _, n := range []int{3, 1<<17 + 1} {
+		small := make([]int64, n)
+		for i := range small {
+			small[i] = int64(i * 3)
+		}
+		info, err := client.Upload(ctx, c, small)
+		if err != nil {
+			t.Fatalf("%d elements up: %v", n, err)
+		}
+		if back, err := client.Download[int64](ctx, c, info.Name); err != nil || !slices.Equal(back, small) {
+			t.Fatalf("%d elements down: %v", n, err)
+		}
 	}
 	random := randomArray(pdarray.Float64, 500_000, 3)
 	info, err = client.UploadArray(ctx, c, random)

@@ -230,6 +230,9 @@ func StandardNormal(env Env, out *pdarray.Array, seed uint64) {
 	v := pdarray.View[float64](out)
 	randomBlocks(env, out.Len(), seed, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if i&63 == 0 {
+				clearUpper() // (NormFloat64's tail calls math.Exp: see clearUpper)
+			}
 			v[i] = r.NormFloat64()
 		}
 	})

@@ -52,7 +52,9 @@ func init() {
 		"order_stats":   (*Server).cmdOrderStats,
 		"searchsorted":  (*Server).cmdSearchSorted,
 	} {
-		register(name, command{run: run})
+		// All but these store their results as new arrays.
+		scalar := name == "reduce" || name == "getitem" || name == "setitem" || name == "order_stats"
+		register(name, command{run: run, creates: !scalar})
 	}
 }
 

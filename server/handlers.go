@@ -43,7 +43,11 @@ type command struct {
 	// inline commands are cheap and never block: the I/O goroutine runs
 	// them itself and replies at once.
 	inline bool
-	run    func(s *Server, r *request) (*response, error)
+	// creates: the command stores new arrays under fresh names (its result
+	// describes them). get_config lists these ("creating"), so that a client
+	// deletes what a request it gave up on made after all.
+	creates bool
+	run     func(s *Server, r *request) (*response, error)
 }
 
 // commands is the dispatch table. It is built by a variable initializer, so
@@ -56,7 +60,7 @@ type command struct {
 // codec, with no hand-off to a worker and back.
 var commands = map[string]command{
 	"get_config":   {inline: true, run: (*Server).cmdGetConfig},
-	"upload":       {payload: true, run: (*Server).cmdUpload},
+	"upload":       {payload: true, creates: true, run: (*Server).cmdUpload},
 	"download":     {run: (*Server).cmdDownload},
 	"info":         {inline: true, run: (*Server).cmdInfo},
 	"list":         {inline: true, run: (*Server).cmdList},
@@ -67,6 +71,24 @@ var commands = map[string]command{
 	"shutdown":     {run: (*Server).cmdShutdown},
 	"open_stream":  {run: (*Server).cmdOpenStream},
 	"close_stream": {run: (*Server).cmdCloseStream},
+}
+
+// allCommands is commands, for get_config: naming the table there would
+// make its initializer depend on itself.
+var allCommands map[string]command
+
+func init() { allCommands = commands }
+
+// creatingCommands lists, sorted, the commands that store new arrays.
+func creatingCommands() []string {
+	var names []string
+	for name, c := range allCommands {
+		if c.creates {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // register adds a command; a duplicate name is a bug caught at start-up.
@@ -511,6 +533,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 	if !s.noInline {
 		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
 	}
+	cfg["creating"] = creatingCommands()
 	if st := s.restore.Load(); st != nil {
 		cfg["restoring"] = st.progress() // --checkpoint's arrays are coming back
 	}

@@ -312,3 +312,31 @@ func TestAddressInUse(t *testing.T) {
 		t.Errorf("the token file changed: %q, was %q (%v)", after, before, err)
 	}
 }
+
+// TestCreatingCommandsClassified: every command is either one that stores
+// new arrays (creates, listed by get_config's "creating", whose results a
+// client deletes when it gave the request up) or one of these. A new
+// command must be put on one side: six that create arrays (clip, lookup,
+// take_many, compress_many, searchsorted, groupby_scan) were once missing
+// from the clients' own lists, and their abandoned results stayed stored.
+func TestCreatingCommandsClassified(t *testing.T) {
+	keeps := map[string]bool{
+		"get_config": true, "download": true, "info": true, "list": true, "delete": true, "rename": true,
+		"mem_used": true, "stats": true, "shutdown": true, "open_stream": true, "close_stream": true,
+		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true,
+		"to_arrow_file": true, "save_all": true, "shm_lease": true, "shm_release": true,
+	}
+	for name, c := range commands {
+		if strings.HasPrefix(name, "test_") {
+			continue
+		}
+		if c.creates == keeps[name] {
+			t.Errorf("command %q: creates %v; mark it creates (it stores new arrays) or list it here", name, c.creates)
+		}
+	}
+	for _, must := range []string{"clip", "lookup", "take_many", "compress_many", "searchsorted", "groupby_scan", "upload", "load_all"} {
+		if !slices.Contains(creatingCommands(), must) {
+			t.Errorf("%s is not in get_config's creating list", must)
+		}
+	}
+}

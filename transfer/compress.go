@@ -19,17 +19,28 @@ const (
 )
 
 var (
-	zOnce sync.Once
-	zEnc  *zstd.Encoder
-	zDec  *zstd.Decoder
-	zErr  error
+	zOnce  sync.Once
+	zEnc   *zstd.Encoder
+	zSmall *zstd.Encoder // single segment: frames under 256 bytes declare their size too
+	zDec   *zstd.Decoder
+	zErr   error
 )
 
-// zstdCodec returns the shared encoder and decoder; EncodeAll and DecodeAll
-// are safe for concurrent use.
+// smallFrame is the size below which a multi-segment zstd frame header
+// leaves out the content size (klauspost's EncodeAll takes single segments
+// only past 1 KiB), which DecompressFrame requires: an array whose last
+// frame was that short could not be sent compressed.
+const smallFrame = 256
+
+// zstdCodec returns the shared encoders and decoder; EncodeAll and
+// DecodeAll are safe for concurrent use.
 func zstdCodec() (*zstd.Encoder, *zstd.Decoder, error) {
 	zOnce.Do(func() {
 		zEnc, zErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		if zErr == nil {
+			zSmall, zErr = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+				zstd.WithSingleSegment(true), zstd.WithZeroFrames(true))
+		}
 		if zErr == nil {
 			zDec, zErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<31))
 		}
@@ -42,6 +53,9 @@ func CompressFrameAppend(dst, src []byte) ([]byte, error) {
 	enc, _, err := zstdCodec()
 	if err != nil {
 		return nil, err
+	}
+	if len(src) < smallFrame {
+		enc = zSmall
 	}
 	return enc.EncodeAll(src, dst), nil
 }

@@ -323,6 +323,16 @@ func TestZstdFrames(t *testing.T) {
 	if err := DecompressFrame([]byte{}, empty); err != nil {
 		t.Fatal(err)
 	}
+	// every size declares itself, under 256 bytes too (an array whose last
+	// frame was that short could not be sent compressed)
+	for n := 1; n <= 2100; n += 1 + n/16 {
+		small := bytes.Repeat([]byte{byte(n), 7, 7, 7}, n)[:n]
+		z, err := CompressFrameAppend(nil, small)
+		got := make([]byte, n)
+		if err != nil || DecompressFrame(got, z) != nil || !bytes.Equal(got, small) {
+			t.Fatalf("%d bytes: %v, %v", n, err, DecompressFrame(got, z))
+		}
+	}
 }
 
 // FuzzDecompressFrame: hostile frames never panic or write past dst.

@@ -288,3 +288,22 @@ def test_interrupted_operation_frees_its_result(conn: ak.Connection, monkeypatch
         time.sleep(0.01)
     assert after == held_before
     assert a.to_ndarray()[0] in (0, 1)  # a is still there (the += may have run)
+
+
+def test_interrupted_clip_is_freed(conn: ak.Connection, monkeypatch) -> None:
+    """Ctrl-C during ak.clip: its late result is deleted like any other
+    creating command's, as the server's get_config "creating" list says
+    (clip, lookup, take_many, compress_many, searchsorted and groupby_scan
+    were missing from the client's own list, and their results stayed)."""
+    assert {"clip", "lookup", "take_many", "compress_many", "searchsorted", "groupby_scan"} <= set(
+        conn.config["creating"])
+    a = conn.array(np.arange(1000.0))
+    before = names_on(conn)
+    with interrupted_waits(conn, monkeypatch, "zmq"):
+        with pytest.raises(KeyboardInterrupt):
+            ak.clip(a, 1.0, 5.0)
+    for _ in range(100):  # the next requests read the late reply and free its array
+        if names_on(conn) == before:
+            break
+        time.sleep(0.05)
+    assert names_on(conn) == before

@@ -183,13 +183,15 @@ def _split_url(url: str) -> tuple[str, str | None]:
 
 #: Commands whose result names arrays they newly created (unless given an
 #: "out" array to write in place); a late reply to one of these, abandoned by
-#: Ctrl-C, is freed.
+#: Ctrl-C, is freed. A server that lists them (get_config "creating") is
+#: believed instead.
 _CREATING = frozenset({
     "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
     "where", "scan", "slice", "take", "compress", "repeat", "getitem", "sort", "argsort", "coargsort",
     "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
     "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "groupby_head",
     "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
+    "clip", "compress_many", "take_many", "lookup", "searchsorted", "groupby_scan",
 })
 
 
@@ -1498,7 +1500,10 @@ class Connection:
         if late is None or reply.get("status") != 0:
             return
         cmd, args = late
-        if cmd not in _CREATING or "out" in args:
+        # The server's own list where it gives one (get_config "creating"):
+        # a client's list drifted (clip, lookup, take_many, ... were missing).
+        creating = self.config.get("creating")
+        if cmd not in (_CREATING if creating is None else creating) or "out" in args:
             return
         self._pending_deletes.extend(_array_names(reply.get("result")))
 
