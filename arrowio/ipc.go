@@ -379,7 +379,29 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 				pc.Name, pc.Nulls, policy.mode(), pc.Name)
 		}
 	}
+	if err := maskNamesFree(p.Columns, p.Strings); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// maskNamesFree refuses a read whose null mask of column c would take the
+// name of a column it also reads, c_mask: the mask and the column came back
+// under one name, and one of them was lost.
+func maskNamesFree(cols []PlanColumn, strs []StringColumn) error {
+	names := map[string]bool{}
+	for _, c := range cols {
+		names[c.Name] = true
+	}
+	for _, c := range strs {
+		names[c.Name] = true
+	}
+	for _, c := range cols {
+		if c.Mask && names[c.Name+"_mask"] {
+			return errorf(ErrValue, "column %q's null mask would be named %q, like a column this read also takes; read %q without it (columns=[...]), or with nulls=\"fill\"", c.Name, c.Name+"_mask", c.Name)
+		}
+	}
+	return nil
 }
 
 func nullsAllowed(p NullPolicy, d pdarray.DType) bool {
@@ -464,6 +486,11 @@ func copyArrow(dst *pdarray.Array, off int, a arrow.Array, mask []bool, pol Null
 		return copyTyped(pdarray.View[float64](dst)[off:], a, mask, fillAs[float64](pol))
 	case pdarray.Bool:
 		d := pdarray.View[bool](dst)[off : off+a.Len()]
+		if len(d) == 0 {
+			// An empty batch may have no values buffer at all (a nil
+			// dereference: the server's one panic on a file).
+			return 0
+		}
 		bits := a.Data().Buffers()[1].Bytes()
 		o := a.Data().Offset()
 		for i := range d {

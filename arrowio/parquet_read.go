@@ -180,7 +180,9 @@ func (p *ParquetPlan) Units() int {
 
 // columnDType maps a Parquet leaf to a pdarray dtype, or explains why not.
 func columnDType(c *schema.Column) (pdarray.DType, string) {
-	if c.MaxRepetitionLevel() > 0 || strings.Contains(c.Path(), ".") {
+	// Nested: a leaf under a group (its path has several parts), not a
+	// top-level column whose name holds a dot ("price.usd").
+	if c.MaxRepetitionLevel() > 0 || len(c.ColumnPath()) > 1 {
 		return pdarray.Invalid, "nested (" + c.Path() + ")"
 	}
 	lt := c.LogicalType()
@@ -324,6 +326,9 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 			if dt, _ := columnDType(fsc.Column(idx)); dt != pc.DType {
 				return nil, errorf(ErrData, "column %q is %s in %s but %s in %s; read the files separately", pc.Name, pc.DType, p.names[0], dtName(dt), p.names[f])
 			}
+			// Nullable in any file: the first's schema alone once decided,
+			// and a later file's nulls became 0s with no mask.
+			pc.Nullable = pc.Nullable || fsc.Column(idx).MaxDefinitionLevel() > 0
 		}
 		for _, sc := range p.Strings {
 			idx := fsc.ColumnIndexByName(sc.Name)
@@ -365,6 +370,9 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		if pc.Nulls > 0 && !p.nullsAllowed(pc) {
 			return nil, p.nullsErr(pc.Name, pc.Nulls)
 		}
+	}
+	if err := maskNamesFree(p.Columns, p.Strings); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

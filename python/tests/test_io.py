@@ -555,3 +555,43 @@ def test_save_load_all(io_conn: ak.Connection, data_dir: Path) -> None:
     with pytest.raises(ak.InvalidDataError, match="checksum.*nothing was loaded"):
         ak.load_all("ck/one", conn=io_conn)
     assert io_conn.list_arrays() == []
+
+
+def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) -> None:
+    """Files a helper's differential run against pyarrow found misread:
+    a zero-row bool column (the server panicked), a column name with a dot
+    (taken for a nested one), a null mask whose name a real column has (one
+    of the two was lost), and a column nullable only in a later file (its
+    nulls became 0s with no mask)."""
+    import pyarrow.ipc as ipc
+
+    ak.to_arrow_file({"flag": io_conn.array(np.zeros(0, bool))}, "empty_bool.arrow")
+    got = ak.read_arrow("empty_bool.arrow", conn=io_conn)["flag"].to_ndarray()
+    assert got.dtype == np.bool_ and got.size == 0
+    t = pa.table({"x": [1, 2, 3], "b": [True, False, True]})
+    with ipc.new_file(data_dir / "eb.arrow", t.schema) as w:
+        empty = pa.record_batch([c.chunk(0)[2:2] for c in t.columns], schema=t.schema)
+        for b in (t.slice(0, 2).to_batches()[0], empty, t.slice(2, 1).to_batches()[0]):
+            w.write_batch(b)
+    got = ak.read_arrow("eb.arrow", conn=io_conn)
+    assert got["b"].to_ndarray().tolist() == [True, False, True] and got["x"].to_ndarray().tolist() == [1, 2, 3]
+
+    pq.write_table(pa.table({"a.b": [1, 2, 3]}), data_dir / "dot.parquet")
+    assert ak.read_parquet("dot.parquet", conn=io_conn)["a.b"].to_ndarray().tolist() == [1, 2, 3]
+    ak.to_parquet({"price.usd": io_conn.array(np.arange(3))}, "dot2.parquet")
+    assert ak.read_parquet("dot2.parquet", conn=io_conn)["price.usd"].to_ndarray().tolist() == [0, 1, 2]
+
+    pq.write_table(pa.table({"a": pa.array([1, None, 3]), "a_mask": [True, True, True]}), data_dir / "clash.parquet")
+    with pytest.raises(ValueError, match="'s null mask would be named \"a_mask\""):
+        ak.read_parquet("clash.parquet", nulls="mask", conn=io_conn)
+    assert ak.read_parquet("clash.parquet", nulls="mask", columns=["a"], conn=io_conn)["a_mask"].to_ndarray().tolist() == [
+        False, True, False]
+
+    pq.write_table(pa.table({"x": pa.array([5, 6], pa.int64())},
+                            schema=pa.schema([pa.field("x", pa.int64(), nullable=False)])), data_dir / "m_a.parquet")
+    pq.write_table(pa.table({"x": pa.array([7, None], pa.int64())}), data_dir / "m_b.parquet")
+    for files, mask in ((["m_a.parquet", "m_b.parquet"], [False, False, False, True]),
+                        (["m_b.parquet", "m_a.parquet"], [False, True, False, False])):
+        got = ak.read_parquet(files, nulls="mask", conn=io_conn)
+        assert got["x_mask"].to_ndarray().tolist() == mask, files
+    assert io_conn._request("stats")[0]["panics"] == 0
