@@ -360,3 +360,16 @@ def test_encoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
         assert lengths.tolist() == [len(c.encode()) for c in case]
         assert bool(called) == (bool(case) and "".join(case).isascii() and strings.dtype.itemsize > 0)
         np.testing.assert_array_equal(_categorical._decode_strings(data.tobytes(), lengths), strings)
+
+
+def test_trailing_nul_refused_not_merged(conn: ak.Connection) -> None:
+    """Strings ending in NUL are refused: numpy's str arrays, which hold the
+    categories, drop trailing NULs, so "a\\x00" silently became "a" (merged
+    with it, or 'categories must be unique' from a file). A NUL inside a
+    string is kept."""
+    pd = pytest.importorskip("pandas")
+    for values in (["a", "a\x00", "b"], pd.Series(["x\x00", "y"]), np.array(["a", "b\x00"], dtype=object),
+                   pd.Categorical(["q\x00", "r"])):
+        with pytest.raises(ValueError, match="ending in a NUL"):
+            ak.Categorical(values, conn=conn)
+    assert ak.Categorical(["a", "a\x00b", "b"], conn=conn).to_ndarray().tolist() == ["a", "a\x00b", "b"]

@@ -594,4 +594,8 @@ def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) 
                         (["m_b.parquet", "m_a.parquet"], [False, True, False, False])):
         got = ak.read_parquet(files, nulls="mask", conn=io_conn)
         assert got["x_mask"].to_ndarray().tolist() == mask, files
+    # strings ending in NUL: refused (numpy's str arrays drop the NULs)
+    pq.write_table(pa.table({"s": ["a", "a\x00", "b"]}), data_dir / "nul.parquet")
+    with pytest.raises(ak.InvalidDataError, match="ending in a NUL"):
+        ak.read_parquet("nul.parquet", conn=io_conn)
     assert io_conn._request("stats")[0]["panics"] == 0

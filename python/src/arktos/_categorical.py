@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._errors import InvalidDataError
 from ._pdarray import pdarray
 
 if TYPE_CHECKING:
@@ -34,6 +35,16 @@ def _code_dtype(ncategories: int) -> np.dtype:
         if ncategories <= np.iinfo(dt).max:
             return np.dtype(dt)
     return np.dtype(np.int64)
+
+
+def _refuse_trailing_nul(strings: Any, what: str) -> None:
+    """Refuse strings that end in NUL: numpy's str arrays, which hold a
+    Categorical's categories, drop trailing NULs ("a\\x00" would become "a",
+    silently merged with it)."""
+    for v in strings:
+        if isinstance(v, str) and v.endswith("\x00"):
+            raise ValueError(f"{what} holds a string ending in a NUL character ({v!r}); a Categorical "
+                             "keeps its categories in numpy str arrays, which drop trailing NULs: strip them first")
 
 
 def _as_strings(values: Any, what: str) -> NDArray[np.str_]:
@@ -55,6 +66,7 @@ def _as_strings(values: Any, what: str) -> NDArray[np.str_]:
                                  "e.g. s.fillna('N/A')")
             raise TypeError(f"{what} holds a {type(v).__name__} at {bad[0]}; a Categorical "
                             "holds strings (upload numbers with ak.array)")
+        _refuse_trailing_nul(arr, what)
         return arr.astype(str) if arr.size else np.array([], dtype="<U1")
     raise TypeError(f"{what} has dtype {arr.dtype}; a Categorical holds strings "
                     "(upload numbers with ak.array)")
@@ -465,6 +477,11 @@ def _decode_strings(raw: bytes, lengths: NDArray[np.int64]) -> NDArray[np.str_]:
     """Strings stored as UTF-8 bytes one after another and their lengths
     (a registered Categorical's categories, a Parquet string column's)."""
     ends = np.cumsum(lengths)
+    last = np.frombuffer(raw, dtype=np.uint8)[ends[lengths > 0] - 1] if len(raw) else np.zeros(0, np.uint8)
+    if (last == 0).any():
+        raise InvalidDataError("a string column holds strings ending in a NUL character; a Categorical keeps its "
+                               "categories in numpy str arrays, which drop trailing NULs (they would merge with "
+                               "others): strip them in the file first")
     if len(lengths) and raw.isascii():
         return _ascii_strings(np.frombuffer(raw, dtype=np.uint8), ends - lengths, lengths)
     strings = [raw[a:b].decode("utf-8") for a, b in zip((ends - lengths).tolist(), ends.tolist())]
@@ -541,7 +558,9 @@ def _factorize(values: Any) -> tuple[NDArray[np.str_], NDArray[Any]]:
         return np.array([], dtype="<U1"), np.array([], dtype=np.int8)
     if isinstance(values, str):
         raise TypeError("Categorical takes a sequence of strings, not one str; wrap it in a list")
-    arr = np.asarray(_pandas_values(values))
+    # A list as objects: a str array would drop trailing NULs unseen (and
+    # pandas factorizes objects faster).
+    arr = np.asarray(values, dtype=object) if isinstance(values, (list, tuple)) else np.asarray(_pandas_values(values))
     if arr.ndim == 1 and arr.dtype.kind in "UO" and arr.size:
         hashed = _factorize_hashed(arr)
         if hashed is not None:
@@ -576,6 +595,7 @@ def _factorize_hashed(arr: NDArray[Any]) -> tuple[NDArray[np.str_], NDArray[Any]
             at = int(np.flatnonzero(codes == i)[0])
             raise TypeError(f"values holds a {type(v).__name__} at {at}; a Categorical "
                             "holds strings (upload numbers with ak.array)")
+    _refuse_trailing_nul(distinct, "values")
     return distinct.astype(str), codes.astype(_code_dtype(distinct.size))
 
 
