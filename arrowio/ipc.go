@@ -297,10 +297,14 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		}
 	}
 	var bad []string
+	seen := map[string]bool{}
 	for _, c := range columns {
 		idx := sc.FieldIndices(c)
 		if len(idx) == 0 {
 			return nil, errorf(ErrValue, "%s has no column %q; its columns are: %s", name, c, orNone(readable)+unsupportedNote(unsupported))
+		}
+		if err := oneColumnNamed(name, c, len(idx), seen); err != nil {
+			return nil, err
 		}
 		f := sc.Field(idx[0])
 		if isArrowString(f.Type) {
@@ -383,6 +387,20 @@ func OpenArrowIPC(name string, r ipc.ReadAtSeeker, columns []string, policy Null
 		return nil, err
 	}
 	return p, nil
+}
+
+// oneColumnNamed refuses a column name the file holds more than once (the
+// arrays come back by name: one of them was lost) or that the read asks
+// for twice.
+func oneColumnNamed(file, c string, inFile int, seen map[string]bool) error {
+	if inFile > 1 {
+		return errorf(ErrValue, "%s has %d columns named %q; the arrays come back by name, so rename them in the file (or read the others with columns=[...])", file, inFile, c)
+	}
+	if seen[c] {
+		return errorf(ErrValue, "column %q is asked for twice", c)
+	}
+	seen[c] = true
+	return nil
 }
 
 // maskNamesFree refuses a read whose null mask of column c would take the

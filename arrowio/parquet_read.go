@@ -282,10 +282,15 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 	seen := map[string]bool{}
 	var bad []string
 	for _, name := range columns {
-		if seen[name] {
-			return nil, errorf(ErrValue, "column %q is asked for twice", name)
+		inFile := 0
+		for i := 0; i < sc.Root().NumFields(); i++ {
+			if sc.Root().Field(i).Name() == name {
+				inFile++
+			}
 		}
-		seen[name] = true
+		if err := oneColumnNamed(p.names[0], name, inFile, seen); err != nil {
+			return nil, err
+		}
 		idx := sc.ColumnIndexByName(name)
 		if idx < 0 {
 			// A nested group: its leaves are named parent.child.

@@ -144,7 +144,7 @@ func fileErr(p, abs string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "escapes from parent") || strings.Contains(msg, "path escapes"):
-		return transfer.Errorf(transfer.ArgumentValue, "path %q leads outside the server's data directory %s (through a symlink or ..); it is refused", p, abs)
+		return transfer.Errorf(transfer.ArgumentValue, "path %q leads outside the server's data directory %s, or through an absolute symlink (only relative symlinks that stay inside are followed); it is refused", p, abs)
 	case errors.Is(err, fs.ErrNotExist):
 		return transfer.Errorf(transfer.ArgumentValue, "no file %q in the server's data directory %s", p, abs)
 	case errors.Is(err, fs.ErrPermission):
@@ -859,6 +859,11 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 	}
 	if dir != "" {
 		if err := root.MkdirAll(path.Clean(dir), 0o755); err != nil {
+			if errors.Is(err, syscall.EEXIST) {
+				// MkdirAll met a file where a directory goes: say that, not
+				// EEXIST's "is a directory".
+				err = &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+			}
 			return 0, err
 		}
 	}

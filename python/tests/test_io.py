@@ -594,6 +594,17 @@ def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) 
                         (["m_b.parquet", "m_a.parquet"], [False, True, False, False])):
         got = ak.read_parquet(files, nulls="mask", conn=io_conn)
         assert got["x_mask"].to_ndarray().tolist() == mask, files
+    # two columns of one name: refused, not one of them dropped
+    t = pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["x", "x"])
+    pq.write_table(t, data_dir / "dup.parquet")
+    feather.write_feather(t, data_dir / "dup.arrow")
+    for read in (lambda: ak.read_parquet("dup.parquet", conn=io_conn), lambda: ak.read_arrow("dup.arrow", conn=io_conn),
+                 lambda: ak.read_arrow("dup.arrow", columns=["x"], conn=io_conn)):
+        with pytest.raises(ValueError, match='2 columns named "x"'):
+            read()
+    # writing under a file names the file in the way
+    with pytest.raises(ValueError, match="a part of it is a file"):
+        ak.to_parquet({"x": io_conn.array(np.arange(3))}, "dup.parquet/out.parquet")
     # strings ending in NUL: refused (numpy's str arrays drop the NULs)
     pq.write_table(pa.table({"s": ["a", "a\x00", "b"]}), data_dir / "nul.parquet")
     with pytest.raises(ak.InvalidDataError, match="ending in a NUL"):
