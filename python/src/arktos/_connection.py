@@ -22,6 +22,7 @@ import os
 import select
 import socket
 import struct
+import signal
 import threading
 import time
 import warnings
@@ -460,6 +461,30 @@ def _close_sockets(sock: zmq.Socket[bytes], monitor: zmq.Socket[bytes]) -> None:
 
 
 _MONITOR_IDS = itertools.count(1)
+
+
+def _send_whole(sock: zmq.Socket[bytes], parts: list[Any]) -> None:
+    """send_multipart that a Ctrl-C cannot cut short: pyzmq sends frame by
+    frame and checks for signals between them, and a message left half sent
+    was completed by the next request's frames (the server answered both
+    as one, under the old id, and the next request timed out). In the main
+    thread, with a Python handler for SIGINT, the interrupt is held until
+    the message is whole, then raised."""
+    if len(parts) < 2 or threading.current_thread() is not threading.main_thread():
+        sock.send_multipart(parts, copy=False)  # (a signal interrupts only the main thread)
+        return
+    old = signal.getsignal(signal.SIGINT)
+    if not callable(old):
+        sock.send_multipart(parts, copy=False)
+        return
+    held: list[Any] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
+    try:
+        sock.send_multipart(parts, copy=False)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if held:
+        old(*held[0])  # the default handler raises KeyboardInterrupt
 
 
 def _monitor(sock: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
@@ -1265,12 +1290,20 @@ class Connection:
                     args["frame_size"] = size
                 header = encode_request(req_id, self._token, cmd, args)
         self._dropped()  # a drop before this request is not about it
-        if len(payload):
-            self._socket.send_multipart([header, *payload], copy=False)
-        else:
-            self._socket.send(header)  # one small frame: a copy is cheaper than a zmq.Frame
-        if while_waiting is not None:
-            while_waiting()
+        try:
+            if len(payload):
+                _send_whole(self._socket, [header, *payload])
+            else:
+                self._socket.send(header)  # one small frame: a copy is cheaper than a zmq.Frame
+            if while_waiting is not None:
+                while_waiting()
+        except BaseException:
+            # Ctrl-C once the request left (or while its bytes went on a
+            # stream): its reply comes later, and what it made is deleted
+            # then. (Not recorded, it was read as a stranger's and leaked.)
+            self._abandoned[req_id] = (cmd, args)
+            self._zmq_owed.add(req_id)
+            raise
         sent = time.monotonic()
         # The first wait lasts at most POLL_INTERVAL and needs nothing else;
         # the deadline clock and the progress bar (Waiting) are set up only
