@@ -216,9 +216,9 @@ def test_lost_request_answered_late(make_server: Any, monkeypatch: pytest.Monkey
         before = {e["name"] for e in conn.list_arrays()}
         srv.process.send_signal(signal.SIGSTOP)  # the reply comes later than the first wait
         _wait_stopped(srv.process.pid)
-        # One drop, reported while the request waits (the first call is the
-        # drain before it is sent).
-        calls = iter([False, True])
+        # One drop, reported while the request waits (the first two calls
+        # are the drains as the operation begins and before it is sent).
+        calls = iter([False, False, True])
         monkeypatch.setattr(conn, "_dropped", lambda: next(calls, False))
         with pytest.raises(ak.ConnectionLostError):
             conn.array(np.arange(10), name="kept" if named else None)
@@ -510,3 +510,22 @@ def test_stream_port_refused(make_server: Any, monkeypatch: pytest.MonkeyPatch) 
     finally:
         conn.close()
         proxy.close()
+
+
+def test_server_killed_while_an_upload_is_made_ready(make_server: Any) -> None:
+    """The server killed while an upload is compressed (or copied into a
+    shared-memory lease) raises ConnectionLostError promptly: the drop was
+    forgotten just before the upload was sent, which then waited on a server
+    that was gone (for ever without a timeout; here it would time out), and
+    after a restart went to the new server with the old one's stream."""
+    srv = make_server()
+    conn = srv.connect(compression="zstd", timeout=60.0)
+    x = np.random.default_rng(0).random(20_000_000)  # 160 MB: a while to compress
+    killer = threading.Timer(0.1, srv.process.kill)
+    killer.start()
+    try:
+        with pytest.raises(ak.ConnectionLostError):
+            conn.array(x)
+    finally:
+        killer.cancel()
+        conn.close()

@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import contextlib
 import itertools
 import math
 import mmap
 import os
 import select
+import signal
 import socket
 import struct
-import signal
 import threading
 import time
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -1016,6 +1017,8 @@ class Connection:
         self._token = given or ""
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._in_op = False  # inside _op: a drop raises before a request is sent
+        self._drop_pending = False  # a drop _dropped saw that _roundtrip has not
         self._pending_deletes: deque[str] = deque()
         # GroupBys whose ids are not made yet (_groupby.py): grouped before
         # any request that could change a stored array (_request). Their own
@@ -1074,7 +1077,27 @@ class Connection:
             gone = gone or recv_monitor_message(self._monitor)["event"] == zmq.EVENT_DISCONNECTED
         if gone:
             self._zmq_owed.clear()  # their replies went with the connection
+            self._drop_pending = True  # (for _roundtrip, whoever read the event)
         return gone
+
+    @contextlib.contextmanager
+    def _op(self) -> Iterator[None]:
+        """_lock for one operation (a request, an upload, a download): a drop
+        of the ZeroMQ connection before it is forgotten (its requests go on
+        the new connection); one during it, before a request of it is sent
+        (the server killed while an upload was compressed or copied into a
+        lease), raises ConnectionLostError in _roundtrip instead of sending
+        the request to wait, without a timeout for ever, on a server that is
+        gone."""
+        with self._lock:
+            if not self.closed:  # (a closed one's _check_open says so)
+                self._dropped()
+            self._drop_pending = False
+            self._in_op = True
+            try:
+                yield
+            finally:
+                self._in_op = False
 
     def _handshake(self, *, token_given: bool) -> dict[str, Any]:
         """get_config, retried once with ~/.arktos/token if no token was given."""
@@ -1161,7 +1184,7 @@ class Connection:
             self._group_lazy(_written(cmd, args or {}))
 
         def once() -> tuple[dict[str, Any], list[zmq.Frame]]:
-            with self._lock:
+            with self._op():
                 self._check_open()
                 if self._zmq_owed:
                     self._read_late()
@@ -1289,7 +1312,14 @@ class Connection:
                 else:
                     args["frame_size"] = size
                 header = encode_request(req_id, self._token, cmd, args)
-        self._dropped()  # a drop before this request is not about it
+        self._dropped()
+        if not self._in_op:
+            self._drop_pending = False  # a drop before this request is not about it
+        elif self._drop_pending:  # (kept until the operation ends: a fallback it tries fails too)
+            path_counts["connections_lost"] += 1
+            raise ConnectionLostError(
+                f"the connection to {self.url} dropped while {cmd!r} was made ready (the server stopped, "
+                "crashed or restarted); it was not sent, and the next request connects again")
         try:
             if len(payload):
                 _send_whole(self._socket, [header, *payload])
@@ -1569,7 +1599,7 @@ class Connection:
             args["start"] = start
         if stop is not None:
             args["stop"] = stop
-        with self._lock:
+        with self._op():
             self._check_open()
             self._flush_deletes(None)
             whole = start is None and stop is None
@@ -1839,7 +1869,7 @@ class Connection:
                                 "frame_size": frame_size}
         if name is not None:
             args["name"] = name
-        with self._lock:
+        with self._op():
             self._check_open()
             self._flush_deletes(None)
             stream = None
