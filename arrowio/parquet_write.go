@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -171,6 +172,26 @@ func parquetNode(c Column) (schema.Node, error) {
 // which it abandons the dictionary.
 const dictPageLimit = 1 << 20
 
+// otherNaNs says whether a float array holds a NaN whose bits are not the
+// default quiet NaN's (a payload, the sign bit).
+func otherNaNs(a *pdarray.Array) bool {
+	switch a.DType() {
+	case pdarray.Float64:
+		for _, v := range pdarray.View[float64](a) {
+			if v != v && math.Float64bits(v) != 0x7ff8000000000000 {
+				return true
+			}
+		}
+	case pdarray.Float32:
+		for _, v := range pdarray.View[float32](a) {
+			if v != v && math.Float32bits(v) != 0x7fc00000 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // dictionaryPays estimates, from a sample, whether a row group of rows
 // values of c fits its dictionary in dictPageLimit. It hashes at most
 // 4096 sampled values, never the column.
@@ -258,6 +279,10 @@ func WriteParquet(w io.Writer, cols []Column, o ParquetWriteOptions) (err error)
 		dict := o.Dictionary == "on" || o.Dictionary == "auto" && dictionaryPays(c, 0, min(n, o.RowGroupSize))
 		if c.Cats != nil {
 			dict = o.Dictionary != "off" // each chunk's dictionary is known before it is written (writeStrings)
+		} else if dict && otherNaNs(c.A) {
+			// arrow-go's dictionary keeps one NaN, the default one: a NaN
+			// with a payload or a sign bit would lose its bits.
+			dict = false
 		}
 		if !dict {
 			WriteStats.DictionarySkipped.Add(1)

@@ -605,6 +605,13 @@ def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) 
     # writing under a file names the file in the way
     with pytest.raises(ValueError, match="a part of it is a file"):
         ak.to_parquet({"x": io_conn.array(np.arange(3))}, "dup.parquet/out.parquet")
+    # NaN payloads and signs survive a dictionary-encoded write (written plain)
+    v = np.array([np.nan, 1.0, 0.0, 0.0, 2.0])
+    v.view(np.uint64)[2:4] = [0x7FF8000000000123, 0xFFF8000000000000]
+    for dictionary in ("auto", "on"):
+        ak.to_parquet({"x": io_conn.array(v)}, f"nan_{dictionary}.parquet", dictionary=dictionary)
+        got = pq.read_table(data_dir / f"nan_{dictionary}.parquet").column("x").to_numpy()
+        assert got.tobytes() == v.tobytes(), dictionary
     # strings ending in NUL: refused (numpy's str arrays drop the NULs)
     pq.write_table(pa.table({"s": ["a", "a\x00", "b"]}), data_dir / "nul.parquet")
     with pytest.raises(ak.InvalidDataError, match="ending in a NUL"):
