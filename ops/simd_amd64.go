@@ -287,9 +287,9 @@ func simdMinMaxF64(x []float64, isMax bool) (m float64, nan, ok bool) {
 			nans = nans.Or(v.NotEqual(v))
 		}
 	}
-	simdDone()
 	var a [8]float64
 	acc.Store(&a)
+	simdDone() // (after the lanes are stored)
 	return foldExtreme(a[:], x[i:], nans.ToBits() != 0, isMax)
 }
 
@@ -310,9 +310,9 @@ func simdMinMaxI64(x []int64, isMax bool) (m int64, ok bool) {
 			acc = acc.Min(archsimd.LoadInt64x8((*[8]int64)(x[i : i+8])))
 		}
 	}
-	simdDone()
 	var a [8]int64
 	acc.Store(&a)
+	simdDone() // (after the lanes are stored)
 	m = a[0]
 	for _, part := range [][]int64{a[1:], x[i:]} {
 		for _, v := range part {
@@ -357,14 +357,15 @@ func simdArgMinMaxF64(x []float64, isMax bool) (int, bool) {
 			nans = nans.Or(v.NotEqual(v))
 		}
 	}
-	simdDone()
 	if nans.ToBits() != 0 {
+		simdDone()
 		return 0, false
 	}
 	var bv [8]float64
 	var bi [8]int64
 	best.Store(&bv)
 	idx.Store(&bi)
+	simdDone() // (after the lanes are stored)
 	b, at := bv[0], bi[0]
 	for j := 1; j < 8; j++ {
 		if (isMax && bv[j] > b) || (!isMax && bv[j] < b) || (bv[j] == b && bi[j] < at) {
@@ -407,11 +408,11 @@ func simdArgMinMaxI64(x []int64, isMax bool) (int, bool) {
 			best, idx = v.Merge(best, m), cur.Merge(idx, m)
 		}
 	}
-	simdDone()
 	var bv [8]int64
 	var bi [8]int64
 	best.Store(&bv)
 	idx.Store(&bi)
+	simdDone() // (after the lanes are stored)
 	b, at := bv[0], bi[0]
 	for j := 1; j < 8; j++ {
 		if (isMax && bv[j] > b) || (!isMax && bv[j] < b) || (bv[j] == b && bi[j] < at) {
@@ -469,10 +470,10 @@ func rangeI64(x []int64) (int64, int64) {
 		v := archsimd.LoadInt64x8((*[8]int64)(x[i : i+8]))
 		lo, hi = lo.Min(v), hi.Max(v)
 	}
-	simdDone()
 	var a, b [8]int64
 	lo.Store(&a)
 	hi.Store(&b)
+	simdDone() // (after the lanes are stored)
 	return foldRange(a[:], b[:], x[i:])
 }
 
@@ -484,10 +485,10 @@ func rangeI32(x []int32) (int32, int32) {
 		v := archsimd.LoadInt32x16((*[16]int32)(x[i : i+16]))
 		lo, hi = lo.Min(v), hi.Max(v)
 	}
-	simdDone()
 	var a, b [16]int32
 	lo.Store(&a)
 	hi.Store(&b)
+	simdDone() // (after the lanes are stored)
 	return foldRange(a[:], b[:], x[i:])
 }
 
@@ -499,10 +500,10 @@ func rangeI8(x []int8) (int8, int8) {
 		v := archsimd.LoadInt8x64((*[64]int8)(x[i : i+64]))
 		lo, hi = lo.Min(v), hi.Max(v)
 	}
-	simdDone()
 	var a, b [64]int8
 	lo.Store(&a)
 	hi.Store(&b)
+	simdDone() // (after the lanes are stored)
 	return foldRange(a[:], b[:], x[i:])
 }
 
@@ -692,9 +693,9 @@ func simdMinMaxF32(x []float32, isMax bool) (m float32, nan, ok bool) {
 			nans = nans.Or(v.NotEqual(v))
 		}
 	}
-	simdDone()
 	var a [16]float32
 	acc.Store(&a)
+	simdDone() // (after the lanes are stored)
 	return foldExtreme(a[:], x[i:], nans.ToBits() != 0, isMax)
 }
 
