@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 from collections.abc import Iterator
 
@@ -344,3 +345,30 @@ def test_sigint_during_uploads_in_frames(make_server) -> None:
         signal.signal(signal.SIGALRM, old_alrm)
         signal.signal(signal.SIGINT, old_int)
     assert hits > 0
+
+
+def test_close_and_exit_delete_what_is_still_owned(server, conn: ak.Connection) -> None:
+    """Arrays that live pdarrays still own are deleted when their connection
+    closes, and at the interpreter's exit without a close: a script's arrays
+    stayed on the server for good, each run's, and an unregistered name
+    stayed taken. Registered arrays stay."""
+    kept, gone, unreg = (f"{stem}_{uuid.uuid4().hex[:8]}" for stem in ("kept", "gone", "unreg"))
+    other = server.connect()
+    held = other.array(np.arange(5))
+    named = other.array(np.arange(3), name=gone)
+    other.array(np.arange(4)).register(kept)
+    back = other.array(np.arange(2)).register(unreg)
+    back.unregister()
+    made = {held.name, named.name, unreg}
+    other.close()
+    names = names_on(conn)
+    assert kept in names and not made & names
+    script = f"""
+import numpy as np, arktos as ak
+c = ak.Connection({server.url!r}, token={server.token!r})
+a = c.array(np.arange(7), name={gone!r})
+b = c.array(np.arange(3)).register({unreg!r}); b.unregister()
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert not {gone, unreg} & names_on(conn)
+    conn.delete([kept])

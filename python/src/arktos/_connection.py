@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import atexit
 import contextlib
 import itertools
 import math
@@ -462,6 +463,33 @@ def _close_sockets(sock: zmq.Socket[bytes], monitor: zmq.Socket[bytes]) -> None:
 
 
 _MONITOR_IDS = itertools.count(1)
+
+
+#: Connections not closed yet: closed at the interpreter's exit, so that the
+#: arrays their live pdarrays own are deleted (close).
+_open_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+
+def _close_at_exit() -> None:
+    for conn in list(_open_connections):
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 -- best effort at exit: the server may be gone
+            pass
+
+
+def _hook_exit() -> None:
+    """Register _close_at_exit, once, after the first connection made its
+    weakref finalizers: atexit runs the latest first, and weakref's own exit
+    hook (registered with the first finalizer) would close the sockets
+    before the deletes could go."""
+    global _exit_hooked
+    if not _exit_hooked:
+        atexit.register(_close_at_exit)
+        _exit_hooked = True
+
+
+_exit_hooked = False
 
 
 def _send_whole(sock: zmq.Socket[bytes], parts: list[Any]) -> None:
@@ -1020,6 +1048,10 @@ class Connection:
         self._in_op = False  # inside _op: a drop raises before a request is sent
         self._drop_pending = False  # a drop _dropped saw that _roundtrip has not
         self._pending_deletes: deque[str] = deque()
+        # pdarrays that own their server arrays (close deletes those still alive)
+        # (by id: a WeakSet would compare pdarrays with ==, which is elementwise)
+        self._owned: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        _open_connections.add(self)
         # GroupBys whose ids are not made yet (_groupby.py): grouped before
         # any request that could change a stored array (_request). Their own
         # lock: grouping one sends a request (under _lock).
@@ -1050,6 +1082,7 @@ class Connection:
             self._socket.setsockopt(zmq.HEARTBEAT_TIMEOUT, max(1, int(self.heartbeat * 1000)))
         self._monitor = _monitor(self._socket)
         self._close_socket = weakref.finalize(self, _close_sockets, self._socket, self._monitor)
+        _hook_exit()  # (after a finalizer: see _hook_exit)
         try:
             self._socket.connect(self.url)
         except zmq.ZMQError as err:
@@ -2086,6 +2119,13 @@ class Connection:
         with self._lock:
             if self.closed:
                 return
+            # Arrays still owned by live pdarrays go too: nothing could reach
+            # them after the close, and they stayed on the server for good
+            # (a script's arrays, each run's). Registered ones stay.
+            for p in list(self._owned.values()):
+                fin = p._finalizer
+                if fin is not None and fin.detach() is not None:
+                    self._pending_deletes.append(p.name)
             try:
                 self._flush_deletes(CLOSE_TIMEOUT)
             except (ArktosError, TimeoutError, zmq.ZMQError):

@@ -62,7 +62,8 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
     def _own(self) -> None:
         """Delete the server array when this pdarray is garbage collected."""
         self._finalizer = weakref.finalize(self, self._conn._pending_deletes.append, self.name)
-        self._finalizer.atexit = False  # at exit no next request would carry the name
+        self._finalizer.atexit = False  # (Connection.close, at exit too, deletes what is still owned)
+        self._conn._owned[id(self)] = self
 
     @property
     def shape(self) -> tuple[int]:
