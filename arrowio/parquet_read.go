@@ -262,7 +262,8 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 		p.names = append(p.names, src.Name)
 	}
 	sc := p.files[0].MetaData().Schema
-	if columns == nil {
+	allColumns := columns == nil
+	if allColumns {
 		root := sc.Root()
 		for i := 0; i < root.NumFields(); i++ {
 			columns = append(columns, root.Field(i).Name())
@@ -319,9 +320,17 @@ func OpenParquet(srcs []ParquetSource, columns []string, policy NullPolicy) (pla
 	if len(p.Columns)+len(p.Strings) == 0 {
 		return nil, errorf(ErrValue, "no columns to read")
 	}
-	// Every other file must hold the same columns with the same types.
+	// Every other file must hold the same columns with the same types (and,
+	// read whole, no others: a later file's extra column was dropped unsaid).
 	for f := 1; f < len(p.files); f++ {
 		fsc := p.files[f].MetaData().Schema
+		if allColumns {
+			for i := 0; i < fsc.Root().NumFields(); i++ {
+				if name := fsc.Root().Field(i).Name(); !slices.Contains(columns, name) {
+					return nil, errorf(ErrData, "%s has a column %q, which %s has not; read the files separately, or pass columns=[...] to read the ones they share", p.names[f], name, p.names[0])
+				}
+			}
+		}
 		for i := range p.Columns {
 			pc := &p.Columns[i]
 			idx := fsc.ColumnIndexByName(pc.Name)

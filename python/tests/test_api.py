@@ -8,6 +8,24 @@ import pytest
 import arktos as ak
 
 
+def test_connect_takes_arkoudas_forms(server) -> None:
+    """Arkouda's connect(server, port), port=, connect_url= and timeout=0 (no
+    timeout) reach the same server; a port beside a full URL is refused."""
+    host, port = server.url.removeprefix("tcp://").rsplit(":", 1)
+    for kwargs in ({"url": host, "token": int(port)}, {"server": host, "port": int(port)},
+                   {"connect_url": server.url}):
+        conn = ak.connect(**kwargs, timeout=0, access_token=server.token)
+        try:
+            assert conn.url == server.url and conn.timeout is None
+            a = ak.arange(3)
+            assert (a == "x").to_ndarray().tolist() == [False] * 3  # numpy 2's elementwise answer
+            assert (a != "x").to_ndarray().tolist() == [True] * 3
+        finally:
+            ak.disconnect()
+    with pytest.raises(TypeError, match="the port is part of the url"):
+        ak.connect(server.url, int(port))
+
+
 def test_connect_prints_and_module_functions_work(server, capsys) -> None:
     conn = ak.connect(server.url)
     try:

@@ -594,6 +594,13 @@ def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) 
                         (["m_b.parquet", "m_a.parquet"], [False, True, False, False])):
         got = ak.read_parquet(files, nulls="mask", conn=io_conn)
         assert got["x_mask"].to_ndarray().tolist() == mask, files
+    # a later file's extra column, read whole: refused in either order
+    pq.write_table(pa.table({"a": [1]}), data_dir / "t1.parquet")
+    pq.write_table(pa.table({"a": [2], "s": ["x"]}), data_dir / "t3.parquet")
+    for files in (["t1.parquet", "t3.parquet"], ["t3.parquet", "t1.parquet"]):
+        with pytest.raises(ak.InvalidDataError, match='column "s"'):
+            ak.read_parquet(files, conn=io_conn)
+    assert ak.read_parquet(["t1.parquet", "t3.parquet"], columns=["a"], conn=io_conn)["a"].to_ndarray().tolist() == [1, 2]
     # two columns of one name: refused, not one of them dropped
     t = pa.Table.from_arrays([pa.array([1, 2]), pa.array([3, 4])], names=["x", "x"])
     pq.write_table(t, data_dir / "dup.parquet")

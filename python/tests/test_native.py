@@ -100,11 +100,15 @@ def test_connect_start_server() -> None:
         ak.connect(url, start_server=True, timeout=30.0)
         started = _server._auto_server
         assert started is not None and started.running
-        a = ak.array(np.arange(5))
+        a = ak.array(np.arange(5)).register("kept_across_connects")
+        b = ak.array(np.arange(3))
         # Something listens now: a second call connects without starting another.
         ak.connect(url, start_server=True, timeout=30.0)
         assert _server._auto_server is started
+        # the same server: the registered array is there; what the closed
+        # connection's pdarrays owned went with it
         assert ak.info(a.name)["size"] == 5
+        assert b.name not in {e["name"] for e in ak.list_arrays()}
         pid = started.process.pid
         ak.shutdown()
         assert _gone(pid)

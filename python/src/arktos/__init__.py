@@ -89,13 +89,20 @@ _P = _ParamSpec("_P")
 _R = _TypeVar("_R")
 
 
-def connect(url: str | None = None, token: str | None = None,
-            timeout: float | None = None, *, start_server: bool = False) -> Connection:
+def connect(url: str | None = None, token: str | int | None = None,
+            timeout: float | None = None, *, start_server: bool = False, server: str | None = None,
+            port: int | None = None, connect_url: str | None = None,
+            access_token: str | None = None) -> Connection:
     """Connect the default connection to an arktos-server and return it.
 
     `url` defaults to $ARKTOS_URL, else tcp://localhost:5555; for the token
     and `timeout` see Connection. A previous default connection is closed
-    (its pdarrays stop working). Prints where it connected.
+    (its pdarrays stop working, and the arrays they own are deleted;
+    registered ones stay). Prints where it connected.
+
+    Arkouda's forms work too: ``ak.connect("localhost", 5555)`` (a host and
+    a port), ``server=``, ``port=``, ``connect_url=``, ``access_token=``, and
+    ``timeout=0`` for no timeout.
 
     With ``start_server=True``, when nothing listens at the (loopback or
     ipc://) address, a local arktos-server is started there first (see
@@ -109,6 +116,7 @@ def connect(url: str | None = None, token: str | None = None,
     connected to arktos server tcp://localhost:5555
     """
     global _default, _last_target
+    url, token, timeout = _arkouda_connect_args(url, token, timeout, server, port, connect_url, access_token)
     if start_server:
         from ._server import ensure_server
 
@@ -120,6 +128,40 @@ def connect(url: str | None = None, token: str | None = None,
     _last_target = (url, token, timeout)
     print(f"connected to arktos server {conn.url}")
     return conn
+
+
+def _arkouda_connect_args(url: str | None, token: str | int | None, timeout: float | None,
+                          server: str | None, port: int | None, connect_url: str | None,
+                          access_token: str | None) -> tuple[str | None, str | None, float | None]:
+    """(url, token, timeout) from connect's arguments, Arkouda's forms
+    included: connect(server, port), connect_url=, access_token=, and
+    timeout=0 for none."""
+    if isinstance(token, int) and not isinstance(token, bool):
+        if port is not None:
+            raise TypeError("connect(server, port): the port is given twice")
+        port, token = token, None  # Arkouda's connect("localhost", 5555)
+    if token is not None and not isinstance(token, str):
+        raise TypeError(f"token must be a str, got {type(token).__name__}; connect as "
+                        "ak.connect('tcp://host:port') or ak.connect('host', port)")
+    if access_token is not None:
+        token = access_token
+    if connect_url is not None:
+        if url is not None or server is not None:
+            raise TypeError("give connect_url, or the url (server and port), not both")
+        url = connect_url
+    if server is not None:
+        if url is not None:
+            raise TypeError("give the url or server=, not both")
+        url = server
+    if url is None and port is not None:
+        url = "localhost"
+    if url is not None and "://" not in url:
+        url = f"tcp://{url}:{5555 if port is None else int(port)}"  # a host name, as Arkouda's server
+    elif port is not None:
+        raise TypeError(f"the port is part of the url {url!r} (tcp://host:port); give one or the other")
+    if timeout == 0:
+        timeout = None  # Arkouda's "no timeout"
+    return url, token, timeout
 
 
 def disconnect() -> None:

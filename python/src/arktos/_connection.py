@@ -2107,6 +2107,12 @@ class Connection:
         try:
             self._request("shutdown")
         finally:
+            # Nothing to delete on a stopping server (and a delete must not
+            # reach it before its --checkpoint is written).
+            for p in list(self._owned.values()):
+                if p._finalizer is not None:
+                    p._finalizer.detach()
+            self._pending_deletes.clear()
             self.close()
 
     def close(self) -> None:
@@ -2128,7 +2134,7 @@ class Connection:
                     self._pending_deletes.append(p.name)
             try:
                 self._flush_deletes(CLOSE_TIMEOUT)
-            except (ArktosError, TimeoutError, zmq.ZMQError):
+            except (ArktosError, TimeoutError, ConnectionError, zmq.ZMQError):
                 pass  # the server is gone or refuses: nothing left to free
             finally:
                 self._drop_stream()

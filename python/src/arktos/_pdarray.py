@@ -709,6 +709,10 @@ def _human_bytes(n: int) -> str:
 
 def _binary_methods(symbol: str) -> tuple[Callable[..., Any], ...]:
     def forward(self: pdarray, other: Any) -> Any:
+        if symbol in ("==", "!=") and isinstance(other, (str, bytes)):
+            # numpy 2: an array equals no string, elementwise (not Python's
+            # one False, which a mask could not use)
+            return _ops.full(self.size, symbol == "!=", np.bool_, conn=self._conn)
         if not _ops._supported(other):
             return NotImplemented
         if symbol == "**" and type(other) is int and other == 2 and self.dtype == np.bool_:
