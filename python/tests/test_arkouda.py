@@ -285,3 +285,18 @@ def test_methods_equal_numpy(default_conn: ak.Connection, dt: str) -> None:
         a.item()
     with pytest.raises(ValueError, match="axis must be None, 0 or -1"):
         a.sort(axis=1)
+
+
+def test_arkouda_signatures(conn: ak.Connection) -> None:
+    """Arkouda's keywords on functions Arktos offers under its names:
+    ak.array(dtype=), randint of a float dtype (uniform floats),
+    concatenate(ordered=), argsort(ascending=False)."""
+    assert conn.array([1, 2, 3], dtype=np.uint64).dtype == np.uint64
+    r = ak.randint(0, 1, 1000, dtype=np.float64, seed=3, conn=conn).to_ndarray()
+    assert r.dtype == np.float64 and 0 <= r.min() and r.max() < 1 and len(np.unique(r)) > 900
+    assert ak.randint(2, 5, 10, dtype=np.float32, seed=3, conn=conn).dtype == np.float32
+    a, b = conn.array(np.arange(2)), conn.array(np.arange(3))
+    assert ak.concatenate([a, b], ordered=False).to_ndarray().tolist() == [0, 1, 0, 1, 2]
+    x = np.array([3.0, np.nan, 1.0, 3.0])
+    got = ak.argsort(conn.array(x), ascending=False).to_ndarray()
+    assert got.tolist() == np.argsort(x, kind="stable")[::-1].tolist()

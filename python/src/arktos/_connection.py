@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 import numpy as np
 import zmq
 from zmq.utils.monitor import recv_monitor_message
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _malloc
 from ._bufpool import POOL
@@ -1874,8 +1874,9 @@ class Connection:
 
     # -- public API -------------------------------------------------------
 
-    def array(self, x: ArrayLike, name: str | None = None) -> pdarray:
-        """Upload `x` (numpy array, list or scalar) and return a pdarray.
+    def array(self, x: ArrayLike, name: str | None = None, dtype: DTypeLike | None = None) -> pdarray:
+        """Upload `x` (numpy array, list or scalar) and return a pdarray;
+        with `dtype`, x converted to it first as ``np.asarray(x, dtype)``.
 
         `x` must be 1-D (a scalar becomes a 1-element array) of a supported
         dtype: int8..int64, uint8..uint64, float32, float64 or bool.
@@ -1890,7 +1891,7 @@ class Connection:
         >>> a
         array([0, 1, 2, 3, 4])
         """
-        data = _as_wire_array(x)
+        data = _as_wire_array(x if dtype is None else np.asarray(x, dtype=dtype))
         # (An upload refused with RESTORING stored nothing, and its stream
         # was closed: sent again.)
         return self._after_restore(lambda: self._upload(data, name))

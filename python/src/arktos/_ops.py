@@ -1297,7 +1297,13 @@ def randint(low: int, high: int, size: int, dtype: DTypeLike = np.int64, seed: i
     np.int64(9)
     >>> ak.randint(0, 2, 5, seed=7).dtype
     dtype('<i8')
+
+    A float dtype gives uniform floats in [low, high), as Arkouda's
+    randint does (ak.uniform).
     """
+    if np.dtype(dtype).kind == "f":
+        u = uniform(size, float(low), float(high), seed, conn=conn)
+        return u if np.dtype(dtype) == np.float64 else u.astype(dtype)
     return _random("randint", size, seed, conn, low=int(low), high=int(high), dtype=to_wire(dtype))
 
 
@@ -1323,9 +1329,10 @@ def standard_normal(size: int, seed: int | None = None, *,
     return _random("standard_normal", size, seed, conn)
 
 
-def concatenate(arrays: Sequence[Any], *, conn: Connection | None = None) -> Any:
+def concatenate(arrays: Sequence[Any], ordered: bool = True, *, conn: Connection | None = None) -> Any:
     """np.concatenate of 1-D arrays (dtypes promoted); of Categoricals, a
-    Categorical over the union of their categories.
+    Categorical over the union of their categories. `ordered` is Arkouda's
+    (False lets it interleave): the result is always in order here.
 
     >>> ak.concatenate([ak.arange(3), ak.array([10, 11])])
     array([ 0,  1,  2, 10, 11])
@@ -1408,16 +1415,18 @@ def sort(a: Any) -> Any:
     return _new(a._conn, a._conn._request("sort", {"a": a._live_name()})[0])
 
 
-def argsort(a: Any) -> pdarray:
+def argsort(a: Any, ascending: bool = True) -> pdarray:
     """Stable sorting permutation (np.argsort(kind="stable")); NaN last; a
-    Categorical's in string order.
+    Categorical's in string order. ``ascending=False`` (Arkouda's) is that
+    permutation reversed: largest first, NaN first, ties last to first.
 
     >>> ak.argsort(ak.array([30, 10, 20, 10]))
     array([1, 3, 2, 0])
     """
     if _is_categorical(a):
         a = a.codes  # its categories are sorted: the codes sort as the strings
-    return _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
+    perm = _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
+    return perm if ascending else perm[::-1]
 
 
 def _extreme_k(a: pdarray, k: int, largest: bool, indices: bool) -> pdarray:
