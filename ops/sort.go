@@ -636,6 +636,9 @@ func runBases[T Number](env Env, s []T) []int {
 // (compared in the promoted dtype; NaN is in nothing), negated with invert.
 func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 	c := Promote(a.DType(), b.DType())
+	if isInt(a.DType()) && isInt(b.DType()) && Kind(c) == 'f' {
+		return in1dMixedInts(env, a, b, invert, out)
+	}
 	bc := b
 	if b.DType() != c {
 		t, err := env.Alloc(c, b.Len())
@@ -701,6 +704,84 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 					o[s+i] = set.has(k) ^ flip
 				}
 			}
+		}
+	})
+	return nil
+}
+
+// in1dMixedInts is In1d of a signed and an unsigned integer array, whose
+// promotion is float64, where int64 and uint64 values near 2^63 round
+// together: exact instead, as np.isin is, in uint64 keys. A negative value
+// is in no unsigned array, and an unsigned one past MaxInt64 in no signed
+// one (which its uint64 key cannot meet).
+func in1dMixedInts(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
+	wide := func(x *pdarray.Array) (*pdarray.Array, func(), error) {
+		d := dU64
+		if Kind(x.DType()) == 'i' {
+			d = dI64
+		}
+		if x.DType() == d {
+			return x, func() {}, nil
+		}
+		t, err := env.Alloc(d, x.Len())
+		if err != nil {
+			return nil, nil, err
+		}
+		AsType(env, x, t)
+		return t, func() { env.free(t) }, nil
+	}
+	bw, freeB, err := wide(b)
+	if err != nil {
+		return err
+	}
+	defer freeB()
+	k1, err := env.Alloc(dU64, b.Len())
+	if err != nil {
+		return err
+	}
+	defer env.free(k1)
+	k2, err := env.Alloc(dU64, b.Len())
+	if err != nil {
+		return err
+	}
+	defer env.free(k2)
+	bk := pdarray.View[uint64](k1)[:0]
+	if bw.DType() == dI64 {
+		for _, v := range pdarray.View[int64](bw) {
+			if v >= 0 {
+				bk = append(bk, uint64(v))
+			}
+		}
+	} else {
+		bk = append(bk, pdarray.View[uint64](bw)...)
+	}
+	if len(bk) > 0 {
+		bk, _ = radixSort(env, bk, pdarray.View[uint64](k2)[:len(bk)], nil, nil, 0, 64)
+	}
+	set, release, err := newKeySet(env, bk)
+	if err != nil {
+		return err
+	}
+	defer release()
+	aw, freeA, err := wide(a)
+	if err != nil {
+		return err
+	}
+	defer freeA()
+	o := pdarray.BytesAs[uint8](out.Bytes())
+	flip := uint8(0)
+	if invert {
+		flip = 1
+	}
+	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
+		if aw.DType() == dI64 {
+			for i, v := range pdarray.View[int64](aw)[lo:hi] {
+				o[lo+i] = set.has(uint64(v))&b2u(v >= 0) ^ flip
+			}
+			return
+		}
+		for i, v := range pdarray.View[uint64](aw)[lo:hi] {
+			o[lo+i] = set.has(v) ^ flip
 		}
 	})
 	return nil

@@ -175,6 +175,26 @@ def test_sets(mconn, da, db) -> None:
     assert_same(ak.union1d(e, e), np.union1d(a[:0], a[:0]))
 
 
+@pytest.mark.parametrize("da,db", [("int64", "uint64"), ("uint64", "int64"), ("int8", "uint64"), ("uint64", "int32")])
+def test_in1d_signed_with_uint64_is_exact(mconn, da, db) -> None:
+    """in1d of a signed array and a uint64 one is exact: their promotion
+    is float64, where 2**63 - 1 and 2**63 met. (np.isin is exact for small
+    arrays and not for larger ones, by the algorithm it picks: the check is
+    against Python's integers.)"""
+    edges = [2**63, 2**64 - 1, 0, 5, 2**63 - 1, 2**63 + 1, 7, -1, -2**63, 127, -128]
+    rng = np.random.default_rng(4)
+
+    def made(dt: str, n: int) -> np.ndarray:
+        info = np.iinfo(dt)
+        return np.array([v for v in edges if info.min <= v <= info.max] + list(rng.integers(0, 20, n)), dtype=dt)
+
+    a, b = made(da, 60), made(db, 12)
+    members = {int(v) for v in b}
+    want = np.array([int(v) in members for v in a])
+    for invert in (False, True):
+        assert_same(ak.in1d(mconn.array(a), mconn.array(b), invert=invert), want ^ invert)
+
+
 @pytest.mark.parametrize("dtype", ["int64", "uint8", "int8", "float64", "uint64"])
 def test_histogram(mconn, dtype) -> None:
     x = sample(dtype, 500)
