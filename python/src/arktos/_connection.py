@@ -13,10 +13,10 @@ next request and on close.
 
 from __future__ import annotations
 
-import io
-import ipaddress
 import atexit
 import contextlib
+import io
+import ipaddress
 import itertools
 import math
 import mmap
@@ -2110,11 +2110,17 @@ class Connection:
         finally:
             # Nothing to delete on a stopping server (and a delete must not
             # reach it before its --checkpoint is written).
-            for p in list(self._owned.values()):
-                if p._finalizer is not None:
-                    p._finalizer.detach()
+            self._let_go_of_owned(delete=False)
             self._pending_deletes.clear()
             self.close()
+
+    def _let_go_of_owned(self, *, delete: bool) -> None:
+        """Detach the finalizers of the live pdarrays that own arrays here,
+        queueing their arrays' deletes when `delete`."""
+        for p in list(self._owned.values()):
+            fin = p._finalizer
+            if fin is not None and fin.detach() is not None and delete:
+                self._pending_deletes.append(p.name)
 
     def close(self) -> None:
         """Send pending deletes (best effort, 2 s at most) and close the socket.
@@ -2129,10 +2135,7 @@ class Connection:
             # Arrays still owned by live pdarrays go too: nothing could reach
             # them after the close, and they stayed on the server for good
             # (a script's arrays, each run's). Registered ones stay.
-            for p in list(self._owned.values()):
-                fin = p._finalizer
-                if fin is not None and fin.detach() is not None:
-                    self._pending_deletes.append(p.name)
+            self._let_go_of_owned(delete=True)
             try:
                 self._flush_deletes(CLOSE_TIMEOUT)
             except (ArktosError, TimeoutError, ConnectionError, zmq.ZMQError):
