@@ -649,20 +649,14 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 		AsType(env, b, t)
 		bc = t
 	}
-	k1, err := env.Alloc(dU64, b.Len())
+	bk, scratch, freeKeys, err := keyBufs(env, b.Len())
 	if err != nil {
 		return err
 	}
-	defer env.free(k1)
-	k2, err := env.Alloc(dU64, b.Len())
-	if err != nil {
-		return err
-	}
-	defer env.free(k2)
-	bk := pdarray.View[uint64](k1)
+	defer freeKeys()
 	keysOf(env, bc, nil, bk)
 	if len(bk) > 0 {
-		bk, _ = radixSort(env, bk, pdarray.View[uint64](k2), nil, nil, 0, 64)
+		bk, _ = radixSort(env, bk, scratch, nil, nil, 0, 64)
 	}
 	isFloat := Kind(c) == 'f'
 	if isFloat && len(bk) > 0 && bk[len(bk)-1] == math.MaxUint64 {
@@ -709,6 +703,20 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 	return nil
 }
 
+// keyBufs allocates In1d's set keys and their sort's scratch, n each.
+func keyBufs(env Env, n int) (keys, scratch []uint64, free func(), err error) {
+	k1, err := env.Alloc(dU64, n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	k2, err := env.Alloc(dU64, n)
+	if err != nil {
+		env.free(k1)
+		return nil, nil, nil, err
+	}
+	return pdarray.View[uint64](k1), pdarray.View[uint64](k2), func() { env.free(k1, k2) }, nil
+}
+
 // in1dMixedInts is In1d of a signed and an unsigned integer array, whose
 // promotion is float64, where int64 and uint64 values near 2^63 round
 // together: exact instead, as np.isin is, in uint64 keys. A negative value
@@ -735,17 +743,12 @@ func in1dMixedInts(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array
 		return err
 	}
 	defer freeB()
-	k1, err := env.Alloc(dU64, b.Len())
+	bk, scratch, freeKeys, err := keyBufs(env, b.Len())
 	if err != nil {
 		return err
 	}
-	defer env.free(k1)
-	k2, err := env.Alloc(dU64, b.Len())
-	if err != nil {
-		return err
-	}
-	defer env.free(k2)
-	bk := pdarray.View[uint64](k1)[:0]
+	defer freeKeys()
+	bk = bk[:0]
 	if bw.DType() == dI64 {
 		for _, v := range pdarray.View[int64](bw) {
 			if v >= 0 {
@@ -756,7 +759,7 @@ func in1dMixedInts(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array
 		bk = append(bk, pdarray.View[uint64](bw)...)
 	}
 	if len(bk) > 0 {
-		bk, _ = radixSort(env, bk, pdarray.View[uint64](k2)[:len(bk)], nil, nil, 0, 64)
+		bk, _ = radixSort(env, bk, scratch[:len(bk)], nil, nil, 0, 64)
 	}
 	set, release, err := newKeySet(env, bk)
 	if err != nil {
