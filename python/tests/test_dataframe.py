@@ -729,3 +729,17 @@ def test_group_scans_as_pandas(conn: ak.Connection, rng: np.random.Generator, ke
     assert isinstance(g["fare"].cumsum(), ak.pdarray)
     with pytest.raises(TypeError, match="holds strings"):
         g[["borough"]].cumsum()
+
+
+def test_groupby_numeric_only_as_pandas(conn: ak.Connection, rng: np.random.Generator) -> None:
+    """numeric_only=True leaves the string columns out of a groupby's
+    aggregation, as pandas' does (Arkouda users' code passes it)."""
+    pdf = _frame(rng)[["zone", "fare", "count", "borough"]]
+    df = ak.DataFrame(pdf, conn=conn)
+    for op in ("sum", "mean", "min", "max", "var", "std", "median", "prod"):
+        got = getattr(df.groupby("zone"), op)(numeric_only=True)
+        want = getattr(pdf.groupby("zone"), op)(numeric_only=True)
+        assert sorted(got.columns) == sorted(want.columns), op
+        for c in want.columns:
+            np.testing.assert_allclose(got[c].to_ndarray(), want[c].to_numpy(dtype=np.float64),
+                                       rtol=1e-9, equal_nan=True, err_msg=f"{op} {c}")

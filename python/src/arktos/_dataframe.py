@@ -1611,8 +1611,12 @@ class DataFrameGroupBy:
 
     agg = aggregate
 
-    def _op(self, op: str, colnames: str | Sequence[str] | None, ddof: float = 0) -> DataFrame:
-        return self._run([(n, op, n) for n in self._value_names(colnames)], ddof)
+    def _op(self, op: str, colnames: str | Sequence[str] | None, ddof: float = 0, *,
+            numeric_only: bool = False) -> DataFrame:
+        names = self._value_names(colnames)
+        if numeric_only:  # (pandas': the string columns left out)
+            names = [n for n in names if isinstance(self.df[n], pdarray)]
+        return self._run([(n, op, n) for n in names], ddof)
 
     def size(self) -> DataFrame:
         """Rows per group, as a column "size".
@@ -1630,45 +1634,45 @@ class DataFrameGroupBy:
         """
         return self._op("count", colnames)
 
-    def sum(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def sum(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Sum per group (floats added in row order: bit-exact).
 
         >>> df.groupby("zone").sum()["fare"]
         array([16.75, 12.  ])
         """
-        return self._op("sum", colnames)
+        return self._op("sum", colnames, numeric_only=numeric_only)
 
-    def prod(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def prod(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Product per group.
 
         >>> df.groupby("zone").prod()["fare"]
         array([68.875, 12.   ])
         """
-        return self._op("prod", colnames)
+        return self._op("prod", colnames, numeric_only=numeric_only)
 
-    def mean(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def mean(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Mean per group.
 
         >>> df.groupby("zone").mean()["fare"]
         array([ 8.375, 12.   ])
         """
-        return self._op("mean", colnames)
+        return self._op("mean", colnames, numeric_only=numeric_only)
 
-    def min(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def min(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Smallest value per group (strings by their order).
 
         >>> df.groupby("zone").min()["fare"]
         array([ 7.25, 12.  ])
         """
-        return self._op("min", colnames)
+        return self._op("min", colnames, numeric_only=numeric_only)
 
-    def max(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def max(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Largest value per group.
 
         >>> df.groupby("zone").max()["fare"]
         array([ 9.5, 12. ])
         """
-        return self._op("max", colnames)
+        return self._op("max", colnames, numeric_only=numeric_only)
 
     def argmin(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
         """The row (position) of each group's smallest value.
@@ -1759,29 +1763,31 @@ class DataFrameGroupBy:
         """
         return self._op("all", colnames)
 
-    def var(self, colnames: str | Sequence[str] | None = None, ddof: float = 1) -> DataFrame:
+    def var(self, colnames: str | Sequence[str] | None = None, ddof: float = 1, *,
+            numeric_only: bool = False) -> DataFrame:
         """Variance per group (ddof 1, as pandas).
 
         >>> df.groupby("zone").var()["fare"]
         array([2.53125,     nan])
         """
-        return self._op("var", colnames, ddof)
+        return self._op("var", colnames, ddof, numeric_only=numeric_only)
 
-    def std(self, colnames: str | Sequence[str] | None = None, ddof: float = 1) -> DataFrame:
+    def std(self, colnames: str | Sequence[str] | None = None, ddof: float = 1, *,
+            numeric_only: bool = False) -> DataFrame:
         """Standard deviation per group (ddof 1).
 
         >>> df.groupby("zone").std()["fare"]
         array([1.59099026,        nan])
         """
-        return self._op("std", colnames, ddof)
+        return self._op("std", colnames, ddof, numeric_only=numeric_only)
 
-    def median(self, colnames: str | Sequence[str] | None = None) -> DataFrame:
+    def median(self, colnames: str | Sequence[str] | None = None, *, numeric_only: bool = False) -> DataFrame:
         """Median per group.
 
         >>> df.groupby("zone").median()["fare"]
         array([ 8.375, 12.   ])
         """
-        return self._op("median", colnames)
+        return self._op("median", colnames, numeric_only=numeric_only)
 
     def _rows(self, rows: pdarray) -> DataFrame:
         from ._ops import sort
