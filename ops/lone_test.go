@@ -1,0 +1,124 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// TestLoneAsmAsGo runs each assembly loop of the fused lone-key grouping
+// and its Go loop on the same rows, and wants the same tables bit for bit
+// and the same returns: lengths around the two-row turn and the block,
+// keys outside the slots (in a pair, alone, last), negative and extreme
+// values, NaN and infinities among float values.
+func TestLoneAsmAsGo(t *testing.T) {
+	if !loneAsmBuilt {
+		t.Skip("no assembly loops on " + runtime.GOARCH)
+	}
+	if off := unsafe.Offsetof(sumSlot{}.n); off != 8 || unsafe.Offsetof(sumSlot{}.rows) != 12 || unsafe.Sizeof(sumSlot{}) != 16 {
+		t.Fatalf("sumSlot's layout changed (n at %d): lone_amd64.s's loneFloatAsm assumes s, n, rows at 0, 8, 12", off)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 3, 7, 64, loneAsmBlock - 1, loneAsmBlock, 2*loneAsmBlock + 3} {
+		for _, kind := range []string{"plain", "outside", "extreme"} {
+			const lo, slots = -50, 100
+			ks := make([]int64, n)
+			xs := make([]int64, n)
+			fx := make([]float64, n)
+			for i := range ks {
+				ks[i] = lo + r.Int64N(slots)
+				xs[i] = 1 + r.Int64N(5)
+				fx[i] = math.Round(r.NormFloat64()*1e4) / 100
+				switch {
+				case kind == "outside" && r.IntN(5) == 0:
+					ks[i] = []int64{lo - 1, lo + slots, math.MinInt64, math.MaxInt64}[r.IntN(4)]
+				case kind == "extreme" && r.IntN(7) == 0:
+					xs[i] = []int64{0, -1, math.MinInt64, math.MaxInt64, -3}[r.IntN(5)]
+					fx[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e308}[r.IntN(6)]
+				}
+			}
+			if kind == "outside" && n > 0 {
+				ks[n-1] = lo + slots
+			}
+			mn := sortKeyInt(int64(lo))
+			type result struct {
+				bad      bool
+				m, m2    uint64
+				sums, rs []int64
+				fs       []sumSlot
+			}
+			run := func() map[string]result {
+				out := map[string]result{}
+				sm := make([]int64, slots)
+				b, sg := loneIntSums(ks, xs, mn, slots, sm)
+				out["sums"] = result{bad: b, m: sg, sums: sm}
+				sm, rs := make([]int64, slots), make([]int64, slots)
+				b = loneIntSumsRows(ks, xs, mn, slots, sm, rs)
+				out["rows"] = result{bad: b, sums: sm, rs: rs}
+				sm, rs = make([]int64, slots), make([]int64, slots)
+				b, ma0 := loneIntMeans(ks, xs, mn, slots, sm, rs)
+				out["means"] = result{bad: b, m: ma0, sums: sm, rs: rs}
+				sa, sb, rs := make([]int64, slots), make([]int64, slots), make([]int64, slots)
+				xb := slices.Clone(xs)
+				slices.Reverse(xb)
+				b, ma, mb := loneIntPair(ks, xs, xb, mn, slots, sa, sb, rs)
+				out["pair"] = result{bad: b, m: ma, m2: mb, sums: append(sa, sb...), rs: rs}
+				fs := make([]sumSlot, slots)
+				b = loneFloatSums(ks, fx, mn, slots, fs)
+				out["floats"] = result{bad: b, fs: fs}
+				return out
+			}
+			calls := loneAsmCalls.Load()
+			got := run()
+			if n > 0 && loneAsmCalls.Load() == calls {
+				t.Fatalf("n=%d: int64 keys did not take the assembly loops (loneAsmCalls unchanged)", n)
+			}
+			var want map[string]result
+			withPlain(func() { want = run() })
+			for name, w := range want {
+				g := got[name]
+				same := g.bad == w.bad && g.m == w.m && g.m2 == w.m2 && slices.Equal(g.sums, w.sums) && slices.Equal(g.rs, w.rs) &&
+					len(g.fs) == len(w.fs)
+				for i := range w.fs {
+					a, b := g.fs[i], w.fs[i]
+					same = same && math.Float64bits(a.s) == math.Float64bits(b.s) && a.n == b.n && a.rows == b.rows
+				}
+				if !same {
+					t.Fatalf("n=%d %s: %s: the assembly loop differs from the Go loop (bad %v/%v, m %x/%x)", n, kind, name, g.bad, w.bad, g.m, w.m)
+				}
+				if kind == "outside" && n > 0 && !g.bad {
+					t.Fatalf("n=%d: %s: a key outside the slots not reported", n, name)
+				}
+			}
+		}
+	}
+}
+
+// TestLoneAsmTaken fails if a grouping by an int64 key stops taking the
+// assembly loops (G1 q1's sums, 1.5x faster there).
+func TestLoneAsmTaken(t *testing.T) {
+	if !loneAsmBuilt {
+		t.Skip("no assembly loops on " + runtime.GOARCH)
+	}
+	keys := pdarray.FromSlice([]int64{3, 1, 2, 3, 3, 1})
+	vals := pdarray.FromSlice([]int64{1, 2, 3, 4, 5, 6})
+	env := PlainEnv(1)
+	before := loneAsmCalls.Load()
+	g, outs, fused, err := GroupByAgg(env, []*pdarray.Array{keys}, true, "auto", nil, []AggColumn{{Values: vals, Ops: []string{"sum"}}})
+	if err != nil || !fused {
+		t.Fatalf("fused %v, %v", fused, err)
+	}
+	defer g.Free(env)
+	defer freeOuts(env, [][]*pdarray.Array{outs[0]})
+	if loneAsmCalls.Load() == before {
+		t.Fatal("a sum by an int64 key did not take the assembly loop (loneAsmCalls unchanged)")
+	}
+	if got := pdarray.View[int64](outs[0][0]); !slices.Equal(got, []int64{8, 3, 10}) {
+		t.Fatalf("sums %v, want [8 3 10]", got)
+	}
+}
