@@ -80,8 +80,17 @@ func (c *Client) uploadLocked(ctx context.Context, args map[string]any, body []b
 		args["lease"] = true
 	} else if st != nil {
 		args["stream"] = st.id
+		if ids := c.stripesFor(ctx, st, len(body)); len(ids) > 0 {
+			args["stripes"] = ids
+		}
 		// Straight from the caller's slice into the kernel: no copy.
 		whileWaiting = func() {
+			if _, ok := args["stripes"]; ok {
+				if streamErr = st.striped(ctx, body, false); streamErr != nil {
+					c.closeStream()
+				}
+				return
+			}
 			st.deadline(ctx)
 			// A cancelled ctx (not only its deadline) stops the write.
 			stop := context.AfterFunc(ctx, func() { st.conn.SetWriteDeadline(time.Now()) })
@@ -244,6 +253,13 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 	}
 	if st != nil {
 		args["stream"] = st.id
+		// The size is not known yet (unless into gives it): the server
+		// stripes arrays of StripeThreshold bytes or more over the
+		// stripes open, and the first large download opens them.
+		if ids := c.stripesFor(ctx, st, len(into)); len(ids) > 0 || len(st.stripes) > 0 {
+			args["stripes"] = st.stripeIDs()
+			args["stripe_min"] = StripeThreshold
+		}
 	}
 	if c.compression != "" {
 		args["compression"] = c.compression
@@ -312,7 +328,9 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 			return nil, err
 		}
 		a, err := result(info, into)
-		if err == nil {
+		if _, striped := rep.Result["stripes"]; err == nil && striped {
+			err = st.striped(ctx, a.Bytes(), true)
+		} else if err == nil {
 			st.deadline(ctx)
 			// Straight from the kernel into the result: no copy.
 			_, err = io.ReadFull(st.conn, a.Bytes())
@@ -320,6 +338,9 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		if err != nil {
 			c.closeStream()
 			return nil, fmt.Errorf("client: download stream: %w", err)
+		}
+		if len(st.stripes) == 0 {
+			c.stripesFor(ctx, st, info.NBytes) // a large array: the next one is striped
 		}
 		return a, nil
 	}

@@ -50,6 +50,8 @@ type Client struct {
 	streamNetwork string
 	compression   string
 	noShm         bool               // WithSharedMemory(false)
+	stripes       int                // WithStripes
+	stripeRetry   retryAfter         // a stripe that could not be opened waits a pause
 	noShmMin      bool               // the server refused download's shm_min (an older server)
 	noStream      bool               // a stream could not be opened (TransportAuto): frames from then on
 	stream        *bulkStream        // nil until the first large transfer; guarded by mu
@@ -120,6 +122,7 @@ type options struct {
 	compression   string
 	noShm         bool
 	noLane        bool
+	stripes       *int           // WithStripes; nil: DefaultStripes
 	laneSpin      *time.Duration // WithLaneSpin; nil: transfer.DefaultLaneSpin
 	heartbeat     *time.Duration // WithHeartbeat; nil: DefaultHeartbeat
 }
@@ -225,7 +228,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("client: WithHeartbeat(%v): use a positive duration, or 0 for no heartbeats", heartbeat)
 		}
 	}
-	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane,
+	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane, stripes: stripesOpt(o.stripes),
 		laneSpin: laneSpin, heartbeat: heartbeat}
 	if err := c.watchConnection(heartbeat); err != nil {
 		c.closeSockets()

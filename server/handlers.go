@@ -579,18 +579,30 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	streamID := a.OptUint("stream", 0)
 	if streamID != 0 {
 		// The client is already writing the bytes: if anything fails, the
-		// stream's position is lost, so it is closed.
+		// stream's position is lost, so it is closed (with its stripes).
 		x, serr := s.takeStream(streamID, r)
 		if serr != nil {
 			return nil, serr
 		}
-		// Not deferred: a panic leaves x held, and runRecovered drops it.
-		if resp, err = s.upload(r, x); err != nil {
-			s.dropStream(x)
+		xs := []*stream{x}
+		if a.Has("stripes") {
+			more, err := s.takeStripes(a.UintList("stripes"), streamID, r)
+			xs = append(xs, more...)
+			if err != nil {
+				s.dropStreams(xs)
+				return nil, err
+			}
+		}
+		// Not deferred: a panic leaves xs held, and runRecovered drops them.
+		if resp, err = s.upload(r, xs); err != nil {
+			s.dropStreams(xs)
 		} else {
-			x.unlock()
+			unlockAll(xs)
 		}
 		return resp, err
+	}
+	if a.Has("stripes") {
+		return nil, errStripesAlone()
 	}
 	return s.upload(r, nil)
 }
@@ -604,9 +616,14 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 var testPanic func(where, name string)
 
 // upload stores an array whose bytes come in r's payload frames, or from
-// stream x when it is not nil.
-func (s *Server) upload(r *request, x *stream) (*response, error) {
+// the streams xs when there are any (xs[0] the request's stream, the rest
+// its stripes).
+func (s *Server) upload(r *request, xs []*stream) (*response, error) {
 	a := r.args
+	var x *stream
+	if len(xs) > 0 {
+		x = xs[0]
+	}
 	dtypeName := a.String("dtype")
 	size := a.Uint("size")
 	frameSize := 0
@@ -657,6 +674,9 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 			return nil, err
 		}
 	}
+	if (shm || leased) && len(xs) > 1 {
+		return nil, errStripesShm()
+	}
 	if leased {
 		// The segment lent by shm_lease, filled by the client, becomes
 		// the array's buffer: no copy, and its bytes are reserved already.
@@ -695,10 +715,13 @@ func (s *Server) upload(r *request, x *stream) (*response, error) {
 	dst := arr.Bytes()
 	if x != nil {
 		// The kernel copies the bytes straight into the final buffer.
-		if err := readFull(x.conn, dst); err != nil {
+		if err := readStriped(xs, dst); err != nil {
 			return nil, transfer.Errorf(transfer.PayloadLength, "upload over stream %d: %v", x.id, err)
 		}
 		s.stats.BytesStreamIn.Add(uint64(len(dst)))
+		if len(xs) > 1 {
+			s.stats.StripedIn.Add(1)
+		}
 	} else if compression == transfer.CompressionZstd {
 		// Each frame decompresses straight into its place, in parallel.
 		err := transfer.ParallelFrames(len(r.payload), s.cfg.Workers, func(i int) error {
@@ -765,6 +788,11 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	start := a.OptUint("start", 0)
 	stop := a.OptUint("stop", 1<<63)
 	streamID := a.OptUint("stream", 0)
+	var stripes []uint64
+	if a.Has("stripes") {
+		stripes = a.UintList("stripes")
+	}
+	stripeMin := a.OptUint("stripe_min", 0)
 	shm := a.OptBool("shm", false)
 	shmMin := uint64(0)
 	if !s.noShmMin {
@@ -785,6 +813,15 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	}
 	if compression != transfer.CompressionNone && streamID != 0 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "compression applies to frames, not to a bulk stream; drop one of them")
+	}
+	if len(stripes) > 0 && streamID == 0 {
+		return nil, errStripesAlone()
+	}
+	if len(stripes) > 0 && shm {
+		return nil, errStripesShm()
+	}
+	if err := checkStripes(stripes, streamID); err != nil {
+		return nil, err
 	}
 	arr, release, err := s.store.acquire(name)
 	if err != nil {
@@ -815,7 +852,7 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		// ("inline": false) and the client asks again the way it wants.
 		result["inline"] = uint64(len(body)) <= inlineMax
 		if uint64(len(body)) <= inlineMax {
-			streamID, shm = 0, false
+			streamID, shm, stripes = 0, false, nil
 		} else if streamID == 0 {
 			return &response{result: result}, nil
 		}
@@ -827,6 +864,16 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 		x, err := s.takeStream(streamID, r)
 		if err != nil {
 			return nil, err
+		}
+		xs := []*stream{x}
+		if len(stripes) > 0 && uint64(len(body)) >= stripeMin {
+			more, err := s.takeStripes(stripes, streamID, r)
+			xs = append(xs, more...)
+			if err != nil {
+				unlockAll(xs) // nothing written yet: they stay usable
+				return nil, err
+			}
+			result["stripes"] = stripes
 		}
 		result["stream"] = streamID
 		ok = true
@@ -841,13 +888,16 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 			// Counted before the client can have the bytes (see send).
 			s.stats.BytesStreamOut.Add(uint64(len(body)))
 			// Straight from the array's own buffer into the kernel.
-			if err := writeFull(x.conn, body); err != nil {
+			if err := writeStriped(xs, body); err != nil {
 				s.stats.BytesStreamOut.Add(-uint64(len(body)))
 				s.log.Debug("download stream failed", "stream", x.id, "err", err)
-				s.dropStream(x)
+				s.dropStreams(xs)
 				return
 			}
-			x.unlock()
+			if len(xs) > 1 {
+				s.stats.StripedOut.Add(1)
+			}
+			unlockAll(xs)
 		}}, nil
 	}
 	nf := transfer.NumFrames(len(body), frameSize)
@@ -979,6 +1029,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"panics":                  st.Panics.Load(),     // bugs caught and logged (see Stats.Panics)
 		"partial_replies":         zframe.PartialEnds(), // replies cut short by a failed send or a panic, ended early
 		"bytes_stream_in":         st.BytesStreamIn.Load(),
+		"striped_in":              st.StripedIn.Load(),
+		"striped_out":             st.StripedOut.Load(),
 		"bytes_stream_out":        st.BytesStreamOut.Load(),
 		"frames_held":             zframe.Live(),
 		"pool_hits":               s.store.poolHits(),

@@ -120,6 +120,8 @@ type Stats struct {
 	// or a request lane wrote from it in one gathering write.
 	BytesZeroCopyOut atomic.Uint64
 	BytesStreamIn    atomic.Uint64 // bytes read from a bulk stream straight into arrays
+	StripedIn        atomic.Uint64 // uploads striped over several bulk streams
+	StripedOut       atomic.Uint64 // downloads striped over several bulk streams
 	BytesStreamOut   atomic.Uint64 // bytes written to a bulk stream straight from arrays
 	ShmViews         atomic.Uint64 // downloads answered with a shared-memory segment
 	ShmUploads       atomic.Uint64 // uploads whose segment became the array's buffer (no copy)

@@ -416,3 +416,107 @@ func writeFull(c net.Conn, b []byte) error {
 	}
 	return nil
 }
+
+// takeStripes takes, for request r, the streams a striped transfer names
+// beside its own stream main (docs/protocol.md, "Bulk streams"), each
+// locked as takeStream locks it. It returns those it took even with an
+// error: an upload's bytes are already on the way on them, so the caller
+// drops them; a download's are not, so it unlocks them.
+func (s *Server) takeStripes(ids []uint64, main uint64, r *request) ([]*stream, error) {
+	if err := checkStripes(ids, main); err != nil {
+		return nil, err
+	}
+	out := make([]*stream, 0, len(ids))
+	for _, id := range ids {
+		x, err := s.takeStream(id, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// checkStripes checks a transfer's stripes beside its stream main: at most
+// transfer.MaxStripes, each named once, none of them main.
+func checkStripes(ids []uint64, main uint64) error {
+	if len(ids) > transfer.MaxStripes {
+		return transfer.Errorf(transfer.ArgumentValue, "stripes names %d streams; a transfer stripes over at most %d besides its own", len(ids), transfer.MaxStripes)
+	}
+	seen := map[uint64]bool{main: true}
+	for _, id := range ids {
+		if seen[id] {
+			return transfer.Errorf(transfer.ArgumentValue, "stripes names stream %d twice, or the transfer's own 'stream'; name each other open stream once", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func errStripesAlone() error {
+	return transfer.Errorf(transfer.MissingArgument, "'stripes' split a transfer over bulk streams and need the transfer's own 'stream'; name one, or drop 'stripes'")
+}
+
+func errStripesShm() error {
+	return transfer.Errorf(transfer.ArgumentValue, "'stripes' split bytes over bulk streams; a shared-memory transfer (shm, lease) moves none: drop one of them")
+}
+
+// dropStreams drops every stream of a failed striped transfer.
+func (s *Server) dropStreams(xs []*stream) {
+	for _, x := range xs {
+		s.dropStream(x)
+	}
+}
+
+func unlockAll(xs []*stream) {
+	for _, x := range xs {
+		x.unlock()
+	}
+}
+
+// readStriped reads b from the streams xs, stripe i from xs[i]
+// (transfer.StripeBounds), each on a goroutine of its own: one loopback
+// TCP connection moved 2.2-2.5 GiB/s here, three 3.4-3.8 (the kernel's
+// work for one connection runs mostly on one core). A stream that fails
+// closes the others, ending their waits at once.
+func readStriped(xs []*stream, b []byte) error {
+	return striped(xs, b, readFull)
+}
+
+// writeStriped writes b to the streams xs, as readStriped reads.
+func writeStriped(xs []*stream, b []byte) error {
+	return striped(xs, b, writeFull)
+}
+
+func striped(xs []*stream, b []byte, move func(net.Conn, []byte) error) error {
+	if len(xs) == 1 {
+		return move(xs[0].conn, b)
+	}
+	errs := make([]error, len(xs))
+	var failed sync.Once
+	var wg sync.WaitGroup
+	for i, x := range xs {
+		lo, hi := transfer.StripeBounds(i, len(xs), len(b))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := move(x.conn, b[lo:hi]); err != nil {
+				errs[i] = fmt.Errorf("stripe %d (stream %d): %w", i, x.id, err)
+				failed.Do(func() {
+					// The transfer has failed, and its streams will be
+					// dropped: closed now, the others' reads or writes end.
+					for _, y := range xs {
+						y.conn.Close()
+					}
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

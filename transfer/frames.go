@@ -108,3 +108,15 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return int64(n), nil
 }
+
+// MaxStripes is how many streams besides its own a transfer may stripe
+// over (docs/protocol.md, "Bulk streams").
+const MaxStripes = 15
+
+// StripeBounds returns the byte range [lo, hi) that stream i of parts
+// carries when nbytes are striped: parts of ceil(nbytes/parts) rounded up
+// to 4 KiB, the last one shorter (or empty).
+func StripeBounds(i, parts, nbytes int) (lo, hi int) {
+	per := ((nbytes+parts-1)/parts + 4095) &^ 4095
+	return min(i*per, nbytes), min((i+1)*per, nbytes)
+}

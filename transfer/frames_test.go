@@ -15,3 +15,24 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestStripeBounds: the stripes of docs/protocol.md, "Bulk streams" (the
+// Python client's test_stripe_bounds_match_go holds the same cases).
+func TestStripeBounds(t *testing.T) {
+	for _, tc := range []struct {
+		parts, nbytes int
+		want          [][2]int
+	}{
+		{3, 10000, [][2]int{{0, 4096}, {4096, 8192}, {8192, 10000}}},
+		{3, 16<<20 + 12345, [][2]int{{0, 5599232}, {5599232, 11198464}, {11198464, 16789561}}},
+		{4, 1 << 24, [][2]int{{0, 4194304}, {4194304, 8388608}, {8388608, 12582912}, {12582912, 16777216}}},
+		{3, 5000, [][2]int{{0, 4096}, {4096, 5000}, {5000, 5000}}},
+		{2, 0, [][2]int{{0, 0}, {0, 0}}},
+	} {
+		for i, w := range tc.want {
+			if lo, hi := StripeBounds(i, tc.parts, tc.nbytes); lo != w[0] || hi != w[1] {
+				t.Errorf("StripeBounds(%d, %d, %d) = [%d, %d), want [%d, %d)", i, tc.parts, tc.nbytes, lo, hi, w[0], w[1])
+			}
+		}
+	}
+}

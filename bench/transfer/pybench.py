@@ -13,12 +13,15 @@ from __future__ import annotations
 import resource
 import socket
 import struct
+import threading
 import time
 from typing import Any, Callable
 
 import numpy as np
 
 import arktos as ak
+from arktos._connection import DEFAULT_STRIPES
+from arktos._protocol import stripe_bounds
 
 Timed = Callable[[], tuple[float, int]]  # seconds, bytes the server copied
 
@@ -67,6 +70,31 @@ def raw_methods(family: int, addr: Any, src: np.ndarray, into: np.ndarray) -> tu
         return time.perf_counter() - t, 0
 
     return up, down
+
+
+def raw_striped_methods(addr: Any, k: int, src: np.ndarray, into: np.ndarray) -> tuple[Timed, Timed]:
+    """Raw TCP up and down over k connections at once, stripe i
+    (stripe_bounds) on connection i, as a striped Arktos transfer splits
+    its bytes (the part on connection 0 in this thread, the others on a
+    thread each): the ceiling of striped transfers."""
+    body, dst = memoryview(src).cast("B"), memoryview(into).cast("B")
+    parts = []
+    for i in range(k):
+        lo, hi = stripe_bounds(i, k, len(body))
+        parts.append(raw_methods(socket.AF_INET, addr, np.frombuffer(body[lo:hi], np.uint8),
+                                 np.frombuffer(dst[lo:hi], np.uint8)))
+
+    def all_of(which: int) -> tuple[float, int]:
+        t = time.perf_counter()
+        threads = [threading.Thread(target=p[which]) for p in parts[1:]]
+        for th in threads:
+            th.start()
+        parts[0][which]()
+        for th in threads:
+            th.join()
+        return time.perf_counter() - t, 0
+
+    return (lambda: all_of(0)), (lambda: all_of(1))
 
 
 def server_copied(conn: ak.Connection) -> int:
@@ -161,6 +189,8 @@ def run(*, url: str, arktos_pid: int, bench_pid: int, raw_tcp: str, raw_unix: st
     methods: list[tuple[str, str, Timed | None, Timed | None, Timed | None, int]] = [
         ("memcpy", "memory", memcpy, None, None, -1),
         ("raw", "tcp", *raw_methods(socket.AF_INET, (host, int(port)), src, dst), None, bench_pid),
+        ("raw", f"tcp-x{DEFAULT_STRIPES}", *raw_striped_methods((host, int(port)), DEFAULT_STRIPES, src, dst), None,
+         bench_pid),
         ("raw", "unix", *raw_methods(socket.AF_UNIX, raw_unix, src, dst), None, bench_pid),
     ]
     conns = []

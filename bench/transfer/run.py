@@ -110,12 +110,18 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines += latency_lines(meta)
     lines.append("")
     header = ("| lang | dtype | size | dir | method | transport | p50 GiB/s | p90 GiB/s | cold GiB/s | "
-              "× raw tcp (p50/p90) | × flight (p50) | × memcpy (p50) | client faults | server faults | server copied |")
+              "× raw tcp (p50/p90) | × raw striped (p50/p90) | × flight (p50) | × memcpy (p50) | client faults | server faults | server copied |")
     lines += [header, "|" + "---|" * header.count("|")[:-1] if False else header.replace("|", "|")]
     lines[-1] = "|" + "|".join("---" for _ in range(header.count("|") - 1)) + "|"
     for r in rows:
         base_dir = "down" if r["dir"].startswith("down") else r["dir"]  # down-into, down-view
         raw = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="raw", transport="tcp", dir=base_dir)
+        # Striped transfers' ceiling: the same bytes over as many raw TCP
+        # connections at once (raw tcp-xN).
+        rs = next((x for x in rows if x["lang"] == r["lang"] and x["dtype"] == r["dtype"] and x["bytes"] == r["bytes"]
+                   and x["method"] == "raw" and x["transport"].startswith("tcp-x") and x["dir"] == base_dir), None)
+        vs_rs = (f"{r['p50_gibs'] / rs['p50_gibs']:.2f} / {r['p90_gibs'] / rs['p50_gibs']:.2f}"
+                 if rs and r["method"] == "arktos" and r["transport"] == "stream-tcp" else "")
         fl = find(rows, lang=r["lang"], dtype=r["dtype"], bytes=r["bytes"], method="flight", dir=base_dir)
         vs_raw = f"{r['p50_gibs'] / raw['p50_gibs']:.2f} / {r['p90_gibs'] / raw['p50_gibs']:.2f}" if raw and r["method"] == "arktos" else ""
         vs_fl = f"{r['p50_gibs'] / fl['p50_gibs']:.1f}" if fl and r["method"] == "arktos" else ""
@@ -124,7 +130,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         cold = f"{r['cold_gibs']:.2f}" if r["cold_gibs"] else ""
         size = f"{r['bytes'] // MiB} MiB" if r["bytes"] < 1024 * MiB else f"{r['bytes'] // (1024 * MiB)} GiB"
         lines.append(f"| {r['lang']} | {r['dtype']} | {size} | {r['dir']} | {r['method']} | {r['transport']} | "
-                     f"{r['p50_gibs']:.2f} | {r['p90_gibs']:.2f} | {cold} | {vs_raw} | {vs_fl} | {vs_mc} | "
+                     f"{r['p50_gibs']:.2f} | {r['p90_gibs']:.2f} | {cold} | {vs_raw} | {vs_rs} | {vs_fl} | {vs_mc} | "
                      f"{r['client_minflt_p50']:.0f} | {r['server_minflt_p50']:.0f} | {r['server_copied_p50']:.0f} |")
     return "\n".join(lines) + "\n"
 

@@ -18,6 +18,7 @@ from arktos._connection import (
     LANE_PAYLOAD_MAX,
     LANE_SPIN_BACKOFF_MAX,
     SHM_THRESHOLD,
+    STRIPE_THRESHOLD,
     STREAM_THRESHOLD,
     STREAM_MAGIC,
     _Lane,
@@ -977,3 +978,103 @@ def test_tcp_keepalive(server: Any) -> None:
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 8000
     finally:
         conn.close()
+
+
+def test_stripe_bounds_match_go() -> None:
+    """The stripes of docs/protocol.md, "Bulk streams": the cases of Go's
+    TestStripeBounds."""
+    from arktos._protocol import stripe_bounds
+    cases = {
+        (3, 10000): [(0, 4096), (4096, 8192), (8192, 10000)],
+        (3, (16 << 20) + 12345): [(0, 5599232), (5599232, 11198464), (11198464, 16789561)],
+        (4, 1 << 24): [(0, 4194304), (4194304, 8388608), (8388608, 12582912), (12582912, 16777216)],
+        (3, 5000): [(0, 4096), (4096, 5000), (5000, 5000)],
+        (2, 0): [(0, 0), (0, 0)],
+    }
+    for (parts, nbytes), want in cases.items():
+        assert [stripe_bounds(i, parts, nbytes) for i in range(parts)] == want
+
+
+@pytest.mark.parametrize("stripes, nbytes, striped", [
+    (3, STRIPE_THRESHOLD + 8 * 12345, True),  # not a multiple of 4 KiB
+    (3, STRIPE_THRESHOLD - 8, False),
+    (1, STRIPE_THRESHOLD * 2, False),
+    (16, STRIPE_THRESHOLD, True),
+])
+def test_striped_transfers(server: Any, stripes: int, nbytes: int, striped: bool,
+                           rng: np.random.Generator) -> None:
+    """Over TCP streams an array of STRIPE_THRESHOLD bytes or more goes up
+    and comes down split across `stripes` streams (the server's striped_in
+    and striped_out count it), bit for bit; a smaller one, or any with
+    stripes=1, on one stream."""
+    conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
+    conn.stripes = stripes
+    try:
+        x = rng.integers(-(1 << 62), 1 << 62, nbytes // 8)
+        before = stats(conn)
+        a = conn.array(x)
+        back = a.to_ndarray()
+        after = stats(conn)
+        assert back.tobytes() == x.tobytes()
+        assert (after["striped_in"] - before["striped_in"], after["striped_out"] - before["striped_out"]) == \
+            (int(striped), int(striped))
+        assert conn._stream is not None
+        assert len(conn._stream.stripes) == (min(stripes, 16) - 1 if striped else 0)
+        assert (after["bytes_stream_in"] - before["bytes_stream_in"]) == x.nbytes
+    finally:
+        conn.close()
+
+
+def test_interrupted_striped_download_leaves_connection_working(server: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while this thread reads its stripe of a download closes the
+    stream and its stripes (the other threads' reads end); the next
+    transfers open new ones and get the right bytes."""
+    conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
+    try:
+        x = np.arange(STRIPE_THRESHOLD // 4, dtype=np.int64)
+        a = conn.array(x)
+        stream = conn._stream
+        assert stream is not None and len(stream.stripes) == conn.stripes - 1
+        calls = {"n": 0}
+        real = stream.sock.recv_into
+
+        def interrupt_after_some(buf: Any, n: int = 0) -> int:
+            calls["n"] += 1
+            if calls["n"] > 1:
+                raise KeyboardInterrupt
+            return real(buf, min(n, 4096))
+
+        monkeypatch.setattr(stream, "sock", _Patched(stream.sock, interrupt_after_some))
+        threads = threading.active_count()
+        with pytest.raises(KeyboardInterrupt):
+            a.to_ndarray()
+        assert conn._stream is None
+        assert threading.active_count() == threads  # the stripes' threads ended
+        before = stats(conn)
+        assert (a.to_ndarray() == x).all()
+        assert stats(conn)["striped_out"] - before["striped_out"] == 1
+    finally:
+        conn.close()
+
+
+def test_stripes_refused(conn: ak.Connection) -> None:
+    """Stripes that name no stream, the transfer's own, one twice, or go
+    with shared memory are refused, saying so."""
+    a = conn.array(np.arange(3))
+    for args, message in [
+        ({"name": a.name, "stripes": [5]}, "need the transfer's own 'stream'"),
+        ({"name": a.name, "stream": 7, "stripes": [7]}, "twice, or the transfer's own"),
+        ({"name": a.name, "stream": 7, "stripes": [8, 8]}, "twice"),
+        ({"name": a.name, "stream": 7, "shm": True, "stripes": [8]}, "drop one of them"),
+        ({"name": a.name, "stream": 7, "stripes": list(range(8, 24))}, "at most 15"),
+    ]:
+        with pytest.raises(ak.ArktosError, match=message):
+            conn._request("download", args)
+    assert (a.to_ndarray() == np.arange(3)).all()
+
+
+@pytest.mark.parametrize("bad", [0, 17, 2.0, True, "3"])
+def test_stripes_option_is_checked(bad: Any) -> None:
+    with pytest.raises(ValueError, match="stripes must be an int from 1 to 16"):
+        ak.Connection("tcp://127.0.0.1:1", stripes=bad)

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
 )
 
 type record struct {
@@ -76,7 +78,7 @@ func main() {
 	flag.StringVar(&dtypeName, "dtype", "int64", "int64 or float64")
 	size := flag.String("bytes", "8388608", "array size in bytes")
 	flag.IntVar(&trials, "trials", 7, "warm trials after one cold and one warm-up trial")
-	flag.StringVar(&methodsArg, "methods", "memcpy,raw-tcp,raw-unix,arktos,flight", "what to time")
+	flag.StringVar(&methodsArg, "methods", "memcpy,raw-tcp,raw-tcp-striped,raw-unix,arktos,flight", "what to time")
 	flag.Parse()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25) // collect garbage downloads early: 1 GiB arrays
@@ -155,6 +157,11 @@ func main() {
 			}
 			up, down := rawMethods(network, addr, srcBytes, dstBytes)
 			ms = append(ms, method{"raw", network, up, down, nil, nil})
+		case "raw-tcp-striped":
+			// The ceiling of striped transfers: the same bytes over
+			// client.DefaultStripes raw TCP connections at once.
+			up, down := rawStripedMethods(*tcpAddr, client.DefaultStripes, srcBytes, dstBytes)
+			ms = append(ms, method{"raw", fmt.Sprintf("tcp-x%d", client.DefaultStripes), up, down, nil, nil})
 		case "arktos":
 			// Compressible data (small repeating integers, as codes and
 			// counts are) shows where zstd pays; src itself is random.
@@ -265,6 +272,36 @@ func rawMethods(network, addr string, src, dst []byte) (up, down func() (time.Du
 		return time.Since(t), 0
 	}
 	return up, down
+}
+
+// rawStripedMethods moves src up and dst down over k raw connections at
+// once, stripe i (transfer.StripeBounds) on connection i, as a striped
+// Arktos transfer splits its bytes.
+func rawStripedMethods(addr string, k int, src, dst []byte) (up, down func() (time.Duration, int64)) {
+	type part struct{ up, down func() (time.Duration, int64) }
+	parts := make([]part, k)
+	for i := range parts {
+		lo, hi := transfer.StripeBounds(i, k, len(src))
+		parts[i].up, parts[i].down = rawMethods("tcp", addr, src[lo:hi], dst[lo:hi])
+	}
+	all := func(down bool) (time.Duration, int64) {
+		t := time.Now()
+		var wg sync.WaitGroup
+		for _, p := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if down {
+					p.down()
+				} else {
+					p.up()
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(t), 0
+	}
+	return func() (time.Duration, int64) { return all(false) }, func() (time.Duration, int64) { return all(true) }
 }
 
 func copiedOnServer(ctx context.Context) int64 {

@@ -141,6 +141,24 @@ def n_frames(nbytes: int, frame_size: int) -> int:
     return -(-nbytes // frame_size)
 
 
+#: How many bulk streams besides its own a transfer may stripe over
+#: (Go's transfer.MaxStripes).
+MAX_STRIPES = 15
+
+
+def stripe_bounds(i: int, parts: int, nbytes: int) -> tuple[int, int]:
+    """Byte range [lo, hi) of stripe `i` of `parts` when `nbytes` travel
+    striped over bulk streams: ceil(nbytes / parts) rounded up to 4 KiB a
+    stripe, the last one shorter or empty (docs/protocol.md, "Bulk
+    streams"; Go's transfer.StripeBounds).
+
+    >>> [stripe_bounds(i, 3, 10000) for i in range(3)]
+    [(0, 4096), (4096, 8192), (8192, 10000)]
+    """
+    per = (-(-nbytes // parts) + 4095) & ~4095
+    return min(i * per, nbytes), min((i + 1) * per, nbytes)
+
+
 def split_frames(data: np.ndarray, frame_size: int) -> list[np.ndarray]:
     """Split a 1-D C-contiguous array into payload frames, without copying.
 
