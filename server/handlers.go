@@ -580,18 +580,14 @@ func (s *Server) cmdUpload(r *request) (resp *response, err error) {
 	if streamID != 0 {
 		// The client is already writing the bytes: if anything fails, the
 		// stream's position is lost, so it is closed (with its stripes).
-		x, serr := s.takeStream(streamID, r)
-		if serr != nil {
-			return nil, serr
-		}
-		xs := []*stream{x}
+		var stripes []uint64
 		if a.Has("stripes") {
-			more, err := s.takeStripes(a.UintList("stripes"), streamID, r)
-			xs = append(xs, more...)
-			if err != nil {
-				s.dropStreams(xs)
-				return nil, err
-			}
+			stripes = a.UintList("stripes")
+		}
+		xs, serr := s.takeStreams(streamID, stripes, r)
+		if serr != nil {
+			s.dropStreams(xs)
+			return nil, serr
 		}
 		// Not deferred: a panic leaves xs held, and runRecovered drops them.
 		if resp, err = s.upload(r, xs); err != nil {
@@ -861,18 +857,16 @@ func (s *Server) cmdDownload(r *request) (*response, error) {
 	if streamID != 0 {
 		// Nothing is written before the reply, so a failure up to here
 		// leaves the stream usable.
-		x, err := s.takeStream(streamID, r)
+		if uint64(len(body)) < stripeMin {
+			stripes = nil
+		}
+		xs, err := s.takeStreams(streamID, stripes, r)
 		if err != nil {
+			unlockAll(xs) // nothing written yet: they stay usable
 			return nil, err
 		}
-		xs := []*stream{x}
-		if len(stripes) > 0 && uint64(len(body)) >= stripeMin {
-			more, err := s.takeStripes(stripes, streamID, r)
-			xs = append(xs, more...)
-			if err != nil {
-				unlockAll(xs) // nothing written yet: they stay usable
-				return nil, err
-			}
+		x := xs[0]
+		if len(stripes) > 0 {
 			result["stripes"] = stripes
 		}
 		result["stream"] = streamID

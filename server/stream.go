@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -417,24 +418,35 @@ func writeFull(c net.Conn, b []byte) error {
 	return nil
 }
 
-// takeStripes takes, for request r, the streams a striped transfer names
-// beside its own stream main (docs/protocol.md, "Bulk streams"), each
-// locked as takeStream locks it. It returns those it took even with an
-// error: an upload's bytes are already on the way on them, so the caller
-// drops them; a download's are not, so it unlocks them.
-func (s *Server) takeStripes(ids []uint64, main uint64, r *request) ([]*stream, error) {
-	if err := checkStripes(ids, main); err != nil {
+// takeStreams takes, for request r, a transfer's stream main and its
+// stripes (docs/protocol.md, "Bulk streams"), each locked as takeStream
+// locks it, in ascending id order (two requests naming the same streams
+// in another order cannot each hold what the other waits for). It returns
+// them in the transfer's order, main first; with an error, those it took:
+// an upload's bytes are already on the way on them, so the caller drops
+// them; a download's are not, so it unlocks them.
+func (s *Server) takeStreams(main uint64, stripes []uint64, r *request) ([]*stream, error) {
+	if err := checkStripes(stripes, main); err != nil {
 		return nil, err
 	}
-	out := make([]*stream, 0, len(ids))
-	for _, id := range ids {
+	ids := append([]uint64{main}, stripes...)
+	order := slices.Clone(ids)
+	slices.Sort(order)
+	byID := make(map[uint64]*stream, len(ids))
+	var taken []*stream
+	for _, id := range order {
 		x, err := s.takeStream(id, r)
 		if err != nil {
-			return out, err
+			return taken, err
 		}
-		out = append(out, x)
+		byID[id] = x
+		taken = append(taken, x)
 	}
-	return out, nil
+	xs := make([]*stream, len(ids))
+	for i, id := range ids {
+		xs[i] = byID[id]
+	}
+	return xs, nil
 }
 
 // checkStripes checks a transfer's stripes beside its stream main: at most
