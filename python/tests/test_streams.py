@@ -1078,3 +1078,21 @@ def test_stripes_refused(conn: ak.Connection) -> None:
 def test_stripes_option_is_checked(bad: Any) -> None:
     with pytest.raises(ValueError, match="stripes must be an int from 1 to 16"):
         ak.Connection("tcp://127.0.0.1:1", stripes=bad)
+
+
+def test_ranged_download_under_the_threshold_is_not_striped(server: Any) -> None:
+    """A ranged download's size is bounded from above (16 bytes an element)
+    when it asks: its stripes go with stripe_min, and the server sends the
+    4 MiB it is on the stream alone."""
+    conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
+    try:
+        x = (np.arange(4 << 20) % 251).astype(np.int8)
+        a = conn.array(x)
+        conn.array(np.zeros(STRIPE_THRESHOLD // 8)).delete()  # opens the stripes
+        assert conn._stream is not None and conn._stream.stripes
+        before = stats(conn)
+        back = conn._download(a.name, 1, len(x))
+        assert back.tobytes() == x[1:].tobytes()
+        assert stats(conn)["striped_out"] == before["striped_out"]
+    finally:
+        conn.close()

@@ -1734,7 +1734,9 @@ class Connection:
             elif not lane_ok and (self.transport == "stream" or (self.transport == "auto" and whole)):
                 stream = self._stream if self.transport == "auto" else self._open_stream()
                 if stream is not None and (stripes := self._stripes_for(stream, nbytes)):
-                    args["stripes"] = stripes
+                    # (nbytes may be a ranged download's upper bound: the
+                    # server stripes only what reaches the threshold)
+                    args["stripes"], args["stripe_min"] = stripes, STRIPE_THRESHOLD
             if stream is not None:
                 args["stream"] = stream.id
             place = _Placement(_place_download) if lane_ok and stream is None and "compression" not in args else None
