@@ -12,31 +12,45 @@ import (
 )
 
 // TestLoneAsmAsGo runs each assembly loop of the fused lone-key grouping
-// and its Go loop on the same rows, and wants the same tables bit for bit
-// and the same returns: lengths around the two-row turn and the block,
-// keys outside the slots (in a pair, alone, last), negative and extreme
-// values, NaN and infinities among float values.
+// and its Go loop on the same rows, for keys of every integer dtype, and
+// wants the same tables bit for bit and the same returns: lengths around
+// the two-row turn and the block, keys outside the slots (in a pair,
+// alone, last, the dtype's extremes), negative and extreme values, NaN and
+// infinities among float values.
 func TestLoneAsmAsGo(t *testing.T) {
 	if !loneAsmBuilt {
 		t.Skip("no assembly loops on " + runtime.GOARCH)
 	}
 	if off := unsafe.Offsetof(sumSlot{}.n); off != 8 || unsafe.Offsetof(sumSlot{}.rows) != 12 || unsafe.Sizeof(sumSlot{}) != 16 {
-		t.Fatalf("sumSlot's layout changed (n at %d): lone_amd64.s's loneFloatAsm assumes s, n, rows at 0, 8, 12", off)
+		t.Fatalf("sumSlot's layout changed (n at %d): lone_amd64.s's FLOATS assumes s, n, rows at 0, 8, 12", off)
 	}
+	t.Run("int64", func(t *testing.T) { loneAsmAsGo[int64](t, -50, math.MinInt64, math.MaxInt64) })
+	t.Run("uint64", func(t *testing.T) { loneAsmAsGo[uint64](t, 1<<40, 0, math.MaxUint64) })
+	t.Run("int32", func(t *testing.T) { loneAsmAsGo[int32](t, -50, math.MinInt32, math.MaxInt32) })
+	t.Run("uint32", func(t *testing.T) { loneAsmAsGo[uint32](t, 7, 0, math.MaxUint32) })
+	t.Run("int16", func(t *testing.T) { loneAsmAsGo[int16](t, -50, math.MinInt16, math.MaxInt16) })
+	t.Run("uint16", func(t *testing.T) { loneAsmAsGo[uint16](t, 7, 0, math.MaxUint16) })
+	t.Run("int8", func(t *testing.T) { loneAsmAsGo[int8](t, -50, math.MinInt8, math.MaxInt8) })
+	t.Run("uint8", func(t *testing.T) { loneAsmAsGo[uint8](t, 7, 0, math.MaxUint8) })
+}
+
+// loneAsmAsGo is TestLoneAsmAsGo for keys of type K: 100 slots from lo;
+// kmin and kmax are K's extremes (keys outside the slots).
+func loneAsmAsGo[K Integer](t *testing.T, lo, kmin, kmax K) {
 	r := rand.New(rand.NewPCG(5, 6))
+	const slots = 100
 	for _, n := range []int{0, 1, 2, 3, 7, 64, loneAsmBlock - 1, loneAsmBlock, 2*loneAsmBlock + 3} {
 		for _, kind := range []string{"plain", "outside", "extreme"} {
-			const lo, slots = -50, 100
-			ks := make([]int64, n)
+			ks := make([]K, n)
 			xs := make([]int64, n)
 			fx := make([]float64, n)
 			for i := range ks {
-				ks[i] = lo + r.Int64N(slots)
+				ks[i] = lo + K(r.IntN(slots))
 				xs[i] = 1 + r.Int64N(5)
 				fx[i] = math.Round(r.NormFloat64()*1e4) / 100
 				switch {
 				case kind == "outside" && r.IntN(5) == 0:
-					ks[i] = []int64{lo - 1, lo + slots, math.MinInt64, math.MaxInt64}[r.IntN(4)]
+					ks[i] = []K{lo - 1, lo + slots, kmin, kmax}[r.IntN(4)]
 				case kind == "extreme" && r.IntN(7) == 0:
 					xs[i] = []int64{0, -1, math.MinInt64, math.MaxInt64, -3}[r.IntN(5)]
 					fx[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e308}[r.IntN(6)]
@@ -45,7 +59,7 @@ func TestLoneAsmAsGo(t *testing.T) {
 			if kind == "outside" && n > 0 {
 				ks[n-1] = lo + slots
 			}
-			mn := sortKeyInt(int64(lo))
+			mn := sortKeyInt(lo)
 			type result struct {
 				bad      bool
 				m, m2    uint64
@@ -76,7 +90,7 @@ func TestLoneAsmAsGo(t *testing.T) {
 			calls := loneAsmCalls.Load()
 			got := run()
 			if n > 0 && loneAsmCalls.Load() == calls {
-				t.Fatalf("n=%d: int64 keys did not take the assembly loops (loneAsmCalls unchanged)", n)
+				t.Fatalf("n=%d: the keys did not take the assembly loops (loneAsmCalls unchanged)", n)
 			}
 			var want map[string]result
 			withPlain(func() { want = run() })
