@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"bytes"
+	"context"
 	"testing"
+	"time"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/internal/testserver"
@@ -111,5 +113,73 @@ func TestStripesRefused(t *testing.T) {
 	}
 	if back, err := client.Download[int64](ctx, c, info.Name); err != nil || len(back) != 3 {
 		t.Fatal("after the refusals:", back, err)
+	}
+}
+
+// TestStripedAbandoned: a striped upload and a striped download cut short
+// by the client's deadline leave nothing held on the server (the upload's
+// reservation, the download's array lock), and the client's next striped
+// transfers open new streams and are bit for bit.
+func TestStripedAbandoned(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := ctxT(t)
+	c := dial(t, srv.URL, client.WithTransport(client.TransportStream), client.WithStreamNetwork("tcp"))
+	a := randomArray(pdarray.Int64, 64<<20, 5) // 512 MiB
+	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	_, err := client.UploadArray(short, c, a)
+	cancel()
+	if err == nil {
+		t.Skip("a 512 MiB upload finished within 5ms")
+	}
+	waitFor(t, "the abandoned upload's bytes freed", func() bool {
+		mem, err := c.MemUsed(ctx)
+		return err == nil && mem.Used == 0 && mem.Arrays == 0
+	})
+	info, err := client.UploadArray(ctx, c, a)
+	if err != nil {
+		t.Fatal("upload after an abandoned one:", err)
+	}
+	short, cancel = context.WithTimeout(ctx, 5*time.Millisecond)
+	_, err = client.DownloadArray(short, c, info.Name)
+	cancel()
+	if err == nil {
+		t.Skip("a 512 MiB download finished within 5ms")
+	}
+	before, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first download opens a new stream, of a size not known yet: the
+	// stripes are opened after it, for the second.
+	for range 2 {
+		back, err := client.DownloadArray(ctx, c, info.Name)
+		if err != nil || !bytes.Equal(back.Bytes(), a.Bytes()) {
+			t.Fatal("download after an abandoned one:", err)
+		}
+	}
+	after, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["striped_out"]-before["striped_out"] != 1 {
+		t.Fatalf("%d downloads striped after an abandoned one, want 1", after["striped_out"]-before["striped_out"])
+	}
+	if err := c.Delete(ctx, info.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the array freed", func() bool {
+		mem, err := c.MemUsed(ctx)
+		return err == nil && mem.Used == 0
+	})
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20 s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

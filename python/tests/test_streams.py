@@ -1096,3 +1096,41 @@ def test_ranged_download_under_the_threshold_is_not_striped(server: Any) -> None
         assert stats(conn)["striped_out"] == before["striped_out"]
     finally:
         conn.close()
+
+
+def test_interrupted_striped_upload_frees_and_recovers(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while this thread sends its stripe of an upload closes the
+    stream and its stripes (the other threads' sends end); the server frees
+    what it reserved, and the next upload is striped and bit for bit."""
+    conn = ak.Connection(server.url, transport="stream", stream_network="tcp")
+    try:
+        x = np.arange(STRIPE_THRESHOLD // 2, dtype=np.int64)  # 64 MiB
+        conn.array(x).delete()  # opens the stream and its stripes
+        used = conn.mem_info()["used"]
+        stream = conn._stream
+        assert stream is not None and len(stream.stripes) == conn.stripes - 1
+        real = stream.sock.sendall
+
+        def interrupt(data: Any, *args: Any) -> None:
+            real(memoryview(data)[:4096])
+            raise KeyboardInterrupt
+
+        patched = _Patched(stream.sock, stream.sock.recv_into)
+        patched.sendall = interrupt  # type: ignore[attr-defined]
+        monkeypatch.setattr(stream, "sock", patched)
+        threads = threading.active_count()
+        with pytest.raises(KeyboardInterrupt):
+            conn.array(x)
+        assert conn._stream is None
+        assert threading.active_count() == threads
+        deadline = time.monotonic() + 20
+        while conn.mem_info()["used"] != used:
+            assert time.monotonic() < deadline, "the interrupted upload's reservation was not freed"
+            time.sleep(0.02)
+        before = stats(conn)
+        a = conn.array(x)
+        assert (a.to_ndarray() == x).all()
+        after = stats(conn)
+        assert after["striped_in"] - before["striped_in"] == 1
+    finally:
+        conn.close()
