@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,46 +110,29 @@ func (st *bulkStream) stripeIDs() []uint64 {
 	return ids
 }
 
-// striped reads b from (or writes it to) st and its stripes at once,
-// stripe i (transfer.StripeBounds) on connection i, each on a goroutine,
-// within ctx. A connection that fails closes the others, ending their
-// waits: the stream's position is lost (the caller closes it).
+// striped reads b from (or writes it to) st and its stripes at once
+// (transfer.Striped), within ctx. A connection that fails closes the
+// others, ending their waits: the stream's position is lost (the caller
+// closes it).
 func (st *bulkStream) striped(ctx context.Context, b []byte, read bool) error {
 	conns := []net.Conn{st.conn}
 	for _, x := range st.stripes {
 		conns = append(conns, x.conn)
 	}
 	dl, _ := ctx.Deadline()
-	errs := make([]error, len(conns))
-	var failed sync.Once
-	var wg sync.WaitGroup
-	for i, conn := range conns {
-		lo, hi := transfer.StripeBounds(i, len(conns), len(b))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn.SetDeadline(dl)
-			// A cancelled ctx (not only its deadline) stops the transfer.
-			stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
-			defer stop()
-			var err error
-			if read {
-				_, err = io.ReadFull(conn, b[lo:hi])
-			} else {
-				_, err = conn.Write(b[lo:hi])
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("stripe %d: %w", i, err)
-				failed.Do(func() {
-					for _, c := range conns {
-						c.Close()
-					}
-				})
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return transfer.Striped(conns, b, func(conn net.Conn, p []byte) error {
+		conn.SetDeadline(dl)
+		// A cancelled ctx (not only its deadline) stops the transfer.
+		stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
+		defer stop()
+		var err error
+		if read {
+			_, err = io.ReadFull(conn, p)
+		} else {
+			_, err = conn.Write(p)
+		}
+		return err
+	})
 }
 
 // StreamNetwork returns "unix" or "tcp" for an open bulk stream, "" when none

@@ -1,6 +1,12 @@
 package transfer
 
-import "testing"
+import (
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+)
 
 func TestParseBytes(t *testing.T) {
 	good := map[string]int64{"1024": 1024, "8GiB": 8 << 30, "512MiB": 512 << 20, "1.5GB": 1_500_000_000, "64k": 64 << 10, " 2 gib ": 2 << 30, "10B": 10}
@@ -34,5 +40,26 @@ func TestStripeBounds(t *testing.T) {
 				t.Errorf("StripeBounds(%d, %d, %d) = [%d, %d), want [%d, %d)", i, tc.parts, tc.nbytes, lo, hi, w[0], w[1])
 			}
 		}
+	}
+}
+
+// TestStripedFailureEndsTheOthers: when one stripe's move fails, Striped
+// closes every connection, so a stripe waiting to read ends at once, and
+// the error names the failed stripe.
+func TestStripedFailureEndsTheOthers(t *testing.T) {
+	a0, b0 := net.Pipe()
+	a1, b1 := net.Pipe()
+	defer b0.Close()
+	defer b1.Close()
+	b := make([]byte, 3*4096)
+	err := Striped([]net.Conn{a0, a1}, b, func(c net.Conn, p []byte) error {
+		if c == a1 {
+			return errors.New("broken")
+		}
+		_, err := io.ReadFull(c, p) // nothing is ever written: only the close ends it
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "stripe 1 of 2: broken") {
+		t.Fatalf("error %v, want stripe 1's", err)
 	}
 }
