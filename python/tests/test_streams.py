@@ -163,6 +163,17 @@ def test_interrupted_stream_download_leaves_connection_working(conn: ak.Connecti
     stream = conn._stream
     assert stream is not None
 
+    _interrupt_reads(stream, monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        a.to_ndarray()
+    assert conn._stream is None
+    assert (a.to_ndarray() == x).all()
+    assert conn.stream_network == "unix"
+
+
+def _interrupt_reads(stream: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the stream's socket read 4 KiB once, then raise KeyboardInterrupt
+    (a Ctrl-C while this thread reads a download)."""
     calls = {"n": 0}
     real = stream.sock.recv_into
 
@@ -173,11 +184,6 @@ def test_interrupted_stream_download_leaves_connection_working(conn: ak.Connecti
         return real(buf, min(n, 4096))
 
     monkeypatch.setattr(stream, "sock", _Patched(stream.sock, interrupt_after_some))
-    with pytest.raises(KeyboardInterrupt):
-        a.to_ndarray()
-    assert conn._stream is None
-    assert (a.to_ndarray() == x).all()
-    assert conn.stream_network == "unix"
 
 
 class _Patched:
@@ -1036,16 +1042,7 @@ def test_interrupted_striped_download_leaves_connection_working(server: Any,
         a = conn.array(x)
         stream = conn._stream
         assert stream is not None and len(stream.stripes) == conn.stripes - 1
-        calls = {"n": 0}
-        real = stream.sock.recv_into
-
-        def interrupt_after_some(buf: Any, n: int = 0) -> int:
-            calls["n"] += 1
-            if calls["n"] > 1:
-                raise KeyboardInterrupt
-            return real(buf, min(n, 4096))
-
-        monkeypatch.setattr(stream, "sock", _Patched(stream.sock, interrupt_after_some))
+        _interrupt_reads(stream, monkeypatch)
         threads = threading.active_count()
         with pytest.raises(KeyboardInterrupt):
             a.to_ndarray()
