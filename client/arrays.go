@@ -256,7 +256,8 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		// The size is not known yet (unless into gives it): the server
 		// stripes arrays of StripeThreshold bytes or more over the
 		// stripes open, and the first large download opens them.
-		if ids := c.stripesFor(ctx, st, len(into)); len(ids) > 0 || len(st.stripes) > 0 {
+		c.stripesFor(ctx, st, len(into))
+		if len(st.stripes) > 0 {
 			args["stripes"] = st.stripeIDs()
 			args["stripe_min"] = StripeThreshold
 		}
