@@ -382,6 +382,40 @@ func BenchmarkG1Q1(b *testing.B) {
 	}
 }
 
+// BenchmarkG1Q2 is G1 q2 (sum of v1 by id1 and id2: 10^7 rows, 10^4
+// groups) grouped (markInt64Keys) then aggregated, as the server runs it.
+func BenchmarkG1Q2(b *testing.B) {
+	const n = 10_000_000
+	env1 := PlainEnv(runtime.NumCPU())
+	id1, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, id1, 1, 101, 1)
+	id2, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, id2, 1, 101, 3)
+	v1, _ := pdarray.Alloc(dI64, n)
+	RandInt(env1, v1, 1, 6, 2)
+	s1, s2 := keyStatsOf(env1, id1), keyStatsOf(env1, id2)
+	keys, known := []*pdarray.Array{id1, id2}, []*KeyStats{&s1, &s2}
+	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}
+	for _, w := range []int{1, 2} {
+		env := poolEnv(w)
+		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) {
+			b.SetBytes(n * 24)
+			for b.Loop() {
+				g, err := GroupByWith(env, keys, true, "auto", known)
+				if err != nil {
+					b.Fatal(err)
+				}
+				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.Free(env)
+				freeOuts(env, outs)
+			}
+		})
+	}
+}
+
 // BenchmarkProbeLone times the probing loop of the fused hash pass alone:
 // a lone int64 key of 10^4 values spread over int64, 2^20 rows, probed
 // into a table that already holds every key (its steady state).

@@ -7,6 +7,7 @@ package ops
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -176,6 +177,7 @@ func markT[T Integer](d *denseSink, x []T, mn uint64) {
 // from the three arrays in registers and goes straight into ids and the
 // occupancy bitmap occ. It reports whether a key fell outside its range.
 func markInt64Keys(specs []keySpec, lo, hi int, ids []int32, occ []uint64) bool {
+	start := lo
 	out := ids[lo:hi]
 	a := pdarray.View[int64](specs[0].a)[lo:hi]
 	b := pdarray.View[int64](specs[1].a)[lo:hi]
@@ -183,6 +185,23 @@ func markInt64Keys(specs []keySpec, lo, hi int, ids []int32, occ []uint64) bool 
 	m0, m1, s0, s1 := specs[0].min, specs[1].min, specs[0].stride, specs[1].stride
 	n0, n1 := specs[0].span, specs[1].span
 	bad := false
+	if loneAsmBuilt && !simdOff.Load() && len(out) > 0 {
+		// The same loop in assembly (lone_amd64.s), in blocks (it cannot
+		// be preempted); TestMarkInt64KeysAsGo holds it to this one.
+		const flip = uint64(1) << 63
+		asmBlocks(len(out), func(lo, hi int) {
+			if len(specs) == 2 {
+				bad = markKeys2Asm(unsafe.Pointer(&a[lo]), unsafe.Pointer(&b[lo]), hi-lo, m0^flip, m1^flip, n0, n1, s0,
+					unsafe.Pointer(&out[lo]), unsafe.Pointer(&occ[0])) || bad
+				return
+			}
+			c := pdarray.View[int64](specs[2].a)
+			bad = markKeys3Asm(unsafe.Pointer(&a[lo]), unsafe.Pointer(&b[lo]), unsafe.Pointer(&c[start+lo]), hi-lo,
+				m0^flip, m1^flip, specs[2].min^flip, n0, n1, specs[2].span, s0, s1,
+				unsafe.Pointer(&out[lo]), unsafe.Pointer(&occ[0])) || bad
+		})
+		return bad
+	}
 	if len(specs) == 2 {
 		for i := range out {
 			r0, r1 := sortKeyInt(a[i])-m0, sortKeyInt(b[i])-m1

@@ -60,3 +60,7 @@ var loneKernelsBy = [...]loneKernels{
 	{loneSumsI8, loneRowsI8, loneMeansI8, lonePairI8, loneFloatsI8},
 	{loneSumsU8, loneRowsU8, loneMeansU8, lonePairU8, loneFloatsU8},
 }
+
+// markInt64Keys' loops in assembly (lone_amd64.s).
+func markKeys2Asm(a, b unsafe.Pointer, n int, m0, m1, n0, n1, s0 uint64, ids, occ unsafe.Pointer) (bad bool)
+func markKeys3Asm(a, b, c unsafe.Pointer, n int, m0, m1, m2, n0, n1, n2, s0, s1 uint64, ids, occ unsafe.Pointer) (bad bool)

@@ -337,3 +337,113 @@ TEXT ·lonePairU8(SB), NOSPLIT, $0-168
 
 TEXT ·loneFloatsU8(SB), NOSPLIT, $0-73
 	FLOATS(MOVBQZX, 1)
+
+// markInt64Keys' loops (groupby_int.go) for two and three int64 keys: each
+// row's packed slot r0·s0 + r1 (+ r2 with r1·s1), where ri = key_i - mi,
+// is written as its id and its bit set in the occupancy bitmap occ (tested
+// first: most rows find it set). A key at or past its span ni sets bad and
+// counts as slot 0, as the Go loop does. mi is the key's smallest sort key
+// with its top bit flipped. The keys, ids and bitmap belong to the caller.
+// The taxi grouping by pickup, drop-off and hour (7.7·10^6 rows, in
+// process, BenchmarkTaxiGroupBy): 73-76 -> 65-66 ms on one worker, 41-42
+// -> 38 on two; G1 q2's grouping and sum, 38-39 -> 35 ms (BenchmarkG1Q2).
+
+// func markKeys2Asm(a, b unsafe.Pointer, n int, m0, m1, n0, n1, s0 uint64, ids, occ unsafe.Pointer) (bad bool)
+TEXT ·markKeys2Asm(SB), NOSPLIT, $0-81
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), BX
+	MOVQ n0+40(FP), R13
+	MOVQ n1+48(FP), R14
+	MOVQ s0+56(FP), R8
+	MOVQ ids+64(FP), R10
+	MOVQ occ+72(FP), R11
+	XORQ CX, CX
+	XORQ R12, R12
+	JMP  mark2_check
+	PCALIGN $32
+mark2_row:
+	MOVQ (SI)(CX*8), AX
+	SUBQ m0+24(FP), AX
+	MOVQ (DI)(CX*8), DX
+	SUBQ m1+32(FP), DX
+	CMPQ AX, R13
+	JAE  mark2_bad
+	CMPQ DX, R14
+	JAE  mark2_bad
+mark2_slot:
+	IMULQ R8, AX
+	ADDQ DX, AX
+	MOVL AX, (R10)(CX*4)
+	MOVQ AX, DX
+	SHRQ $6, DX
+	MOVQ (R11)(DX*8), R9
+	BTQ  AX, R9
+	JCS  mark2_next
+	BTSQ AX, R9
+	MOVQ R9, (R11)(DX*8)
+mark2_next:
+	INCQ CX
+mark2_check:
+	CMPQ CX, BX
+	JLT  mark2_row
+	MOVB R12, bad+80(FP)
+	RET
+mark2_bad:
+	MOVQ $1, R12
+	XORQ AX, AX
+	XORQ DX, DX
+	JMP  mark2_slot
+
+// func markKeys3Asm(a, b, c unsafe.Pointer, n int, m0, m1, m2, n0, n1, n2, s0, s1 uint64, ids, occ unsafe.Pointer) (bad bool)
+TEXT ·markKeys3Asm(SB), NOSPLIT, $0-113
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ c+16(FP), R12
+	MOVQ n+24(FP), BX
+	MOVQ s0+80(FP), R8
+	MOVQ s1+88(FP), R14
+	MOVQ ids+96(FP), R10
+	MOVQ occ+104(FP), R11
+	XORQ CX, CX
+	MOVB $0, bad+112(FP)
+	JMP  mark3_check
+	PCALIGN $32
+mark3_row:
+	MOVQ (SI)(CX*8), AX
+	SUBQ m0+32(FP), AX
+	MOVQ (DI)(CX*8), DX
+	SUBQ m1+40(FP), DX
+	MOVQ (R12)(CX*8), R9
+	SUBQ m2+48(FP), R9
+	CMPQ AX, n0+56(FP)
+	JAE  mark3_bad
+	CMPQ DX, n1+64(FP)
+	JAE  mark3_bad
+	CMPQ R9, n2+72(FP)
+	JAE  mark3_bad
+mark3_slot:
+	IMULQ R8, AX
+	IMULQ R14, DX
+	ADDQ DX, AX
+	ADDQ R9, AX
+	MOVL AX, (R10)(CX*4)
+	MOVQ AX, DX
+	SHRQ $6, DX
+	MOVQ (R11)(DX*8), R9
+	BTQ  AX, R9
+	JCS  mark3_next
+	BTSQ AX, R9
+	MOVQ R9, (R11)(DX*8)
+mark3_next:
+	INCQ CX
+mark3_check:
+	CMPQ CX, BX
+	JLT  mark3_row
+	RET
+mark3_bad:
+	MOVB $1, bad+112(FP)
+	XORQ AX, AX
+	XORQ DX, DX
+	XORQ R9, R9
+	JMP  mark3_slot

@@ -136,3 +136,50 @@ func TestLoneAsmTaken(t *testing.T) {
 		t.Fatalf("sums %v, want [8 3 10]", got)
 	}
 }
+
+// TestMarkInt64KeysAsGo: markInt64Keys' assembly loops (two and three
+// int64 keys) write the Go loop's ids and bitmap and report the same keys
+// outside their spans, across blocks and at odd offsets.
+func TestMarkInt64KeysAsGo(t *testing.T) {
+	if !loneAsmBuilt {
+		t.Skip("no assembly loops on " + runtime.GOARCH)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	const n = 2*loneAsmBlock + 77
+	for _, nk := range []int{2, 3} {
+		for _, outside := range []bool{false, true} {
+			keys := make([]*pdarray.Array, nk)
+			for k := range keys {
+				x := make([]int64, n)
+				for i := range x {
+					x[i] = int64(k*1000) - 40 + r.Int64N(int64(13+k*7))
+				}
+				keys[k] = pdarray.FromSlice(x)
+			}
+			specs, _, total, ok, err := keySpecs(PlainEnv(1), keys, true, "auto", nil)
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if outside { // written since the ranges were taken
+				for _, i := range []int{0, 5, loneAsmBlock, n - 1} {
+					pdarray.View[int64](keys[r.IntN(nk)])[i] = []int64{math.MinInt64, math.MaxInt64, 99999}[r.IntN(3)]
+				}
+			}
+			words := (int(total) + 63) / 64
+			run := func() ([]int32, []uint64, bool) {
+				ids, occ := make([]int32, n), make([]uint64, words)
+				bad := markInt64Keys(specs, 3, n, ids, occ)
+				bad = markInt64Keys(specs, 0, 3, ids, occ) || bad
+				return ids, occ, bad
+			}
+			ids, occ, bad := run()
+			var wids []int32
+			var wocc []uint64
+			var wbad bool
+			withPlain(func() { wids, wocc, wbad = run() })
+			if !slices.Equal(ids, wids) || !slices.Equal(occ, wocc) || bad != wbad || bad != outside {
+				t.Fatalf("%d keys, outside %v: the assembly loop differs from the Go loop (bad %v/%v)", nk, outside, bad, wbad)
+			}
+		}
+	}
+}
