@@ -786,21 +786,27 @@ def test_passing_stream_refusal_is_asked_again(server: Any, monkeypatch: pytest.
         conn.close()
 
 
-@pytest.mark.parametrize("shm", [False, True])
-def test_stream_after_server_panic(make_server: Callable[..., Any], shm: bool) -> None:
+@pytest.mark.parametrize("shm, network", [(False, None), (True, None), (False, "tcp")])
+def test_stream_after_server_panic(make_server: Callable[..., Any], shm: bool, network: str | None) -> None:
     """A download whose handler panics on the server after taking the stream
     (ARKTOS_DEBUG_PANIC_WITH_STREAM) is answered INTERNAL and the server
     closes the stream; the client drops its end, and the next downloads
-    open another stream and come back bit-exact."""
+    open another stream and come back bit-exact. Over TCP the array is
+    large enough to be striped: the panic comes with the first stream
+    taken, and the stripes are dropped with the stream."""
     srv = make_server(env={"ARKTOS_DEBUG_PANIC_WITH_STREAM": "download"})
-    conn = srv.connect(shm=shm)
+    conn = srv.connect(shm=shm, stream_network=network)
     try:
-        x = np.arange(STREAM_THRESHOLD // 8 * 3, dtype=np.float64)
+        x = np.arange(STREAM_THRESHOLD // 8 * (3 if network is None else 20), dtype=np.float64)
         a = conn.array(x)
         with pytest.raises(ak.InternalError):
             a.to_ndarray()
+        striped = stats(conn)["striped_out"]
         for _ in range(2):
             assert np.array_equal(a.to_ndarray(), x)
+        # (the first after the drop goes in frames and opens a stream; the
+        # second opens its stripes and is striped)
+        assert stats(conn)["striped_out"] - striped == (1 if network == "tcp" else 0)
     finally:
         conn.close()
 
