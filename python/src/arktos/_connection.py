@@ -1050,7 +1050,7 @@ class Connection:
     ``"frames"`` (ZeroMQ frames only); ``stream_network`` forces "tcp" or
     "unix". Over TCP an array of 16 MiB or more is split across ``stripes``
     streams at once (default 3; 1 for one): one TCP connection is bound by
-    the kernel's work for it on one core (here 2.2-2.5 GiB/s, three 3.5-3.9).
+    the kernel's work for it on one core (here 2.2-2.5 GiB/s, three 3.4-3.8).
     ``compression="zstd"`` compresses frames both ways (for slow,
     remote links: it costs CPU and pays only on compressible data; needs the
     zstandard package) and always sends frames.
