@@ -346,21 +346,7 @@ func BenchmarkG1Q1(b *testing.B) {
 	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}
 	for _, w := range []int{1, 2} {
 		env := poolEnv(w)
-		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) {
-			b.SetBytes(n * 16)
-			for b.Loop() {
-				g, err := GroupByWith(env, keys, true, "auto", known)
-				if err != nil {
-					b.Fatal(err)
-				}
-				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				g.Free(env)
-				freeOuts(env, outs)
-			}
-		})
+		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) { twoStepsBench(b, env, keys, known, cols, n*16) })
 		b.Run(fmt.Sprintf("fused/w=%d", w), func(b *testing.B) {
 			b.SetBytes(n * 16)
 			for b.Loop() {
@@ -382,6 +368,24 @@ func BenchmarkG1Q1(b *testing.B) {
 	}
 }
 
+// twoStepsBench times keys grouped (GroupByWith), then cols aggregated
+// over the ids (GroupAggColumns), as the server runs an unfused query.
+func twoStepsBench(b *testing.B, env Env, keys []*pdarray.Array, known []*KeyStats, cols []AggColumn, bytes int64) {
+	b.SetBytes(bytes)
+	for b.Loop() {
+		g, err := GroupByWith(env, keys, true, "auto", known)
+		if err != nil {
+			b.Fatal(err)
+		}
+		outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Free(env)
+		freeOuts(env, outs)
+	}
+}
+
 // BenchmarkG1Q2 is G1 q2 (sum of v1 by id1 and id2: 10^7 rows, 10^4
 // groups) grouped (markInt64Keys) then aggregated, as the server runs it.
 func BenchmarkG1Q2(b *testing.B) {
@@ -398,21 +402,7 @@ func BenchmarkG1Q2(b *testing.B) {
 	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}
 	for _, w := range []int{1, 2} {
 		env := poolEnv(w)
-		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) {
-			b.SetBytes(n * 24)
-			for b.Loop() {
-				g, err := GroupByWith(env, keys, true, "auto", known)
-				if err != nil {
-					b.Fatal(err)
-				}
-				outs, err := GroupAggColumns(env, g.IDs, g.NGroups, cols, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				g.Free(env)
-				freeOuts(env, outs)
-			}
-		})
+		b.Run(fmt.Sprintf("two-step/w=%d", w), func(b *testing.B) { twoStepsBench(b, env, keys, known, cols, n*24) })
 	}
 }
 
