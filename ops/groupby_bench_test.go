@@ -210,6 +210,14 @@ func BenchmarkDenseGroupBy(b *testing.B) {
 	}
 }
 
+// benchInts is n int64 from lo to hi-1 (RandInt with seed), a benchmark's
+// key or value column.
+func benchInts(env Env, n int, lo, hi int64, seed uint64) *pdarray.Array {
+	a, _ := pdarray.Alloc(dI64, n)
+	RandInt(env, a, lo, hi, seed)
+	return a
+}
+
 // BenchmarkG1Q4 is db-benchmark G1 q4 in process: group 10^7 rows by id4
 // (int64 in 1..100), then the means of v1, v2 (int64) and v3 (float64) in
 // one GroupAggColumns, as the server runs it; "agg" times the aggregation
@@ -217,12 +225,9 @@ func BenchmarkDenseGroupBy(b *testing.B) {
 func BenchmarkG1Q4(b *testing.B) {
 	const n = 10_000_000
 	env1 := PlainEnv(runtime.NumCPU())
-	id4, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, id4, 1, 101, 1)
-	v1, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, v1, 1, 6, 2)
-	v2, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, v2, 1, 16, 3)
+	id4 := benchInts(env1, n, 1, 101, 1)
+	v1 := benchInts(env1, n, 1, 6, 2)
+	v2 := benchInts(env1, n, 1, 16, 3)
 	v3, _ := pdarray.Alloc(dF64, n)
 	Uniform(env1, v3, 0, 100, 4)
 	cols := []AggColumn{{Values: v1, Ops: []string{"mean"}}, {Values: v2, Ops: []string{"mean"}}, {Values: v3, Ops: []string{"mean"}}}
@@ -337,10 +342,8 @@ func benchRows(def int) int {
 func BenchmarkG1Q1(b *testing.B) {
 	const n = 10_000_000
 	env1 := PlainEnv(runtime.NumCPU())
-	id1, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, id1, 1, 101, 1)
-	v1, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, v1, 1, 6, 2)
+	id1 := benchInts(env1, n, 1, 101, 1)
+	v1 := benchInts(env1, n, 1, 6, 2)
 	st := keyStatsOf(env1, id1)
 	keys, known := []*pdarray.Array{id1}, []*KeyStats{&st}
 	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}
@@ -391,12 +394,9 @@ func twoStepsBench(b *testing.B, env Env, keys []*pdarray.Array, known []*KeySta
 func BenchmarkG1Q2(b *testing.B) {
 	const n = 10_000_000
 	env1 := PlainEnv(runtime.NumCPU())
-	id1, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, id1, 1, 101, 1)
-	id2, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, id2, 1, 101, 3)
-	v1, _ := pdarray.Alloc(dI64, n)
-	RandInt(env1, v1, 1, 6, 2)
+	id1 := benchInts(env1, n, 1, 101, 1)
+	id2 := benchInts(env1, n, 1, 101, 3)
+	v1 := benchInts(env1, n, 1, 6, 2)
 	s1, s2 := keyStatsOf(env1, id1), keyStatsOf(env1, id2)
 	keys, known := []*pdarray.Array{id1, id2}, []*KeyStats{&s1, &s2}
 	cols := []AggColumn{{Values: v1, Ops: []string{"sum"}}}

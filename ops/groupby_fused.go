@@ -623,8 +623,8 @@ func freeOuts(env Env, outs [][]*pdarray.Array) {
 // most one block (2^16 rows, about 0.1 ms).
 const loneAsmBlock = 1 << 16
 
-// loneAsmCalls counts the blocks the assembly loops took (a test checks
-// that int64 keys take them).
+// loneAsmCalls counts the blocks the assembly loops took (tests check that
+// integer keys take them).
 var loneAsmCalls atomic.Uint64
 
 // loneKernels are the assembly loops for one key kind (lone_amd64.s).
