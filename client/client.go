@@ -89,8 +89,24 @@ type ServerConfig struct {
 	// arrays back (nil once it has); Dial waits until it has.
 	Restoring *RestoreProgress
 	// Creating: the commands that store new arrays (nil from a server that
-	// does not say: the client's own list serves, client/late.go).
+	// does not say).
 	Creating []string
+	// Commands: the server's command table (get_config's "commands"; nil
+	// from a server older than it, whose requests then stay off the lane).
+	Commands map[string]CommandInfo
+}
+
+// CommandInfo is a row of the server's command table (docs/protocol.md,
+// "The command table"): what a client needs to know to send the command.
+type CommandInfo struct {
+	Creates     bool     // stores new arrays, named in its result
+	Writes      []string // the arguments naming arrays it may change ("*": any)
+	Lane        bool     // may go over a request lane
+	LanePayload bool     // with payload frames too (request or reply)
+	Payload     bool     // the request carries payload frames
+	// Distribution: how it spreads over several server processes
+	// (local, every, elementwise, reduce, exchange, gather, scatter).
+	Distribution string
 }
 
 // RestoreProgress is get_config's "restoring": how far a server's restore
@@ -387,6 +403,21 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 	if l, ok := res["creating"].([]any); ok {
 		for _, d := range l {
 			cfg.Creating = append(cfg.Creating, asString(d))
+		}
+	}
+	if m, ok := res["commands"].(map[string]any); ok {
+		cfg.Commands = make(map[string]CommandInfo, len(m))
+		for name, v := range m {
+			row, _ := v.(map[string]any)
+			info := CommandInfo{Creates: row["creates"] == true, Lane: row["lane"] == true,
+				LanePayload: row["lane_payload"] == true, Payload: row["payload"] == true,
+				Distribution: asString(row["distribution"])}
+			if l, ok := row["writes"].([]any); ok {
+				for _, w := range l {
+					info.Writes = append(info.Writes, asString(w))
+				}
+			}
+			cfg.Commands[name] = info
 		}
 	}
 	if r, ok := res["restoring"].(map[string]any); ok {

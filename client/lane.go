@@ -65,7 +65,7 @@ func WithLaneSpin(d time.Duration) Option { return func(o *options) { o.laneSpin
 // use; nil when there is none (WithLane(false), or the server offers no
 // streams). c.mu must be held.
 func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
-	if c.noLane || c.laneFailed || !c.ready || !transfer.LaneCommand(cmd) {
+	if c.noLane || c.laneFailed || !c.ready || !c.config.Commands[cmd].Lane {
 		return nil
 	}
 	if c.owesLate() {

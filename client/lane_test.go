@@ -266,3 +266,23 @@ func TestDownloadsOverLaneStraightIn(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandTableRead: Dial reads the server's command table (the lane
+// tests above show the lane carrying what it allows).
+func TestCommandTableRead(t *testing.T) {
+	srv := testserver.Start(t)
+	c := dial(t, srv.URL)
+	cmds := c.Config().Commands
+	if len(cmds) < 50 {
+		t.Fatalf("get_config's command table has %d rows", len(cmds))
+	}
+	if up := cmds["upload"]; !up.Creates || !up.Lane || !up.LanePayload || !up.Payload || up.Distribution != "scatter" {
+		t.Errorf("upload's row: %+v", up)
+	}
+	if cmds["shutdown"].Lane || cmds["open_stream"].Lane || !cmds["binop"].Lane {
+		t.Errorf("lane rows: shutdown %+v, open_stream %+v, binop %+v", cmds["shutdown"], cmds["open_stream"], cmds["binop"])
+	}
+	if w := cmds["setitem"].Writes; len(w) != 1 || w[0] != "a" {
+		t.Errorf("setitem writes %v, want [a]", w)
+	}
+}

@@ -19,25 +19,13 @@ import (
 // reads them while it waits; one on the lane first reads those already
 // come (readLate). As the Python client does (_late_reply, _read_late).
 
-// creating lists the commands whose result names new arrays, for a server
-// that does not list them itself (get_config's "creating", which wins).
-var creating = map[string]bool{
-	"clip": true, "compress_many": true, "take_many": true, "lookup": true, "searchsorted": true, "groupby_scan": true,
-	"upload": true, "full": true, "arange": true, "linspace": true, "random": true, "concatenate": true,
-	"binop": true, "unop": true, "astype": true, "where": true, "scan": true, "slice": true, "take": true,
-	"compress": true, "repeat": true, "getitem": true, "sort": true, "argsort": true, "coargsort": true, "unique": true,
-	"in1d": true, "setop": true, "histogram": true, "reduce": true, "groupby": true, "groupby_agg": true,
-	"groupby_segments": true, "groupby_broadcast": true, "groupby_topk": true, "groupby_corr": true,
-	"groupby_head": true, "groupby_sample": true, "groupby_unique": true, "read_parquet": true, "read_arrow": true, "load_all": true,
-}
-
-// creates says whether cmd stores new arrays: as the server says, else as
-// the client's own list does. c.mu must be held.
+// creates says whether cmd stores new arrays, as the server's command
+// table says (or its older "creating" list). c.mu must be held.
 func (c *Client) creates(cmd string) bool {
-	if l := c.config.Creating; l != nil {
-		return slices.Contains(l, cmd)
+	if row, ok := c.config.Commands[cmd]; ok {
+		return row.Creates
 	}
-	return creating[cmd]
+	return slices.Contains(c.config.Creating, cmd)
 }
 
 type abandonedReq struct {

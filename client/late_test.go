@@ -19,7 +19,11 @@ func TestLateReply(t *testing.T) {
 	info := func(n string) map[string]any {
 		return map[string]any{"name": n, "dtype": "int64", "nbytes": 8, "size": 1}
 	}
-	c := &Client{}
+	// As a server's get_config says (its command table).
+	c := &Client{config: ServerConfig{Commands: map[string]CommandInfo{
+		"binop": {Creates: true, Writes: []string{"out"}}, "info": {},
+		"groupby_topk": {Creates: true}, "upload": {Creates: true, Writes: []string{"name"}},
+	}}}
 	c.abandon(1, "binop", map[string]any{})
 	c.abandon(2, "binop", map[string]any{"out": "x"})
 	c.abandon(3, "info", map[string]any{})

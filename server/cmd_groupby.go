@@ -15,19 +15,6 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-func init() {
-	register("groupby", command{creates: true, run: (*Server).cmdGroupBy})
-	register("groupby_agg", command{creates: true, run: (*Server).cmdGroupAgg})
-	register("groupby_segments", command{creates: true, run: (*Server).cmdGroupSegments})
-	register("groupby_head", command{creates: true, run: (*Server).cmdGroupHead})
-	register("groupby_sample", command{creates: true, run: (*Server).cmdGroupSample})
-	register("groupby_unique", command{creates: true, run: (*Server).cmdGroupUnique})
-	register("groupby_broadcast", command{creates: true, run: (*Server).cmdGroupBroadcast})
-	register("groupby_scan", command{creates: true, run: (*Server).cmdGroupScan})
-	register("groupby_topk", command{creates: true, run: (*Server).cmdGroupTopK})
-	register("groupby_corr", command{creates: true, run: (*Server).cmdGroupCorr})
-}
-
 // acquireAll acquires every named array; release gives them all back.
 func (s *Server) acquireAll(names []string) ([]*pdarray.Array, func(), error) {
 	arrs := make([]*pdarray.Array, 0, len(names))

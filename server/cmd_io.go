@@ -37,15 +37,6 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-func init() {
-	register("read_parquet", command{creates: true, run: (*Server).cmdReadParquet})
-	register("to_parquet", command{run: (*Server).cmdToParquet})
-	register("read_arrow", command{creates: true, run: (*Server).cmdReadArrow})
-	register("to_arrow_file", command{run: (*Server).cmdToArrowFile})
-	register("save_all", command{run: (*Server).cmdSaveAll})
-	register("load_all", command{creates: true, run: (*Server).cmdLoadAll})
-}
-
 // DefaultDataDir is where client paths resolve when --data-dir is not given.
 const DefaultDataDir = "arktos-data"
 

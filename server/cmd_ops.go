@@ -19,45 +19,6 @@ import (
 	"github.com/arktos-dev/arktos/transfer"
 )
 
-func init() {
-	for name, run := range map[string]func(*Server, *request) (*response, error){
-		"binop":         (*Server).cmdBinop,
-		"unop":          (*Server).cmdUnop,
-		"astype":        (*Server).cmdAstype,
-		"where":         (*Server).cmdWhere,
-		"reduce":        (*Server).cmdReduce,
-		"scan":          (*Server).cmdScan,
-		"full":          (*Server).cmdFull,
-		"arange":        (*Server).cmdArange,
-		"linspace":      (*Server).cmdLinspace,
-		"random":        (*Server).cmdRandom,
-		"concatenate":   (*Server).cmdConcatenate,
-		"getitem":       (*Server).cmdGetitem,
-		"slice":         (*Server).cmdSlice,
-		"take":          (*Server).cmdTake,
-		"compress":      (*Server).cmdCompress,
-		"compress_many": (*Server).cmdCompressMany,
-		"take_many":     (*Server).cmdTakeMany,
-		"lookup":        (*Server).cmdLookup,
-		"repeat":        (*Server).cmdRepeat,
-		"setitem":       (*Server).cmdSetitem,
-		"sort":          (*Server).cmdSort,
-		"argsort":       (*Server).cmdArgsort,
-		"coargsort":     (*Server).cmdCoargsort,
-		"unique":        (*Server).cmdUnique,
-		"in1d":          (*Server).cmdIn1d,
-		"clip":          (*Server).cmdClip,
-		"setop":         (*Server).cmdSetop,
-		"histogram":     (*Server).cmdHistogram,
-		"order_stats":   (*Server).cmdOrderStats,
-		"searchsorted":  (*Server).cmdSearchSorted,
-	} {
-		// All but these store their results as new arrays.
-		scalar := name == "reduce" || name == "getitem" || name == "setitem" || name == "order_stats"
-		register(name, command{run: run, creates: !scalar})
-	}
-}
-
 // opEnv accounts a request's allocations: every array ops allocates is
 // reserved first; scratch goes back through Free; outputs go to the store
 // through keep; done releases whatever is left (scratch a kernel did not

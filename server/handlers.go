@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -38,103 +37,24 @@ type response struct {
 	after  func() // runs once the reply is sent
 }
 
-type command struct {
-	payload bool // takes payload frames
-	// inline commands are cheap and never block: the I/O goroutine runs
-	// them itself and replies at once.
-	inline bool
-	// creates: the command stores new arrays under fresh names (its result
-	// describes them). get_config lists these ("creating"), so that a client
-	// deletes what a request it gave up on made after all.
-	creates bool
-	run     func(s *Server, r *request) (*response, error)
-}
-
-// commands is the dispatch table. It is built by a variable initializer, so
-// it exists before any init func; other files of this package add their
-// commands with register from their own init.
-//
-// Inline commands only read or change the store's table under its mutex,
-// which no one holds for long (never during a transfer or a kernel): run on
-// the I/O goroutine, their round trip is the ZeroMQ floor plus the header
-// codec, with no hand-off to a worker and back.
-var commands = map[string]command{
-	"get_config":   {inline: true, run: (*Server).cmdGetConfig},
-	"upload":       {payload: true, creates: true, run: (*Server).cmdUpload},
-	"download":     {run: (*Server).cmdDownload},
-	"info":         {inline: true, run: (*Server).cmdInfo},
-	"list":         {inline: true, run: (*Server).cmdList},
-	"delete":       {inline: true, run: (*Server).cmdDelete},
-	"rename":       {inline: true, run: (*Server).cmdRename},
-	"mem_used":     {inline: true, run: (*Server).cmdMemUsed},
-	"stats":        {inline: true, run: (*Server).cmdStats},
-	"shutdown":     {run: (*Server).cmdShutdown},
-	"open_stream":  {run: (*Server).cmdOpenStream},
-	"close_stream": {run: (*Server).cmdCloseStream},
-}
-
-// allCommands is commands, for get_config: naming the table there would
-// make its initializer depend on itself.
-var allCommands map[string]command
-
-func init() { allCommands = commands }
-
-// creatingCommands lists, sorted, the commands that store new arrays.
-func creatingCommands() []string {
-	var names []string
-	for name, c := range allCommands {
-		if c.creates {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
-
-// register adds a command; a duplicate name is a bug caught at start-up.
-func register(name string, c command) {
-	if _, dup := commands[name]; dup {
-		panic("server: command registered twice: " + name)
-	}
-	commands[name] = c
-}
-
-// inlineWhenSmall names commands whose work is linear in the arrays they
-// read (named by the listed arguments) and whose reply is a scalar. On
-// arrays of inlineSmallBytes or less together the I/O goroutine runs them
-// itself: the work then costs a few µs, less than the hand-off to a worker
-// and back (two thread wake-ups, tens of µs), and it holds up other clients
-// no longer than decoding a header does.
-var inlineWhenSmall = map[string][]string{
-	"reduce": {"a"},
-}
-
+// inlineSmallBytes: a command with inlineSmall arguments runs on the I/O
+// goroutine when the arrays they name hold this many bytes or fewer.
 const inlineSmallBytes = 64 << 10
 
-// smallEnough says whether req is a command of inlineWhenSmall on small
-// enough arrays. An argument that is missing, not a string or names no
-// array makes the command fail at once, which is cheap too.
-func (s *Server) smallEnough(req *transfer.Request) bool {
-	keys, ok := inlineWhenSmall[req.Cmd]
-	if !ok {
+// smallEnough says whether req is a command with inlineSmall arguments on
+// small enough arrays. An argument that is missing, not a string or names
+// no array makes the command fail at once, which is cheap too.
+func (s *Server) smallEnough(req *transfer.Request, cmd command) bool {
+	if len(cmd.inlineSmall) == 0 {
 		return false
 	}
 	var total int64
-	for _, k := range keys {
+	for _, k := range cmd.inlineSmall {
 		name, _ := req.Args[k].(string)
 		n, _ := s.store.nbytes(name)
 		total += n
 	}
 	return total <= inlineSmallBytes
-}
-
-func commandNames() string {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
 
 // job is a received request, decoded by the I/O goroutine.
@@ -175,9 +95,9 @@ func (s *Server) route(m *zframe.Multipart) {
 		cmd = commands[j.req.Cmd]
 	}
 	switch {
-	case j.err != nil || cmd.inline || cmd.run == nil || s.smallEnough(j.req):
+	case j.err != nil || cmd.inline || cmd.run == nil || s.smallEnough(j.req, cmd):
 		s.complete(s.router, j)
-	case (j.req.Cmd == "upload" || j.req.Cmd == "download") && j.req.Args["stream"] != nil:
+	case cmd.onStream && j.req.Args["stream"] != nil:
 		s.repliesDue++
 		s.inflight.Add(1)
 		go func() {
@@ -500,7 +420,7 @@ func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte, 
 	if s.closing.Load() && req.Cmd != "shutdown" {
 		return nil, transfer.Errorf(transfer.ShuttingDown, "the server is shutting down and takes no new work")
 	}
-	if st := s.restore.Load(); st != nil && req.Cmd != "get_config" && req.Cmd != "stats" && req.Cmd != "shutdown" {
+	if st := s.restore.Load(); st != nil && !cmd.whileRestoring {
 		return nil, st.refusal(req.Cmd, s.cfg.Checkpoint)
 	}
 	if !cmd.payload && len(payload) > 0 {
@@ -534,6 +454,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
 	}
 	cfg["creating"] = creatingCommands()
+	cfg["commands"] = commandsConfig()
 	if st := s.restore.Load(); st != nil {
 		cfg["restoring"] = st.progress() // --checkpoint's arrays are coming back
 	}

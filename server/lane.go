@@ -70,7 +70,7 @@ func (s *Server) laneRequest(w *bufio.Writer, c net.Conn, frames [][]byte, owner
 		testPanic("lane", req.Cmd)
 	}
 	var resp *response
-	if err == nil && !transfer.LaneCommand(req.Cmd) {
+	if c, ok := commands[req.Cmd]; err == nil && ok && !c.lane {
 		err = transfer.Errorf(transfer.UnknownCommand, "command '%s' is not taken over a request lane; send it on the ZeroMQ socket", req.Cmd)
 	}
 	if err == nil {

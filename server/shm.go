@@ -246,11 +246,6 @@ type lease struct {
 	nbytes int
 }
 
-func init() {
-	register("shm_lease", command{run: (*Server).cmdShmLease})
-	register("shm_release", command{inline: true, run: (*Server).cmdShmRelease})
-}
-
 // cmdShmRelease: the client no longer maps the views of the named segments
 // (one name per view), so a segment whose views are all released can be lent
 // again once its array is gone. Unknown names are skipped: the segment may

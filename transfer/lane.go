@@ -162,22 +162,3 @@ func noEOF(err error) error {
 	}
 	return err
 }
-
-// LaneCommand says whether cmd may be sent over a request lane: not the
-// ones that manage streams or lend segments, and not shutdown (it stays on
-// the control socket). Uploads and downloads may, with their bytes in
-// payload frames (MaxLaneBytes in all, request or reply): a small array's
-// round trip then skips libzmq as a small request's does.
-func LaneCommand(cmd string) bool {
-	switch cmd {
-	case "open_stream", "close_stream", "shm_lease", "shm_release", "shutdown":
-		return false
-	}
-	return true
-}
-
-// LanePayload says whether a request lane may carry cmd when it has payload
-// frames, or may have them in its reply: uploads and downloads (protocol
-// 1 servers before 2026-12-01 refuse them on a lane; get_config's
-// "lane_payload" says a server takes them).
-func LanePayload(cmd string) bool { return cmd == "upload" || cmd == "download" }
