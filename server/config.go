@@ -77,17 +77,26 @@ const DefaultAddr = "tcp://127.0.0.1:5555"
 // DefaultMaxMemory returns half of physical memory (a share that leaves room
 // for libzmq's message buffers and the OS), or 4 GiB when it is unknown.
 func DefaultMaxMemory() int64 {
+	if n := physicalMemory(); n > 0 {
+		return n / 2
+	}
+	return 4 << 30
+}
+
+// physicalMemory is the machine's memory in bytes (/proc/meminfo's
+// MemTotal), 0 when it cannot be read.
+func physicalMemory() int64 {
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			f := strings.Fields(line)
 			if len(f) >= 2 && f[0] == "MemTotal:" {
 				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					return kb * 1024 / 2
+					return kb * 1024
 				}
 			}
 		}
 	}
-	return 4 << 30
+	return 0
 }
 
 // ParseBytes parses a size like "8GiB", "512MiB", "1.5GB", "64k" or "1024"

@@ -455,6 +455,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 	}
 	cfg["creating"] = creatingCommands()
 	cfg["commands"] = commandsConfig()
+	s.arkoudaConfig(cfg)
 	if st := s.restore.Load(); st != nil {
 		cfg["restoring"] = st.progress() // --checkpoint's arrays are coming back
 	}
