@@ -56,19 +56,11 @@ pytest:
 
 test: build vet staticcheck typecheck gotest pytest
 
-# Short fuzzing sessions of everything that parses bytes from the network or
-# from files (not part of make test; the seed corpora run in go test).
-# Minimizing is capped at 2 s an input: by default Go minimizes each new
-# interesting input for up to 60 s, and with FuzzDirectReader's 20 KB Parquet
-# seeds that took a whole 30 s session (it looked like a stall at 16 execs).
+# Short fuzzing sessions of every fuzz target, found by scripts/fuzz.sh
+# with go test -list (not part of make test; the seed corpora run in go
+# test). FUZZTIME=5s make fuzz for a quick pass.
 fuzz:
-	go test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime 30s -fuzzminimizetime 2s ./transfer/
-	go test -run '^$$' -fuzz FuzzHeaderCodec -fuzztime 30s -fuzzminimizetime 2s ./transfer/
-	go test -run '^$$' -fuzz FuzzDecompressFrame -fuzztime 30s -fuzzminimizetime 2s ./transfer/
-	go test -run '^$$' -fuzz FuzzReadLane -fuzztime 30s -fuzzminimizetime 2s ./transfer/
-	go test -run '^$$' -fuzz FuzzLane -fuzztime 30s -fuzzminimizetime 2s ./server/
-	go test -run '^$$' -fuzz FuzzDirectReader -fuzztime 60s -fuzzminimizetime 2s ./arrowio/
-	go test -run '^$$' -fuzz FuzzReadStrings -fuzztime 30s -fuzzminimizetime 2s ./arrowio/
+	@bash scripts/fuzz.sh
 
 clean:
 	rm -rf bin
