@@ -128,7 +128,10 @@ func writeNullable(t testing.TB, n, nullEvery int, codec compress.Compression, v
 	rows := n/3 + 1
 	for lo := 0; lo < n; lo += rows {
 		hi := min(n, lo+rows)
-		rgw := fw.AppendRowGroup()
+		rgw, err := fw.AppendRowGroupChecked()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var d []int16
 		dense := func() []int { // the defined rows of [lo, hi)
 			var ix []int
@@ -672,7 +675,10 @@ func writeBools(t *testing.T, n, nullEvery int, codec compress.Compression, v pa
 				vals = append(vals, i%1000 < 500 || rng.IntN(3) == 0)
 			}
 		}
-		rgw := fw.AppendRowGroup()
+		rgw, err := fw.AppendRowGroupChecked()
+		if err != nil {
+			t.Fatal(err)
+		}
 		cw, _ := rgw.NextColumn()
 		if _, err := cw.(*file.BooleanColumnChunkWriter).WriteBatch(vals, def, nil); err != nil {
 			t.Fatal(err)

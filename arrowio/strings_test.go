@@ -48,7 +48,10 @@ func stringFile(t testing.TB, vals []string, rg int, dict bool, nulls func(int) 
 	w := file.NewParquetWriter(&buf, root, file.WithWriterProps(props))
 	for lo := 0; lo < len(vals); lo += rg {
 		hi := min(lo+rg, len(vals))
-		g := w.AppendRowGroup()
+		g, err := w.AppendRowGroupChecked()
+		if err != nil {
+			t.Fatal(err)
+		}
 		cw, err := g.NextColumn()
 		if err != nil {
 			t.Fatal(err)

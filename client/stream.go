@@ -323,18 +323,40 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 		deadline = dl
 	}
 	conn.SetDeadline(deadline) // (a server that never answers the handshake)
-	hello := append([]byte(magic), ticket...)
-	ack := make([]byte, 1)
-	if _, err := conn.Write(hello); err == nil {
-		_, err = io.ReadFull(conn, ack)
+	if streamTicketHook != nil {
+		ticket = streamTicketHook(ticket)
 	}
-	if err != nil || ack[0] != 1 {
+	if err := streamHandshake(conn, magic, ticket); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("client: stream handshake refused: %v", err)
+		return nil, err
 	}
 	conn.SetDeadline(time.Time{})
 	return &bulkStream{id: id, conn: conn, network: network}, nil
 }
+
+// streamHandshake hands the server magic + ticket and reads its one-byte
+// acknowledgement. A server that does not know the ticket (unknown or
+// expired) closes the connection without one: that reads as io.EOF.
+func streamHandshake(conn net.Conn, magic string, ticket []byte) error {
+	ack := make([]byte, 1)
+	_, err := conn.Write(append([]byte(magic), ticket...))
+	if err == nil {
+		_, err = io.ReadFull(conn, ack)
+	}
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("client: stream handshake refused: the server closed the connection (an unknown or expired ticket): %w", err)
+	case err != nil:
+		return fmt.Errorf("client: stream handshake failed: %w", err)
+	case ack[0] != 1:
+		return fmt.Errorf("client: stream handshake refused: the server answered %d, not 1", ack[0])
+	}
+	return nil
+}
+
+// streamTicketHook, when set (tests), replaces the ticket dialStream hands
+// the server.
+var streamTicketHook func(ticket []byte) []byte
 
 // closeStream forgets the stream after a failed transfer. c.mu must be held.
 func (c *Client) closeStream() {

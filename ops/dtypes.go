@@ -63,18 +63,6 @@ func signedOfSize(size int) pdarray.DType {
 	return dI64
 }
 
-func unsignedOfSize(size int) pdarray.DType {
-	switch size {
-	case 1:
-		return dU8
-	case 2:
-		return dU16
-	case 4:
-		return dU32
-	}
-	return dU64
-}
-
 // Promote is numpy 2's result_type for two dtypes.
 func Promote(a, b pdarray.DType) pdarray.DType {
 	if a == b {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Arktos needs on a fresh Debian machine, skipping what is
-# already there: libzmq (Debian package), Go modules, and a Python virtual
-# environment .venv with the arktos package (editable) and its test tools.
+# already there: libzmq (Debian package), Go modules, a pinned staticcheck,
+# and a Python virtual environment .venv with the arktos package (editable)
+# and its test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,15 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 go mod download
+
+# staticcheck, pinned (make staticcheck finds it in GOBIN, else GOPATH/bin).
+staticcheck_version=v0.8.2
+gobin=$(go env GOBIN)
+[ -n "$gobin" ] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+if ! "$gobin/staticcheck" -version 2>/dev/null | grep -qF "(${staticcheck_version#v})"; then
+  echo "setup: installing staticcheck $staticcheck_version into $gobin"
+  go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+fi
 
 stamp=.venv/.arktos-setup
 if [ ! -x .venv/bin/python ] || [ python/pyproject.toml -nt "$stamp" ]; then

@@ -154,7 +154,7 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 	}
 	fz.base["long"] = pdarray.FromSlice(long)
 	fz.base["long_f"] = pdarray.FromSlice(longF)
-	fz.base["floats"] = pdarray.FromSlice([]float64{1.5, math.NaN(), -0.0, math.Inf(1), 2.5, 1.5, math.Inf(-1)})
+	fz.base["floats"] = pdarray.FromSlice([]float64{1.5, math.NaN(), math.Copysign(0, -1), math.Inf(1), 2.5, 1.5, math.Inf(-1)})
 
 	for name := range commands {
 		if name != "shutdown" && !strings.HasPrefix(name, "test_") {
