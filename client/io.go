@@ -235,6 +235,19 @@ func (c *Client) SaveAll(ctx context.Context, path string) (map[string]any, erro
 	return c.call(ctx, "save_all", map[string]any{"path": path})
 }
 
+// Checkpoint saves every array to the server's --checkpoint directory now
+// (force: even when nothing changed since the last one). The result says
+// "skipped" or how many arrays were saved, "written" (bytes) and "linked"
+// (arrays unchanged since the last checkpoint, not written again). A
+// server without --checkpoint refuses it.
+func (c *Client) Checkpoint(ctx context.Context, force bool) (map[string]any, error) {
+	args := map[string]any{}
+	if force {
+		args["force"] = true
+	}
+	return c.call(ctx, "checkpoint", args)
+}
+
 // LoadAll loads a checkpoint (all arrays under their saved names, every
 // checksum verified first; a failure loads nothing).
 func (c *Client) LoadAll(ctx context.Context, path string) ([]ArrayInfo, error) {

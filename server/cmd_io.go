@@ -909,11 +909,11 @@ func (s *Server) cmdSaveAll(r *request) (*response, error) {
 	if rel == "." {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "save_all needs a directory below the data directory %s, not the data directory itself", abs)
 	}
-	n, nbytes, err := s.saveAll(root, rel)
+	st, _, err := s.saveAll(root, rel, nil)
 	if err != nil {
 		return nil, fileOrIOErr(p, abs, err)
 	}
-	return &response{result: map[string]any{"path": rel, "arrays": n, "bytes": nbytes, "seconds": time.Since(start).Seconds()}}, nil
+	return &response{result: map[string]any{"path": rel, "arrays": st.arrays, "bytes": st.bytes, "seconds": time.Since(start).Seconds()}}, nil
 }
 
 func (s *Server) cmdLoadAll(r *request) (*response, error) {
@@ -961,106 +961,6 @@ func checkpointReplaceable(root *os.Root, rel, shown string) error {
 		return nil // empty
 	}
 	return transfer.Errorf(transfer.ArgumentValue, "%s holds files but no %s, so it is not a checkpoint, and a checkpoint replaces its directory whole (what was in it would be deleted): choose a new or empty directory", shown, arrowio.ManifestName)
-}
-
-// saveAll writes every stored array to the checkpoint directory rel under
-// root: into a fresh temporary directory first, which then replaces rel.
-func (s *Server) saveAll(root *os.Root, rel string) (int, int64, error) {
-	if err := checkpointReplaceable(root, rel, rel); err != nil {
-		return 0, 0, err
-	}
-	list := s.store.list()
-	type held struct {
-		name    string
-		a       *pdarray.Array
-		release func()
-	}
-	var arrays []held
-	defer func() {
-		for _, h := range arrays {
-			h.release()
-		}
-	}()
-	for _, in := range list {
-		a, release, err := s.store.acquire(in.name)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		arrays = append(arrays, held{in.name, a, release})
-	}
-	dir, base := path.Split(rel)
-	if dir != "" {
-		if err := root.MkdirAll(path.Clean(dir), 0o755); err != nil {
-			return 0, 0, err
-		}
-	}
-	tmp := path.Join(dir, "."+base+".tmp-"+tempSuffix())
-	if err := root.Mkdir(tmp, 0o755); err != nil {
-		return 0, 0, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			root.RemoveAll(tmp)
-		}
-	}()
-	m := &arrowio.Manifest{Arrays: make([]arrowio.ManifestEntry, len(arrays))}
-	var total int64
-	errs := make([]error, len(arrays))
-	var next atomic.Int64
-	var g par.Group // a worker's panic reaches runRecovered
-	// Files are written in parallel; each checksum runs while another
-	// file's bytes go to the kernel.
-	for w := 0; w < max(1, min(s.cfg.Workers, len(arrays))); w++ {
-		g.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(arrays) {
-					return
-				}
-				h := arrays[i]
-				file := fmt.Sprintf("%d.bin", i)
-				m.Arrays[i] = arrowio.ManifestEntry{Name: h.name, DType: h.a.DType().String(), Size: h.a.Len(), NBytes: h.a.NBytes(),
-					File: file, Checksum: arrowio.FormatChecksum(arrowio.Checksum(h.a.Bytes(), 1))}
-				errs[i] = writeSynced(root, path.Join(tmp, file), h.a.Bytes())
-			}
-		})
-	}
-	g.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return 0, 0, fmt.Errorf("checkpoint: array '%s': %w", arrays[i].name, err)
-		}
-		total += int64(arrays[i].a.NBytes())
-	}
-	if err := writeSynced(root, path.Join(tmp, arrowio.ManifestName), arrowio.EncodeManifest(m)); err != nil {
-		return 0, 0, err
-	}
-	// Swap: the old checkpoint (if any) moves aside, the new one takes its
-	// name, the old one goes. A crash in between leaves both on disk.
-	s.swapMu.Lock()
-	defer s.swapMu.Unlock()
-	if err := checkpointReplaceable(root, rel, rel); err != nil {
-		return 0, 0, err // (made meanwhile by another request)
-	}
-	old := ""
-	if _, err := root.Lstat(rel); err == nil {
-		old = path.Join(dir, "."+base+".old-"+tempSuffix())
-		if err := root.Rename(rel, old); err != nil {
-			return 0, 0, err
-		}
-	}
-	if err := root.Rename(tmp, rel); err != nil {
-		if old != "" {
-			root.Rename(old, rel)
-		}
-		return 0, 0, err
-	}
-	ok = true
-	if old != "" {
-		root.RemoveAll(old)
-	}
-	return len(arrays), total, nil
 }
 
 // writebackChunk is how many bytes writebackFile lets pile up before it
@@ -1313,6 +1213,9 @@ func (s *Server) prepareRestore() error {
 		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	defer root.Close()
+	if err := s.recoverCheckpoint(root, base); err != nil {
+		return fmt.Errorf("server: --checkpoint %s: cannot recover the checkpoint a crash left aside: %w", s.cfg.Checkpoint, err)
+	}
 	if _, err := root.Stat(path.Join(base, arrowio.ManifestName)); errors.Is(err, fs.ErrNotExist) {
 		// Refused now, not at the shutdown that would have saved to it.
 		if err := checkpointReplaceable(root, base, s.cfg.Checkpoint); err != nil {
@@ -1367,29 +1270,5 @@ func (s *Server) restoreCheckpoint(st *restoreState) error {
 	s.restorePending.Store(false)
 	s.restore.Store(nil)
 	s.log.Info("restored checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", len(infos), "took", time.Since(st.start))
-	return nil
-}
-
-// saveCheckpoint saves every array to --checkpoint at a clean shutdown.
-func (s *Server) saveCheckpoint() error {
-	if s.cfg.Checkpoint == "" {
-		return nil
-	}
-	if s.restorePending.Load() {
-		s.log.Warn("checkpoint not saved: its restore did not finish, so the one there stays as it was", "checkpoint", s.cfg.Checkpoint)
-		return nil
-	}
-	start := time.Now()
-	root, base, err := s.checkpointRoot()
-	if err != nil {
-		return fmt.Errorf("server: --checkpoint %s: %w", s.cfg.Checkpoint, err)
-	}
-	defer root.Close()
-	n, nbytes, err := s.saveAll(root, base)
-	if err != nil {
-		s.log.Error("checkpoint failed", "checkpoint", s.cfg.Checkpoint, "err", err)
-		return fmt.Errorf("server: checkpoint to %s failed: %w", s.cfg.Checkpoint, err)
-	}
-	s.log.Info("saved checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", n, "bytes", nbytes, "took", time.Since(start))
 	return nil
 }

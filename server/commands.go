@@ -173,6 +173,7 @@ func commandTable() map[string]command {
 		"to_parquet":    {run: (*Server).cmdToParquet, lane: true, dist: distEvery},
 		"to_arrow_file": {run: (*Server).cmdToArrowFile, lane: true, dist: distEvery},
 		"save_all":      {run: (*Server).cmdSaveAll, lane: true, dist: distEvery},
+		"checkpoint":    {run: (*Server).cmdCheckpoint, lane: true, dist: distEvery},
 		"load_all":      {run: (*Server).cmdLoadAll, creates: true, writes: []string{anyArray}, lane: true, dist: distEvery},
 	}
 }

@@ -36,6 +36,10 @@ type Config struct {
 	// Checkpoint, when set, is a directory every array is saved to on a
 	// clean shutdown and restored from at start (cmd_io.go).
 	Checkpoint string
+	// CheckpointInterval, with Checkpoint, saves it this often too while
+	// any array changed (0: at shutdown and on request only), so a crash
+	// loses at most one interval's work.
+	CheckpointInterval time.Duration
 	// LaneSpin is how long a request lane's read polls for the next
 	// request before it blocks (transfer.SpinReader; 0:
 	// transfer.DefaultLaneSpin, negative: no polling).

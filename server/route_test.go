@@ -324,7 +324,7 @@ func TestCreatingCommandsClassified(t *testing.T) {
 		"get_config": true, "download": true, "info": true, "list": true, "delete": true, "rename": true,
 		"mem_used": true, "stats": true, "shutdown": true, "open_stream": true, "close_stream": true,
 		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true,
-		"to_arrow_file": true, "save_all": true, "shm_lease": true, "shm_release": true,
+		"to_arrow_file": true, "save_all": true, "checkpoint": true, "shm_lease": true, "shm_release": true,
 	}
 	for name, c := range commands {
 		if strings.HasPrefix(name, "test_") {

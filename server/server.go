@@ -58,6 +58,12 @@ type Server struct {
 	// swapMu: one saveAll at a time swaps its directory in (two at one
 	// path raced: a rename onto the other's new directory failed).
 	swapMu sync.Mutex
+	// ckptMu: one checkpoint of --checkpoint at a time (checkpoint.go);
+	// ckptLast is the last one this process saved (guarded by ckptMu),
+	// what the next links unchanged arrays from.
+	ckptMu    sync.Mutex
+	ckptLast  *savedSet
+	ckptCount atomic.Uint64
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
 	// reuse resident memory; reported by get_config.
 	mallocTuned bool
@@ -309,6 +315,9 @@ func (s *Server) Run(ctx context.Context) error {
 		}()
 	}
 	go s.inPlace.run(s.stopped)
+	if s.cfg.Checkpoint != "" && s.cfg.CheckpointInterval > 0 {
+		go s.checkpointEvery(ctx, s.cfg.CheckpointInterval)
+	}
 	var restoreErr error
 	restoreDone := make(chan struct{})
 	if st := s.restore.Load(); st != nil {

@@ -336,15 +336,23 @@ func (s *store) acquireGroupIDs(name string, ngroups int) (*pdarray.Array, func(
 // acquire returns the array stored under name and a release func that the
 // caller must call exactly once when it no longer reads the array.
 func (s *store) acquire(name string) (*pdarray.Array, func(), error) {
+	a, _, release, err := s.acquireWrites(name)
+	return a, release, err
+}
+
+// acquireWrites is acquire, also returning how many times the array was
+// handed out for writing: with the array's identity, what a checkpoint
+// compares to tell an array unchanged since the last one.
+func (s *store) acquireWrites(name string) (*pdarray.Array, uint64, func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.arrays[name]
 	if !ok {
-		return nil, nil, s.unknown(name)
+		return nil, 0, nil, s.unknown(name)
 	}
 	e.refs++
 	var once sync.Once
-	return e.a, func() {
+	return e.a, e.writes, func() {
 		once.Do(func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()

@@ -59,6 +59,7 @@ func run(args []string) error {
 	streamPort := fs.Int("stream-port", streamPortDef, "TCP port for bulk array streams beside the ZeroMQ socket (env ARKTOS_STREAM_PORT; 0: any free port, -1: none)")
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
 	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
+	ckptEveryS := fs.String("checkpoint-interval", env("CHECKPOINT_INTERVAL", "0"), "with --checkpoint, also save it this often while any array changed, e.g. 5m; arrays unchanged since the last one are linked, not written again; 0: at shutdown and on request (ak.checkpoint()) only (env ARKTOS_CHECKPOINT_INTERVAL)")
 	maxStreamsDef, err := strconv.Atoi(env("MAX_STREAMS", "0"))
 	if err != nil {
 		return fmt.Errorf("ARKTOS_MAX_STREAMS %q: use a whole number such as %d", env("MAX_STREAMS", ""), server.DefaultMaxStreams)
@@ -86,6 +87,17 @@ func run(args []string) error {
 		return fmt.Errorf("--lane-spin (ARKTOS_LANE_SPIN) %q: use a duration such as 200us, or 0 to turn polling off", *laneSpinS)
 	}
 	cfg.LaneSpin = zeroOff(laneSpin)
+	ckptEvery, err := time.ParseDuration(*ckptEveryS)
+	if *ckptEveryS == "0" {
+		ckptEvery, err = 0, nil
+	}
+	if err != nil || ckptEvery < 0 {
+		return fmt.Errorf("--checkpoint-interval (ARKTOS_CHECKPOINT_INTERVAL) %q: use a duration such as 5m or 30s, or 0 for none", *ckptEveryS)
+	}
+	if ckptEvery > 0 && *checkpoint == "" {
+		return fmt.Errorf("--checkpoint-interval %s needs --checkpoint DIR: the directory to save to", ckptEvery)
+	}
+	cfg.CheckpointInterval = ckptEvery
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {
