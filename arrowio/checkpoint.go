@@ -66,6 +66,23 @@ func Checksum(b []byte, workers int) uint64 {
 	return xxh3.Hash(sums)
 }
 
+// ChecksumBlock is the block size of Checksum.
+const ChecksumBlock = checksumBlock
+
+// BlockChecksum is Checksum's hash of one block; CombineChecksums makes the
+// checksum from the blocks' hashes, in order: Checksum for a writer that
+// hashes each block as it writes it.
+func BlockChecksum(block []byte) uint64 { return xxh3.Hash(block) }
+
+// CombineChecksums is Checksum from its blocks' hashes (BlockChecksum).
+func CombineChecksums(blocks []uint64) uint64 {
+	sums := make([]byte, 8*len(blocks))
+	for i, h := range blocks {
+		binary.LittleEndian.PutUint64(sums[8*i:], h)
+	}
+	return xxh3.Hash(sums)
+}
+
 // FormatChecksum renders a checksum as in the manifest.
 func FormatChecksum(c uint64) string { return fmt.Sprintf("%016x", c) }
 

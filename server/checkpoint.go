@@ -104,6 +104,7 @@ func (s *Server) saveAll(root *os.Root, rel string, prev *savedSet) (saveStats, 
 	// file's bytes go to the kernel.
 	for w := 0; w < max(1, min(s.cfg.Workers, len(arrays))); w++ {
 		g.Go(func() {
+			var scratch []byte // writeCopied's block, this worker's
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(arrays) {
@@ -120,9 +121,30 @@ func (s *Server) saveAll(root *os.Root, rel string, prev *savedSet) (saveStats, 
 						continue
 					} // else changed, new, or not linkable (written again)
 				}
-				m.Arrays[i] = arrowio.ManifestEntry{Name: h.name, DType: h.a.DType().String(), Size: h.a.Len(), NBytes: h.a.NBytes(),
-					File: file, Checksum: arrowio.FormatChecksum(arrowio.Checksum(h.a.Bytes(), 1))}
-				errs[i] = writeSynced(root, path.Join(tmp, file), h.a.Bytes())
+				m.Arrays[i] = arrowio.ManifestEntry{Name: h.name, DType: h.a.DType().String(), Size: h.a.Len(), NBytes: h.a.NBytes(), File: file}
+				var sum uint64
+				if h.writes == 0 {
+					// Never handed out for writing, so no write in place
+					// runs now; unless one starts meanwhile (below), the
+					// file and its checksum agree.
+					sum = arrowio.Checksum(h.a.Bytes(), 1)
+					errs[i] = writeSynced(root, path.Join(tmp, file), h.a.Bytes())
+				}
+				if h.writes > 0 || errs[i] == nil && s.store.writesOf(h.name, h.a) != h.writes {
+					// It may be written in place while it is read: each
+					// block is copied first, then hashed and written, so
+					// the checksum is the file's (a concurrent write lands
+					// before or after a block, never between its hash and
+					// its write).
+					if h.writes == 0 {
+						root.Remove(path.Join(tmp, file))
+					}
+					if scratch == nil {
+						scratch = make([]byte, arrowio.ChecksumBlock)
+					}
+					sum, errs[i] = writeCopied(root, path.Join(tmp, file), h.a.Bytes(), scratch)
+				}
+				m.Arrays[i].Checksum = arrowio.FormatChecksum(sum)
 			}
 		})
 	}
@@ -173,6 +195,31 @@ func (s *Server) saveAll(root *os.Root, rel string, prev *savedSet) (saveStats, 
 		root.RemoveAll(old)
 	}
 	return st, saved, nil
+}
+
+// writeCopied writes b to the new file name under root block by block, each
+// copied into scratch (ChecksumBlock bytes) and hashed there before it is
+// written, and returns the checksum of what it wrote.
+func writeCopied(root *os.Root, name string, b, scratch []byte) (uint64, error) {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	w := newWritebackFile(f)
+	sums := make([]uint64, 0, (len(b)+arrowio.ChecksumBlock-1)/arrowio.ChecksumBlock)
+	for lo := 0; lo < len(b); lo += arrowio.ChecksumBlock {
+		blk := scratch[:copy(scratch, b[lo:min(len(b), lo+arrowio.ChecksumBlock)])]
+		sums = append(sums, arrowio.BlockChecksum(blk))
+		if _, err := w.Write(blk); err != nil {
+			f.Close()
+			return 0, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return arrowio.CombineChecksums(sums), f.Close()
 }
 
 // syncDir fsyncs the directory dir under root (best effort).

@@ -114,3 +114,32 @@ func TestCheckpointRecoversAside(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWriteCopiedChecksum: the copying writer's checksum is Checksum's of
+// the same bytes, over several blocks and a partial last one.
+func TestWriteCopiedChecksum(t *testing.T) {
+	b := make([]byte, 2*arrowio.ChecksumBlock+12345)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	root, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	sum, err := writeCopied(root, "f.bin", b, make([]byte, arrowio.ChecksumBlock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := arrowio.Checksum(b, 2); sum != want {
+		t.Fatalf("checksum %x, want %x", sum, want)
+	}
+	got, err := root.ReadFile("f.bin")
+	if err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("file differs (%v)", err)
+	}
+	empty, err := writeCopied(root, "e.bin", nil, make([]byte, arrowio.ChecksumBlock))
+	if err != nil || empty != arrowio.Checksum(nil, 1) {
+		t.Fatalf("empty: %x %v, want %x", empty, err, arrowio.Checksum(nil, 1))
+	}
+}

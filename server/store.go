@@ -278,6 +278,17 @@ func (s *store) getForWrite(name string) (*pdarray.Array, error) {
 	return e.a, nil
 }
 
+// writesOf is how many times the array a stored under name was handed out
+// for writing (^0 when name holds another array now, or none).
+func (s *store) writesOf(name string, a *pdarray.Array) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.arrays[name]; ok && e.a == a {
+		return e.writes
+	}
+	return ^uint64(0)
+}
+
 // keyStats returns the stats groupby stored for the array a under name, or
 // nil, and the entry's write count to pass back to setKeyStats.
 func (s *store) keyStats(name string, a *pdarray.Array) (*ops.KeyStats, uint64) {
