@@ -111,6 +111,7 @@ func commandTable() map[string]command {
 		"get_config":   {run: (*Server).cmdGetConfig, inline: true, lane: true, whileRestoring: true, dist: distLocal},
 		"upload":       {run: (*Server).cmdUpload, payload: true, creates: true, writes: []string{"name"}, lane: true, lanePayload: true, onStream: true, dist: distScatter},
 		"download":     {run: (*Server).cmdDownload, lane: true, lanePayload: true, onStream: true, dist: distGather},
+		"noop":         {run: (*Server).cmdNoop, inline: true, lane: true, dist: distLocal},
 		"info":         {run: (*Server).cmdInfo, inline: true, lane: true, dist: distEvery},
 		"list":         {run: (*Server).cmdList, inline: true, lane: true, dist: distEvery},
 		"delete":       {run: (*Server).cmdDelete, inline: true, writes: []string{"names"}, lane: true, dist: distEvery},
@@ -238,4 +239,13 @@ func commandsConfig() map[string]any {
 		}
 	}
 	return out
+}
+
+// cmdNoop does nothing: a round trip's floor (Arkouda's _no_op, its noop
+// benchmark).
+func (s *Server) cmdNoop(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	return &response{result: map[string]any{}}, nil
 }
