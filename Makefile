@@ -13,7 +13,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './.venv/*') go.mod go.sum
 # make test requires the kernels to be built (ops TestSIMDTaken).
 export GOEXPERIMENT := simd
 
-.PHONY: setup build serve test gotest pytest vet typecheck fuzz clean
+.PHONY: setup build serve test gotest pytest vet typecheck lint fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -36,6 +36,10 @@ vet:
 typecheck: setup
 	cd python && ../.venv/bin/python -m mypy
 
+# ruff on python/ (rules in python/pyproject.toml [tool.ruff]).
+lint: setup
+	.venv/bin/python -m ruff check python
+
 gotest:
 	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) ARKTOS_REQUIRE_SIMD=1 go test -race -count=1 ./...
 
@@ -47,7 +51,7 @@ pytest:
 		python/tests/test_ops_elementwise.py python/tests/test_ops_reduce_create.py \
 		python/tests/test_ops_index_sort.py python/tests/test_categorical.py
 
-test: build vet typecheck gotest pytest
+test: build vet typecheck lint gotest pytest
 
 # Short fuzzing sessions of everything that parses bytes from the network or
 # from files (not part of make test; the seed corpora run in go test).

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SERVER_BIN, free_port
 
 import arktos as ak
-from arktos import _progress, _server
-
-from conftest import SERVER_BIN, free_port
+from arktos.core import _progress, _server
 
 pytestmark = pytest.mark.skipif(not SERVER_BIN.exists(), reason=f"{SERVER_BIN} not built")
 
@@ -55,7 +54,7 @@ def test_find_server_binary_uses_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_missing_binary_names_every_place(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("ARKTOS_SERVER_BIN")
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(_server, "__file__", str(tmp_path / "arktos" / "_server.py"))
+    monkeypatch.setattr(_server, "__file__", str(tmp_path / "arktos" / "core" / "_server.py"))
     with pytest.raises(FileNotFoundError) as err:
         ak.find_server_binary()
     message = str(err.value)

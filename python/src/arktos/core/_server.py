@@ -21,12 +21,11 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import _default
 from ._errors import AuthFailedError
-
-if TYPE_CHECKING:
-    from ._connection import Connection
+from ._session import DEFAULT_URL, Session, _is_loopback, _split_url
 
 __all__ = ["Server", "find_server_binary"]
 
@@ -39,7 +38,7 @@ STOP_TIMEOUT = 10.0
 
 def _candidates() -> list[tuple[str, Path | None]]:
     """(where, path) for every place a binary is looked for, in order."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package folder (this is arktos/core/_server.py)
     places: list[tuple[str, Path | None]] = []
     env = os.environ.get("ARKTOS_SERVER_BIN")
     places.append(("$ARKTOS_SERVER_BIN", Path(env) if env else None))
@@ -152,7 +151,7 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
         self._log_path: str | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._connections: list[weakref.ref[Connection]] = []
+        self._connections: list[weakref.ref[Session]] = []
 
     @property
     def binary(self) -> Path:
@@ -220,8 +219,6 @@ class Server:
             raise
 
     def _wait_ready(self, command: list[str]) -> None:
-        from ._connection import Connection
-
         assert self.process is not None and self.url is not None
         deadline = time.monotonic() + self.start_timeout
         while True:
@@ -233,7 +230,7 @@ class Server:
                                    f"{log.strip()}")
             try:
                 # The first answer, even AUTH_FAILED, shows the server is up.
-                Connection(self.url, token=self.token or "", timeout=0.25).close()
+                Session(self.url, token=self.token or "", timeout=0.25).close()
                 return
             except AuthFailedError:
                 return
@@ -254,7 +251,7 @@ class Server:
         except OSError:
             return ""
 
-    def connect(self, **kwargs: Any) -> Connection:
+    def connect(self, **kwargs: Any) -> Session:
         """Make this server the default connection: ``ak.connect(self.url, ...)``.
 
         Keyword arguments go to ak.connect(); the token defaults to this
@@ -263,26 +260,22 @@ class Server:
         >>> srv.connect()
         connected to arktos server tcp://127.0.0.1:40213
         """
-        import arktos
-
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
-        conn = arktos.connect(self.url, **kwargs)
+        conn = _default.connect(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
 
-    def connection(self, **kwargs: Any) -> Connection:
+    def connection(self, **kwargs: Any) -> Session:
         """Return a new ak.Connection to this server (not the default one).
 
         >>> conn = srv.connection(); conn.array([1, 2, 3])
         """
-        from ._connection import Connection
-
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
-        conn = Connection(self.url, **kwargs)
+        conn = _default.connection_class()(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
 
@@ -292,13 +285,11 @@ class Server:
 
         >>> srv.stop()
         """
-        import arktos
-
         for ref in self._connections:
             conn = ref()
             if conn is not None and not conn.closed:
-                if conn is arktos._default:
-                    arktos.disconnect()
+                if conn is _default.current():
+                    _default.disconnect()
                 else:
                     conn.close()
         self._connections.clear()
@@ -335,8 +326,6 @@ _auto_server: Server | None = None
 def _listening(endpoint: str) -> bool | None:
     """Whether something accepts connections at a zmq endpoint on this host;
     None when that cannot be told (a remote host)."""
-    from ._connection import _is_loopback
-
     if endpoint.startswith("ipc://"):
         path = endpoint[len("ipc://"):]
         if not os.path.exists(path):
@@ -363,7 +352,6 @@ def ensure_server(url: str | None, token: str | None = None) -> None:
     """Start a local server at `url` (default $ARKTOS_URL, else the default
     URL) unless something already listens there."""
     global _auto_server
-    from ._connection import DEFAULT_URL, _split_url
 
     endpoint, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
     listening = _listening(endpoint)
@@ -378,3 +366,6 @@ def ensure_server(url: str | None, token: str | None = None) -> None:
     _auto_server = Server(url=addr, token=token or url_token or os.environ.get("ARKTOS_TOKEN"))
     _auto_server.start()
     print(f"started arktos-server {_auto_server.binary} on {addr}")
+
+
+_default.use_server_starter(ensure_server)
