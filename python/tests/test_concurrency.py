@@ -77,7 +77,7 @@ CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     import arktos as ak
-    import arktos.core._session
+    import arktos.core._transport
 
     class Bar:
         def update(self, n):
@@ -88,7 +88,7 @@ CHILD = textwrap.dedent("""
         def close(self):
             pass
 
-    sys.modules["arktos.core._session"].transfer_bar = lambda nbytes, desc: Bar()
+    sys.modules["arktos.core._transport"].transfer_bar = lambda nbytes, desc: Bar()
     conn = ak.Connection(sys.argv[1], timeout=60)
     conn.array(np.ones(int(sys.argv[2]), np.uint8))
     print("done", flush=True)
