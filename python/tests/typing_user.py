@@ -32,3 +32,9 @@ def session(url: str) -> ak.pdarray:
     total = ak.sum(x + y)
     print(total, ak.get_config()["max_frame_size"])
     return ak.where(x > 1, x, y)
+
+
+def local_server() -> ak.pdarray:
+    with ak.Server() as srv:
+        conn: ak.Connection = srv.connection()
+        return srv.connect().array([1.0]) + conn.attach("x")

@@ -26,23 +26,22 @@ interop). This module re-exports their public names.
 # their literal __all__ lists.
 from . import core, numpy, pandas
 from .core import (
-                   DEFAULT_URL,
-                   DTYPES,
-                   ConnectionLostError,
-                   Server,
-                   config,
-                   disconnect,
-                   find_server_binary,
-                   get_config,
-                   get_mem_used,
-                   info,
-                   list_arrays,
-                   mem_info,
-                   set_download_pool,
-                   shutdown,
+    DEFAULT_URL,
+    DTYPES,
+    ConnectionLostError,
+    config,
+    disconnect,
+    find_server_binary,
+    get_config,
+    get_mem_used,
+    info,
+    list_arrays,
+    mem_info,
+    set_download_pool,
+    shutdown,
 )
 from .core._errors import *  # noqa: F403 -- the exception classes
-from .numpy import Connection, array, attach, connect, pdarray
+from .numpy import Connection, Server, array, attach, connect, pdarray
 from .numpy._arkouda import *  # noqa: F403 -- Arkouda's names: ak.int64, ak.power, ak.broadcast, ...
 from .numpy._ops import *  # noqa: F403 -- numpy-style operations (docs/operations.md)
 from .pandas import Categorical, DataFrame, DataFrameGroupBy, GroupBy, SegArray, merge

@@ -13,14 +13,15 @@ from ._default import (
 from ._default import disconnect, get_config, get_mem_used, info, list_arrays, mem_info, shutdown
 from ._dtypes import DTYPES
 from ._errors import *  # noqa: F403 -- the exception classes
-from ._server import Server, find_server_binary
+from ._server import Server as Server  # (not in __all__: ak.Server is arktos.numpy's)
+from ._server import find_server_binary
 from ._session import DEFAULT_URL
 from ._session import ServerArray as ServerArray  # (arktos.core's, not in ak's API)
 from ._session import Session as Session  # (the same)
 from ._transport import ConnectionLostError
 
 __all__ = [
-    "DEFAULT_URL", "DTYPES", "ConnectionLostError", "Server", "config",
+    "DEFAULT_URL", "DTYPES", "ConnectionLostError", "config",
     "disconnect", "find_server_binary", "get_config", "get_mem_used", "info", "list_arrays", "mem_info",
     "set_download_pool", "shutdown",
 ]

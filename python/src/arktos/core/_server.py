@@ -21,7 +21,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _default
 from ._errors import AuthFailedError
@@ -30,6 +30,8 @@ from ._session import DEFAULT_URL, Session, _is_loopback, _split_url
 __all__ = ["Server", "find_server_binary"]
 
 BINARY_NAME = "arktos-server"
+_SV = TypeVar("_SV", bound="Server")
+
 #: How long start() waits for a new server to answer.
 START_TIMEOUT = 30.0
 #: How long stop() waits after SIGTERM before it kills the server.
@@ -104,27 +106,8 @@ def _stop_process(process: subprocess.Popen[bytes], log_path: str, timeout: floa
 
 
 class Server:
-    """A local arktos-server process, started and stopped from Python.
-
-    ``binary`` defaults to find_server_binary(). The server listens on
-    ``tcp://127.0.0.1:<port>`` (a free port unless ``port`` is given) or on
-    ``url`` when given. ``max_memory`` ("8GiB"), ``workers``, ``token``,
-    ``data_dir``, ``checkpoint`` and ``log_level`` become the server flags
-    of the same names; ``args`` adds any other flags. The server's log goes
-    to a temporary file (``log()`` reads it).
-
-    Use it as a context manager: the server starts on entry and stops on exit
-    (a Connection or ak.connect() to it is closed first). Outside a ``with``
-    block call ``start()`` and ``stop()``; a server still running at
-    interpreter exit is stopped then.
-
-    >>> with ak.Server() as srv:
-    ...     srv.connect()                  # ak.connect(srv.url)
-    ...     ak.arange(10).sum()
-    connected to arktos server tcp://127.0.0.1:40213
-    np.int64(45)
-    >>> srv = ak.Server(max_memory="4GiB").start()   # in a notebook
-    >>> srv.stop()
+    """A local arktos-server process (ak.Server, arktos.numpy's subclass,
+    types its connections as ak.Connection; its docstring tells the rest).
     """
 
     def __init__(self, binary: str | os.PathLike[str] | None = None, *, port: int | None = None,
@@ -174,7 +157,7 @@ class Server:
         """
         return self.process is not None and self.process.poll() is None
 
-    def start(self) -> Server:
+    def start(self: _SV) -> _SV:
         """Start the server and return once it answers requests (or raise).
 
         Raises RuntimeError with the server's log when it exits instead, and
@@ -299,7 +282,7 @@ class Server:
             _stop_process(self.process, self._log_path, timeout)
         self._log_path = None
 
-    def __enter__(self) -> Server:
+    def __enter__(self: _SV) -> _SV:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
