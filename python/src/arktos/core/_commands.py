@@ -1,16 +1,18 @@
-"""Command properties the client keeps by hand: which commands create arrays, keep them, or stay off the lane."""
+"""Command properties the client keeps by hand: which commands create arrays, keep them, or stay off the lane.
+
+All four together here, so that reading them from the server's get_config
+instead is a change to this module alone.
+"""
 
 from __future__ import annotations
 
 # Commands that stay on the ZeroMQ socket (bulk bytes, descriptors, streams).
 _NOT_ON_LANE = frozenset({"open_stream", "close_stream", "shm_lease", "shm_release", "shutdown"})
 
-
 # Requests a lane carries with payload frames (or that get them in the
 # reply) when the caller says so (_roundtrip's lane_ok): arrays of less than
 # LANE_PAYLOAD_MAX bytes, to a server whose get_config says "lane_payload".
 _LANE_PAYLOAD = frozenset({"upload", "download"})
-
 
 #: Commands whose result names arrays they newly created (unless given an
 #: "out" array to write in place); a late reply to one of these, abandoned by
@@ -24,7 +26,6 @@ _CREATING = frozenset({
     "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
     "clip", "compress_many", "take_many", "lookup", "searchsorted", "groupby_scan",
 })
-
 
 #: Commands that never change what a stored array's name holds, unless given
 #: "out" (a write in place): a GroupBy not grouped yet need not be grouped

@@ -1,6 +1,7 @@
-"""One client connection to an arktos-server: a ZeroMQ DEALER socket.
+"""The Session: one client connection to an arktos-server (a ZeroMQ DEALER socket), its requests, uploads and downloads.
 
-A Connection sends one request at a time (a lock serialises threads that
+It makes no array handles: ak.Connection (arktos.numpy) adds those. A
+Session sends one request at a time (a lock serialises threads that
 share one) and waits for the reply whose id matches; any other reply is the
 late answer to a request abandoned by Ctrl-C or a timeout and is dropped.
 
@@ -408,7 +409,7 @@ class Session:
         # (by id: a WeakSet would compare pdarrays with ==, which is elementwise)
         self._owned: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         _open_connections.add(self)
-        # GroupBys whose ids are not made yet (_groupby.py): grouped before
+        # GroupBys whose ids are not made yet (arktos.pandas): grouped before
         # any request that could change a stored array (_request). Their own
         # lock: grouping one sends a request (under _lock).
         self._lazy_groupbys: weakref.WeakSet[Any] = weakref.WeakSet()

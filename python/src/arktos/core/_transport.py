@@ -25,11 +25,7 @@ from numpy.typing import NDArray
 from ._bufpool import POOL
 from ._dtypes import from_wire
 from ._progress import SEND_CHUNK, transfer_bar
-from ._protocol import (
-    decode_header,
-    n_frames,
-    stripe_bounds,
-)
+from ._protocol import decode_header, n_frames, stripe_bounds
 
 # How often fast paths were taken (tests check them): "shm_copies_out", the
 # private downloads read out of a segment; "shm_mapped_writes", the uploads

@@ -352,7 +352,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         return (f'<div class="arktos-pdarray"><div style="font-size:smaller">{summary}</div>'
                 f"<pre>{html.escape(body)}</pre></div>")
 
-    # -- operations (arktos._ops; docs/operations.md) ---------------------
+    # -- operations (arktos.numpy._ops; docs/operations.md) ---------------
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's ufuncs on pdarrays run on the server: ``np.sqrt(a)``,
