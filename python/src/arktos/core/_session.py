@@ -1250,10 +1250,11 @@ class Session:
 
     # -- public API -------------------------------------------------------
 
-    def _upload(self, data: NDArray[Any], name: str | None) -> dict[str, Any]:
-        """Upload a wire-ready array, without the wait for a restore; return
-        the server's description of the new array (``{name, dtype, size, ...}``),
-        which the caller owns."""
+    def _upload(self, data: NDArray[Any], name: str | None, made: Callable[[dict[str, Any]], _T]) -> _T:
+        """Upload a wire-ready array, without the wait for a restore, and
+        return made(the server's description of the new array): the layer
+        above makes its owning handle there, under the lock, so that nothing
+        comes between the reply and the handle that would delete it."""
         frame_size = self.max_frame_size
         args: dict[str, Any] = {"dtype": to_wire(data.dtype), "size": data.size,
                                 "frame_size": frame_size}
@@ -1267,7 +1268,7 @@ class Session:
                 args["compression"] = "zstd"
                 frames: Sequence[Any] = self._zstd.compress(split_frames(data, frame_size))
                 result, _ = self._roundtrip("upload", args, frames, None)
-                return result
+                return made(result)
             open_stream = self._open_stream if self.transport == "stream" else self._try_open_stream
             if self.transport == "stream" or (self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD):
                 stream = open_stream()
@@ -1280,14 +1281,14 @@ class Session:
             if stream is None:
                 result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None,
                                             lane_ok=self._lane_payload(data.nbytes))
-                return result
+                return made(result)
             del args["frame_size"]
             args["stream"] = stream.id
             if leased:
                 args["lease"] = True
             elif stripes := self._stripes_for(stream, data.nbytes):
                 args["stripes"] = stripes
-            return self._upload_stream(stream, data, args, leased=leased)
+            return self._upload_stream(stream, data, args, made, leased=leased)
 
     def _fill_lease(self, stream: _Stream, data: NDArray[Any]) -> bool:
         """Borrow a shared-memory segment of data.nbytes from the server
@@ -1335,8 +1336,8 @@ class Session:
         finally:
             self._drop_stream()
 
-    def _upload_stream(self, stream: _Stream, data: NDArray[Any], args: dict[str, Any], *,
-                       leased: bool) -> dict[str, Any]:
+    def _upload_stream(self, stream: _Stream, data: NDArray[Any], args: dict[str, Any],
+                       made: Callable[[dict[str, Any]], _T], *, leased: bool) -> _T:
         """Upload over `stream`: the segment leased on it when `leased`
         (nothing more to send), else the bytes. Callers hold _lock."""
         failure: list[OSError] = []
@@ -1371,7 +1372,7 @@ class Session:
             raise
         if failure:
             raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
-        return result
+        return made(result)
 
     def info(self, name: str | ServerArray) -> dict[str, Any]:
         """Return ``{name, dtype, size, nbytes}`` of the server array `name`

@@ -79,6 +79,9 @@ class Connection(Session):
         return pdarray(self, result["name"], from_wire(result["dtype"]), int(result["size"]),
                        owned=owned)
 
+    def _owned_pdarray(self, result: dict[str, Any]) -> pdarray:
+        return self._pdarray(result, owned=True)
+
     def array(self, x: ArrayLike, name: str | None = None, dtype: DTypeLike | None = None) -> pdarray:
         """Upload `x` (numpy array, list or scalar) and return a pdarray;
         with `dtype`, x converted to it first as ``np.asarray(x, dtype)``.
@@ -99,7 +102,7 @@ class Connection(Session):
         data = _as_wire_array(x if dtype is None else np.asarray(x, dtype=dtype))
         # (An upload refused with RESTORING stored nothing, and its stream
         # was closed: sent again.)
-        return self._pdarray(self._after_restore(lambda: self._upload(data, name)), owned=True)
+        return self._after_restore(lambda: self._upload(data, name, self._owned_pdarray))
 
     def attach(self, name: str) -> pdarray:
         """Return a pdarray for the existing server array `name`.
