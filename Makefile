@@ -13,7 +13,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './.venv/*') go.mod go.sum
 # make test requires the kernels to be built (ops TestSIMDTaken).
 export GOEXPERIMENT := simd
 
-.PHONY: setup build serve test gotest pytest vet staticcheck typecheck fuzz clean
+.PHONY: setup build serve test gotest pytest vet staticcheck typecheck lint fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -43,6 +43,10 @@ staticcheck: setup
 typecheck: setup
 	cd python && ../.venv/bin/python -m mypy
 
+# ruff on python/ (rules in python/pyproject.toml [tool.ruff]).
+lint: setup
+	.venv/bin/python -m ruff check python
+
 gotest:
 	ARKTOS_SERVER_BIN=$(CURDIR)/$(SERVER) ARKTOS_REQUIRE_SIMD=1 go test -race -count=1 ./...
 
@@ -54,7 +58,7 @@ pytest:
 		python/tests/test_ops_elementwise.py python/tests/test_ops_reduce_create.py \
 		python/tests/test_ops_index_sort.py python/tests/test_categorical.py
 
-test: build vet staticcheck typecheck gotest pytest
+test: build vet staticcheck typecheck lint gotest pytest
 
 # Short fuzzing sessions of every fuzz target, found by scripts/fuzz.sh
 # with go test -list (not part of make test; the seed corpora run in go

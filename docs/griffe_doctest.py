@@ -1,7 +1,7 @@
 """Griffe extension for the API reference (mkdocs.yml): fence the ``>>>``
 examples of free-form docstrings as ``pycon`` code blocks, so Markdown does
 not read them as nested block quotes; and give the functions that
-``arktos._ops`` makes with ``name = _unary("op", "doc")`` their docstrings,
+``arktos.numpy._ops`` makes with ``name = _unary("op", "doc")`` their docstrings,
 which static analysis would not see."""
 
 from __future__ import annotations

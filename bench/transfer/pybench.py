@@ -20,8 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 import arktos as ak
-from arktos._connection import DEFAULT_STRIPES
-from arktos._protocol import stripe_bounds
+from arktos.core._session import DEFAULT_STRIPES
+from arktos.core._protocol import stripe_bounds
 
 Timed = Callable[[], tuple[float, int]]  # seconds, bytes the server copied
 

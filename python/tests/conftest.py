@@ -23,7 +23,7 @@ import pytest
 import zmq
 
 import arktos as ak
-from arktos._protocol import decode_header, encode_request
+from arktos.core._protocol import decode_header, encode_request
 
 REPO = Path(__file__).resolve().parents[2]
 TESTDATA = REPO / "testdata"

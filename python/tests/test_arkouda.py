@@ -9,9 +9,9 @@ import uuid
 
 import numpy as np
 import pytest
+from _opsdata import assert_same
 
 import arktos as ak
-from _opsdata import assert_same
 
 
 def names_on(conn: ak.Connection) -> set[str]:

@@ -1,4 +1,4 @@
-"""Reused download buffers (arktos._bufpool): reuse only once nothing refers
+"""Reused download buffers (arktos.core._bufpool): reuse only once nothing refers
 to the memory, and every download path takes its buffer from the pool."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._bufpool import MIN_BYTES, POOL, BufferPool
+from arktos.core._bufpool import MIN_BYTES, POOL, BufferPool
 
 
 def test_buffer_is_reused_after_the_array_is_collected() -> None:

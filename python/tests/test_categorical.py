@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _opsdata import forbid_downloads
 
 import arktos as ak
-from _opsdata import forbid_downloads
 
 pd = pytest.importorskip("pandas")
 
@@ -231,7 +231,7 @@ def test_factorize_by_hashing_equals_np_unique(default_conn, monkeypatch) -> Non
     """With pandas the codes come from its hashing factorize (np.unique's
     sort of every string took 6x longer at 10^7); they equal np.unique's,
     which answers without pandas."""
-    from arktos import _categorical
+    from arktos.pandas import _categorical
 
     x = np.concatenate([strings(3000, 9), np.array(["é", "e", "E", "ß", "😀"])])
     for values in (x, x.astype(object), list(x)):
@@ -325,7 +325,7 @@ def test_decoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
     """Categories from the server (UTF-8 bytes and lengths): ASCII ones are
     widened by numpy (the path is taken: the loop is not), the rest decoded
     one by one; both give what numpy makes of the strings themselves."""
-    from arktos import _categorical
+    from arktos.pandas import _categorical
     cases = [["", "a", "", "bb"], [""], ["x" * 70000, "y"], ["a\x00b", "a", "\x7f"],
              [f"id{i}" for i in range(300_000)], ["ü", "a", "日本"]]
     real = _categorical._ascii_strings
@@ -345,7 +345,7 @@ def test_encoding_strings_by_numpy_equals_the_loop(monkeypatch) -> None:
     """Categories going to the server (to_parquet, register): ASCII ones
     are narrowed by numpy (the path is taken), the rest encoded one by one;
     both give each string's UTF-8 bytes and lengths, and decode back."""
-    from arktos import _categorical
+    from arktos.pandas import _categorical
     cases = [["", "a", "", "bb"], [""], [], ["x" * 70000, "y"], ["a\x00b", "a", "\x7f"],
              [f"id{i}" for i in range(300_000)], ["ü", "a", "日本"]]
     real = _categorical._ascii_bytes

@@ -77,7 +77,7 @@ CHILD = textwrap.dedent("""
     import sys
     import numpy as np
     import arktos as ak
-    import arktos._connection
+    import arktos.core._transport
 
     class Bar:
         def update(self, n):
@@ -88,7 +88,7 @@ CHILD = textwrap.dedent("""
         def close(self):
             pass
 
-    sys.modules["arktos._connection"].transfer_bar = lambda nbytes, desc: Bar()
+    sys.modules["arktos.core._transport"].transfer_bar = lambda nbytes, desc: Bar()
     conn = ak.Connection(sys.argv[1], timeout=60)
     conn.array(np.ones(int(sys.argv[2]), np.uint8))
     print("done", flush=True)
@@ -165,7 +165,7 @@ def test_request_lost_with_its_server(make_server: Any, how: str) -> None:
     connection looks the same); the next request to a server that answers
     goes through. Before, it waited for the timeout, for ever without one
     (here: 60 s)."""
-    from arktos._connection import path_counts
+    from arktos.core._transport import path_counts
 
     srv = make_server()
     conn = srv.connect(lane=False, heartbeat=1.0, timeout=60.0)
@@ -326,7 +326,7 @@ def test_slow_link_download(make_server: Any) -> None:
     link. A link that slows past that margin between two downloads fails
     one, and the next starts again from the assumed rate (Go's
     TestSlowLinkDownload)."""
-    from arktos._connection import path_counts
+    from arktos.core._transport import path_counts
 
     srv = make_server()
     want = np.arange(1 << 20, dtype=np.int64) * 7919  # 8 MiB
@@ -389,7 +389,7 @@ def test_link_frame_size(server: Any) -> None:
     """The frame size a download over ZeroMQ asks for: an eighth of the
     heartbeat at the last measured rate, in whole pages, between
     LINK_FRAME_MIN and the server's largest (Go's TestLinkFrameSize)."""
-    from arktos._connection import LINK_FRAME_MIN
+    from arktos.core._session import LINK_FRAME_MIN
 
     with server.connect(heartbeat=30.0) as conn:
         largest = conn.max_frame_size
@@ -449,7 +449,7 @@ def test_stream_port_unreachable(make_server: Any, monkeypatch: pytest.MonkeyPat
     whether a large transfer's stream or a small request's lane met it
     first. Before, each large transfer waited CONNECT_TIMEOUT again, and a
     lane after each pause (Go's TestStreamPortUnreachable)."""
-    connection = importlib.import_module("arktos._connection")
+    connection = importlib.import_module("arktos.core._session")
     monkeypatch.setattr(connection, "CONNECT_TIMEOUT", 1.0)
     # No pause after a failed connect either: only giving the port up keeps
     # the connection from connecting again.
@@ -496,7 +496,7 @@ def test_stream_port_refused(make_server: Any, monkeypatch: pytest.MonkeyPatch) 
     from conftest import free_port
 
     # (The count below must not see the pause pass.)
-    monkeypatch.setattr(importlib.import_module("arktos._connection")._RetryAfter, "FIRST", 60.0)
+    monkeypatch.setattr(importlib.import_module("arktos.core._transport")._RetryAfter, "FIRST", 60.0)
     proxy, url = _behind_proxy(make_server, free_port())  # (free on 127.0.0.1: refused)
     conn = ak.Connection(url, stream_network="tcp", lane=False, timeout=60.0)
     try:

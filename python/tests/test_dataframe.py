@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _opsdata import recorded
 
 import arktos as ak
-from _opsdata import recorded
 
 pd = pytest.importorskip("pandas")
 

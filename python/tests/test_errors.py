@@ -14,7 +14,7 @@ import pytest
 import zmq
 
 import arktos as ak
-from arktos._protocol import decode_header, encode_request
+from arktos.core._protocol import decode_header, encode_request
 
 SENTINEL = np.arange(1000, dtype=np.float64) * 1.5
 

@@ -1,4 +1,4 @@
-"""arktos/_errors.py holds the same registry as testdata/errors.json."""
+"""arktos/core/_errors.py holds the same registry as testdata/errors.json."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import arktos as ak
-from arktos._errors import REGISTRY, error_for
+from arktos.core._errors import REGISTRY, error_for
 
 ERRORS_FILE = Path(__file__).resolve().parents[2] / "testdata" / "errors.json"
 

@@ -1,4 +1,4 @@
-"""Parquet, Arrow IPC and checkpoints on the server (arktos._io), compared
+"""Parquet, Arrow IPC and checkpoints on the server (arktos.pandas._io), compared
 bit for bit with pyarrow."""
 
 from __future__ import annotations
@@ -456,7 +456,7 @@ def test_requests_after_a_restart(make_server: Callable[..., Any], tmp_path: Pat
     replaced before a request goes out on them, and a request or download
     the new server refuses while it restores waits for the restore and is
     sent again."""
-    from arktos._connection import path_counts
+    from arktos.core._transport import path_counts
 
     flags = ("--checkpoint", str(tmp_path / "ckpt"))
     srv = make_server(*flags)
@@ -485,7 +485,8 @@ def test_uploads_after_a_restart(make_server: Callable[..., Any], tmp_path: Path
     an array while the new server restores: each is refused with RESTORING
     once, waits for the restore and is sent again, and the server holds each
     upload once."""
-    from arktos._connection import SHM_THRESHOLD, path_counts
+    from arktos.core._session import SHM_THRESHOLD
+    from arktos.core._transport import path_counts
 
     flags = ("--checkpoint", str(tmp_path / "ckpt"))
     srv = make_server(*flags)
@@ -500,7 +501,7 @@ def test_uploads_after_a_restart(make_server: Callable[..., Any], tmp_path: Path
     work = [lambda: conns[0].array(small, name="small"),
             lambda: conns[1].array(before, name="large"),
             lambda: conns[2].array(leased, name="leased"),
-            lambda: kept[3].to_ndarray(copy=False)]
+            lambda: kept[3].to_ndarray(copy=False)]  # noqa: F821 -- (deleted below, after the calls)
     with ThreadPoolExecutor(len(work)) as pool:
         results = [f.result() for f in [pool.submit(w) for w in work]]
     assert path_counts["restore_retries"] - retries == len(work)  # each refused once
@@ -520,7 +521,7 @@ def test_deletes_after_a_restart(make_server: Callable[..., Any], tmp_path: Path
     are kept when the delete is refused with RESTORING by a restarted
     server, whose checkpoint holds those arrays too, and deleted once it
     has restored (as Go's flushDeletes)."""
-    from arktos._connection import path_counts
+    from arktos.core._transport import path_counts
 
     flags = ("--checkpoint", str(tmp_path / "ckpt"))
     srv = make_server(*flags)

@@ -13,14 +13,13 @@ import sys
 import threading
 import time
 import uuid
-
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import _Lane
+from arktos.core._transport import _Lane
 
 
 def names_on(conn: ak.Connection) -> set[str]:

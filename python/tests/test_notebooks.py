@@ -6,11 +6,9 @@ and MPLBACKEND=Agg through its environment. Stored notebooks carry no outputs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, SERVER_BIN
 
 nbformat = pytest.importorskip("nbformat")

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _opsdata import DTYPES, FLOATS, INTS, assert_same, forbid_downloads, sample
 
 import arktos as ak
-from _opsdata import DTYPES, FLOATS, INTS, assert_same, forbid_downloads, sample
 
 BINARY = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -354,7 +354,7 @@ def test_numpy_ufuncs(arrays, mconn, monkeypatch: pytest.MonkeyPatch) -> None:
     checked against numpy above), with an ndarray or a scalar on either
     side, and out= a pdarray in place; the rest say what to use. Before,
     np.sqrt(a) raised "operand 'pdarray' does not support ufuncs"."""
-    from arktos._ops import UFUNC_BINOPS, UFUNC_UNOPS, binop, unop
+    from arktos.numpy._ops import UFUNC_BINOPS, UFUNC_UNOPS, binop, unop
 
     def same_outcome(got: tuple[str, Any], want: tuple[str, Any], what: object) -> None:
         assert got[0] == want[0], (what, got, want)

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from _opsdata import DTYPES, N_EDGES, assert_same, forbid_downloads, sample
 
 import arktos as ak
-from _opsdata import DTYPES, N_EDGES, assert_same, forbid_downloads, sample
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import _as_wire_array, _split_url
-from arktos._dtypes import DTYPES, from_wire, to_wire
-from arktos._protocol import (decode_header, encode_request, join_frames, n_frames,
-                              parse_reply, split_frames)
+from arktos.core._dtypes import DTYPES, from_wire, to_wire
+from arktos.core._protocol import decode_header, encode_request, join_frames, n_frames, parse_reply, split_frames
+from arktos.core._session import _as_wire_array, _split_url
 
 
 def test_request_keys_in_protocol_order_and_args_sorted() -> None:

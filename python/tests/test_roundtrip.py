@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._dtypes import DTYPES
+from arktos.core._dtypes import DTYPES
 
 SIZES = [0, 1, 1000, 10_000_003]
 

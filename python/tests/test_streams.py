@@ -13,20 +13,16 @@ import numpy as np
 import pytest
 
 import arktos as ak
-from arktos._connection import (
-    LANE_DOWNLOAD_MAX,
-    LANE_PAYLOAD_MAX,
+from arktos.core._protocol import decode_header
+from arktos.core._session import LANE_DOWNLOAD_MAX, LANE_PAYLOAD_MAX, SHM_THRESHOLD, STREAM_THRESHOLD, STRIPE_THRESHOLD
+from arktos.core._transport import (
     LANE_SPIN_BACKOFF_MAX,
-    SHM_THRESHOLD,
-    STRIPE_THRESHOLD,
-    STREAM_THRESHOLD,
     STREAM_MAGIC,
     _Lane,
     _parse_duration_ns,
     _usable_cpus,
     path_counts,
 )
-from arktos._protocol import decode_header
 
 
 def stats(conn: ak.Connection) -> dict[str, int]:
@@ -93,7 +89,7 @@ def test_transfer_path_is_taken(server: Any, options: dict[str, Any], network: s
 
 def test_frames_reuse_memory(server: Any) -> None:
     """Arrays in ZeroMQ frames land in memory malloc kept from the previous
-    message (arktos._malloc here, the server's --frame-heap there), not in
+    message (arktos.core._malloc here, the server's --frame-heap there), not in
     pages faulted in afresh: before, each 64 MiB transfer in 16 MiB frames
     faulted in 4,000-49,000 pages on each side. A round may still fault one
     frame in now and then (a message freed a little late), so each side's
@@ -101,7 +97,7 @@ def test_frames_reuse_memory(server: Any) -> None:
     transfers' pages."""
     import resource
 
-    from arktos import _malloc
+    from arktos.core import _malloc
 
     if not _malloc.tune():
         pytest.skip("malloc is glibc's only")
@@ -276,7 +272,7 @@ def test_shm_falls_back_when_the_segment_cannot_be_written(conn: ak.Connection,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Where this side cannot write the leased segment the upload streams its
     bytes instead, with no error, and the server holds nothing more."""
-    connection = importlib.import_module("arktos._connection")  # ak._connection is a function
+    connection = importlib.import_module("arktos.core._session")  # (where _fill_lease looks _write_lease up)
 
     def refuse(fd: int, data: Any) -> None:
         raise OSError(12, "Cannot allocate memory")
@@ -297,7 +293,7 @@ def test_leased_segments_are_reused(conn: ak.Connection) -> None:
     """A deleted array's segment is lent again to the next upload of its size
     (pages already in memory, so the client copies into it through a
     mapping), unless a view of it is still mapped."""
-    connection = importlib.import_module("arktos._connection")
+    connection = importlib.import_module("arktos.core._transport")
     x = np.arange(SHM_THRESHOLD // 8)
     conn.array(x).delete()
     mapped = connection.path_counts["shm_mapped_writes"]
@@ -328,7 +324,7 @@ def test_new_segments_are_written_without_a_mapping(make_server: Callable[..., A
     pwrite (the kernel then need not zero them), and maps only a segment
     lent again; where the mapping is refused it writes that one with pwrite
     too."""
-    connection = importlib.import_module("arktos._connection")
+    connection = importlib.import_module("arktos.core._transport")
     srv = make_server()
     conn = srv.connect()
     try:
@@ -369,7 +365,7 @@ def test_segment_copies_run_inline_once_the_copy_pool_is_shut_down(
     large uploads, into a new segment and a pooled one, and downloads out of
     a segment still work, copying on the calling thread."""
     from concurrent.futures import ThreadPoolExecutor
-    connection = importlib.import_module("arktos._connection")
+    connection = importlib.import_module("arktos.core._transport")
     dead = ThreadPoolExecutor(1)
     dead.shutdown()
     monkeypatch.setattr(connection, "_copy_pool", dead)
@@ -583,7 +579,7 @@ def test_lane_poll_backs_off_when_the_cpu_is_taken(monkeypatch: pytest.MonkeyPat
     # A poll of 50 ms inside waits of 60: the first poll step would have to
     # be held up for 50 ms to end the poll before its second step.
     lane = _Lane(a, "unix", spin=0.05)
-    conn_mod = importlib.import_module("arktos._connection")
+    conn_mod = importlib.import_module("arktos.core._transport")
     monkeypatch.setattr(conn_mod, "LANE_SPIN_BUSY_GAP", 0.0)
 
     def wait() -> None:
@@ -699,8 +695,8 @@ def test_lane_refuses_bulk_commands_and_bad_framing(conn: ak.Connection) -> None
     """A lane answers a command it does not take with a clear error, and a
     message that breaks the framing with an error and a closed lane; the
     server goes on serving."""
-    from arktos._connection import LANE_MAGIC, _Lane
-    from arktos._protocol import encode_request
+    from arktos.core._protocol import encode_request
+    from arktos.core._transport import LANE_MAGIC, _Lane
 
     sock, _, _ = conn._stream_socket(LANE_MAGIC)
     sock.settimeout(10)
@@ -840,7 +836,7 @@ def test_shm_download_falls_back_when_the_segment_cannot_be_mapped(
     instead, with no error, and the segment lent for it goes back to the
     server; a private copy still comes out of the segment, which it reads
     without mapping."""
-    connection = importlib.import_module("arktos._connection")
+    connection = importlib.import_module("arktos.core._transport")
     real = connection.mmap.mmap
 
     def no_segments(fd: int, length: int, *args: Any, **kwargs: Any) -> Any:
@@ -939,7 +935,7 @@ def test_max_streams_falls_back(make_server: Callable[..., Any], monkeypatch: py
     # A pause the rounds below cannot outlast on a busy machine (they count
     # refusals within it), short enough to wait out.
     pause = 3.0
-    monkeypatch.setattr(importlib.import_module("arktos._connection")._RetryAfter, "FIRST", pause)
+    monkeypatch.setattr(importlib.import_module("arktos.core._transport")._RetryAfter, "FIRST", pause)
     srv = make_server("--max-streams", "2")
     x = np.arange(300_000, dtype=np.int64) * 7  # 2.3 MiB: over STREAM_THRESHOLD
     a = srv.connect(shm=False)
@@ -995,7 +991,7 @@ def test_tcp_keepalive(server: Any) -> None:
 def test_stripe_bounds_match_go() -> None:
     """The stripes of docs/protocol.md, "Bulk streams": the cases of Go's
     TestStripeBounds."""
-    from arktos._protocol import stripe_bounds
+    from arktos.core._protocol import stripe_bounds
     cases = {
         (3, 10000): [(0, 4096), (4096, 8192), (8192, 10000)],
         (3, (16 << 20) + 12345): [(0, 5599232), (5599232, 11198464), (11198464, 16789561)],

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from arktos._protocol import decode_header, encode_reply, encode_request
+from arktos.core._protocol import decode_header, encode_reply, encode_request
 
 VECTORS_FILE = Path(__file__).resolve().parents[2] / "testdata" / "wire" / "vectors.json"
 

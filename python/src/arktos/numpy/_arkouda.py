@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ..core._default import mem_info
 from ._ops import arange, astype, searchsorted
 from ._pdarray import pdarray
 
@@ -249,6 +250,4 @@ def get_mem_avail() -> int:
     >>> ak.get_mem_avail() > 0
     True
     """
-    import arktos
-
-    return arktos.mem_info()["free"]
+    return mem_info()["free"]

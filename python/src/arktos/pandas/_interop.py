@@ -19,27 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._dtypes import SUPPORTED, to_wire
+from ..core._dtypes import SUPPORTED, to_wire
+from ..numpy import _pdarray
+from ..numpy._ops import _default_conn
+from ..numpy._pdarray import pdarray
 from ._categorical import Categorical
-from ._pdarray import pdarray
+from ._optional import _import
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ..numpy._connection import Connection
 
 __all__ = ["from_arrow", "from_dlpack", "from_pandas", "to_arrow", "to_pandas"]
 
 
 def _conn(conn: Connection | None) -> Connection:
-    from ._ops import _default_conn
-
     return _default_conn(conn)
-
-
-def _import(module: str) -> Any:
-    try:
-        return __import__(module)
-    except ImportError:
-        raise ImportError(f"this needs {module}: pip install {module}") from None
 
 
 def _numeric(dtype: Any, what: str) -> np.dtype[Any]:
@@ -268,3 +262,7 @@ def from_dlpack(x: Any, *, conn: Connection | None = None) -> pdarray:
     array([0, 1, 2, 3, 4])
     """
     return _conn(conn).array(np.from_dlpack(x))
+
+
+_pdarray.register_conversion("to_pandas", to_pandas)
+_pdarray.register_conversion("to_arrow", to_arrow)

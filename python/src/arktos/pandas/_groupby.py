@@ -36,11 +36,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._categorical import Categorical
-from ._pdarray import pdarray
+from ..core._errors import UnknownArrayError
+from ..numpy._ops import _default_conn, arange, binop, full, round
+from ..numpy._pdarray import pdarray
+from ._categorical import Categorical, _register_all
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ..numpy._connection import Connection
+    from ._segarray import SegArray  # (typing only: it builds on GroupBy)
+
+#: SegArray, registered by arktos.pandas._segarray (which builds on this
+#: module): GroupBy.unique returns SegArrays.
+_segarray_class: type[SegArray] | None = None
+
+
+def register_segarray(cls: type[SegArray]) -> None:
+    """Called by arktos.pandas._segarray as it is imported."""
+    global _segarray_class
+    _segarray_class = cls
 
 __all__ = ["GroupBy"]
 
@@ -131,8 +144,6 @@ class GroupBy:
         """The GroupBy of a SegArray: group i is sub-array i (rows
         segments[i] .. segments[i] + lengths[i] - 1), empty ones included,
         its ids made here (one repeat on the server), so that nothing groups."""
-        from ._ops import arange
-
         if segments.size > np.iinfo(np.int32).max:
             raise ValueError(f"a SegArray of {segments.size} sub-arrays is too many to aggregate "
                              "(group ids are int32: at most 2**31 - 1)")
@@ -277,8 +288,6 @@ class GroupBy:
         >>> ak.GroupBy(pickup).register("by_pickup")
         >>> g = ak.GroupBy.attach("by_pickup")   # later, in another session
         """
-        from ._categorical import _register_all
-
         if not isinstance(name, str) or not name:
             raise TypeError(f"a GroupBy is registered under a non-empty str name, got {name!r}")
         self.group()
@@ -296,9 +305,6 @@ class GroupBy:
         >>> g = ak.GroupBy.attach("by_pickup")
         >>> keys, fares = g.sum(fare)
         """
-        from ._errors import UnknownArrayError
-        from ._ops import _default_conn, binop
-
         c = _default_conn(conn)
         ids = c.attach(f"{name}_ids")
         names = {e["name"] for e in c.list_arrays()}
@@ -640,8 +646,6 @@ class GroupBy:
         >>> ak.GroupBy(ak.array([0, 0, 0, 0, 1])).most_common(ak.array([7, 3, 3, 7, 5]))[1]
         array([7, 5])
         """
-        from ._ops import arange, binop, full
-
         if isinstance(values, Categorical):
             keys, got = self.most_common(values.codes)
             return keys, Categorical._wrap(got, values.categories)
@@ -828,8 +832,6 @@ class GroupBy:
         >>> g.sample(vals, n=1, random_state=7, return_indices=True).size
         3
         """
-        from ._ops import arange, binop, full, round
-
         if n is not None and frac is not None:
             raise ValueError("give n or frac, not both")
         arrays = list(values) if isinstance(values, (list, tuple)) else [values]
@@ -921,8 +923,8 @@ class GroupBy:
         >>> u.to_list()
         [[5, 6], [7], [9]]
         """
-        from ._segarray import SegArray
-
+        if _segarray_class is None:
+            raise ImportError("GroupBy.unique needs arktos.pandas._segarray (import arktos loads it)")
         arrays = list(values) if isinstance(values, (list, tuple)) else [values]
         if not arrays:
             raise ValueError("unique needs a values array, or a non-empty list of them")
@@ -937,7 +939,7 @@ class GroupBy:
         out: list[SegArray] = []
         for v, u in zip(arrays, got, strict=True):
             flat = Categorical._wrap(u, v.categories) if isinstance(v, Categorical) else u
-            out.append(SegArray._made(segs, flat, out[0].lengths if out else None))
+            out.append(_segarray_class._made(segs, flat, out[0].lengths if out else None))
         return self.unique_keys, (out if isinstance(values, (list, tuple)) else out[0])
 
     def _scan(self, op: str, values: Any = None) -> pdarray:

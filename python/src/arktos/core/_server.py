@@ -21,16 +21,17 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
+from . import _default
 from ._errors import AuthFailedError
-
-if TYPE_CHECKING:
-    from ._connection import Connection
+from ._session import DEFAULT_URL, Session, _is_loopback, _split_url
 
 __all__ = ["Server", "find_server_binary"]
 
 BINARY_NAME = "arktos-server"
+_SV = TypeVar("_SV", bound="Server")
+
 #: How long start() waits for a new server to answer.
 START_TIMEOUT = 30.0
 #: How long stop() waits after SIGTERM before it kills the server.
@@ -39,7 +40,7 @@ STOP_TIMEOUT = 10.0
 
 def _candidates() -> list[tuple[str, Path | None]]:
     """(where, path) for every place a binary is looked for, in order."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package folder (this is arktos/core/_server.py)
     places: list[tuple[str, Path | None]] = []
     env = os.environ.get("ARKTOS_SERVER_BIN")
     places.append(("$ARKTOS_SERVER_BIN", Path(env) if env else None))
@@ -105,27 +106,8 @@ def _stop_process(process: subprocess.Popen[bytes], log_path: str, timeout: floa
 
 
 class Server:
-    """A local arktos-server process, started and stopped from Python.
-
-    ``binary`` defaults to find_server_binary(). The server listens on
-    ``tcp://127.0.0.1:<port>`` (a free port unless ``port`` is given) or on
-    ``url`` when given. ``max_memory`` ("8GiB"), ``workers``, ``token``,
-    ``data_dir``, ``checkpoint`` and ``log_level`` become the server flags
-    of the same names; ``args`` adds any other flags. The server's log goes
-    to a temporary file (``log()`` reads it).
-
-    Use it as a context manager: the server starts on entry and stops on exit
-    (a Connection or ak.connect() to it is closed first). Outside a ``with``
-    block call ``start()`` and ``stop()``; a server still running at
-    interpreter exit is stopped then.
-
-    >>> with ak.Server() as srv:
-    ...     srv.connect()                  # ak.connect(srv.url)
-    ...     ak.arange(10).sum()
-    connected to arktos server tcp://127.0.0.1:40213
-    np.int64(45)
-    >>> srv = ak.Server(max_memory="4GiB").start()   # in a notebook
-    >>> srv.stop()
+    """A local arktos-server process (ak.Server, arktos.numpy's subclass,
+    types its connections as ak.Connection; its docstring tells the rest).
     """
 
     def __init__(self, binary: str | os.PathLike[str] | None = None, *, port: int | None = None,
@@ -152,7 +134,7 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
         self._log_path: str | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._connections: list[weakref.ref[Connection]] = []
+        self._connections: list[weakref.ref[Session]] = []
 
     @property
     def binary(self) -> Path:
@@ -175,7 +157,7 @@ class Server:
         """
         return self.process is not None and self.process.poll() is None
 
-    def start(self) -> Server:
+    def start(self: _SV) -> _SV:
         """Start the server and return once it answers requests (or raise).
 
         Raises RuntimeError with the server's log when it exits instead, and
@@ -220,8 +202,6 @@ class Server:
             raise
 
     def _wait_ready(self, command: list[str]) -> None:
-        from ._connection import Connection
-
         assert self.process is not None and self.url is not None
         deadline = time.monotonic() + self.start_timeout
         while True:
@@ -233,7 +213,7 @@ class Server:
                                    f"{log.strip()}")
             try:
                 # The first answer, even AUTH_FAILED, shows the server is up.
-                Connection(self.url, token=self.token or "", timeout=0.25).close()
+                Session(self.url, token=self.token or "", timeout=0.25).close()
                 return
             except AuthFailedError:
                 return
@@ -254,7 +234,7 @@ class Server:
         except OSError:
             return ""
 
-    def connect(self, **kwargs: Any) -> Connection:
+    def connect(self, **kwargs: Any) -> Session:
         """Make this server the default connection: ``ak.connect(self.url, ...)``.
 
         Keyword arguments go to ak.connect(); the token defaults to this
@@ -263,26 +243,22 @@ class Server:
         >>> srv.connect()
         connected to arktos server tcp://127.0.0.1:40213
         """
-        import arktos
-
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
-        conn = arktos.connect(self.url, **kwargs)
+        conn = _default.connect(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
 
-    def connection(self, **kwargs: Any) -> Connection:
+    def connection(self, **kwargs: Any) -> Session:
         """Return a new ak.Connection to this server (not the default one).
 
         >>> conn = srv.connection(); conn.array([1, 2, 3])
         """
-        from ._connection import Connection
-
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
-        conn = Connection(self.url, **kwargs)
+        conn = _default.connection_class()(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
 
@@ -292,13 +268,11 @@ class Server:
 
         >>> srv.stop()
         """
-        import arktos
-
         for ref in self._connections:
             conn = ref()
             if conn is not None and not conn.closed:
-                if conn is arktos._default:
-                    arktos.disconnect()
+                if conn is _default.current():
+                    _default.disconnect()
                 else:
                     conn.close()
         self._connections.clear()
@@ -308,7 +282,7 @@ class Server:
             _stop_process(self.process, self._log_path, timeout)
         self._log_path = None
 
-    def __enter__(self) -> Server:
+    def __enter__(self: _SV) -> _SV:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -335,8 +309,6 @@ _auto_server: Server | None = None
 def _listening(endpoint: str) -> bool | None:
     """Whether something accepts connections at a zmq endpoint on this host;
     None when that cannot be told (a remote host)."""
-    from ._connection import _is_loopback
-
     if endpoint.startswith("ipc://"):
         path = endpoint[len("ipc://"):]
         if not os.path.exists(path):
@@ -363,7 +335,6 @@ def ensure_server(url: str | None, token: str | None = None) -> None:
     """Start a local server at `url` (default $ARKTOS_URL, else the default
     URL) unless something already listens there."""
     global _auto_server
-    from ._connection import DEFAULT_URL, _split_url
 
     endpoint, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
     listening = _listening(endpoint)
@@ -378,3 +349,6 @@ def ensure_server(url: str | None, token: str | None = None) -> None:
     _auto_server = Server(url=addr, token=token or url_token or os.environ.get("ARKTOS_TOKEN"))
     _auto_server.start()
     print(f"started arktos-server {_auto_server.binary} on {addr}")
+
+
+_default.use_server_starter(ensure_server)

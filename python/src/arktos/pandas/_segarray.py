@@ -21,15 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core._errors import UnknownArrayError
+from ..numpy._ops import _default_conn, arange, binop, concatenate, cumsum, full, ones, searchsorted, unop, zeros
+from ..numpy._pdarray import pdarray
+from . import _groupby
 from ._categorical import Categorical, _register_all
-from ._ops import binop, unop
-from ._pdarray import pdarray
+from ._groupby import GroupBy
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._connection import Connection
-    from ._groupby import GroupBy
+    from ..numpy._connection import Connection
 
 __all__ = ["SegArray"]
 
@@ -44,8 +46,6 @@ def _part_names(name: str) -> tuple[str, str]:
 def _gather_ranges(starts: pdarray, lengths: pdarray) -> tuple[pdarray, pdarray]:
     """(segments, indices): the rows starts[i]..starts[i]+lengths[i]-1 one
     range after another, and where each range starts among them."""
-    from ._ops import arange, cumsum
-
     segs = binop("-", cumsum(lengths), lengths)
     total = int(lengths.sum()) if lengths.size else 0
     idx = arange(total, conn=starts._conn)
@@ -131,8 +131,6 @@ class SegArray:
         >>> ak.SegArray.from_multi_array([ak.array([1, 2]), ak.array([3])]).to_list()
         [[1, 2], [3]]
         """
-        from ._ops import arange, concatenate
-
         if isinstance(m, pdarray):
             return cls._made(arange(m.size, conn=m._conn), m)
         parts = list(m)
@@ -154,8 +152,6 @@ class SegArray:
         >>> ak.SegArray.concat([a, a]).to_list(), ak.SegArray.concat([a, a], axis=1).to_list()
         ([[1], [2, 3], [1], [2, 3]], [[1, 1], [2, 3, 2, 3]])
         """
-        from ._ops import arange, concatenate, zeros
-
         if not ordered:
             raise ValueError("SegArray.concat: only ordered=True is supported")
         parts = list(x)
@@ -238,8 +234,6 @@ class SegArray:
         array([3, 0, 2])
         """
         if self._lengths is None:
-            from ._ops import concatenate, full
-
             c = self.segments._conn
             if self.size == 0:
                 self._lengths = self.segments.copy()
@@ -266,8 +260,6 @@ class SegArray:
         GroupBy(ngroups=3, nkeys=1, strategy='segments')
         """
         if self._grouping is None:
-            from ._groupby import GroupBy
-
             self._grouping = GroupBy._of_segments(self.segments, self.lengths, self.valsize)
         return self._grouping
 
@@ -309,9 +301,6 @@ class SegArray:
 
         >>> s = ak.SegArray.attach("trips_by_zone")
         """
-        from ._errors import UnknownArrayError
-        from ._ops import _default_conn
-
         c = _default_conn(conn)
         segs_name, vals_name = _part_names(name)
         segments = c.attach(segs_name)
@@ -384,8 +373,6 @@ class SegArray:
         >>> s == ak.SegArray(ak.array([0, 2]), ak.array([1, 5, 3]))
         array([False,  True])
         """
-        from ._ops import zeros
-
         if not isinstance(other, SegArray):
             return NotImplemented
         if self.size != other.size:
@@ -476,8 +463,6 @@ class SegArray:
         >>> s.get_jth(1)
         (array([2, 0, 5]), array([ True, False,  True]))
         """
-        from ._ops import full
-
         ok, at = self._at(j)
         got = self.values[at[ok]]
         if compressed or isinstance(self.values, Categorical):
@@ -558,8 +543,6 @@ class SegArray:
         >>> ak.SegArray(ak.array([0, 2]), ak.array([1, 2, 3])).append_single(9).to_list()
         [[1, 2, 9], [3, 9]]
         """
-        from ._ops import arange, full
-
         if isinstance(self.values, Categorical):
             raise TypeError("append_single takes numeric values (not a Categorical's)")
         c = self.segments._conn
@@ -594,8 +577,6 @@ class SegArray:
         >>> s.remove_repeats(return_multiplicity=True)[1].to_list()
         [[2, 1, 1], [2]]
         """
-        from ._ops import arange, concatenate, full, zeros
-
         c = self.segments._conn
         v = self._numeric("remove_repeats")
         n = self.valsize
@@ -622,8 +603,6 @@ class SegArray:
         >>> s.get_ngrams(2)
         ([array([1, 2, 4]), array([2, 3, 5])], array([0, 0, 1]))
         """
-        from ._ops import ones
-
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
         longest = int(self.lengths.max()) if self.size else 0
@@ -645,9 +624,6 @@ class SegArray:
         """Each sub-array's set operation with other's at the same place:
         their distinct values (NaN skipped) kept by how many of the two
         hold each (keep: "both", "any", "one", "self")."""
-        from ._groupby import GroupBy
-        from ._ops import concatenate, full, searchsorted, arange
-
         if not isinstance(other, SegArray):
             raise TypeError(f"a set operation takes another SegArray, got {type(other).__name__}")
         if other.size != self.size:
@@ -838,3 +814,5 @@ class SegArray:
         assert isinstance(got, SegArray)
         return got
 
+
+_groupby.register_segarray(SegArray)

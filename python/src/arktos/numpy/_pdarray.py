@@ -12,17 +12,53 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Union, cast
 
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
-from ._errors import ArktosError, UnknownArrayError
+from ..core._errors import ArktosError, UnknownArrayError
 
 if TYPE_CHECKING:
+    # Typing only: both import this module, and _ops is bound at run time
+    # (bind_operations) when it is imported.
+    from . import _ops
     from ._connection import Connection
+else:
+    _ops: ModuleType | None = None
 
-__all__ = ["pdarray"]
+__all__ = ["Operand", "pdarray"]
+
+#: What pdarray operators take beside a pdarray: Python and numpy scalars
+#: (weak and strong, NEP 50) and numpy arrays or lists (uploaded first).
+Operand = Union["pdarray", bool, int, float, np.generic, NDArray[Any], list[Any], tuple[Any, ...]]
+#: pandas and Arrow conversions (to_pandas, to_arrow), registered by
+#: arktos.pandas: this layer imports nothing of pandas.
+_conversions: dict[str, Callable[..., Any]] = {}
+
+
+#: NotImplemented, typed as the operators' result: an operand binop cannot
+#: take makes Python try the other operand's method.
+_NOT_IMPLEMENTED = cast("pdarray", NotImplemented)
+
+
+def bind_operations(module: ModuleType) -> None:
+    """Called by arktos.numpy._ops as it is imported: the module whose
+    functions pdarray's methods and operators call."""
+    globals()["_ops"] = module
+
+
+def register_conversion(name: str, convert: Callable[..., Any]) -> None:
+    """Called by arktos.pandas: pdarray.`name`() calls `convert`."""
+    _conversions[name] = convert
+
+
+def _conversion(name: str) -> Callable[..., Any]:
+    try:
+        return _conversions[name]
+    except KeyError:
+        raise ImportError(f"pdarray.{name}() needs arktos.pandas (import arktos loads it)") from None
 
 #: Arrays up to this many elements print in full; longer ones as head ... tail.
 PRINT_THRESHOLD = 100
@@ -157,9 +193,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         >>> ak.arange(3).to_pandas().sum()
         np.int64(3)
         """
-        from ._interop import to_pandas
-
-        return to_pandas(self, name=name)
+        return _conversion("to_pandas")(self, name=name)
 
     def to_arrow(self) -> Any:
         """Download as a pyarrow Array (see ak.to_arrow).
@@ -167,9 +201,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         >>> ak.arange(3).to_arrow().type
         DataType(int64)
         """
-        from ._interop import to_arrow
-
-        return to_arrow(self)
+        return _conversion("to_arrow")(self)
 
     def __iter__(self) -> Iterator[Any]:
         if self.size > MAX_ITER_SIZE:
@@ -320,7 +352,7 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         return (f'<div class="arktos-pdarray"><div style="font-size:smaller">{summary}</div>'
                 f"<pre>{html.escape(body)}</pre></div>")
 
-    # -- operations (arktos._ops; docs/operations.md) ---------------------
+    # -- operations (arktos.numpy._ops; docs/operations.md) ---------------
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's ufuncs on pdarrays run on the server: ``np.sqrt(a)``,
@@ -349,6 +381,202 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         array([0, 1, 7])
         """
         return _ops.array_function(func, args, kwargs)
+    # -- operators ----------------------------------------------------------
+    # Real methods (not attached after the class), so that type checkers see
+    # ``a + b`` and ``a < b`` as pdarrays. Each calls _ops.binop; an operand
+    # binop cannot take gives NotImplemented, so Python tries the other side.
+
+    def _forward(self, symbol: str, other: object) -> pdarray:
+        if symbol in ("==", "!=") and isinstance(other, (str, bytes)):
+            # numpy 2: an array equals no string, elementwise (not Python's
+            # one False, which a mask could not use)
+            return _ops.full(self.size, symbol == "!=", np.bool_, conn=self._conn)
+        if not _ops._supported(other):
+            return _NOT_IMPLEMENTED
+        if symbol == "**" and type(other) is int and other == 2 and self.dtype == np.bool_:
+            # numpy's a ** 2 is its square, whose bool loop is int8's
+            # (np.power(bool, 2) is int64)
+            return cast(pdarray, _ops.array_ufunc(np.square, "__call__", (self,), {}))
+        return _ops.binop(symbol, self, other)
+
+    def _reflected(self, symbol: str, other: object) -> pdarray:
+        if not _ops._supported(other):
+            return _NOT_IMPLEMENTED
+        return _ops.binop(symbol, other, self)
+
+    def _inplace(self, symbol: str, other: object) -> pdarray:
+        if not _ops._supported(other):
+            return _NOT_IMPLEMENTED
+        return _ops.binop(symbol, self, other, out=self)
+
+    def __add__(self, other: Operand) -> pdarray:
+        """``+`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("+", other)
+
+    def __radd__(self, other: Operand) -> pdarray:
+        """``+`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("+", other)
+
+    def __iadd__(self, other: Operand) -> pdarray:
+        """``+`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("+", other)
+
+    def __sub__(self, other: Operand) -> pdarray:
+        """``-`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("-", other)
+
+    def __rsub__(self, other: Operand) -> pdarray:
+        """``-`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("-", other)
+
+    def __isub__(self, other: Operand) -> pdarray:
+        """``-`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("-", other)
+
+    def __mul__(self, other: Operand) -> pdarray:
+        """``*`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("*", other)
+
+    def __rmul__(self, other: Operand) -> pdarray:
+        """``*`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("*", other)
+
+    def __imul__(self, other: Operand) -> pdarray:
+        """``*`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("*", other)
+
+    def __truediv__(self, other: Operand) -> pdarray:
+        """``/`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("/", other)
+
+    def __rtruediv__(self, other: Operand) -> pdarray:
+        """``/`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("/", other)
+
+    def __itruediv__(self, other: Operand) -> pdarray:
+        """``/`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("/", other)
+
+    def __floordiv__(self, other: Operand) -> pdarray:
+        """``//`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("//", other)
+
+    def __rfloordiv__(self, other: Operand) -> pdarray:
+        """``//`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("//", other)
+
+    def __ifloordiv__(self, other: Operand) -> pdarray:
+        """``//`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("//", other)
+
+    def __mod__(self, other: Operand) -> pdarray:
+        """``%`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("%", other)
+
+    def __rmod__(self, other: Operand) -> pdarray:
+        """``%`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("%", other)
+
+    def __imod__(self, other: Operand) -> pdarray:
+        """``%`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("%", other)
+
+    def __pow__(self, other: Operand) -> pdarray:
+        """``**`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("**", other)
+
+    def __rpow__(self, other: Operand) -> pdarray:
+        """``**`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("**", other)
+
+    def __ipow__(self, other: Operand) -> pdarray:
+        """``**`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("**", other)
+
+    def __and__(self, other: Operand) -> pdarray:
+        """``&`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("&", other)
+
+    def __rand__(self, other: Operand) -> pdarray:
+        """``&`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("&", other)
+
+    def __iand__(self, other: Operand) -> pdarray:
+        """``&`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("&", other)
+
+    def __or__(self, other: Operand) -> pdarray:
+        """``|`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("|", other)
+
+    def __ror__(self, other: Operand) -> pdarray:
+        """``|`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("|", other)
+
+    def __ior__(self, other: Operand) -> pdarray:
+        """``|`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("|", other)
+
+    def __xor__(self, other: Operand) -> pdarray:
+        """``^`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("^", other)
+
+    def __rxor__(self, other: Operand) -> pdarray:
+        """``^`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("^", other)
+
+    def __ixor__(self, other: Operand) -> pdarray:
+        """``^`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("^", other)
+
+    def __lshift__(self, other: Operand) -> pdarray:
+        """``<<`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward("<<", other)
+
+    def __rlshift__(self, other: Operand) -> pdarray:
+        """``<<`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected("<<", other)
+
+    def __ilshift__(self, other: Operand) -> pdarray:
+        """``<<`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace("<<", other)
+
+    def __rshift__(self, other: Operand) -> pdarray:
+        """``>>`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._forward(">>", other)
+
+    def __rrshift__(self, other: Operand) -> pdarray:
+        """``>>`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._reflected(">>", other)
+
+    def __irshift__(self, other: Operand) -> pdarray:
+        """``>>`` on the server (numpy 2 promotion, NEP 50 scalars)."""
+        return self._inplace(">>", other)
+
+    def __lt__(self, other: Operand) -> pdarray:
+        """``<``, elementwise: a bool pdarray."""
+        return self._forward("<", other)
+
+    def __le__(self, other: Operand) -> pdarray:
+        """``<=``, elementwise: a bool pdarray."""
+        return self._forward("<=", other)
+
+    def __gt__(self, other: Operand) -> pdarray:
+        """``>``, elementwise: a bool pdarray."""
+        return self._forward(">", other)
+
+    def __ge__(self, other: Operand) -> pdarray:
+        """``>=``, elementwise: a bool pdarray."""
+        return self._forward(">=", other)
+
+    def __eq__(self, other: object) -> pdarray:  # type: ignore[override]
+        """``==``, elementwise: a bool pdarray."""
+        return self._forward("==", other)
+
+    def __ne__(self, other: object) -> pdarray:  # type: ignore[override]
+        """``!=``, elementwise: a bool pdarray."""
+        return self._forward("!=", other)
+
     #: Comparisons return pdarrays, so hashing falls back to identity.
     __hash__ = object.__hash__
 
@@ -705,49 +933,3 @@ def _human_bytes(n: int) -> str:
             return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
-
-
-def _binary_methods(symbol: str) -> tuple[Callable[..., Any], ...]:
-    def forward(self: pdarray, other: Any) -> Any:
-        if symbol in ("==", "!=") and isinstance(other, (str, bytes)):
-            # numpy 2: an array equals no string, elementwise (not Python's
-            # one False, which a mask could not use)
-            return _ops.full(self.size, symbol == "!=", np.bool_, conn=self._conn)
-        if not _ops._supported(other):
-            return NotImplemented
-        if symbol == "**" and type(other) is int and other == 2 and self.dtype == np.bool_:
-            # numpy's a ** 2 is its square, whose bool loop is int8's
-            # (np.power(bool, 2) is int64)
-            return _ops.array_ufunc(np.square, "__call__", (self,), {})
-        return _ops.binop(symbol, self, other)
-
-    def reflected(self: pdarray, other: Any) -> Any:
-        if not _ops._supported(other):
-            return NotImplemented
-        return _ops.binop(symbol, other, self)
-
-    def inplace(self: pdarray, other: Any) -> Any:
-        if not _ops._supported(other):
-            return NotImplemented
-        return _ops.binop(symbol, self, other, out=self)
-
-    return forward, reflected, inplace
-
-
-def _install_operators() -> None:
-    for name, symbol in _ops.BINARY_OPERATORS.items():
-        forward, reflected, inplace = _binary_methods(symbol)
-        for prefix, method in (("", forward), ("r", reflected), ("i", inplace)):
-            method.__name__ = method.__qualname__ = f"__{prefix}{name}__"
-            method.__doc__ = f"``{symbol}`` on the server (numpy 2 promotion, NEP 50 scalars)."
-            setattr(pdarray, method.__name__, method)
-    for name, symbol in _ops.COMPARISONS.items():
-        forward = _binary_methods(symbol)[0]
-        forward.__name__ = forward.__qualname__ = f"__{name}__"
-        forward.__doc__ = f"``{symbol}``, elementwise: a bool pdarray."
-        setattr(pdarray, forward.__name__, forward)
-
-
-from . import _ops  # noqa: E402 -- _ops imports pdarray from this module
-
-_install_operators()

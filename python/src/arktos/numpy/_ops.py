@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import Any, Protocol, TypeGuard, cast
 
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
-from ._dtypes import from_wire, to_wire
+from ..core import _default
+from ..core._dtypes import from_wire, to_wire
+from . import _pdarray
+from ._connection import Connection
 from ._pdarray import pdarray
-
-if TYPE_CHECKING:
-    from ._categorical import Categorical
-    from ._connection import Connection
 
 __all__ = [
     "abs", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
@@ -40,11 +40,11 @@ _INT_MIN, _UINT_MAX = -(2**63), 2**64 - 1
 
 
 def _default_conn(conn: Connection | None) -> Connection:
+    """`conn`, else the default connection (an ak.Connection: this layer
+    registered the class ak.connect() builds)."""
     if conn is not None:
         return conn
-    import arktos
-
-    return arktos._connection()
+    return cast(Connection, _default.default_connection())
 
 
 def _conn_of(*xs: Any, conn: Connection | None = None) -> Connection:
@@ -58,10 +58,34 @@ def _conn_of(*xs: Any, conn: Connection | None = None) -> Connection:
     return _default_conn(conn)
 
 
-def _is_categorical(x: Any) -> TypeGuard[Categorical]:
-    from ._categorical import Categorical  # (it imports this module)
+class _CategoricalLike(Protocol):
+    """What these functions use of a Categorical (arktos.pandas): this layer
+    imports nothing of pandas, so the class registers itself
+    (register_categorical) and is known by this much."""
 
-    return isinstance(x, Categorical)
+    codes: pdarray
+
+    def sort_values(self) -> Any: ...
+    def unique(self) -> Any: ...
+    def value_counts(self) -> tuple[Any, pdarray]: ...
+    def isin(self, values: Any) -> pdarray: ...
+    @classmethod
+    def concatenate(cls, arrays: Sequence[Any]) -> Any: ...
+
+
+#: The Categorical class, once arktos.pandas registered it.
+_categorical_types: list[type] = []
+
+
+def register_categorical(cls: type) -> None:
+    """Called by arktos.pandas: instances of `cls` are Categoricals, which
+    sort, unique, in1d, concatenate, ... hand to their own methods."""
+    if cls not in _categorical_types:
+        _categorical_types.append(cls)
+
+
+def _is_categorical(x: Any) -> TypeGuard[_CategoricalLike]:
+    return bool(_categorical_types) and isinstance(x, tuple(_categorical_types))
 
 
 def _new(conn: Connection, result: dict[str, Any]) -> pdarray:
@@ -1337,10 +1361,9 @@ def concatenate(arrays: Sequence[Any], ordered: bool = True, *, conn: Connection
     >>> ak.concatenate([ak.arange(3), ak.array([10, 11])])
     array([ 0,  1,  2, 10, 11])
     """
-    if builtins.any(_is_categorical(x) for x in arrays):
-        from ._categorical import Categorical
-
-        return Categorical.concatenate(arrays)
+    cats = [x for x in arrays if _is_categorical(x)]
+    if cats:
+        return type(cats[0]).concatenate(arrays)
     c = _conn_of(list(arrays), conn=conn)
     keep: list[pdarray] = []
     names = [_as_pdarray(x, c, keep)._live_name() for x in arrays]
@@ -1530,7 +1553,7 @@ def coargsort(arrays: Sequence[pdarray]) -> pdarray:
     return _new(c, c._request("coargsort", {"names": names})[0])
 
 
-def unique(a: pdarray | Categorical, return_inverse: bool = False,
+def unique(a: pdarray | _CategoricalLike, return_inverse: bool = False,
            return_counts: bool = False) -> Any:
     """np.unique: sorted distinct values (NaNs collapse to one), then the
     inverse and the counts when asked for.
@@ -1556,7 +1579,7 @@ def unique(a: pdarray | Categorical, return_inverse: bool = False,
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def value_counts(a: pdarray | Categorical) -> tuple[Any, pdarray]:
+def value_counts(a: pdarray | _CategoricalLike) -> tuple[Any, pdarray]:
     """(distinct values, how often each occurs), as arkouda's value_counts.
 
     >>> ak.value_counts(ak.array([3, 1, 3, 2, 3]))
@@ -1708,3 +1731,6 @@ _ARRAY_FUNCTIONS.update({getattr(np, name): _np_method(method) for name, method 
     ("sum", "sum"), ("prod", "prod"), ("min", "min"), ("max", "max"), ("amin", "min"), ("amax", "max"),
     ("mean", "mean"), ("var", "var"), ("std", "std"), ("argmin", "argmin"), ("argmax", "argmax"),
     ("any", "any"), ("all", "all"), ("cumsum", "cumsum"), ("cumprod", "cumprod"), ("argsort", "argsort"))})
+
+
+_pdarray.bind_operations(sys.modules[__name__])

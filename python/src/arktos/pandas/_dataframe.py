@@ -28,12 +28,33 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from ._categorical import Categorical
+from ..core._errors import UnknownArrayError
+from ..numpy._ops import (
+    _counted,
+    _default_conn,
+    arange,
+    argsort,
+    astype,
+    binop,
+    coargsort,
+    concatenate,
+    full,
+    sort,
+    unique,
+    unop,
+    where,
+    zeros,
+)
+from ..numpy._pdarray import pdarray
+from ._categorical import Categorical, _register_all
 from ._groupby import AGGREGATIONS, CATEGORICAL_AGGREGATIONS, GroupBy, _aggregation
-from ._pdarray import pdarray
+from ._interop import _upload_column, from_pandas, to_pandas
+from ._io import to_parquet
+from ._optional import _import
+from ._segarray import SegArray
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ..numpy._connection import Connection
 
 __all__ = ["DataFrame", "DataFrameGroupBy", "merge"]
 
@@ -51,13 +72,8 @@ def _upload(value: Any, what: str, conn: Connection | None) -> Column:
     """A column as the DataFrame keeps it: a pdarray or Categorical as
     given, else uploaded (strings as a Categorical, a pandas Series as
     ak.from_pandas takes it)."""
-    from ._interop import _upload_column
-    from ._ops import _default_conn
-
     if isinstance(value, (pdarray, Categorical)):
         return value
-    from ._segarray import SegArray
-
     if isinstance(value, SegArray):
         raise TypeError(f"{what} is a SegArray; a DataFrame holds pdarrays and Categoricals")
     c = _default_conn(conn)
@@ -157,9 +173,6 @@ class DataFrame:
             self._nrows = cols[0].size
 
     def _from_pandas(self, pdf: Any, conn: Connection | None) -> None:
-        from ._interop import _upload_column, from_pandas
-        from ._ops import _default_conn
-
         c = _default_conn(conn)
         self._set_columns(list(from_pandas(pdf, conn=c).items()), c)
         self._nrows = len(pdf)
@@ -176,8 +189,6 @@ class DataFrame:
         return _conn_of(self._index[0]) if self._index else None
 
     def _conn(self) -> Connection:
-        from ._ops import _default_conn
-
         return _default_conn(self._conn_or_none())
 
     @classmethod
@@ -262,8 +273,6 @@ class DataFrame:
     def _index_cols(self) -> list[Column]:
         if self._index is not None:
             return self._index
-        from ._ops import arange
-
         return [arange(self._nrows, conn=self._conn())]
 
     def __contains__(self, name: object) -> bool:
@@ -336,8 +345,6 @@ class DataFrame:
         (``compress_many`` or ``take_many``). With ``positions_valid`` (a
         permutation or other positions known to be in 0..n-1), key itself
         is the new labels of a ``0 .. n-1`` index, gathering nothing."""
-        from ._ops import arange
-
         cols = list(self._columns.values())
         index = self._index
         if isinstance(key, slice):
@@ -404,8 +411,6 @@ class DataFrame:
         return _Loc(self)
 
     def __setitem__(self, name: str, value: Any) -> None:
-        from ._ops import full
-
         if not _is_label(name):
             raise TypeError(f"column names are str, got {name!r}")
         if isinstance(value, DataFrame):
@@ -416,8 +421,6 @@ class DataFrame:
             if not (self._columns or self._index is not None):
                 raise ValueError("a scalar column needs rows: give the DataFrame a column or an index first")
             if isinstance(value, str):
-                from ._ops import zeros
-
                 value = Categorical._wrap(zeros(self._nrows, np.int8, conn=self._conn()), np.array([value]))
             else:
                 value = full(self._nrows, value, conn=self._conn())
@@ -537,8 +540,6 @@ class DataFrame:
     # -- order --------------------------------------------------------------
 
     def _order_keys(self, by: Sequence[str], ascending: bool | Sequence[bool]) -> list[pdarray]:
-        from ._ops import unop
-
         asc = [ascending] * len(by) if isinstance(ascending, (bool, np.bool_)) else list(ascending)
         if len(asc) != len(by):
             raise ValueError(f"ascending has {len(asc)} values for {len(by)} columns")
@@ -561,8 +562,6 @@ class DataFrame:
         >>> df.argsort("fare")
         array([2, 0, 1])
         """
-        from ._ops import argsort, coargsort
-
         if by is None:
             if len(self._columns) != 1:
                 raise ValueError(f"give by= one of the columns {self.columns}")
@@ -598,8 +597,6 @@ class DataFrame:
         >>> df.sort_values("fare").sort_index().index
         array([0, 1, 2])
         """
-        from ._ops import argsort, coargsort
-
         if self._index is None:
             return self if ascending else self._take(slice(None, None, -1))
         cols = [c.codes if isinstance(c, Categorical) else c for c in self._index]
@@ -618,8 +615,6 @@ class DataFrame:
         >>> ak.DataFrame.concat([df, df]).shape
         (6, 2)
         """
-        from ._ops import concatenate
-
         frames = list(items)
         if not frames or not all(isinstance(f, DataFrame) for f in frames):
             raise TypeError("concat takes a non-empty list of DataFrames")
@@ -655,8 +650,6 @@ class DataFrame:
         >>> df.drop_duplicates("zone")["fare"]
         array([ 9.5, 12. ])
         """
-        from ._ops import arange, sort
-
         names = self.columns if subset is None else ([subset] if isinstance(subset, str) else list(subset))
         if keep not in ("first", "last"):
             raise ValueError(f"keep must be 'first' or 'last', got {keep!r}")
@@ -735,8 +728,6 @@ class DataFrame:
         """A pandas Series of f over each column (NaN skipped, as pandas), one
         request or two a column; strings by `strings`, or refused unless
         numeric_only leaves them out."""
-        from ._interop import _import
-
         pd = _import("pandas")
         out: dict[str, Any] = {}
         for n, col in self._columns.items():
@@ -764,8 +755,6 @@ class DataFrame:
         >>> df.count()["fare"]
         np.int64(3)
         """
-        from ._ops import _counted
-
         return self._reduce("count", lambda a: _counted(a, True), lambda c: c.size, False)
 
     def nunique(self) -> Any:
@@ -774,8 +763,6 @@ class DataFrame:
         >>> df.nunique()["zone"]
         np.int64(2)
         """
-        from ._ops import unique
-
         def distinct(a: pdarray) -> int:
             u = unique(a)  # sorted: a NaN (one at most) last
             assert isinstance(u, pdarray)
@@ -841,9 +828,6 @@ class DataFrame:
         >>> df.describe().loc["50%", "fare"]
         np.float64(9.5)
         """
-        from ._interop import _import
-        from ._ops import _counted
-
         pd = _import("pandas")
         stats = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
         out: dict[str, list[float]] = {}
@@ -881,8 +865,6 @@ class DataFrame:
         """
         import json
 
-        from ._categorical import _register_all
-
         def part(col: Column, key: str, seen: set[int]) -> tuple[Column, str]:
             arr = col.codes if isinstance(col, Categorical) else col
             if (arr.is_registered() and arr._live_name() != key) or id(arr) in seen:
@@ -915,9 +897,6 @@ class DataFrame:
         >>> trips = ak.DataFrame.attach("trips")
         """
         import json
-
-        from ._errors import UnknownArrayError
-        from ._ops import _default_conn
 
         c = _default_conn(conn)
         raw = c.attach(f"{name}/dataframe")
@@ -977,8 +956,6 @@ class DataFrame:
         >>> df.to_pandas()["fare"].sum()
         np.float64(28.75)
         """
-        from ._interop import _import, to_pandas
-
         pd = _import("pandas")
         out = to_pandas(self._columns) if self._columns else pd.DataFrame(index=range(self._nrows))
         if self._index is not None:
@@ -1003,16 +980,12 @@ class DataFrame:
 
         >>> df.to_parquet("out/fares.parquet")
         """
-        from ._io import to_parquet
-
         return to_parquet(self._columns, path, **options)
 
     def _preview(self) -> tuple[Any, bool]:
         """A pandas DataFrame of the rows repr shows, and whether it is cut."""
         if self._nrows <= _REPR_ROWS:
             return self.to_pandas(), False
-        from ._interop import _import
-
         pd = _import("pandas")
         half = _REPR_ROWS // 2
         return pd.concat([self.head(half + 1).to_pandas(), self.tail(half + 1).to_pandas()]), True
@@ -1180,8 +1153,6 @@ class _Loc(_ILoc):
         return slice(start, max(start, stop), rows.step)
 
     def _labels_in_range(self, rows: Any) -> Any:
-        from ._ops import binop
-
         n = self._df._nrows
         if np.isscalar(rows):
             if not isinstance(rows, (int, np.integer)) or not 0 <= int(rows) < n:
@@ -1195,8 +1166,6 @@ class _Loc(_ILoc):
         return pos
 
     def _lookup(self, rows: Any) -> Any:
-        from ._ops import binop
-
         df = self._df
         index = df._index or []
         if len(index) != 1 or isinstance(index[0], Categorical) or index[0].dtype.kind not in "iu":
@@ -1231,8 +1200,6 @@ class _Loc(_ILoc):
 def _nan_where(missing: pdarray, col: pdarray) -> pdarray:
     """col with NaN where missing is true: integers made float64 first, as
     pandas makes a column that holds a missing value."""
-    from ._ops import astype, where
-
     return where(missing, np.nan, col if col.dtype.kind == "f" else astype(col, np.float64))
 
 
@@ -1327,8 +1294,6 @@ def _join_rows(lk: list[Column], rk: list[Column],
     rows in their order), and once alone when keep_unmatched and it has
     none (its right row then 0: a placeholder). Left rows None: every left
     row once, in order (no left row has two matches, and none is dropped)."""
-    from ._ops import arange, binop, concatenate, full, where, zeros
-
     n, m = lk[0].size, rk[0].size
     c = _conn_of(lk[0])
     if m == 0 or n == 0:
@@ -1381,8 +1346,6 @@ def _expand(lid: pdarray, rid: pdarray, rcount: pdarray,
             keep_unmatched: bool) -> tuple[pdarray, pdarray, pdarray | None]:
     """_join_rows by the keys' ids (lid, rid; rcount: right rows per id):
     the right rows sorted by id, every left row repeated once per match."""
-    from ._ops import arange, argsort, binop, where
-
     c = lid._conn
     rperm = argsort(rid)  # right rows by id, in their order within one (stable)
     rstart = binop("-", rcount.cumsum(), rcount)
@@ -1410,8 +1373,6 @@ def _outer_rows(lk: list[Column], rk: list[Column]) -> tuple[list[Column], pdarr
     left rows, right rows, which rows have no left row, which no right
     row). Every left row once per match (or alone), then the right rows
     no left row matches, all put in key order (stable)."""
-    from ._ops import arange, argsort, binop, concatenate, full, where, zeros
-
     n, m = lk[0].size, rk[0].size
     c = _conn_of(lk[0])
     joined = [concatenate([a, b]) for a, b in zip(lk, rk)]
@@ -1451,8 +1412,6 @@ def _gathered(frame: DataFrame, rows: pdarray | None, missing: pdarray | None, s
     if rows is None:
         return dict(frame.items())
     if missing is not None and not len(frame):  # nothing to gather: every row is missing
-        from ._ops import full
-
         return {n: full(rows.size, np.nan, np.float64, conn=rows._conn) for n in frame.columns}
     got = frame._take(rows, positions_valid=True)
     out: dict[str, Column] = {}
@@ -1692,8 +1651,6 @@ class DataFrameGroupBy:
 
     def _labels(self, op: str, colnames: str | Sequence[str] | None) -> DataFrame:
         """idxmin and idxmax: argmin's or argmax's rows as the rows' labels."""
-        from ._ops import binop
-
         index = self.df._index_cols()
         if len(index) != 1:
             raise ValueError("idxmin and idxmax need a one-level index; use argmin and argmax")
@@ -1790,8 +1747,6 @@ class DataFrameGroupBy:
         return self._op("median", colnames, numeric_only=numeric_only)
 
     def _rows(self, rows: pdarray) -> DataFrame:
-        from ._ops import sort
-
         return self.df._take(sort(rows), positions_valid=True)  # row order, as pandas gives them
 
     def head(self, n: int = 5) -> DataFrame:
@@ -1911,8 +1866,6 @@ class DataFrameGroupBy:
 
         >>> df["share"] = df["fare"] / df.groupby("zone")["fare"].transform("sum")
         """
-        from ._ops import binop
-
         op = _aggregation(func)
         agg = self._aggregated([(n, op, n) for n in self._value_names(None)], 1 if op in ("var", "std") else 0)
         dropped = None

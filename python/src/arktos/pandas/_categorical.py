@@ -21,11 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._errors import InvalidDataError
-from ._pdarray import pdarray
+from ..core._errors import InvalidDataError
+from ..numpy import _ops
+from ..numpy._ops import _default_conn, argsort, binop, concatenate, sort, unique, value_counts
+from ..numpy._pdarray import EDGE_ITEMS, PRINT_THRESHOLD, pdarray
+from ._optional import _import
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ..numpy._connection import Connection
 
 __all__ = ["Categorical"]
 
@@ -98,8 +101,6 @@ class Categorical:
     ndim = 1
 
     def __init__(self, values: Any, *, conn: Connection | None = None) -> None:
-        from ._ops import _default_conn
-
         c = _default_conn(conn)
         categories, codes = _factorize(values)
         self.categories: NDArray[np.str_] = categories
@@ -185,8 +186,6 @@ class Categorical:
         ['b', 'a']
         Categories (2, object): ['a', 'b']
         """
-        from ._interop import _import
-
         return _import("pandas").Categorical.from_codes(self.codes.to_ndarray(), self.categories)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NDArray[Any]:
@@ -194,8 +193,6 @@ class Categorical:
         return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:
-        from ._pdarray import EDGE_ITEMS, PRINT_THRESHOLD
-
         if self.size <= PRINT_THRESHOLD:
             return f"Categorical({self.to_ndarray().tolist()!r})"
         name, conn = self.codes._live_name(), self.codes._conn
@@ -258,8 +255,6 @@ class Categorical:
 
         >>> zones = ak.Categorical.attach("zones")
         """
-        from ._ops import _default_conn
-
         c = _default_conn(conn)
         data_name, lengths_name = _category_names(name)
         codes = c.attach(name)
@@ -319,8 +314,6 @@ class Categorical:
         >>> ak.concatenate([ak.Categorical(["b", "a"]), ak.Categorical(["c"])])
         Categorical(['b', 'a', 'c'])
         """
-        from ._ops import concatenate
-
         cats = list(parts)
         if not cats:
             raise ValueError("need at least one Categorical to concatenate")
@@ -337,8 +330,6 @@ class Categorical:
         return Categorical._wrap(joined, union)
 
     def _compare(self, other: Any, equal: bool) -> pdarray:
-        from ._ops import binop
-
         op = "==" if equal else "!="
         if isinstance(other, Categorical):
             return binop(op, self.codes, self._codes_in(other))
@@ -411,8 +402,6 @@ class Categorical:
         >>> ak.Categorical(["b", "a", "c", "a"]).argsort()
         array([1, 3, 0, 2])
         """
-        from ._ops import argsort
-
         return argsort(self.codes)
 
     def sort_values(self) -> Categorical:
@@ -421,8 +410,6 @@ class Categorical:
         >>> ak.Categorical(["b", "a", "c"]).sort_values()
         Categorical(['a', 'b', 'c'])
         """
-        from ._ops import sort
-
         return Categorical._wrap(sort(self.codes), self.categories)
 
     def unique(self) -> Categorical:
@@ -431,8 +418,6 @@ class Categorical:
         >>> ak.Categorical(["b", "a", "b"]).unique()
         Categorical(['a', 'b'])
         """
-        from ._ops import unique
-
         codes = unique(self.codes)
         assert isinstance(codes, pdarray)
         return Categorical._wrap(codes, self.categories)
@@ -443,8 +428,6 @@ class Categorical:
         >>> ak.Categorical(["b", "a", "b"]).value_counts()
         (Categorical(['a', 'b']), array([1, 2]))
         """
-        from ._ops import value_counts
-
         values, counts = value_counts(self.codes)
         return Categorical._wrap(values, self.categories), counts
 
@@ -604,8 +587,6 @@ def _pandas_categorical(values: Any) -> Any:
     module = type(values).__module__
     if not module.startswith("pandas"):
         return None
-    from ._interop import _import
-
     pd = _import("pandas")
     if isinstance(values, pd.Categorical):
         return values
@@ -619,3 +600,6 @@ def _pandas_values(values: Any) -> Any:
     if type(values).__module__.startswith("pandas"):
         return values.to_numpy(dtype=object)
     return values
+
+
+_ops.register_categorical(Categorical)

@@ -1,6 +1,7 @@
-"""One client connection to an arktos-server: a ZeroMQ DEALER socket.
+"""The Session: one client connection to an arktos-server (a ZeroMQ DEALER socket), its requests, uploads and downloads.
 
-A Connection sends one request at a time (a lock serialises threads that
+It makes no array handles: ak.Connection (arktos.numpy) adds those. A
+Session sends one request at a time (a lock serialises threads that
 share one) and waits for the reply whose id matches; any other reply is the
 late answer to a request abandoned by Ctrl-C or a timeout and is dropped.
 
@@ -15,49 +16,96 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import io
 import ipaddress
 import itertools
 import math
-import mmap
 import os
-import select
-import signal
 import socket
-import struct
 import threading
 import time
 import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 from urllib.parse import parse_qs
 
 import numpy as np
 import zmq
+from numpy.typing import ArrayLike, NDArray
 from zmq.utils.monitor import recv_monitor_message
-from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _malloc
 from ._bufpool import POOL
+from ._commands import _CREATING, _KEEPS_ARRAYS, _LANE_PAYLOAD, _NOT_ON_LANE
 from ._dtypes import DTYPES, from_wire, to_wire
-from ._errors import (ArgumentValueError, ArktosError, AuthFailedError, RestoringError, TooManyStreamsError,
-                      UnknownCommandError)
-from ._pdarray import pdarray
-from ._progress import POLL_INTERVAL, SEND_CHUNK, Waiting, transfer_bar
-from ._protocol import (PROTOCOL_VERSION, check_frames, decode_header, encode_request, join_frames, n_frames,
-                        parse_reply, split_frames, stripe_bounds, MAX_STRIPES)
+from ._errors import (
+    ArgumentValueError,
+    ArktosError,
+    AuthFailedError,
+    RestoringError,
+    TooManyStreamsError,
+    UnknownCommandError,
+)
+from ._progress import POLL_INTERVAL, Waiting, transfer_bar
+from ._protocol import (
+    MAX_STRIPES,
+    PROTOCOL_VERSION,
+    check_frames,
+    decode_header,
+    encode_request,
+    join_frames,
+    n_frames,
+    parse_reply,
+    split_frames,
+)
+from ._transport import (
+    LANE_MAGIC,
+    LANE_SPIN_DEFAULT,
+    LANE_SPIN_MAX,
+    STREAM_MAGIC,
+    ConnectionLostError,
+    _close_sockets,
+    _keepalive,
+    _Lane,
+    _LaneFrame,
+    _MapFailed,
+    _monitor,
+    _parse_duration_ns,
+    _place_download,
+    _Placement,
+    _PortUnreachable,
+    _readable_now,
+    _RetryAfter,
+    _segment_io,
+    _send_whole,
+    _Stream,
+    _write_lease,
+    _Zstd,
+    path_counts,
+)
 
-__all__ = ["Connection", "DEFAULT_URL"]
+__all__ = ["ConnectionLostError", "DEFAULT_URL", "ServerArray", "Session"]
+
+
+@runtime_checkable
+class ServerArray(Protocol):
+    """What a Session knows of an array handle (a pdarray): the name of its
+    server array. The session layer never imports the array type."""
+
+    def _live_name(self) -> str: ...
+
 
 DEFAULT_URL = "tcp://localhost:5555"
+
+
 #: How long the server may leave heartbeats unanswered before the ZeroMQ
 #: connection counts as lost (Connection's ``heartbeat``; Go's
 #: client.DefaultHeartbeat).
 DEFAULT_HEARTBEAT = 30.0
+
+
 #: A heartbeat's timeout ends only with a whole ZeroMQ frame received
 #: (libzmq reads a PONG, like any message, after the frame the server is
 #: sending; zeromq/libzmq#2709), so a download over ZeroMQ whose frame took
@@ -67,12 +115,19 @@ DEFAULT_HEARTBEAT = 30.0
 #: at (_link_frame_size), at LINK_RATE_ASSUMED bytes a second before one was
 #: measured and again after a lost connection. Go's client does the same.
 LINK_RATE_ASSUMED = 1 << 20
+
+
 #: The smallest frame asked for that way (smaller would cost more than it saves).
 LINK_FRAME_MIN = 64 << 10
+
+
 #: Downloads smaller than this say more about latency than rate: not measured.
 LINK_SAMPLE = 1 << 20
+
+
 #: How often connect asks a server restoring its checkpoint how far it is (s).
 RESTORE_POLL = 0.05
+
 
 #: How long the first get_config waits when no timeout is given, and how
 #: long a bulk stream's or lane's connect and handshake may take: a stream
@@ -80,57 +135,49 @@ RESTORE_POLL = 0.05
 #: lane retry for the kernel's two minutes of retries before (Go's
 #: client.connectTimeout).
 CONNECT_TIMEOUT = 10.0
+
+
 #: How long close() waits for the server to take pending deletes.
 CLOSE_TIMEOUT = 2.0
+
+
 #: Arrays of this many bytes or more travel over a bulk stream (transport
 #: "auto"): below it one ZeroMQ message is as fast.
 STREAM_THRESHOLD = 1 << 20
+
+
 #: Arrays of this many bytes or more are uploaded through a shared-memory
 #: segment when the bulk stream is a unix socket (the server on this host):
 #: below it the lease's extra round trip costs more than it saves (measured
 #: when the segment was still mapped and copied into: 1 MiB 0.67 against
 #: 1.25 GiB/s over the stream, 8 MiB even, 64 MiB 4.5 against 3.5).
 SHM_THRESHOLD = 16 << 20
+
+
 #: Arrays of this many bytes or more travel striped over several TCP bulk
 #: streams (Connection.stripes): one loopback TCP connection moved 2.2-2.5
 #: GiB/s here, three 3.4-3.8 (the kernel's work for one connection runs
 #: mostly on one core). Below it the threads cost more than they save.
 STRIPE_THRESHOLD = 16 << 20
+
+
 #: Connection.stripes' default: streams a large TCP transfer is split over.
 DEFAULT_STRIPES = 3
-# How often fast paths were taken (tests check them): "shm_copies_out", the
-# private downloads read out of a segment; "shm_mapped_writes", the uploads
-# copied into a lent segment through a mapping (a pooled segment, whose pages
-# exist); "shm_map_failures", the views
-# streamed because their segment could not be mapped here; "lane_direct", the
-# downloads read from the lane straight into their array (_Placement);
-# "lanes_closed_by_peer" and "streams_closed_by_peer", the idle lanes and the
-# bulk streams found closed by their (restarted) server and replaced before
-# a request went out on them; "restore_retries", the requests, downloads and
-# uploads sent again after a RESTORING refusal (Go's RestoreRetries);
-# "connections_lost", the requests failed with ConnectionLostError.
-path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
-                               "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0, "restore_retries": 0,
-                               "connections_lost": 0}
+
+
 #: A lane idle this long is checked for a close by its server before a
 #: request goes out on it (Go's laneIdleCheck): busy lanes skip the poll.
 LANE_IDLE_CHECK = 0.02
-#: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
-STREAM_MAGIC = b"ARKTOS-STREAM-1\n"
-# A request lane (docs/protocol.md, "Request lanes"): same length as STREAM_MAGIC.
-LANE_MAGIC = b"ARKTOS-LANE-1\n\x00\x00"
-# Commands that stay on the ZeroMQ socket (bulk bytes, descriptors, streams).
-_NOT_ON_LANE = frozenset({"open_stream", "close_stream", "shm_lease", "shm_release", "shutdown"})
-# Requests a lane carries with payload frames (or that get them in the
-# reply) when the caller says so (_roundtrip's lane_ok): arrays of less than
-# LANE_PAYLOAD_MAX bytes, to a server whose get_config says "lane_payload".
-_LANE_PAYLOAD = frozenset({"upload", "download"})
+
+
 #: Uploads and downloads of fewer bytes take the request lane. Measured
 #: here (p50, lane against ZeroMQ frames): 800 bytes up 92-97 µs against
 #: 515-572, down 88-142 against 462-488; 128 KiB up 180-278 against
 #: 744-894, down 227-247 against 554-563; at 256 KiB about even, at 512 KiB
 #: the lane's download (read into bytes, then copied) 1.1-1.2 ms against 0.7.
 LANE_PAYLOAD_MAX = 256 << 10
+
+
 #: Downloads of fewer bytes come back inline in the lane's reply while no
 #: bulk stream is open, read from the socket straight into the new array
 #: (_Placement): no bytes object, no second copy. From 256 KiB to 1 MiB that
@@ -138,43 +185,25 @@ LANE_PAYLOAD_MAX = 256 << 10
 #: faster still, so with one those go on it (bench/transfer/mid.py; its
 #: README's "Mid-size downloads").
 LANE_DOWNLOAD_MAX = 1 << 20
+
+
 #: A lane message has at most 64 frames, the header one of them.
 LANE_MAX_FRAMES = 64
+
+
 TRANSPORTS = ("auto", "frames", "stream")
+
+
 #: A request's first wait for its reply (ms): most replies come well within it.
 _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
+
+
 COMPRESSIONS = (None, "zstd")
 
 
-class _Zstd:
-    """zstd frames (python-zstandard): each payload frame one zstd frame that
-    records its content size, as the server writes and expects them."""
-
-    def __init__(self) -> None:
-        try:
-            import zstandard
-        except ImportError:
-            raise ImportError("compression='zstd' needs the zstandard package: "
-                              "pip install 'arktos[zstd]'") from None
-        self._compressor = zstandard.ZstdCompressor(level=1, write_content_size=True)
-        self._decompressor = zstandard.ZstdDecompressor()
-
-    def compress(self, frames: Sequence[NDArray[Any]]) -> list[bytes]:
-        return [self._compressor.compress(frame.data.cast("B")) for frame in frames]
-
-    def decompress_into(self, frames: Sequence[Any], out: NDArray[Any], frame_size: int) -> None:
-        dst = out.view(np.uint8)
-        expected = n_frames(dst.size, frame_size)
-        if len(frames) != expected:
-            raise RuntimeError(f"server sent {len(frames)} compressed frames, the protocol says {expected}")
-        for index, frame in enumerate(frames):
-            lo = index * frame_size
-            want = min(frame_size, dst.size - lo)
-            raw = self._decompressor.decompress(frame, max_output_size=want)
-            if len(raw) != want:
-                raise RuntimeError(f"compressed frame {index} holds {len(raw)} bytes, want {want}")
-            dst[lo:lo + want] = np.frombuffer(raw, np.uint8)
 _SERVER_HINT = "is arktos-server running? start it with `make serve`"
+
+
 _TOKEN_SOURCES = ("pass token=..., add ?token=... to the URL, set ARKTOS_TOKEN or "
                   "ARKTOS_TOKEN_FILE, or put the token in ~/.arktos/token")
 
@@ -189,34 +218,6 @@ def _split_url(url: str) -> tuple[str, str | None]:
                          "the only one is ?token=...")
     tokens = params.get("token")
     return endpoint, (tokens[-1] if tokens else None)
-
-
-#: Commands whose result names arrays they newly created (unless given an
-#: "out" array to write in place); a late reply to one of these, abandoned by
-#: Ctrl-C, is freed. A server that lists them (get_config "creating") is
-#: believed instead.
-_CREATING = frozenset({
-    "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
-    "where", "scan", "slice", "take", "compress", "repeat", "getitem", "sort", "argsort", "coargsort",
-    "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
-    "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "groupby_head",
-    "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
-    "clip", "compress_many", "take_many", "lookup", "searchsorted", "groupby_scan",
-})
-
-
-#: Commands that never change what a stored array's name holds, unless given
-#: "out" (a write in place): a GroupBy not grouped yet need not be grouped
-#: before them (_request). Any other command (setitem, load_all, read_parquet,
-#: delete, ...) groups them first.
-_KEEPS_ARRAYS = frozenset({
-    "get_config", "info", "list", "mem_used", "stats", "download", "shm_release", "shm_lease",
-    "open_stream", "close_stream", "reduce", "binop", "unop", "astype", "where", "scan", "full",
-    "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "repeat", "sort",
-    "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "order_stats", "groupby",
-    "groupby_agg", "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr",
-    "groupby_head", "groupby_sample", "groupby_unique", "to_parquet", "to_arrow_file", "save_all", "shutdown",
-})
 
 
 def _written(cmd: str, args: dict[str, Any]) -> set[str] | None:
@@ -234,7 +235,7 @@ def _written(cmd: str, args: dict[str, Any]) -> set[str] | None:
 
 def _name_arg(x: Any, what: str) -> str:
     """The server name `x` gives: a str as it is, a pdarray's name."""
-    if isinstance(x, pdarray):
+    if isinstance(x, ServerArray):
         return x._live_name()
     if isinstance(x, str):
         return x
@@ -264,83 +265,6 @@ def _is_loopback(endpoint: str) -> bool:
         return False
 
 
-LANE_SPIN_DEFAULT = 200e-6
-LANE_SPIN_MAX = 0.1
-# A poll step (a poll(0) and a yield) that took longer than this was off the
-# CPU while another thread ran; the following waits skip polling for 4, 8,
-# ... up to LANE_SPIN_BACKOFF_MAX replies, a poll that runs undisturbed
-# halving that (transfer/spin.go says why).
-LANE_SPIN_BUSY_GAP = 50e-6
-LANE_SPIN_BACKOFF_MAX = 256
-_DURATION_UNITS_NS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 10**6, "s": 10**9,
-                     "m": 60 * 10**9, "h": 3600 * 10**9}
-_ASCII_DIGITS = "0123456789"
-
-
-def _parse_duration_ns(text: str) -> int | None:
-    """A duration as Go's time.ParseDuration reads it ("200us", "1ms500us",
-    "0.5ms", "0"), in nanoseconds, step for step (integer nanoseconds, a
-    term's fraction truncated, its overflow checks); None where Go errs."""
-    s, neg = text, False
-    if s[:1] in ("-", "+"):
-        neg, s = s[0] == "-", s[1:]
-    if s == "0":
-        return 0
-    if not s:
-        return None
-    total = 0
-    while s:
-        if not (s[0] == "." or s[0] in _ASCII_DIGITS):
-            return None
-        i = 0
-        v = 0
-        while i < len(s) and s[i] in _ASCII_DIGITS:  # leadingInt
-            if v > (1 << 63) // 10:
-                return None
-            v = v * 10 + ord(s[i]) - 48
-            if v > 1 << 63:
-                return None
-            i += 1
-        pre, s = i > 0, s[i:]
-        f, scale, post = 0, 1.0, False
-        if s[:1] == ".":
-            s, i, overflow = s[1:], 0, False
-            while i < len(s) and s[i] in _ASCII_DIGITS:  # leadingFraction
-                if not overflow:
-                    if f > ((1 << 63) - 1) // 10:
-                        overflow = True
-                    else:
-                        y = f * 10 + ord(s[i]) - 48
-                        if y > 1 << 63:
-                            overflow = True
-                        else:
-                            f, scale = y, scale * 10
-                i += 1
-            post, s = i > 0, s[i:]
-        if not pre and not post:
-            return None
-        i = 0
-        while i < len(s) and not (s[i] == "." or s[i] in _ASCII_DIGITS):
-            i += 1
-        unit = _DURATION_UNITS_NS.get(s[:i]) if i else None
-        if unit is None:
-            return None
-        s = s[i:]
-        if v > (1 << 63) // unit:
-            return None
-        v *= unit
-        if f > 0:
-            v += int(float(f) * (float(unit) / scale))
-            if v > 1 << 63:
-                return None
-        total += v
-        if total > 1 << 63:
-            return None
-    if neg:
-        return -total
-    return total if total <= (1 << 63) - 1 else None
-
-
 def _lane_spin(value: float | str | None) -> float:
     """Connection's lane_spin in seconds: a number of seconds, a duration
     string as --lane-spin takes it, or None for ARKTOS_LANE_SPIN (else
@@ -367,114 +291,12 @@ def _lane_spin(value: float | str | None) -> float:
 
 
 _T = TypeVar("_T")
-
-_yield_cpu: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
-_POLLIN: int = getattr(select, "POLLIN", 1)
-
-
-def _usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, as Go's NumCPU)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-class _LaneFrame:
-    """A payload frame read from a lane, shaped like a zmq.Frame (.buffer)."""
-
-    __slots__ = ("buffer",)
-
-    def __init__(self, data: bytes | memoryview) -> None:
-        self.buffer = memoryview(data)
-
-
-class _Placement:
-    """Where _Lane.recv reads a reply's payload frames: `make` gets the
-    reply's header and returns the array they fill (or None: frames of
-    their own); `out` is that array and `placed` how many of its bytes were
-    read into it, one frame after another, straight from the socket."""
-
-    __slots__ = ("make", "out", "placed")
-
-    def __init__(self, make: Callable[[bytes], NDArray[Any] | None]) -> None:
-        self.make = make
-        self.out: NDArray[Any] | None = None
-        self.placed = 0
-
-
-def _place_download(header: bytes) -> NDArray[Any] | None:
-    """The array a download's inline lane reply fills (_Placement.make),
-    from the reply's header; None for an error, bytes sent elsewhere or
-    compressed, or a description that does not add up (join_frames then
-    reports it)."""
-    try:
-        reply = decode_header(header)
-        result = reply.get("result")
-        if reply.get("status") != 0 or not isinstance(result, dict) or result.get("inline") is False:
-            return None
-        if "stream" in result or result.get("shm") or result.get("compression"):
-            return None
-        dtype, size = from_wire(result["dtype"]), int(result["size"])
-        if size <= 0 or size * dtype.itemsize != int(result["nbytes"]):
-            return None
-    except (ValueError, KeyError, TypeError):
-        return None
-    return POOL.empty(size, dtype)
-
-
-class _PortUnreachable(ConnectionError):
-    """A connect to the server's stream port timed out (a firewall that
-    passes only the ZeroMQ port, most likely): that does not pass by
-    itself, so the connection opens no more streams or lanes and sends
-    everything over ZeroMQ (Go's errStreamPortUnreachable)."""
-
-
-class ConnectionLostError(ConnectionError):
-    """The ZeroMQ connection dropped while a request waited for its reply:
-    the server stopped, crashed or restarted, or answered no heartbeat
-    within the connection's ``heartbeat`` seconds. Whether the request ran
-    is not known; the next request connects again (Go's
-    client.ErrConnectionLost)."""
-
-
-def _keepalive(sock: socket.socket, heartbeat: float) -> None:
-    """A TCP lane or stream whose server's host vanished fails within about
-    ``heartbeat`` seconds, as the ZeroMQ socket's heartbeats do: keep-alive
-    probes from a quarter of it on an idle connection (a lane waiting for a
-    reply is one), four unanswered ones drop it, and TCP_USER_TIMEOUT bounds
-    bytes sent and never acknowledged. Without, a blocked read waited for
-    ever (the kernel's defaults: two hours, then 11 minutes). Go's client
-    does the same (keepAlive)."""
-    if heartbeat <= 0:
-        return
-    step = max(1, math.ceil(heartbeat / 4))  # (the kernel counts whole seconds)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    for name, value in (("TCP_KEEPIDLE", step), ("TCP_KEEPINTVL", step), ("TCP_KEEPCNT", 4),
-                        ("TCP_USER_TIMEOUT", math.ceil(heartbeat * 1000))):
-        if hasattr(socket, name):  # (Linux has all four)
-            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-
-
-def _close_sockets(sock: zmq.Socket[bytes], monitor: zmq.Socket[bytes]) -> None:
-    # The monitor is stopped first. libzmq sends its events blocking, from
-    # its I/O thread: an event for a socket whose monitor peer is gone (the
-    # server dropping as the connection closes) blocked that thread for
-    # good, and with it every ZeroMQ connection of the process.
-    try:
-        sock.disable_monitor()
-    except zmq.ZMQError:
-        pass
-    monitor.close(0)
-    sock.close(0)
-
-
-_MONITOR_IDS = itertools.count(1)
+_S = TypeVar("_S", bound="Session")
 
 
 #: Connections not closed yet: closed at the interpreter's exit, so that the
 #: arrays their live pdarrays own are deleted (close).
-_open_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+_open_connections: weakref.WeakSet[Session] = weakref.WeakSet()
 
 
 def _close_at_exit() -> None:
@@ -497,504 +319,6 @@ def _hook_exit() -> None:
 
 
 _exit_hooked = False
-
-
-def _send_whole(sock: zmq.Socket[bytes], parts: list[Any]) -> None:
-    """send_multipart that a Ctrl-C cannot cut short: pyzmq sends frame by
-    frame and checks for signals between them, and a message left half sent
-    was completed by the next request's frames (the server answered both
-    as one, under the old id, and the next request timed out). In the main
-    thread, with a Python handler for SIGINT, the interrupt is held until
-    the message is whole, then raised."""
-    if len(parts) < 2 or threading.current_thread() is not threading.main_thread():
-        sock.send_multipart(parts, copy=False)  # (a signal interrupts only the main thread)
-        return
-    old = signal.getsignal(signal.SIGINT)
-    if not callable(old):
-        sock.send_multipart(parts, copy=False)
-        return
-    held: list[Any] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
-    try:
-        sock.send_multipart(parts, copy=False)
-    finally:
-        signal.signal(signal.SIGINT, old)
-    if held:
-        old(*held[0])  # the default handler raises KeyboardInterrupt
-
-
-def _monitor(sock: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
-    """A PAIR socket receiving sock's DISCONNECTED events. Its receive
-    queue has no limit: libzmq's sending side blocks (its I/O thread) when
-    the queue is full, and events are tens of bytes, read at each request
-    on ZeroMQ. (pyzmq's get_monitor_socket names the endpoint after the
-    file descriptor, which the next socket may reuse before libzmq has
-    reaped the last.)"""
-    addr = f"inproc://arktos-monitor-{os.getpid()}-{next(_MONITOR_IDS)}"
-    sock.monitor(addr, zmq.EVENT_DISCONNECTED)
-    monitor: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.PAIR)
-    monitor.setsockopt(zmq.LINGER, 0)
-    monitor.setsockopt(zmq.RCVHWM, 0)
-    monitor.connect(addr)
-    return monitor
-
-
-class _RetryAfter:
-    """Spaces out opening a lane or stream after a failure that may pass
-    (the server at its --max-streams, a failed connect): a second at first,
-    doubling to a minute while it fails (Go's client.retryAfter). Each try
-    costs an open_stream round trip (and, for a lane, a connect)."""
-
-    FIRST, MOST = 1.0, 60.0
-
-    def __init__(self) -> None:
-        self.at = 0.0
-        self.wait = 0.0
-
-    def failed(self) -> None:
-        self.wait = min(max(2 * self.wait, self.FIRST), self.MOST)
-        self.at = time.monotonic() + self.wait
-
-    def early(self) -> bool:
-        return time.monotonic() < self.at
-
-
-class _Lane:
-    """A request lane: a plain socket (opened like a bulk stream, with
-    LANE_MAGIC) that carries whole requests and replies, one at a time, so a
-    small request's round trip skips libzmq's I/O threads on both sides.
-    Messages are the frame count then each frame's length (uint32,
-    little-endian) and bytes; frame 0 is the msgpack header."""
-
-    def __init__(self, sock: socket.socket, network: str, spin: float = 0.0) -> None:
-        self.sock = sock
-        self.network = network
-        self.rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=1 << 16))
-        # How long readable() polls before it blocks (Connection's lane_spin;
-        # not with one CPU, where it would only keep the server from
-        # running), how many replies came while it polled and how many polls
-        # found the CPU taken (tests check the paths), and the back-off after
-        # those (transfer/spin.go).
-        self.spin = spin if _usable_cpus() >= 2 else 0.0
-        self.spin_hits = 0
-        self.spin_busy = 0
-        self.spin_polls = 0  # waits that found nothing at once and polled
-        self._skip = 0
-        self._backoff = 0
-        # poll, not select.select, which fails on descriptors past 1023;
-        # (Windows) a select-shaped stand-in where there is no poll.
-        self._poll: Any
-        if hasattr(select, "poll"):
-            self._poll = select.poll()
-            self._poll.register(sock, select.POLLIN)
-        else:
-            self._poll = _SelectPoll(sock)
-        # The id of a request given up on (Ctrl-C, timeout) whose reply is
-        # still to come on this lane: until it is read, requests go to ZeroMQ.
-        self.owed: int | None = None
-        self.used = 0.0  # time.monotonic() when its last reply was read
-        self.sending = False  # inside send(): a message may be half written
-
-    def send(self, header: bytes, payload: Sequence[Any] = ()) -> None:
-        """Send one request; `sending` stays True if it is cut short."""
-        self.sending = True
-        if not len(payload):
-            self.sock.sendall(struct.pack("<II", 1, len(header)) + header)
-            self.sending = False
-            return
-        # The frames go from the caller's buffers into the kernel (sendmsg),
-        # each after its length.
-        views: list[memoryview] = [memoryview(struct.pack("<II", 1 + len(payload), len(header)) + header)]
-        for f in payload:
-            v = memoryview(f).cast("B")
-            views += [memoryview(struct.pack("<I", len(v))), v]
-        views = [v for v in views if len(v)]
-        while views:
-            sent = self.sock.sendmsg(views[:512])
-            while sent:
-                if sent >= len(views[0]):
-                    sent -= len(views.pop(0))
-                else:
-                    views[0], sent = views[0][sent:], 0
-        self.sending = False
-
-    def recv(self, place: _Placement | None = None) -> list[bytes | memoryview]:
-        """One whole message (blocking); ConnectionError if the lane ends.
-        With `place`, payload frames are read into place.make's array while
-        they fit (memoryviews of it), the rest into bytes of their own."""
-        head = self.rfile.read(4)
-        if len(head) != 4:
-            raise ConnectionError("the request lane was closed by the server")
-        (n,) = struct.unpack("<I", head)
-        frames: list[bytes | memoryview] = []
-        buf: memoryview | None = None
-        for i in range(n):
-            size_b = self.rfile.read(4)
-            if len(size_b) != 4:
-                raise ConnectionError("the request lane was closed inside a reply")
-            (size,) = struct.unpack("<I", size_b)
-            if buf is not None and place is not None and size <= len(buf) - place.placed:
-                dst = buf[place.placed:place.placed + size]
-                if self.rfile.readinto(dst) != size:
-                    raise ConnectionError("the request lane was closed inside a reply")
-                place.placed += size
-                frames.append(dst)
-                continue
-            data = self.rfile.read(size)
-            if len(data) != size:
-                raise ConnectionError("the request lane was closed inside a reply")
-            frames.append(data)
-            if i == 0 and place is not None and n > 1:
-                place.out = place.make(data)
-                if place.out is not None:
-                    buf = place.out.reshape(-1).view(np.uint8).data
-        if not frames:
-            raise ConnectionError("the server sent an empty message on the request lane")
-        self.used = time.monotonic()
-        return frames
-
-    def closed_by_peer(self) -> bool:
-        """Whether the server closed the lane (or sent bytes no request asked
-        for), without blocking: nothing is due between requests."""
-        return bool(self._poll.poll(0))
-
-    def readable(self, wait: float | None) -> bool:
-        """Whether a reply has started to arrive, waiting at most `wait` s
-        (None: forever). Each reply is read whole, so nothing is left in
-        rfile's buffer between replies and the socket tells the truth.
-
-        With spin set it first polls without blocking, for up to spin (never
-        past wait): on a small VM a process blocked in a wait is woken some
-        100-170 µs after the reply lands, where one that polls sees it at
-        once. A poll step that comes back late (another thread had the CPU)
-        ends the poll, and the next waits block at once (transfer/spin.go)."""
-        poll = self._poll.poll
-        if wait is not None and wait < 0:
-            wait = 0.0
-        if self.spin and wait != 0:
-            if self._skip:
-                self._skip -= 1
-            else:
-                t0 = last = time.perf_counter()
-                end = t0 + (self.spin if wait is None else min(self.spin, wait))
-                tries, busy = 0, False
-                while True:
-                    events = poll(0)
-                    ready = bool(events)
-                    now = time.perf_counter()
-                    if tries and now - last > LANE_SPIN_BUSY_GAP:
-                        busy = True  # (a reply found after such a step may have waited)
-                        break
-                    if ready:
-                        if tries:
-                            self.spin_polls += 1
-                            self._backoff //= 2  # polled undisturbed
-                            if events[0][1] == _POLLIN:  # bytes, not a hang-up
-                                self.spin_hits += 1
-                        return True
-                    if now >= end:
-                        if tries:
-                            self.spin_polls += 1
-                        self._backoff //= 2
-                        break
-                    tries += 1
-                    last = now
-                    _yield_cpu()  # to any other thread that wants it (the server, a worker)
-                if busy:
-                    self.spin_polls += 1
-                    self.spin_busy += 1
-                    self._backoff = min(max(2 * self._backoff, 4), LANE_SPIN_BACKOFF_MAX)
-                    self._skip = self._backoff
-                    if ready:
-                        return True
-                if wait is not None:
-                    wait = max(0.0, wait - (time.perf_counter() - t0))
-        return bool(poll(None if wait is None else wait * 1000.0))
-
-    def close(self) -> None:
-        try:
-            self.rfile.close()
-        finally:
-            self.sock.close()
-
-
-def _readable_now(sock: socket.socket) -> bool:
-    """Whether sock has bytes or a close to read, without blocking."""
-    if hasattr(select, "poll"):
-        p = select.poll()
-        p.register(sock, select.POLLIN)
-        return bool(p.poll(0))
-    return bool(_SelectPoll(sock).poll(0))
-
-
-class _SelectPoll:
-    """select.poll's shape over select.select, where there is no poll."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-
-    def poll(self, timeout_ms: float | None = None) -> list[tuple[int, int]]:
-        r, _, _ = select.select([self.sock], [], [], None if timeout_ms is None else timeout_ms / 1000.0)
-        return [(self.sock.fileno(), _POLLIN)] if r else []
-
-
-class _MapFailed(OSError):
-    """A received shared-memory segment could not be mapped here."""
-
-
-def _send_all(sock: socket.socket, part: memoryview) -> int:
-    """Send all of part (a stripe's chunk); how many bytes that was."""
-    sock.sendall(part)
-    return len(part)
-
-
-class _Stream:
-    """An open bulk stream: a plain socket beside the ZeroMQ one that carries
-    array bytes only, straight between the kernel and the arrays' buffers."""
-
-    def __init__(self, stream_id: int, sock: socket.socket, network: str) -> None:
-        self.id = stream_id
-        self.sock = sock
-        self.network = network
-        # More TCP streams a large transfer is striped over (id, socket),
-        # opened when one first needs them (Connection._stripes_for).
-        self.stripes: list[tuple[int, socket.socket]] = []
-
-    def close(self) -> None:
-        """Close the stream and its stripes; a thread blocked on one of them
-        (a striped transfer's) returns at once."""
-        for sock in [self.sock] + [s for _, s in self.stripes]:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-
-    def _striped(self, view: memoryview, what: str, move: Callable[[socket.socket, memoryview], int]) -> None:
-        """Move `view` over the stream and its stripes at once, stripe i
-        (stripe_bounds) over socket i, each on a thread (the GIL is let go
-        in the socket calls) but the first, which this thread moves. `move`
-        moves at most a chunk and returns how many bytes it moved. Any
-        failure closes every socket, so the others end too; the first
-        error is raised."""
-        socks = [self.sock] + [s for _, s in self.stripes]
-        errors: list[BaseException] = []
-        bar = transfer_bar(len(view), what)
-        bar_lock = threading.Lock()
-
-        def run(i: int) -> None:
-            lo, hi = stripe_bounds(i, len(socks), len(view))
-            try:
-                while lo < hi:
-                    n = move(socks[i], view[lo:min(hi, lo + SEND_CHUNK)])
-                    if n == 0:
-                        raise ConnectionError(f"the server closed bulk stream stripe {i} with {hi - lo} bytes to go")
-                    lo += n
-                    if bar is not None:
-                        with bar_lock:
-                            bar.update(n)
-            except BaseException as err:  # (Ctrl-C, in this thread)
-                errors.append(err)
-                self.close()
-
-        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(1, len(socks))]
-        try:
-            for t in threads:
-                t.start()
-            run(0)
-            for t in threads:
-                t.join()
-        except BaseException:  # Ctrl-C while joining
-            self.close()
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        if errors:
-            raise errors[0]
-
-    def send(self, data: NDArray[Any], striped: bool = False) -> None:
-        view = data.data.cast("B")
-        if striped and self.stripes:
-            self._striped(view, "arktos upload", _send_all)
-            return
-        bar = transfer_bar(len(view), "arktos upload")
-        if bar is None:
-            self.sock.sendall(view)
-            return
-        try:
-            for lo in range(0, len(view), SEND_CHUNK):
-                chunk = view[lo:lo + SEND_CHUNK]
-                self.sock.sendall(chunk)
-                bar.update(len(chunk))
-        finally:
-            bar.close()
-
-    def recv_fd(self) -> int:
-        """Receive the one descriptor the server sends after a reply."""
-        _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
-        for extra in fds[1:]:
-            os.close(extra)
-        if len(fds) != 1:
-            raise ConnectionError("the server sent no shared-memory descriptor")
-        return fds[0]
-
-    def recv_view(self, dtype: np.dtype[Any], size: int) -> NDArray[Any]:
-        """Receive a shared-memory segment's descriptor and map it read-only.
-
-        The pages are not touched here: the view is ready at once and its
-        pages are mapped in as they are first read."""
-        fd = self.recv_fd()
-        try:
-            nbytes = size * dtype.itemsize
-            if nbytes == 0:
-                return np.empty(0, dtype)
-            # mmap checks the segment holds nbytes (a shorter one would fault).
-            try:
-                segment = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-            except OSError as err:
-                raise _MapFailed(*err.args) from err
-        finally:
-            os.close(fd)
-        # The array keeps the mapping alive; it is unmapped when the array goes.
-        return np.frombuffer(segment, dtype, count=size)
-
-    def recv_into(self, out: NDArray[Any], striped: bool = False) -> None:
-        view = out.data.cast("B")
-        if striped and self.stripes:
-            self._striped(view, "arktos download", lambda sock, part: sock.recv_into(part, len(part)))
-            return
-        got, total = 0, len(view)
-        bar = transfer_bar(total, "arktos download")
-        try:
-            while got < total:
-                n = self.sock.recv_into(view[got:], min(total - got, 1 << 26))
-                if n == 0:
-                    raise ConnectionError(f"the server closed the bulk stream after {got} of {total} bytes")
-                got += n
-                if bar is not None:
-                    bar.update(n)
-        finally:
-            if bar is not None:
-                bar.close()
-
-
-#: Segment reads and writes at least this large run on several threads (the
-#: GIL is released in the syscall).
-_PARALLEL_COPY = 16 << 20
-_copy_pool: ThreadPoolExecutor | None = None
-
-
-def _write_lease(fd: int, data: NDArray[Any]) -> None:
-    """Copy data into the lent segment fd (tests refuse it).
-
-    Into a pooled segment lent again (its pages exist) through a mapping
-    built in one walk (MAP_POPULATE), where pwrite goes through the page
-    cache a page at a time: 256 MiB on two threads here, 45 ms mapped (12.5
-    of them populating and 9.5 unmapping) against 82-85 ms with pwrite. A
-    large mapping is unmapped on a copy thread (munmap lets go of the GIL)
-    while the upload goes on: a 256 MiB upload then took 36 ms p50 against
-    49. Into a new segment with pwrite (see _segment_io)."""
-    buf = data.data.cast("B")
-    segment = None
-    if _resident(fd, len(buf)):
-        try:
-            segment = mmap.mmap(fd, len(buf), flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
-        except OSError:
-            pass  # refused (out of mappings or address space): pwrite
-    if segment is None:
-        _segment_io(fd, buf, True, "arktos upload")
-        return
-    try:
-        _segment_io(fd, buf, True, "arktos upload", np.frombuffer(segment, np.uint8))
-    except BaseException:
-        _unmap(segment)
-        raise
-    path_counts["shm_mapped_writes"] += 1
-    if _copy_pool is not None and len(buf) >= _PARALLEL_COPY:
-        try:
-            _copy_pool.submit(_unmap, segment)
-            return
-        except RuntimeError:  # the pool is shut down (interpreter exit)
-            pass
-    _unmap(segment)
-
-
-def _unmap(segment: mmap.mmap) -> None:
-    try:
-        segment.close()
-    except BufferError:
-        # A slice is still held (by an exception's traceback, or a copy
-        # thread not yet done with its work item): unmapped when it goes.
-        pass
-
-
-def _resident(fd: int, n: int) -> bool:
-    """Whether the segment fd is sealed against shrinking (so it can never
-    become shorter than a mapping of it, and no access falls past its end,
-    which would kill this process with SIGBUS) and holds pages for all of
-    its first n bytes (no hole before byte n)."""
-    try:
-        import fcntl
-        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
-        return bool(seals & fcntl.F_SEAL_SHRINK) and os.lseek(fd, 0, os.SEEK_HOLE) >= n
-    except (ImportError, AttributeError, OSError):
-        return False
-
-
-def _segment_io(fd: int, buf: memoryview, write: bool, label: str,
-                mapped: NDArray[np.uint8] | None = None) -> None:
-    """Copy buf (bytes) to the start of the shared-memory segment fd with
-    pwrite (or into `mapped`, a writable mapping of it, with numpy, which
-    lets go of the GIL), or fill it from there with preadv; on several
-    threads for a large one, showing a bar named `label`. pwrite and preadv
-    build no page tables for the segment, and pwrite does not zero a new
-    segment's pages written whole (256 MiB on two threads here: read 37 ms
-    against 77 ms mapped and copied; into a new segment 153 against 311)."""
-    global _copy_pool
-    n = len(buf)
-    src = np.frombuffer(buf, np.uint8) if mapped is not None else None
-
-    def part(lo: int, hi: int) -> None:
-        if mapped is not None and src is not None:
-            np.copyto(mapped[lo:hi], src[lo:hi])
-            return
-        while lo < hi:
-            k = os.pwrite(fd, buf[lo:hi], lo) if write else os.preadv(fd, [buf[lo:hi]], lo)
-            if k <= 0:
-                raise OSError(f"the shared-memory segment ends at byte {lo}, short of {n}")
-            lo += k
-
-    bar = transfer_bar(n, label)
-    workers = min(os.cpu_count() or 1, 8)
-    try:
-        if n < _PARALLEL_COPY or workers < 2:
-            for lo in range(0, n, SEND_CHUNK):
-                part(lo, min(n, lo + SEND_CHUNK))
-                if bar is not None:
-                    bar.update(min(SEND_CHUNK, n - lo))
-            return
-        if _copy_pool is None:
-            _copy_pool = ThreadPoolExecutor(workers, thread_name_prefix="arktos-copy")
-        block = 4 << 20
-        futures: list[Any] = []
-        try:
-            try:
-                for lo in range(0, n, block):
-                    futures.append(_copy_pool.submit(part, lo, min(n, lo + block)))
-            except RuntimeError:  # the pool is shut down (interpreter exit): the rest on this thread
-                for lo in range(len(futures) * block, n, block):
-                    part(lo, min(n, lo + block))
-                    if bar is not None:
-                        bar.update(min(block, n - lo))
-            for lo, future in zip(range(0, n, block), futures):
-                future.result()
-                if bar is not None:
-                    bar.update(min(block, n - lo))
-        except BaseException:  # Ctrl-C: no thread may use buf or fd once we return
-            wait(futures)
-            raise
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _read_token_file(path: Path) -> str:
@@ -1029,60 +353,11 @@ def _as_wire_array(x: ArrayLike) -> NDArray[Any]:
     return np.ascontiguousarray(arr, dtype=DTYPES[to_wire(arr.dtype)])
 
 
-class Connection:
-    """A connection to one arktos-server.
-
-    ``url`` defaults to $ARKTOS_URL, else ``tcp://localhost:5555``. The token
-    comes from ``token``, the URL (``?token=...``), $ARKTOS_TOKEN, the file
-    named by $ARKTOS_TOKEN_FILE, and lastly ``~/.arktos/token`` when the server
-    refuses a request without one. ``timeout`` (seconds) bounds every request;
-    None waits forever, except for the first get_config, which waits at most
-    10 s so that a missing server is reported. A server still restoring its
-    --checkpoint answers at once; the constructor then waits until its arrays
-    are back (within ``timeout``; a progress bar shows past
-    ``ak.config.progress_delay``). Requests from several threads
-    are serialised; for parallel transfers give each thread its own
-    Connection.
-
-    Array bytes travel over a bulk stream (a plain socket beside the ZeroMQ
-    one, unix when the server is on this host) for arrays of 1 MiB or more
-    with ``transport="auto"``, always with ``"stream"``, and never with
-    ``"frames"`` (ZeroMQ frames only); ``stream_network`` forces "tcp" or
-    "unix". Over TCP an array of 16 MiB or more is split across ``stripes``
-    streams at once (default 3; 1 for one): one TCP connection is bound by
-    the kernel's work for it on one core (here 2.2-2.5 GiB/s, three 3.4-3.8).
-    ``compression="zstd"`` compresses frames both ways (for slow,
-    remote links: it costs CPU and pays only on compressible data; needs the
-    zstandard package) and always sends frames.
-
-    With the server on this host (a unix stream), arrays of 16 MiB or more are
-    uploaded through a shared-memory segment that becomes the server's array
-    (the server copies nothing), and ``to_ndarray(copy=False)`` maps the
-    array's segment read-only (no copy on either side). ``shm=False`` turns
-    both off; with a remote server they are never attempted.
-
-    Requests without payload (everything but uploads, downloads and stream
-    management) travel over a request lane once the connection is up: a
-    plain socket beside the ZeroMQ one, opened like a bulk stream, whose
-    round trip skips libzmq's I/O threads. ``lane=False`` keeps every
-    request on ZeroMQ; a server that offers no streams gets ZeroMQ anyway.
-    While it waits for a lane reply the client polls the socket for up to
-    ``lane_spin`` (seconds, or a duration such as ``"200us"``; default
-    ``ARKTOS_LANE_SPIN``, else 200 µs; 0 turns it off) before it blocks:
-    a reply that comes meanwhile is read without the wake-up a blocked
-    process waits for (about 130 µs on a small VM). A poll that finds the
-    CPU taken by another thread stops polling for a while.
-
-    A request waiting for its reply on ZeroMQ fails with
-    ``ConnectionLostError`` (a ``ConnectionError``) when the connection
-    drops: the server stopped or crashed, or left heartbeats unanswered for
-    ``heartbeat`` seconds (default 30; pings go out at a quarter of it; 0
-    sends none), as a host that vanished does. Whether the request ran is
-    not known; the next one connects again.
-
-    >>> conn = ak.Connection("tcp://localhost:5555")
-    >>> a = conn.array([1, 2, 3])
-    >>> conn.close()
+class Session:
+    """The protocol half of ak.Connection: the ZeroMQ socket, its request
+    lane and bulk streams, and the requests that make no arrays (info,
+    delete, get_config, ...). ak.Connection (arktos.numpy) adds the methods
+    that return pdarrays; its docstring explains the arguments.
     """
 
     def __init__(self, url: str | None = None, token: str | None = None,
@@ -1134,7 +409,7 @@ class Connection:
         # (by id: a WeakSet would compare pdarrays with ==, which is elementwise)
         self._owned: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         _open_connections.add(self)
-        # GroupBys whose ids are not made yet (_groupby.py): grouped before
+        # GroupBys whose ids are not made yet (arktos.pandas): grouped before
         # any request that could change a stored array (_request). Their own
         # lock: grouping one sends a request (under _lock).
         self._lazy_groupbys: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -1973,36 +1248,13 @@ class Connection:
     def stream_network(self, value: str | None) -> None:
         self._stream_network = value
 
-    def _pdarray(self, result: dict[str, Any], *, owned: bool) -> pdarray:
-        return pdarray(self, result["name"], from_wire(result["dtype"]), int(result["size"]),
-                       owned=owned)
-
     # -- public API -------------------------------------------------------
 
-    def array(self, x: ArrayLike, name: str | None = None, dtype: DTypeLike | None = None) -> pdarray:
-        """Upload `x` (numpy array, list or scalar) and return a pdarray;
-        with `dtype`, x converted to it first as ``np.asarray(x, dtype)``.
-
-        `x` must be 1-D (a scalar becomes a 1-element array) of a supported
-        dtype: int8..int64, uint8..uint64, float32, float64 or bool.
-        Non-contiguous, Fortran-ordered and big-endian inputs are converted
-        first; a C-contiguous little-endian array is sent without a copy and
-        must not change until array() returns. Without `name` the server
-        picks one (``arr_<n>``). The returned pdarray owns the server array:
-        it is deleted when the pdarray is garbage collected or deleted, so
-        keep it (``ak.array(x, name="n")`` on its own frees "n" again).
-
-        >>> a = ak.array(np.arange(5))
-        >>> a
-        array([0, 1, 2, 3, 4])
-        """
-        data = _as_wire_array(x if dtype is None else np.asarray(x, dtype=dtype))
-        # (An upload refused with RESTORING stored nothing, and its stream
-        # was closed: sent again.)
-        return self._after_restore(lambda: self._upload(data, name))
-
-    def _upload(self, data: NDArray[Any], name: str | None) -> pdarray:
-        """array() for a wire-ready array, without the wait for a restore."""
+    def _upload(self, data: NDArray[Any], name: str | None, made: Callable[[dict[str, Any]], _T]) -> _T:
+        """Upload a wire-ready array, without the wait for a restore, and
+        return made(the server's description of the new array): the layer
+        above makes its owning handle there, under the lock, so that nothing
+        comes between the reply and the handle that would delete it."""
         frame_size = self.max_frame_size
         args: dict[str, Any] = {"dtype": to_wire(data.dtype), "size": data.size,
                                 "frame_size": frame_size}
@@ -2016,7 +1268,7 @@ class Connection:
                 args["compression"] = "zstd"
                 frames: Sequence[Any] = self._zstd.compress(split_frames(data, frame_size))
                 result, _ = self._roundtrip("upload", args, frames, None)
-                return self._pdarray(result, owned=True)
+                return made(result)
             open_stream = self._open_stream if self.transport == "stream" else self._try_open_stream
             if self.transport == "stream" or (self.transport == "auto" and data.nbytes >= STREAM_THRESHOLD):
                 stream = open_stream()
@@ -2029,14 +1281,14 @@ class Connection:
             if stream is None:
                 result, _ = self._roundtrip("upload", args, split_frames(data, frame_size), None,
                                             lane_ok=self._lane_payload(data.nbytes))
-                return self._pdarray(result, owned=True)
+                return made(result)
             del args["frame_size"]
             args["stream"] = stream.id
             if leased:
                 args["lease"] = True
             elif stripes := self._stripes_for(stream, data.nbytes):
                 args["stripes"] = stripes
-            return self._upload_stream(stream, data, args, leased=leased)
+            return self._upload_stream(stream, data, args, made, leased=leased)
 
     def _fill_lease(self, stream: _Stream, data: NDArray[Any]) -> bool:
         """Borrow a shared-memory segment of data.nbytes from the server
@@ -2084,8 +1336,8 @@ class Connection:
         finally:
             self._drop_stream()
 
-    def _upload_stream(self, stream: _Stream, data: NDArray[Any], args: dict[str, Any], *,
-                       leased: bool) -> pdarray:
+    def _upload_stream(self, stream: _Stream, data: NDArray[Any], args: dict[str, Any],
+                       made: Callable[[dict[str, Any]], _T], *, leased: bool) -> _T:
         """Upload over `stream`: the segment leased on it when `leased`
         (nothing more to send), else the bytes. Callers hold _lock."""
         failure: list[OSError] = []
@@ -2120,21 +1372,9 @@ class Connection:
             raise
         if failure:
             raise ConnectionError(f"the bulk stream broke during the upload: {failure[0]}")
-        return self._pdarray(result, owned=True)
+        return made(result)
 
-    def attach(self, name: str) -> pdarray:
-        """Return a pdarray for the existing server array `name`.
-
-        Unlike ak.array(), the pdarray does not own the array: dropping it
-        leaves the array on the server (call .delete() to remove it), as
-        for an array kept with pdarray.register(). Raises
-        UnknownArrayError (a KeyError) when there is no such array.
-
-        >>> b = ak.attach("arr_1")
-        """
-        return self._pdarray(self.info(name), owned=False)
-
-    def info(self, name: str | pdarray) -> dict[str, Any]:
+    def info(self, name: str | ServerArray) -> dict[str, Any]:
         """Return ``{name, dtype, size, nbytes}`` of the server array `name`
         (a name, or a pdarray).
 
@@ -2143,7 +1383,7 @@ class Connection:
         """
         return self._request("info", {"name": _name_arg(name, "info")})[0]
 
-    def rename(self, name: str | pdarray, new_name: str) -> dict[str, Any]:
+    def rename(self, name: str | ServerArray, new_name: str) -> dict[str, Any]:
         """Store the server array `name` under `new_name`, and return its
         ``{name, dtype, size, nbytes}``. Its bytes do not move. Raises
         NameInUseError (and renames nothing) when `new_name` is taken.
@@ -2164,7 +1404,7 @@ class Connection:
         """
         return list(self._request("list")[0]["arrays"])
 
-    def delete(self, names: str | pdarray | Iterable[str | pdarray], missing_ok: bool = False) -> int:
+    def delete(self, names: str | ServerArray | Iterable[str | ServerArray], missing_ok: bool = False) -> int:
         """Delete server arrays by name, all or nothing; return how many went.
 
         With `missing_ok` unknown names are skipped, else one unknown name
@@ -2174,7 +1414,7 @@ class Connection:
         >>> ak.Connection().delete(["arr_1", "arr_2"])
         2
         """
-        names = ([_name_arg(names, "delete")] if isinstance(names, (str, pdarray))
+        names = ([_name_arg(names, "delete")] if isinstance(names, (str, ServerArray))
                  else [_name_arg(n, "delete") for n in names])
         return int(self._request("delete", {"names": names, "missing_ok": missing_ok})[0]["deleted"])
 
@@ -2254,7 +1494,7 @@ class Connection:
 
     disconnect = close
 
-    def __enter__(self) -> Connection:
+    def __enter__(self: _S) -> _S:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -12,11 +12,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..numpy._ops import _default_conn
+from ..numpy._pdarray import pdarray
 from ._categorical import Categorical, _decode_strings, _encode_strings
-from ._pdarray import pdarray
 
 if TYPE_CHECKING:
-    from ._connection import Connection
+    from ..numpy._connection import Connection
 
 __all__ = ["load_all", "read_arrow", "read_parquet", "save_all", "to_arrow_file", "to_parquet"]
 
@@ -24,11 +25,7 @@ NULL_MODES = ("auto", "fill", "mask", "error")
 
 
 def _conn(conn: Connection | None) -> Connection:
-    if conn is not None:
-        return conn
-    import arktos
-
-    return arktos._connection()
+    return _default_conn(conn)
 
 
 def _null_string_arg(args: dict[str, Any], null_string: str | None) -> None:
