@@ -1,41 +1,57 @@
-"""Command properties the client keeps by hand: which commands create arrays, keep them, or stay off the lane.
+"""The server's command table as the client reads it from get_config: which commands create arrays, change them, or take the lane.
 
-All four together here, so that reading them from the server's get_config
-instead is a change to this module alone.
+The server declares every command once (server/commands.go) and sends the
+table in get_config's "commands"; the client keeps no list of its own. A
+server older than the table is treated cautiously: nothing on the lane,
+its "creating" list for what creates arrays, and any command may change
+any array.
 """
 
 from __future__ import annotations
 
-# Commands that stay on the ZeroMQ socket (bulk bytes, descriptors, streams).
-_NOT_ON_LANE = frozenset({"open_stream", "close_stream", "shm_lease", "shm_release", "shutdown"})
+from collections.abc import Mapping
+from typing import Any
 
-# Requests a lane carries with payload frames (or that get them in the
-# reply) when the caller says so (_roundtrip's lane_ok): arrays of less than
-# LANE_PAYLOAD_MAX bytes, to a server whose get_config says "lane_payload".
-_LANE_PAYLOAD = frozenset({"upload", "download"})
 
-#: Commands whose result names arrays they newly created (unless given an
-#: "out" array to write in place); a late reply to one of these, abandoned by
-#: Ctrl-C, is freed. A server that lists them (get_config "creating") is
-#: believed instead.
-_CREATING = frozenset({
-    "upload", "full", "arange", "linspace", "random", "concatenate", "binop", "unop", "astype",
-    "where", "scan", "slice", "take", "compress", "repeat", "getitem", "sort", "argsort", "coargsort",
-    "unique", "in1d", "setop", "histogram", "reduce", "groupby", "groupby_agg",
-    "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr", "groupby_head",
-    "groupby_sample", "groupby_unique", "read_parquet", "read_arrow", "load_all",
-    "clip", "compress_many", "take_many", "lookup", "searchsorted", "groupby_scan",
-})
+class CommandTable:
+    """get_config's "commands" (docs/protocol.md, "The command table")."""
 
-#: Commands that never change what a stored array's name holds, unless given
-#: "out" (a write in place): a GroupBy not grouped yet need not be grouped
-#: before them (_request). Any other command (setitem, load_all, read_parquet,
-#: delete, ...) groups them first.
-_KEEPS_ARRAYS = frozenset({
-    "get_config", "info", "list", "mem_used", "stats", "download", "shm_release", "shm_lease",
-    "open_stream", "close_stream", "reduce", "binop", "unop", "astype", "where", "scan", "full",
-    "arange", "linspace", "random", "concatenate", "getitem", "slice", "take", "compress", "repeat", "sort",
-    "argsort", "coargsort", "unique", "in1d", "setop", "histogram", "order_stats", "groupby",
-    "groupby_agg", "groupby_segments", "groupby_broadcast", "groupby_topk", "groupby_corr",
-    "groupby_head", "groupby_sample", "groupby_unique", "to_parquet", "to_arrow_file", "save_all", "shutdown",
-})
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        rows = config.get("commands") if config else None
+        self._rows: dict[str, Mapping[str, Any]] = dict(rows) if isinstance(rows, Mapping) else {}
+        creating = config.get("creating") if config else None
+        self._creating = frozenset(creating or ())
+
+    def __contains__(self, cmd: object) -> bool:
+        return cmd in self._rows
+
+    def on_lane(self, cmd: str) -> bool:
+        """May `cmd` go over a request lane (without payload frames)?"""
+        return bool(self._rows.get(cmd, {}).get("lane"))
+
+    def lane_payload(self, cmd: str) -> bool:
+        """May `cmd` go over a lane with payload frames, or get them back?"""
+        return bool(self._rows.get(cmd, {}).get("lane_payload"))
+
+    def creates(self, cmd: str) -> bool:
+        """Does `cmd` store new arrays, named in its result?"""
+        row = self._rows.get(cmd)
+        return bool(row.get("creates")) if row is not None else cmd in self._creating
+
+    def writes(self, cmd: str, args: Mapping[str, Any]) -> set[str] | None:
+        """The stored arrays a request may change or remove (an empty set:
+        none; None: it may change any)."""
+        row = self._rows.get(cmd)
+        if row is None:
+            return None
+        keys = row.get("writes") or ()
+        if "*" in keys:
+            return None
+        names: set[str] = set()
+        for key in keys:
+            v = args.get(key)
+            if isinstance(v, str):
+                names.add(v)
+            elif isinstance(v, (list, tuple)):
+                names.update(str(n) for n in v)
+        return names

@@ -38,7 +38,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from . import _malloc
 from ._bufpool import POOL
-from ._commands import _CREATING, _KEEPS_ARRAYS, _LANE_PAYLOAD, _NOT_ON_LANE
+from ._commands import CommandTable
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import (
     ArgumentValueError,
@@ -220,19 +220,6 @@ def _split_url(url: str) -> tuple[str, str | None]:
     return endpoint, (tokens[-1] if tokens else None)
 
 
-def _written(cmd: str, args: dict[str, Any]) -> set[str] | None:
-    """The arrays a request may change or remove, where it names them all
-    (None: it may change any)."""
-    if cmd == "delete":
-        names = args.get("names", [])
-        return {names} if isinstance(names, str) else {str(n) for n in names}
-    if cmd in ("setitem", "rename"):
-        return {str(args.get("a" if cmd == "setitem" else "name", ""))}
-    if cmd in _KEEPS_ARRAYS and "out" in args:
-        return {str(args["out"])}
-    return None
-
-
 def _name_arg(x: Any, what: str) -> str:
     """The server name `x` gives: a str as it is, a pdarray's name."""
     if isinstance(x, ServerArray):
@@ -372,6 +359,7 @@ class Session:
         if compression not in COMPRESSIONS:
             raise ValueError(f"compression must be None or 'zstd', got {compression!r}")
         self._zstd = _Zstd() if compression == "zstd" else None
+        self._commands = CommandTable()  # the server's, once get_config came (config's setter)
         self.compression = compression
         if stream_network not in (None, "tcp", "unix"):
             raise ValueError(f"stream_network must be None, 'tcp' or 'unix', got {stream_network!r}")
@@ -450,7 +438,7 @@ class Session:
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(self._monitor, zmq.POLLIN)  # a drop ends the wait (_dropped)
         try:
-            self.config: dict[str, Any] = self._await_restore(self._handshake(token_given=given is not None))
+            self.config = self._await_restore(self._handshake(token_given=given is not None))
         except BaseException:
             self._close_socket()
             raise
@@ -563,6 +551,16 @@ class Session:
         """
         return int(self.config["max_frame_size"])
 
+    @property
+    def config(self) -> dict[str, Any]:
+        """The server's get_config, as the last one read (connect, get_config)."""
+        return self._config
+
+    @config.setter
+    def config(self, value: dict[str, Any]) -> None:
+        self._config = value
+        self._commands = CommandTable(value)
+
     def _request(self, cmd: str, args: dict[str, Any] | None = None,
                  payload: Sequence[Any] = (), *, timeout: float | None = None,
                  ) -> tuple[dict[str, Any], list[zmq.Frame]]:
@@ -570,8 +568,10 @@ class Session:
         frames). One refused because the server (restarted since this
         connection was made) is restoring its checkpoint is sent again once
         it has, as connect waits (RESTORING requests are not run)."""
-        if self._lazy_groupbys and (cmd not in _KEEPS_ARRAYS or args and "out" in args):
-            self._group_lazy(_written(cmd, args or {}))
+        if self._lazy_groupbys:
+            written = self._commands.writes(cmd, args or {})
+            if written is None or written:
+                self._group_lazy(written)
 
         def once() -> tuple[dict[str, Any], list[zmq.Frame]]:
             with self._op():
@@ -667,8 +667,9 @@ class Session:
             self._read_late()  # (also for uploads, downloads and flushes, which come here directly)
         req_id = next(self._ids)
         header = encode_request(req_id, self._token, cmd, args)
-        if (while_waiting is None or lane_while) and (lane_ok if cmd in _LANE_PAYLOAD else
-                                                      not len(payload) and cmd not in _NOT_ON_LANE):
+        cmds = self._commands
+        if (while_waiting is None or lane_while) and (lane_ok if cmds.lane_payload(cmd) else
+                                                      not len(payload) and cmds.on_lane(cmd)):
             lane = self._usable_lane()
             if lane is not None:
                 try:
@@ -840,13 +841,13 @@ class Session:
         """Whether an upload or download whose bytes go on a stream or in a
         segment may be asked over the lane: a lane, to a server that takes
         uploads and downloads there."""
-        return bool(self.lane and self.__dict__.get("config", {}).get("lane_payload"))
+        return bool(self.lane and self.__dict__.get("_config", {}).get("lane_payload"))
 
     def _usable_lane(self) -> _Lane | None:
         """The lane to send a small request on, opened on first use; None
         when there is none (lane=False, not offered, or still owed the reply
         of a request given up on)."""
-        if not self.lane or self._lane_failed or "config" not in self.__dict__:
+        if not self.lane or self._lane_failed or "_config" not in self.__dict__:
             return None  # no lane before the handshake's get_config is answered
         lane = self._lane
         if (lane is not None and lane.owed is None and time.monotonic() - lane.used > LANE_IDLE_CHECK
@@ -953,10 +954,9 @@ class Session:
         if late is None or reply.get("status") != 0:
             return
         cmd, args = late
-        # The server's own list where it gives one (get_config "creating"):
-        # a client's list drifted (clip, lookup, take_many, ... were missing).
-        creating = self.config.get("creating")
-        if cmd not in (_CREATING if creating is None else creating) or "out" in args:
+        # As the server's command table says (a client's own list drifted:
+        # clip, lookup, take_many, ... were once missing).
+        if not self._commands.creates(cmd) or "out" in args:
             return
         self._pending_deletes.extend(_array_names(reply.get("result")))
 
