@@ -625,3 +625,34 @@ def test_files_a_differential_run_broke(io_conn: ak.Connection, data_dir: Path) 
     with pytest.raises(ak.InvalidDataError, match="ending in a NUL"):
         ak.read_parquet("nul.parquet", conn=io_conn)
     assert io_conn._request("stats")[0]["panics"] == 0
+
+
+def test_checkpoint_on_demand(make_server: Callable[..., Any], tmp_path: Path) -> None:
+    """ak.checkpoint() saves --checkpoint now; unchanged arrays are linked,
+    and a restart brings back exactly what it saved."""
+    ckpt = tmp_path / "ckpt"
+    srv = make_server("--checkpoint", str(ckpt))
+    conn = srv.connect()
+    a = conn.array(np.arange(10, dtype=np.int64))
+    a.register("kept")
+    first = ak.checkpoint(conn=conn)
+    assert first["skipped"] is False and first["arrays"] == 1 and first["linked"] == 0
+    assert ak.checkpoint(conn=conn)["skipped"] is True
+    b = conn.array(np.linspace(0, 1, 5))
+    b.register("added")
+    second = ak.checkpoint(conn=conn)
+    assert second["arrays"] == 2 and second["linked"] == 1 and second["written"] == b.nbytes
+    conn.close()
+    srv.process.kill()  # SIGKILL: no shutdown save; the checkpoint is what there is
+    srv.process.wait()
+    again = make_server("--checkpoint", str(ckpt))
+    conn = again.connect()
+    assert sorted(a["name"] for a in conn.list_arrays()) == ["added", "kept"]
+    assert np.array_equal(conn.attach("kept").to_ndarray(), np.arange(10))
+    assert np.array_equal(conn.attach("added").to_ndarray(), np.linspace(0, 1, 5))
+    conn.close()
+
+
+def test_checkpoint_needs_a_directory(conn: ak.Connection) -> None:
+    with pytest.raises(ValueError, match="--checkpoint DIR"):
+        ak.checkpoint(conn=conn)

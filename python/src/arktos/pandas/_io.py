@@ -19,7 +19,7 @@ from ._categorical import Categorical, _decode_strings, _encode_strings
 if TYPE_CHECKING:
     from ..numpy._connection import Connection
 
-__all__ = ["load_all", "read_arrow", "read_parquet", "save_all", "to_arrow_file", "to_parquet"]
+__all__ = ["checkpoint", "load_all", "read_arrow", "read_parquet", "save_all", "to_arrow_file", "to_parquet"]
 
 NULL_MODES = ("auto", "fill", "mask", "error")
 
@@ -236,6 +236,22 @@ def save_all(path: str, *, conn: Connection | None = None) -> dict[str, Any]:
     {'arrays': 2, 'bytes': 16000000, 'path': 'ckpt/monday', 'seconds': 0.02}
     """
     return _conn(conn)._request("save_all", {"path": path})[0]
+
+
+def checkpoint(force: bool = False, *, conn: Connection | None = None) -> dict[str, Any]:
+    """Save every array to the server's ``--checkpoint`` directory now.
+
+    Arrays unchanged since the last checkpoint keep their files (hard
+    links: ``linked`` counts them); with nothing changed nothing is written
+    (``skipped``) unless `force`. A server started without ``--checkpoint``
+    raises ValueError. What a crash can lose: docs/io.md, "What a crash
+    can lose". Returns ``{path, skipped, arrays, bytes, written, linked,
+    seconds}``.
+
+    >>> ak.checkpoint()["skipped"]
+    False
+    """
+    return _conn(conn)._request("checkpoint", {"force": True} if force else {})[0]
 
 
 def load_all(path: str, *, conn: Connection | None = None) -> dict[str, pdarray]:
