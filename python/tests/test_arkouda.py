@@ -300,3 +300,26 @@ def test_arkouda_signatures(conn: ak.Connection) -> None:
     x = np.array([3.0, np.nan, 1.0, 3.0])
     got = ak.argsort(conn.array(x), ascending=False).to_ndarray()
     assert got.tolist() == np.argsort(x, kind="stable")[::-1].tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "uint8", "int16", "bool"])
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_diff_matches_numpy(conn: ak.Connection, dtype: str, n: int) -> None:
+    rng = np.random.default_rng(3)
+    for size in (0, 1, 4, 1000):
+        x = (rng.integers(0, 200, size) > 100) if dtype == "bool" else rng.integers(0, 200, size).astype(dtype)
+        got = ak.diff(conn.array(x), n).to_ndarray()
+        want = np.diff(x, n)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (dtype, n, size)
+    with pytest.raises(ValueError, match="non-negative"):
+        ak.diff(conn.array(np.arange(3)), -1)
+
+
+def test_groupby_reductions_all_aggregate(conn: ak.Connection) -> None:
+    keys = conn.array(np.arange(100) % 7)
+    g = ak.GroupBy(keys)
+    assert "sum" in ak.GroupBy.Reductions and "size" not in ak.GroupBy.Reductions
+    for op in sorted(ak.GroupBy.Reductions):
+        vals = conn.array(np.arange(100) % 3 == 0) if op in ("any", "all") else conn.array(np.arange(100, dtype=np.int64))
+        _, res = g.aggregate(vals, op)
+        assert res.size == 7, op

@@ -24,7 +24,7 @@ __all__ = [
     "bool_", "dtype", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
     # functions
-    "broadcast", "cast", "dot", "fmod", "full_like", "get_mem_avail", "hypot", "arctan2",
+    "broadcast", "cast", "diff", "dot", "fmod", "full_like", "get_mem_avail", "hypot", "arctan2",
     "median", "ones_like", "percentile", "power", "putmask", "quantile", "setxor1d",
     "square", "zeros_like",
 ]
@@ -251,3 +251,19 @@ def get_mem_avail() -> int:
     True
     """
     return mem_info()["free"]
+
+
+def diff(a: pdarray, n: int = 1) -> pdarray:
+    """The n-th discrete difference, as np.diff: ``a[1:] - a[:-1]``, n times
+    (numpy's dtypes: unsigned ints wrap; for bools ``a[1:] != a[:-1]``).
+
+    >>> ak.diff(ak.array([1, 4, 9, 16]))
+    array([3 5 7])
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"diff's order n must be a non-negative int, got {n!r}")
+    for _ in range(int(n)):
+        if a.size == 0:
+            break
+        a = (a[1:] != a[:-1]) if a.dtype == np.bool_ else a[1:] - a[:-1]
+    return a

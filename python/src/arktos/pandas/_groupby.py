@@ -96,6 +96,9 @@ class GroupBy:
     (array([0, 3, 5]), array([0, 2, 5, 1, 4, 3]))
     """
 
+    #: The aggregations aggregate takes beside "size" (Arkouda's name).
+    Reductions: frozenset[str] = frozenset(AGGREGATIONS) - {"size"}
+
     def __init__(self, keys: pdarray | Categorical | Sequence[pdarray | Categorical],
                  dropna: bool = True, *, strategy: str = "auto", assume_sorted: bool = False) -> None:
         # assume_sorted: Arkouda's hint that the keys are sorted already; the
