@@ -656,3 +656,20 @@ def test_checkpoint_on_demand(make_server: Callable[..., Any], tmp_path: Path) -
 def test_checkpoint_needs_a_directory(conn: ak.Connection) -> None:
     with pytest.raises(ValueError, match="--checkpoint DIR"):
         ak.checkpoint(conn=conn)
+
+
+@pytest.mark.parametrize("prefix,file", [("out/r.parquet", "out/r_LOCALE0000.parquet"), ("out/r", "out/r_LOCALE0000")])
+def test_pdarray_to_parquet_arkouda_names(io_conn: ak.Connection, data_dir: Path, prefix: str, file: str) -> None:
+    """pdarray.to_parquet writes Arkouda's file name, uncompressed by default;
+    pyarrow reads it bit for bit and read_parquet's glob finds it."""
+    x = np.random.default_rng(5).standard_normal(1000)
+    a = io_conn.array(x)
+    assert a.to_parquet(prefix) == file
+    t = pq.read_table(data_dir / file)
+    assert t.column_names == ["array"]
+    assert t.column("array").to_numpy().tobytes() == x.tobytes()
+    assert pq.ParquetFile(data_dir / file).metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
+    back = ak.read_parquet(prefix.removesuffix(".parquet") + "*", conn=io_conn).popitem()[1]
+    assert back.to_ndarray().tobytes() == x.tobytes()
+    with pytest.raises(ValueError, match="mode='append' is not supported"):
+        a.to_parquet(prefix, mode="append")

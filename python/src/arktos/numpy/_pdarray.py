@@ -195,6 +195,22 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return _conversion("to_pandas")(self, name=name)
 
+    def to_parquet(self, prefix_path: str, dataset: str = "array", mode: str = "truncate",
+                   compression: str | None = None) -> str:
+        """Write this array as column `dataset` of a Parquet file on the server
+        (Arkouda's form: ``prefix_path`` ``"out/x.parquet"`` writes
+        ``out/x_LOCALE0000.parquet``, one file per locale as Arkouda names
+        them; one server is one locale). `compression` None writes it
+        uncompressed, as Arkouda does; ``mode="append"`` (adding a column to
+        existing files) is not supported yet. Returns the file's path. For
+        several columns in one file see ak.to_parquet.
+
+        >>> ak.arange(5).to_parquet("out/r.parquet")
+        'out/r_LOCALE0000.parquet'
+        """
+        return str(_conversion("to_parquet")(self, prefix_path, dataset=dataset, mode=mode,
+                                             compression=compression))
+
     def to_arrow(self) -> Any:
         """Download as a pyarrow Array (see ak.to_arrow).
 

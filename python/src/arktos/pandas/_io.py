@@ -8,10 +8,12 @@ ValueError. Every function takes the default connection, or ``conn=``.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..numpy import _pdarray
 from ..numpy._ops import _default_conn
 from ..numpy._pdarray import pdarray
 from ._categorical import Categorical, _decode_strings, _encode_strings
@@ -268,3 +270,20 @@ def load_all(path: str, *, conn: Connection | None = None) -> dict[str, pdarray]
     c = _conn(conn)
     result, _ = c._request("load_all", {"path": path})
     return {entry["name"]: c._pdarray(entry, owned=False) for entry in result["arrays"]}
+
+
+def _pdarray_to_parquet(a: pdarray, prefix_path: str, *, dataset: str = "array", mode: str = "truncate",
+                        compression: str | None = None) -> str:
+    """pdarray.to_parquet: Arkouda's file name (prefix_LOCALE0000 + suffix)."""
+    if mode != "truncate":
+        raise ValueError(f"to_parquet's mode={mode!r} is not supported yet; use mode='truncate' "
+                         "(write a new file), or ak.to_parquet with several columns at once")
+    stem, ext = os.path.splitext(prefix_path)
+    if ext not in (".parquet", ".pq"):
+        stem, ext = prefix_path, ""
+    path = f"{stem}_LOCALE0000{ext}"
+    to_parquet({dataset: a}, path, "none" if compression is None else compression)
+    return path
+
+
+_pdarray.register_conversion("to_parquet", _pdarray_to_parquet)

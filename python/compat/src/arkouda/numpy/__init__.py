@@ -1,0 +1,6 @@
+"""Arkouda's ``arkouda.numpy``: pdarray, its creation and NumPy-like functions, dtypes and sorting, from ``arktos.numpy``."""
+
+from arktos.numpy import *  # noqa: F403
+
+from . import dtypes, pdarrayclass, sorting  # noqa: F401
+from .sorting import SortingAlgorithm  # noqa: F401
