@@ -216,6 +216,9 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		}
 		laneSpin = d
 	}
+	if err := probe(ctx, endpoint); err != nil {
+		return nil, err
+	}
 	sock, err := zmq.NewSocket(zmq.DEALER)
 	if err != nil {
 		return nil, fmt.Errorf("client: socket: %w", err)
@@ -544,7 +547,7 @@ func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
 func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+			return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? %s)", cmd, c.url, err, startHint(c.url))
 		}
 		wait := 100 * time.Millisecond
 		if dl, ok := ctx.Deadline(); ok {

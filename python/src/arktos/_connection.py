@@ -42,6 +42,7 @@ from zmq.utils.monitor import recv_monitor_message
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _malloc
+from . import _probe
 from ._bufpool import POOL
 from ._dtypes import DTYPES, from_wire, to_wire
 from ._errors import (ArgumentValueError, ArktosError, AuthFailedError, RestoringError, TooManyStreamsError,
@@ -174,7 +175,7 @@ class _Zstd:
             if len(raw) != want:
                 raise RuntimeError(f"compressed frame {index} holds {len(raw)} bytes, want {want}")
             dst[lo:lo + want] = np.frombuffer(raw, np.uint8)
-_SERVER_HINT = "is arktos-server running? start it with `make serve`"
+_SERVER_HINT = f"is arktos-server running? {_probe.START_HINT}"
 _TOKEN_SOURCES = ("pass token=..., add ?token=... to the URL, set ARKTOS_TOKEN or "
                   "ARKTOS_TOKEN_FILE, or put the token in ~/.arktos/token")
 
@@ -1102,6 +1103,7 @@ class Connection:
             raise ValueError(f"stream_network must be None, 'tcp' or 'unix', got {stream_network!r}")
         self.url, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
         self.timeout = timeout
+        _probe.check_listening(self.url, timeout)  # nothing there: say so now, not after the handshake's timeout
         self.transport = transport
         self.shm = bool(shm)
         self.stream_network = stream_network

@@ -241,6 +241,7 @@ class Server:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{' '.join(command)} did not answer within "
                                        f"{self.start_timeout:g} s; its log:\n{self.log().strip()}") from None
+                time.sleep(0.01)  # (a refused connect, before the server listens, fails at once)
 
     def log(self) -> str:
         """The server's log so far (its stderr and stdout).
