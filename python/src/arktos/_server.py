@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._errors import AuthFailedError
+from ._errors import AuthFailedError, ShuttingDownError
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -237,7 +237,7 @@ class Server:
                 return
             except AuthFailedError:
                 return
-            except TimeoutError:
+            except (TimeoutError, ShuttingDownError):  # (one refusing to start may answer so, then exit)
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{' '.join(command)} did not answer within "
                                        f"{self.start_timeout:g} s; its log:\n{self.log().strip()}") from None
