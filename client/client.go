@@ -173,7 +173,9 @@ var connectTimeout = 10 * time.Second
 
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
 // server answers get_config before ctx is done (within 10 s when ctx has
-// no deadline). A server still restoring its --checkpoint answers at once
+// no deadline); where nothing listens at url (the connection refused, or
+// an ipc:// socket file missing) it fails at once with an error wrapping
+// ErrNotListening. A server still restoring its --checkpoint answers at once
 // but runs other requests only once its arrays are back: Dial waits for
 // that as long as ctx allows (no limit of its own). The token comes from
 // WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
