@@ -1038,7 +1038,10 @@ class Connection:
     named by $ARKTOS_TOKEN_FILE, and lastly ``~/.arktos/token`` when the server
     refuses a request without one. ``timeout`` (seconds) bounds every request;
     None waits forever, except for the first get_config, which waits at most
-    10 s so that a missing server is reported. A server still restoring its
+    10 s so that a missing server is reported (where nothing listens at all,
+    the connection refused or an ipc:// socket file missing, it raises
+    ServerNotListeningError at once, a ConnectionRefusedError and a
+    TimeoutError). A server still restoring its
     --checkpoint answers at once; the constructor then waits until its arrays
     are back (within ``timeout``; a progress bar shows past
     ``ak.config.progress_delay``). Requests from several threads
