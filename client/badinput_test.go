@@ -3,6 +3,8 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,15 +197,21 @@ func TestSignalShutdown(t *testing.T) {
 	}
 }
 
-// TestDeadline: with no server, Dial gives up when its context does, and
-// says what to do.
+// TestDeadline: with a port that accepts connections but never answers
+// (not a server, or one too busy to), Dial gives up when its context does,
+// and says what to do.
 func TestDeadline(t *testing.T) {
-	url := "tcp://127.0.0.1:" + itoa(testserver.FreePort(t))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	url := "tcp://" + l.Addr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := client.Dial(ctx, url)
-	if err == nil || !strings.Contains(err.Error(), "make serve") {
+	_, err = client.Dial(ctx, url)
+	if err == nil || !strings.Contains(err.Error(), "make serve") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {

@@ -189,7 +189,9 @@ var connectTimeout = 10 * time.Second
 
 // Dial connects to url ("" means ARKTOS_URL, else DefaultURL) and checks the
 // server answers get_config before ctx is done (within 10 s when ctx has
-// no deadline). A server still restoring its --checkpoint answers at once
+// no deadline); where nothing listens at url (the connection refused, or
+// an ipc:// socket file missing) it fails at once with an error wrapping
+// ErrNotListening. A server still restoring its --checkpoint answers at once
 // but runs other requests only once its arrays are back: Dial waits for
 // that as long as ctx allows (no limit of its own). The token comes from
 // WithToken, the URL's ?token=, ARKTOS_TOKEN, the file ARKTOS_TOKEN_FILE
@@ -231,6 +233,9 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("client: ARKTOS_LANE_SPIN=%q: use a duration such as 200us (at most %v), or 0 to turn polling off", v, transfer.MaxLaneSpin)
 		}
 		laneSpin = d
+	}
+	if err := probe(ctx, endpoint); err != nil {
+		return nil, err
 	}
 	sock, err := zmq.NewSocket(zmq.DEALER)
 	if err != nil {
@@ -575,7 +580,7 @@ func (c *Client) sendParts(hdr []byte, payload [][]byte) error {
 func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error) {
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+			return nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? %s)", cmd, c.url, err, startHint(c.url))
 		}
 		wait := 100 * time.Millisecond
 		if dl, ok := ctx.Deadline(); ok {

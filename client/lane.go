@@ -152,7 +152,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		if ctxErr := ctxEnded(ctx, err); ctxErr != nil {
 			err = ctxErr
 		}
-		return nil, nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? start it with `make serve`)", cmd, c.url, err)
+		return nil, nil, fmt.Errorf("client: %s on %s: %w (is arktos-server running? %s)", cmd, c.url, err, startHint(c.url))
 	}
 	if _, err := transfer.WriteLaneTo(l.w, l.s.conn, append([][]byte{hdr}, payload...)...); err != nil {
 		return fail(err)

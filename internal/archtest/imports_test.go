@@ -13,17 +13,18 @@ const mod = "github.com/arktos-dev/arktos/"
 
 // allowed lists, per package, the project packages it may import.
 var allowed = map[string][]string{
-	"pdarray":             {},
-	"ops":                 {"pdarray", "internal/par"},
-	"transfer":            {"pdarray", "internal/par"},
-	"transfer/zframe":     {},
-	"arrowio":             {"pdarray", "internal/par"},
-	"server":              {"pdarray", "ops", "transfer", "transfer/zframe", "arrowio", "internal/par"},
-	"client":              {"pdarray", "transfer", "transfer/zframe"},
-	"cmd/arktos-server":   {"server"},
-	"internal/testserver": {},
-	"internal/par":        {},
-	"internal/archtest":   {},
+	"pdarray":              {},
+	"ops":                  {"pdarray", "internal/par"},
+	"transfer":             {"pdarray", "internal/par"},
+	"transfer/zframe":      {},
+	"arrowio":              {"pdarray", "internal/par"},
+	"server":               {"pdarray", "ops", "transfer", "transfer/zframe", "arrowio", "internal/par"},
+	"client":               {"pdarray", "transfer", "transfer/zframe"},
+	"cmd/arktos-server":    {"server"},
+	"internal/testserver":  {},
+	"internal/par":         {},
+	"internal/archtest":    {},
+	"internal/docexamples": {},
 }
 
 func TestImportDirection(t *testing.T) {

@@ -265,6 +265,8 @@ def test_real_ctrl_c_while_waiting(make_server) -> None:
         srv.process.send_signal(signal.SIGCONT)
         child.kill()
         child.wait()
+        child.stdin.close()
+        child.stdout.close()
 
 
 @pytest.mark.parametrize("via", ["zmq", "lane"])

@@ -302,7 +302,9 @@ def test_astype_every_pair(arrays) -> None:
                     want = x.astype(db)
                 assert_same(ak.astype(p, db).to_ndarray()[keep], want[keep])
                 continue
-            assert_same(p.astype(db), x.astype(db))
+            with np.errstate(over="ignore"):  # float64 -> float32 past its range: inf, as the server's
+                want = x.astype(db)
+            assert_same(p.astype(db), want)
 
 
 def test_empty_arrays(mconn) -> None:

@@ -203,7 +203,8 @@ def test_histogram(mconn, dtype) -> None:
     p = mconn.array(x)
     for bins, rng in [(10, None), (7, None), (1, None), (13, (-50.0, 50.0)), (4, (0.0, 0.0))]:
         c, e = ak.histogram(p, bins, range=rng)
-        wc, we = np.histogram(x, bins, range=rng)
+        with np.errstate(over="ignore"):  # edges of a range near the largest floats: numpy's linspace overflows, as the server's
+            wc, we = np.histogram(x, bins, range=rng)
         assert_same(c, wc)
         assert_same(e, we)
     c, e = ak.histogram(mconn.array(np.full(5, 3, dtype)), 3)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _default
-from ._errors import AuthFailedError
+from ._errors import AuthFailedError, ShuttingDownError
 from ._session import DEFAULT_URL, Session, _is_loopback, _split_url
 
 __all__ = ["Server", "find_server_binary"]
@@ -217,10 +217,11 @@ class Server:
                 return
             except AuthFailedError:
                 return
-            except TimeoutError:
+            except (TimeoutError, ShuttingDownError):  # (one refusing to start may answer so, then exit)
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{' '.join(command)} did not answer within "
                                        f"{self.start_timeout:g} s; its log:\n{self.log().strip()}") from None
+                time.sleep(0.01)  # (a refused connect, before the server listens, fails at once)
 
     def log(self) -> str:
         """The server's log so far (its stderr and stdout).

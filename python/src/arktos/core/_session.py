@@ -36,7 +36,7 @@ import zmq
 from numpy.typing import ArrayLike, NDArray
 from zmq.utils.monitor import recv_monitor_message
 
-from . import _malloc
+from . import _malloc, _probe
 from ._bufpool import POOL
 from ._commands import CommandTable
 from ._dtypes import DTYPES, from_wire, to_wire
@@ -201,7 +201,7 @@ _FIRST_WAIT_MS = int(POLL_INTERVAL * 1000)
 COMPRESSIONS = (None, "zstd")
 
 
-_SERVER_HINT = "is arktos-server running? start it with `make serve`"
+_SERVER_HINT = f"is arktos-server running? {_probe.START_HINT}"
 
 
 _TOKEN_SOURCES = ("pass token=..., add ?token=... to the URL, set ARKTOS_TOKEN or "
@@ -365,6 +365,7 @@ class Session:
             raise ValueError(f"stream_network must be None, 'tcp' or 'unix', got {stream_network!r}")
         self.url, url_token = _split_url(url or os.environ.get("ARKTOS_URL") or DEFAULT_URL)
         self.timeout = timeout
+        _probe.check_listening(self.url, timeout)  # nothing there: say so now, not after the handshake's timeout
         self.transport = transport
         self.shm = bool(shm)
         self.stream_network = stream_network
