@@ -45,11 +45,8 @@ else:
     from arktos import __version__ as __version__  # noqa: F401
 
     from . import client, core, numpy, pandas, testing  # noqa: F401 -- Arkouda's subpackages
-    from .core.client import (  # noqa: F401
-        get_max_array_rank,
-        get_mem_status,
-        get_mem_used,
-    )
+    from .core.client import get_max_array_rank, get_mem_status  # noqa: F401
+    from .core.client import get_mem_used as get_mem_used  # type: ignore[assignment]  # Arkouda's units
     from .numpy.sorting import SortingAlgorithm  # noqa: F401
 
     #: Arkouda prints what it does unless told not to; Arktos is quiet either way.
