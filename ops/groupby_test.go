@@ -164,7 +164,7 @@ var keyCases = []keyCase{
 	{"float64-nan", func(r *rand.Rand, n int) []*pdarray.Array {
 		x := make([]float64, n)
 		for i := range x {
-			x[i] = []float64{math.NaN(), -0.0, 0, 1.5, -2.25, math.Inf(1), math.Inf(-1)}[r.IntN(7)]
+			x[i] = []float64{math.NaN(), math.Copysign(0, -1), 0, 1.5, -2.25, math.Inf(1), math.Inf(-1)}[r.IntN(7)]
 		}
 		return []*pdarray.Array{pdarray.FromSlice(x)}
 	}, StrategyHash},
