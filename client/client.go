@@ -91,9 +91,11 @@ type ServerConfig struct {
 	// Creating: the commands that store new arrays (nil from a server that
 	// does not say).
 	Creating []string
-	// Commands: the server's command table (get_config's "commands"; nil
-	// from a server older than it, whose requests then stay off the lane).
-	Commands map[string]CommandInfo
+	// CommandTable: the server sends its command table (the commands
+	// command); Commands is that table, read at Dial (nil from a server
+	// older than it, whose requests then stay off the lane).
+	CommandTable bool
+	Commands     map[string]CommandInfo
 }
 
 // CommandInfo is a row of the server's command table (docs/protocol.md,
@@ -376,6 +378,15 @@ func (c *Client) loadConfig(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("client: server at %s: %w", c.url, err)
 	}
+	if cfg.CommandTable {
+		// The command table, once per connect (not in get_config, which
+		// stays a small request).
+		res, err := c.call(ctx, "commands", nil)
+		if err != nil {
+			return err
+		}
+		cfg.Commands = parseCommands(res)
+	}
 	// Under c.mu: after a server restart this runs beside requests that
 	// read the configuration (a data race before).
 	c.mu.Lock()
@@ -410,8 +421,19 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 			cfg.Creating = append(cfg.Creating, asString(d))
 		}
 	}
+	cfg.CommandTable = res["command_table"] == true
+	parseRestoring(res, &cfg)
+	if cfg.MaxFrameSize <= 0 {
+		return cfg, fmt.Errorf("reported max_frame_size %d", cfg.MaxFrameSize)
+	}
+	return cfg, nil
+}
+
+// parseCommands reads the commands command's table.
+func parseCommands(res map[string]any) map[string]CommandInfo {
+	var out map[string]CommandInfo
 	if m, ok := res["commands"].(map[string]any); ok {
-		cfg.Commands = make(map[string]CommandInfo, len(m))
+		out = make(map[string]CommandInfo, len(m))
 		for name, v := range m {
 			row, _ := v.(map[string]any)
 			info := CommandInfo{Creates: row["creates"] == true, Lane: row["lane"] == true,
@@ -422,18 +444,18 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 					info.Writes = append(info.Writes, asString(w))
 				}
 			}
-			cfg.Commands[name] = info
+			out[name] = info
 		}
 	}
+	return out
+}
+
+func parseRestoring(res map[string]any, cfg *ServerConfig) {
 	if r, ok := res["restoring"].(map[string]any); ok {
 		secs, _ := r["seconds"].(float64)
 		cfg.Restoring = &RestoreProgress{Arrays: int(asInt(r["arrays"])), ArraysDone: int(asInt(r["arrays_done"])),
 			Bytes: asInt(r["bytes"]), BytesDone: asInt(r["bytes_done"]), Seconds: secs}
 	}
-	if cfg.MaxFrameSize <= 0 {
-		return cfg, fmt.Errorf("reported max_frame_size %d", cfg.MaxFrameSize)
-	}
-	return cfg, nil
 }
 
 // Config returns the server configuration read at Dial (or since, after a

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	zmq "github.com/pebbe/zmq4"
 )
@@ -15,9 +16,8 @@ import (
 // read numLocales and numNodes first) find them with true values. One
 // server process is one locale on one node.
 func (s *Server) arkoudaConfig(cfg map[string]any) {
-	host, _ := os.Hostname()
-	mem := physicalMemory()
-	pus := runtime.NumCPU()
+	machineOnce.Do(readMachine)
+	host, mem, pus := machine.host, machine.mem, machine.pus
 	zmaj, zmin, zpatch := zmq.Version()
 	locale := map[string]any{
 		"id": 0, "name": host, "hostname": host,
@@ -50,4 +50,21 @@ func endpointPort(endpoint string) int {
 	}
 	p, _ := strconv.Atoi(u.Port())
 	return p
+}
+
+// machine is what get_config says of the host, read once (get_config is a
+// small request: /proc/meminfo is not read at each).
+var (
+	machineOnce sync.Once
+	machine     struct {
+		host string
+		mem  int64
+		pus  int
+	}
+)
+
+func readMachine() {
+	machine.host, _ = os.Hostname()
+	machine.mem = physicalMemory()
+	machine.pus = runtime.NumCPU()
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The command table: every command the server takes is declared here, once,
@@ -12,8 +13,9 @@ import (
 // cmd_groupby.go, cmd_io.go, shm.go) and decodes its arguments with
 // transfer.Args, whose errors (ARGUMENT_MISSING, ARGUMENT_TYPE,
 // ARGUMENT_VALUE, an unknown argument) read the same for every command.
-// get_config sends the table (commandsConfig), so the Go and Python clients
-// keep no copy of it; docs/protocol.md's tables are checked against it
+// The commands command sends the table (commandsConfig; get_config says
+// "command_table" where a server has it), read once at connect, so the Go
+// and Python clients keep no copy of it; docs/protocol.md's tables are checked against it
 // (TestProtocolDocListsCommands).
 //
 // Adding a command: a row in commandTable, its handler, a row in
@@ -112,6 +114,7 @@ func commandTable() map[string]command {
 		"upload":       {run: (*Server).cmdUpload, payload: true, creates: true, writes: []string{"name"}, lane: true, lanePayload: true, onStream: true, dist: distScatter},
 		"download":     {run: (*Server).cmdDownload, lane: true, lanePayload: true, onStream: true, dist: distGather},
 		"noop":         {run: (*Server).cmdNoop, inline: true, lane: true, dist: distLocal},
+		"commands":     {run: (*Server).cmdCommands, inline: true, lane: true, whileRestoring: true, dist: distLocal},
 		"info":         {run: (*Server).cmdInfo, inline: true, lane: true, dist: distEvery},
 		"list":         {run: (*Server).cmdList, inline: true, lane: true, dist: distEvery},
 		"delete":       {run: (*Server).cmdDelete, inline: true, writes: []string{"names"}, lane: true, dist: distEvery},
@@ -219,9 +222,27 @@ func commandNames() string {
 	return strings.Join(names, ", ")
 }
 
-// commandsConfig is get_config's "commands": per command what a client
-// must know to send it and to keep its own state right (docs/protocol.md,
-// "The command table").
+// cmdCommands sends the command table. It is a command of its own, not a
+// part of get_config, so that get_config stays a small request (the table
+// is about 5 KB).
+func (s *Server) cmdCommands(r *request) (*response, error) {
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	tableOnce.Do(func() { table = commandsConfig() })
+	return &response{result: map[string]any{"commands": table}}, nil
+}
+
+// table is commandsConfig's, made once: commands do not change once a
+// server runs.
+var (
+	tableOnce sync.Once
+	table     map[string]any
+)
+
+// commandsConfig is the commands command's table: per command what a
+// client must know to send it and to keep its own state right
+// (docs/protocol.md, "The command table").
 func commandsConfig() map[string]any {
 	out := make(map[string]any, len(commands))
 	for name, c := range commands {

@@ -81,19 +81,25 @@ func TestCommandTableConsistent(t *testing.T) {
 	}
 }
 
-// TestGetConfigSendsCommandTable: get_config's "commands" is the table, as
-// the clients read it (client.CommandInfo, arktos' core layer).
+// TestGetConfigSendsCommandTable: the commands command sends the table, as
+// the clients read it (client.CommandInfo, arktos' core layer), and
+// get_config says it is there.
 func TestGetConfigSendsCommandTable(t *testing.T) {
 	s := startServer(t, Config{})
 	d := dealer(t, s.Endpoint())
 	sendRequest(t, d, 1, "get_config", nil)
 	rep := recvReply(t, d, 10*time.Second)
-	if rep == nil || rep.Status != 0 {
-		t.Fatalf("get_config: %+v", rep)
+	if rep == nil || rep.Status != 0 || rep.Result["command_table"] != true {
+		t.Fatalf("get_config: %+v, want command_table true", rep)
 	}
-	got, ok := rep.Result["commands"].(map[string]any)
+	sendRequest(t, d, 2, "commands", nil)
+	table := recvReply(t, d, 10*time.Second)
+	if table == nil || table.Status != 0 {
+		t.Fatalf("commands: %+v", table)
+	}
+	got, ok := table.Result["commands"].(map[string]any)
 	if !ok {
-		t.Fatalf("get_config has no commands map: %T", rep.Result["commands"])
+		t.Fatalf("the commands command sent no table: %T", table.Result["commands"])
 	}
 	for name, c := range commandTable() {
 		row, ok := got[name].(map[string]any)

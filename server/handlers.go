@@ -454,7 +454,7 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		cfg["download_inline"] = true // download takes inline_max (cmdDownload)
 	}
 	cfg["creating"] = creatingCommands()
-	cfg["commands"] = commandsConfig()
+	cfg["command_table"] = true // the commands command sends the table (commands.go)
 	s.arkoudaConfig(cfg)
 	if st := s.restore.Load(); st != nil {
 		cfg["restoring"] = st.progress() // --checkpoint's arrays are coming back

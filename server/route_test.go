@@ -321,7 +321,7 @@ func TestAddressInUse(t *testing.T) {
 // from the clients' own lists, and their abandoned results stayed stored.
 func TestCreatingCommandsClassified(t *testing.T) {
 	keeps := map[string]bool{
-		"get_config": true, "noop": true, "download": true, "info": true, "list": true, "delete": true, "rename": true,
+		"get_config": true, "noop": true, "commands": true, "download": true, "info": true, "list": true, "delete": true, "rename": true,
 		"mem_used": true, "stats": true, "shutdown": true, "open_stream": true, "close_stream": true,
 		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true,
 		"to_arrow_file": true, "save_all": true, "checkpoint": true, "shm_lease": true, "shm_release": true,

@@ -1,7 +1,8 @@
 """The server's command table as the client reads it from get_config: which commands create arrays, change them, or take the lane.
 
 The server declares every command once (server/commands.go) and sends the
-table in get_config's "commands"; the client keeps no list of its own. A
+table in answer to the commands command (get_config says "command_table"),
+which a connection asks once; the client keeps no list of its own. A
 server older than the table is treated cautiously: nothing on the lane,
 its "creating" list for what creates arrays, and any command may change
 any array.
@@ -14,13 +15,18 @@ from typing import Any
 
 
 class CommandTable:
-    """get_config's "commands" (docs/protocol.md, "The command table")."""
+    """The commands command's table (docs/protocol.md, "The command table"),
+    with get_config's "creating" for a server older than it."""
 
-    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        rows = config.get("commands") if config else None
+    def __init__(self, config: Mapping[str, Any] | None = None, rows: Any = None) -> None:
         self._rows: dict[str, Mapping[str, Any]] = dict(rows) if isinstance(rows, Mapping) else {}
         creating = config.get("creating") if config else None
         self._creating = frozenset(creating or ())
+
+    @property
+    def rows(self) -> dict[str, Mapping[str, Any]]:
+        """The table, by command name (empty from a server without one)."""
+        return self._rows
 
     def __contains__(self, cmd: object) -> bool:
         return cmd in self._rows

@@ -440,6 +440,7 @@ class Session:
         self._poller.register(self._monitor, zmq.POLLIN)  # a drop ends the wait (_dropped)
         try:
             self.config = self._await_restore(self._handshake(token_given=given is not None))
+            self._load_commands()
         except BaseException:
             self._close_socket()
             raise
@@ -560,7 +561,14 @@ class Session:
     @config.setter
     def config(self, value: dict[str, Any]) -> None:
         self._config = value
-        self._commands = CommandTable(value)
+        self._commands = CommandTable(value, self._commands.rows if value.get("command_table") else None)
+
+    def _load_commands(self) -> None:
+        """Ask for the server's command table (once a connection is made; it
+        is not part of get_config, which stays a small request)."""
+        if self.config.get("command_table"):
+            rows = self._request("commands")[0].get("commands")
+            self._commands = CommandTable(self.config, rows)
 
     def _request(self, cmd: str, args: dict[str, Any] | None = None,
                  payload: Sequence[Any] = (), *, timeout: float | None = None,
@@ -602,6 +610,7 @@ class Session:
             return f()
         except RestoringError:
             self.config = self._await_restore(self._request("get_config", timeout=timeout)[0])
+            self._load_commands()
             path_counts["restore_retries"] += 1
             return f()
 
