@@ -312,6 +312,25 @@ func (s *Server) checkpointNow(why string, force bool) (map[string]any, error) {
 		"written": st.written, "linked": st.linked, "seconds": took.Seconds()}, nil
 }
 
+// seedLastCheckpoint makes the checkpoint just restored (base, whose
+// manifest is m) the last one, so the next checkpoint links the files of
+// the arrays still unchanged instead of writing every array again. It runs
+// before any request: every array is as its verified file holds it.
+func (s *Server) seedLastCheckpoint(base string, m *arrowio.Manifest) {
+	set := &savedSet{dir: base, files: make(map[string]savedFile, len(m.Arrays))}
+	for _, e := range m.Arrays {
+		a, writes, release, err := s.store.acquireWrites(e.Name)
+		if err != nil {
+			return // (cannot happen: nothing deleted it) — no seed, a full checkpoint next
+		}
+		release()
+		set.files[e.Name] = savedFile{a: a, writes: writes, entry: e}
+	}
+	s.ckptMu.Lock()
+	s.ckptLast = set
+	s.ckptMu.Unlock()
+}
+
 // unchangedSince says whether the store holds exactly the arrays of set,
 // none written since.
 func (s *Server) unchangedSince(set *savedSet) bool {

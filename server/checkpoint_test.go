@@ -53,6 +53,14 @@ func TestCheckpointCommand(t *testing.T) {
 	if err := r.restoreCheckpoint(r.restore.Load()); err != nil {
 		t.Fatal(err)
 	}
+	// The restored checkpoint counts as the last one: nothing to write, and
+	// a forced one links every file.
+	if res, err := opRun(t, r, "checkpoint", nil); err != nil || res["skipped"] != true {
+		t.Fatalf("checkpoint right after the restore: %v %v, want skipped", res, err)
+	}
+	if res, err := opRun(t, r, "checkpoint", map[string]any{"force": true}); err != nil || res["linked"] != 3 || res["written"] != int64(0) {
+		t.Fatalf("forced checkpoint after the restore: %v %v, want all 3 linked", res, err)
+	}
 	for name, want := range map[string]*pdarray.Array{a: pdarray.FromSlice([]int64{7, 2, 3}),
 		b: pdarray.FromSlice([]float64{0.5, -1}), c: pdarray.FromSlice([]bool{true})} {
 		arr, release, err := r.store.acquire(name)

@@ -1267,6 +1267,7 @@ func (s *Server) restoreCheckpoint(st *restoreState) error {
 	if err != nil {
 		return fmt.Errorf("server: cannot restore --checkpoint %s: %v (move it away to start without it)", s.cfg.Checkpoint, err)
 	}
+	s.seedLastCheckpoint(base, st.m) // (no request has run yet: the arrays are as read)
 	s.restorePending.Store(false)
 	s.restore.Store(nil)
 	s.log.Info("restored checkpoint", "checkpoint", s.cfg.Checkpoint, "arrays", len(infos), "took", time.Since(st.start))
