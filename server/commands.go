@@ -159,6 +159,23 @@ func commandTable() map[string]command {
 		"in1d":          ops((*Server).cmdIn1d, distExchange),
 		"setop":         ops((*Server).cmdSetop, distExchange),
 
+		// Strings (cmd_strings.go).
+		"str_check":   {run: (*Server).cmdStrCheck, lane: true, dist: distEvery},
+		"str_lengths": ops((*Server).cmdStrLengths, distElementwise),
+		"str_compare": ops((*Server).cmdStrCompare, distElementwise),
+		"str_search":  ops((*Server).cmdStrSearch, distElementwise),
+		"str_take":    ops((*Server).cmdStrTake, distExchange),
+		"str_concat":  ops((*Server).cmdStrConcat, distExchange),
+		"str_hash":    ops((*Server).cmdStrHash, distElementwise),
+		"str_unique":  ops((*Server).cmdStrUnique, distExchange),
+		"str_in1d":    ops((*Server).cmdStrIn1d, distExchange),
+		"str_argsort": ops((*Server).cmdStrArgsort, distExchange),
+		"str_case":    ops((*Server).cmdStrCase, distElementwise),
+		"str_split":   ops((*Server).cmdStrSplit, distElementwise),
+		"str_format":  ops((*Server).cmdStrFormat, distElementwise),
+		"str_parse":   ops((*Server).cmdStrParse, distElementwise),
+		"str_random":  ops((*Server).cmdStrRandom, distElementwise),
+
 		// Group-by (cmd_groupby.go).
 		"groupby":           groupby((*Server).cmdGroupBy),
 		"groupby_agg":       groupby((*Server).cmdGroupAgg),

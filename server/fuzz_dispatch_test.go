@@ -154,6 +154,9 @@ func newFuzzServer(f testing.TB) *fuzzServer {
 	}
 	fz.base["long"] = pdarray.FromSlice(long)
 	fz.base["long_f"] = pdarray.FromSlice(longF)
+	// A string array (cmd_strings.go): "ab", "", "cdé".
+	fz.base["s_off"] = pdarray.FromSlice([]int64{0, 2, 2, 6})
+	fz.base["s_bytes"] = pdarray.FromSlice([]uint8("abcd\xc3\xa9"))
 	fz.base["floats"] = pdarray.FromSlice([]float64{1.5, math.NaN(), math.Copysign(0, -1), math.Inf(1), 2.5, 1.5, math.Inf(-1)})
 
 	for name := range commands {
@@ -213,7 +216,7 @@ func (fz *fuzzServer) probe(tb testing.TB, cmd string) []string {
 	candidates := append([]any{"a_int64", int64(1)}, fz.names...)
 	candidates = append(candidates, fz.numbers...)
 	candidates = append(candidates, []any{"a_int64"}, []any{"long", "long_f"}, []any{"a_int32", "a_uint8"},
-		[]any{int64(1), int64(0)})
+		[]any{int64(1), int64(0)}, []any{"s_off", "s_bytes"})
 	for _, dt := range pdarray.DTypeNames() {
 		candidates = append(candidates, dt)
 	}
@@ -287,7 +290,7 @@ func fuzzVocabulary(f testing.TB) (keys []string, values []any) {
 	argRe := regexp.MustCompile(`\.(?:Opt)?(?:String|Uint|Int|Bool|Float|Scalar|OptScalar|StringList|UintList|Has)\("([a-z_0-9]+)"`)
 	litRe := regexp.MustCompile(`"([a-z0-9_+\-*/<>=!&|^%.]{1,16})"`)
 	seenK, seenV := map[string]bool{}, map[string]bool{}
-	for _, glob := range []string{"*.go", "../ops/*.go"} {
+	for _, glob := range []string{"*.go", "../ops/*.go", "../strs/*.go"} {
 		files, err := filepath.Glob(glob)
 		if err != nil {
 			f.Fatal(err)

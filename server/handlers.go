@@ -951,6 +951,7 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"frames_held":             zframe.Live(),
 		"pool_hits":               s.store.poolHits(),
 		"group_id_checks_skipped": s.store.groupIDChecksSkipped.Load(),
+		"string_checks_skipped":   s.strs.skipped.Load(),
 		"key_scans_skipped":       s.store.keyScansSkipped.Load(),
 		"scratch_recycled":        s.store.scratchRecycled.Load(),
 		"shm_views":               st.ShmViews.Load(),

@@ -64,6 +64,8 @@ type Server struct {
 	ckptMu    sync.Mutex
 	ckptLast  *savedSet
 	ckptCount atomic.Uint64
+	// strs remembers string arrays already checked (cmd_strings.go).
+	strs strChecks
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
 	// reuse resident memory; reported by get_config.
 	mallocTuned bool

@@ -1,0 +1,294 @@
+package strs
+
+import (
+	"bytes"
+	crand "crypto/rand"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/arktos-dev/arktos/ops"
+	"github.com/arktos-dev/arktos/pdarray"
+)
+
+// Case is a case mapping: lower or upper.
+type Case string
+
+// ChangeCase maps every string to lower or upper case. ASCII strings are
+// mapped a byte at a time; others rune by rune with Go's unicode tables
+// (which, unlike Python's str.lower, apply no special casing: 'ß'.upper()
+// stays 'ß', where Python gives 'SS').
+func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
+	var ascii func(byte) byte
+	var uni func([]byte) []byte
+	switch c {
+	case "lower":
+		ascii = func(b byte) byte {
+			if 'A' <= b && b <= 'Z' {
+				return b + 'a' - 'A'
+			}
+			return b
+		}
+		uni = bytes.ToLower
+	case "upper":
+		ascii = func(b byte) byte {
+			if 'a' <= b && b <= 'z' {
+				return b - ('a' - 'A')
+			}
+			return b
+		}
+		uni = bytes.ToUpper
+	default:
+		return Arrays{}, errorf(ops.ErrValue, "case '%s' is not lower or upper", c)
+	}
+	return build(env, s.Len(),
+		func(i int) int64 {
+			b := s.At(i)
+			if isASCII(b) {
+				return int64(len(b))
+			}
+			return int64(len(uni(b)))
+		},
+		func(i int, dst []byte) {
+			b := s.At(i)
+			if isASCII(b) {
+				for j, x := range b {
+					dst[j] = ascii(x)
+				}
+				return
+			}
+			copy(dst, uni(b))
+		})
+}
+
+// Format writes each element of a number array as Python's str() does
+// (ints in decimal, floats as repr: shortest round trip, "1.0", "1e+16",
+// "nan", "inf"; bools "True"/"False").
+func Format(env ops.Env, a *pdarray.Array) (Arrays, error) {
+	var f func(i int, dst []byte) []byte
+	switch a.DType() {
+	case pdarray.Bool:
+		v := pdarray.View[bool](a)
+		f = func(i int, dst []byte) []byte {
+			if v[i] {
+				return append(dst, "True"...)
+			}
+			return append(dst, "False"...)
+		}
+	case pdarray.Float64:
+		v := pdarray.View[float64](a)
+		f = func(i int, dst []byte) []byte { return PyFloat(dst, v[i], 64) }
+	case pdarray.Float32:
+		v := pdarray.View[float32](a)
+		f = func(i int, dst []byte) []byte { return PyFloat(dst, float64(v[i]), 32) }
+	case pdarray.Uint64:
+		v := pdarray.View[uint64](a)
+		f = func(i int, dst []byte) []byte { return strconv.AppendUint(dst, v[i], 10) }
+	default:
+		k, err := intsOf(a)
+		if err != nil {
+			return Arrays{}, err
+		}
+		f = func(i int, dst []byte) []byte { return strconv.AppendInt(dst, k(i), 10) }
+	}
+	return build(env, a.Len(),
+		func(i int) int64 {
+			var buf [32]byte
+			return int64(len(f(i, buf[:0])))
+		},
+		func(i int, dst []byte) { f(i, dst[:0]) })
+}
+
+// intsOf reads a signed or small unsigned integer array as int64.
+func intsOf(a *pdarray.Array) (func(int) int64, error) {
+	switch a.DType() {
+	case pdarray.Int64:
+		v := pdarray.View[int64](a)
+		return func(i int) int64 { return v[i] }, nil
+	case pdarray.Int32:
+		v := pdarray.View[int32](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	case pdarray.Int16:
+		v := pdarray.View[int16](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	case pdarray.Int8:
+		v := pdarray.View[int8](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	case pdarray.Uint32:
+		v := pdarray.View[uint32](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	case pdarray.Uint16:
+		v := pdarray.View[uint16](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	case pdarray.Uint8:
+		v := pdarray.View[uint8](a)
+		return func(i int) int64 { return int64(v[i]) }, nil
+	}
+	return nil, errorf(ops.ErrType, "cannot cast %v to str", a.DType())
+}
+
+// PyFloat appends Python's repr of f (numpy's str of a float32 with
+// bitSize 32: the shortest digits that round-trip as float32).
+func PyFloat(dst []byte, f float64, bitSize int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bitSize) // -d.ddde±XX
+	k := bytes.IndexByte(e, 'e')
+	exp, _ := strconv.Atoi(string(e[k+1:]))
+	if exp < -4 || exp >= 16 {
+		dst = append(dst, e[:k]...)
+		dst = append(dst, 'e')
+		if exp < 0 {
+			dst, exp = append(dst, '-'), -exp
+		} else {
+			dst = append(dst, '+')
+		}
+		if exp < 10 {
+			dst = append(dst, '0')
+		}
+		return strconv.AppendInt(dst, int64(exp), 10)
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'f', -1, bitSize)
+	if bytes.IndexByte(dst[start:], '.') < 0 {
+		dst = append(dst, ".0"...)
+	}
+	return dst
+}
+
+// Parse reads every string as a number of dtype d (int64, uint64, float64
+// or bool, as Python's int(), float() and "True"/"False"; surrounding
+// blanks allowed) into out; the first string that is not one is an error
+// naming it.
+func Parse(env ops.Env, s Strs, out *pdarray.Array) error {
+	var parse func(i int, b []byte) bool
+	switch out.DType() {
+	case pdarray.Int64:
+		v := pdarray.View[int64](out)
+		parse = func(i int, b []byte) bool {
+			x, err := strconv.ParseInt(string(b), 10, 64)
+			v[i] = x
+			return err == nil
+		}
+	case pdarray.Uint64:
+		v := pdarray.View[uint64](out)
+		parse = func(i int, b []byte) bool {
+			x, err := strconv.ParseUint(string(b), 10, 64)
+			v[i] = x
+			return err == nil
+		}
+	case pdarray.Float64:
+		v := pdarray.View[float64](out)
+		parse = func(i int, b []byte) bool {
+			x, err := strconv.ParseFloat(string(b), 64)
+			v[i] = x
+			return err == nil || isRange(err)
+		}
+	case pdarray.Bool:
+		v := pdarray.View[bool](out)
+		parse = func(i int, b []byte) bool {
+			switch string(b) {
+			case "True":
+				v[i] = true
+			case "False":
+				v[i] = false
+			default:
+				return false
+			}
+			return true
+		}
+	default:
+		return errorf(ops.ErrType, "cannot cast str to %v; cast to int64, uint64, float64 or bool", out.DType())
+	}
+	bad := make([]int, nblocks(env.Workers, s.Len()))
+	blocks(env.Workers, s.Len(), func(w, lo, hi int) {
+		bad[w] = -1
+		for i := lo; i < hi; i++ {
+			if !parse(i, bytes.TrimSpace(s.At(i))) {
+				bad[w] = i
+				return
+			}
+		}
+	})
+	for _, i := range bad {
+		if i >= 0 {
+			return errorf(ops.ErrValue, "string %d, %q, is not a valid %v", i, clip(s.At(i)), out.DType())
+		}
+	}
+	return nil
+}
+
+func isRange(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// Charsets are random_strings_uniform's character sets (Arkouda's names).
+var Charsets = map[string]string{
+	"uppercase": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+	"lowercase": "abcdefghijklmnopqrstuvwxyz",
+	"numeric":   "0123456789",
+	"printable": printable(),
+}
+
+func printable() string {
+	b := make([]byte, 0, 95)
+	for c := byte(' '); c <= '~'; c++ {
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// randBlock is how many strings one random stream makes: the result of a
+// seed does not depend on the worker count.
+const randBlock = 1 << 14
+
+// RandomUniform makes n strings of lengths uniform in [minlen, maxlen)
+// from chars, each character uniform (Arkouda's random_strings_uniform).
+// With hasSeed false the seed is random.
+func RandomUniform(env ops.Env, n, minlen, maxlen int, chars string, seed uint64, hasSeed bool) (Arrays, error) {
+	if minlen < 0 || maxlen <= minlen {
+		return Arrays{}, errorf(ops.ErrValue, "random strings need 0 <= minlen < maxlen, got minlen=%d maxlen=%d", minlen, maxlen)
+	}
+	if chars == "" || !isASCII([]byte(chars)) {
+		return Arrays{}, errorf(ops.ErrValue, "random strings need a non-empty ASCII character set")
+	}
+	if !hasSeed {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	lens := make([]int64, n)
+	nb := (n + randBlock - 1) / randBlock
+	blocks(env.Workers, nb*minPar, func(_, blo, bhi int) {
+		for b := blo / minPar; b < bhi/minPar; b++ {
+			r := rand.New(rand.NewPCG(seed, uint64(2*b)))
+			for i := b * randBlock; i < min((b+1)*randBlock, n); i++ {
+				lens[i] = int64(minlen + r.IntN(maxlen-minlen))
+			}
+		}
+	})
+	out, err := build(env, n, func(i int) int64 { return lens[i] }, func(int, []byte) {})
+	if err != nil {
+		return Arrays{}, err
+	}
+	off, data := pdarray.View[int64](out.Offsets), out.Bytes.Bytes()
+	blocks(env.Workers, nb*minPar, func(_, blo, bhi int) {
+		for b := blo / minPar; b < bhi/minPar; b++ {
+			r := rand.New(rand.NewPCG(seed, uint64(2*b+1)))
+			hi := min((b+1)*randBlock, n)
+			for j := off[b*randBlock]; j < off[hi]; j++ {
+				data[j] = chars[r.IntN(len(chars))]
+			}
+		}
+	})
+	return out, nil
+}
