@@ -123,6 +123,39 @@ func oneStrs(o *opEnv, out strs.Arrays) (*response, error) {
 	return &response{result: res}, nil
 }
 
+// withStrsPair is withStrs for commands of two string arrays, "a" and "b"
+// (both checked, both held until f returns).
+func (s *Server) withStrsPair(r *request, cmd string, parse func(*transfer.Args),
+	f func(o *opEnv, env ops.Env, x, y strs.Strs) (*response, error)) (*response, error) {
+	var other [2]string
+	var bErr error
+	return s.withStrs(r, cmd, func(a *transfer.Args) {
+		other, bErr = s.strsArg(a, "b")
+		parse(a)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		if bErr != nil {
+			return nil, bErr
+		}
+		y, rel, err := s.acquireStrs(env, "b", other)
+		if err != nil {
+			return nil, err
+		}
+		defer rel()
+		return f(o, env, x, y)
+	})
+}
+
+// strsReply is oneStrs for a kernel's (result, error) pair:
+// strsReply(o)(strs.Take(...)).
+func strsReply(o *opEnv) func(strs.Arrays, error) (*response, error) {
+	return func(out strs.Arrays, err error) (*response, error) {
+		if err != nil {
+			return nil, err
+		}
+		return oneStrs(o, out)
+	}
+}
+
 // withStrs runs f on the checked string array named by argument key; it
 // reads the remaining arguments with more before Done.
 func (s *Server) withStrs(r *request, what string, more func(a *transfer.Args), f func(o *opEnv, env ops.Env, x strs.Strs) (*response, error)) (*response, error) {
@@ -253,11 +286,7 @@ func (s *Server) cmdStrTake(r *request) (*response, error) {
 			if idx.DType() != pdarray.Int64 {
 				return nil, transfer.Errorf(transfer.UnsupportedDType, "str_take: indices '%s' must be int64, got %v", idxName, idx.DType())
 			}
-			out, err := strs.Take(env, x, pdarray.View[int64](idx))
-			if err != nil {
-				return nil, err
-			}
-			return oneStrs(o, out)
+			return strsReply(o)(strs.Take(env, x, pdarray.View[int64](idx)))
 		}
 		m, rel, err := s.store.acquire(maskName)
 		if err != nil {
@@ -267,11 +296,7 @@ func (s *Server) cmdStrTake(r *request) (*response, error) {
 		if m.DType() != pdarray.Bool {
 			return nil, transfer.Errorf(transfer.UnsupportedDType, "str_take: mask '%s' must be bool, got %v", maskName, m.DType())
 		}
-		out, err := strs.Compress(env, x, pdarray.View[bool](m))
-		if err != nil {
-			return nil, err
-		}
-		return oneStrs(o, out)
+		return strsReply(o)(strs.Compress(env, x, pdarray.View[bool](m)))
 	})
 }
 
@@ -397,21 +422,10 @@ func (s *Server) cmdStrUnique(r *request) (*response, error) {
 }
 
 func (s *Server) cmdStrIn1d(r *request) (*response, error) {
-	var other [2]string
-	var bErr error
 	var invert bool
-	return s.withStrs(r, "str_in1d", func(a *transfer.Args) {
-		other, bErr = s.strsArg(a, "b")
+	return s.withStrsPair(r, "str_in1d", func(a *transfer.Args) {
 		invert = a.OptBool("invert", false)
-	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
-		if bErr != nil {
-			return nil, bErr
-		}
-		y, rel, err := s.acquireStrs(env, "b", other)
-		if err != nil {
-			return nil, err
-		}
-		defer rel()
+	}, func(o *opEnv, env ops.Env, x, y strs.Strs) (*response, error) {
 		out, err := env.Alloc(pdarray.Bool, x.Len())
 		if err != nil {
 			return nil, err
@@ -440,11 +454,7 @@ func (s *Server) cmdStrCase(r *request) (*response, error) {
 	var c string
 	return s.withStrs(r, "str_case", func(a *transfer.Args) { c = a.String("case") },
 		func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
-			out, err := strs.ChangeCase(env, x, strs.Case(c))
-			if err != nil {
-				return nil, err
-			}
-			return oneStrs(o, out)
+			return strsReply(o)(strs.ChangeCase(env, x, strs.Case(c)))
 		})
 }
 
@@ -540,4 +550,26 @@ func (s *Server) cmdStrRandom(r *request) (*response, error) {
 		return nil, opErr(err)
 	}
 	return oneStrs(o, out)
+}
+
+// cmdStrStick joins two string arrays elementwise with "delim" between.
+func (s *Server) cmdStrStick(r *request) (*response, error) {
+	var delim string
+	return s.withStrsPair(r, "str_stick", func(a *transfer.Args) {
+		delim = a.OptString("delim", "")
+	}, func(o *opEnv, env ops.Env, x, y strs.Strs) (*response, error) {
+		return strsReply(o)(strs.Stick(env, x, y, []byte(delim)))
+	})
+}
+
+// cmdStrEncode maps strings through a codec ("encoding"; "decode" the
+// other way): Arkouda's encode/decode.
+func (s *Server) cmdStrEncode(r *request) (*response, error) {
+	var enc string
+	var decode bool
+	return s.withStrs(r, "str_encode", func(a *transfer.Args) {
+		enc, decode = a.String("encoding"), a.OptBool("decode", false)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		return strsReply(o)(strs.Encode(env, x, enc, decode))
+	})
 }

@@ -100,7 +100,7 @@ func Check(env ops.Env, s Strs) error {
 		return errorf(ops.ErrValue, "a string array's last offset must be its byte count %d, got %d", len(s.Data), last)
 	}
 	n := s.Len()
-	bad := make([]int, nblocks(env.Workers, n))
+	bad := noneBad(nblocks(env.Workers, n))
 	blocks(env.Workers, n, func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
@@ -235,7 +235,7 @@ func CharLengths(env ops.Env, s Strs, out []int64) {
 // Take gathers s[idx] (numpy's take; negative indices count from the end).
 func Take(env ops.Env, s Strs, idx []int64) (Arrays, error) {
 	n := int64(s.Len())
-	bad := make([]int, nblocks(env.Workers, len(idx)))
+	bad := noneBad(nblocks(env.Workers, len(idx)))
 	blocks(env.Workers, len(idx), func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
@@ -317,4 +317,30 @@ func Concat(env ops.Env, parts []Strs) (Arrays, error) {
 	return build(env, n,
 		func(i int) int64 { p, j := locate(i); return p.Off[j+1] - p.Off[j] },
 		func(i int, dst []byte) { p, j := locate(i); copy(dst, p.At(j)) })
+}
+
+// Stick joins a[i], delim and b[i] for every i (Arkouda's stick; a + b
+// with an empty delim). a and b have one length.
+func Stick(env ops.Env, a, b Strs, delim []byte) (Arrays, error) {
+	if a.Len() != b.Len() {
+		return Arrays{}, errorf(ops.ErrValue, "cannot join %d strings with %d: lengths differ", a.Len(), b.Len())
+	}
+	d := int64(len(delim))
+	return build(env, a.Len(),
+		func(i int) int64 { return a.Off[i+1] - a.Off[i] + d + b.Off[i+1] - b.Off[i] },
+		func(i int, dst []byte) {
+			k := copy(dst, a.At(i))
+			k += copy(dst[k:], delim)
+			copy(dst[k:], b.At(i))
+		})
+}
+
+// noneBad is a per-block "first bad row" slice, each -1 (none): blocks
+// runs no block for n = 0, so none may be left at 0.
+func noneBad(n int) []int {
+	b := make([]int, n)
+	for i := range b {
+		b[i] = -1
+	}
+	return b
 }

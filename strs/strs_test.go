@@ -258,3 +258,34 @@ func TestRandomUniform(t *testing.T) {
 		}
 	}
 }
+
+func TestStick(t *testing.T) {
+	a, b := sample(20000, 4), sample(20000, 5)
+	out, err := Stick(ops.PlainEnv(3), fromGo(a), fromGo(b), []byte("_é_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range toGo(out.Strs()) {
+		if x != a[i]+"_é_"+b[i] {
+			t.Fatalf("row %d: %q", i, x)
+		}
+	}
+}
+
+func TestEncodeIDNA(t *testing.T) {
+	env := ops.PlainEnv(2)
+	// Python 3.11's str.encode("idna") of each.
+	in := []string{"abc", "ABC", "münchen", "a.b", "日本.jp", ""}
+	want := []string{"abc", "ABC", "xn--mnchen-3ya", "a.b", "xn--wgv71a.jp", ""}
+	out, err := Encode(env, fromGo(in), "idna", false)
+	if err != nil || !slices.Equal(toGo(out.Strs()), want) {
+		t.Fatalf("idna: %q %v", toGo(out.Strs()), err)
+	}
+	back, err := Encode(env, out.Strs(), "idna", true)
+	if err != nil || !slices.Equal(toGo(back.Strs()), in) {
+		t.Fatalf("idna decode: %q %v", toGo(back.Strs()), err)
+	}
+	if _, err := Encode(env, fromGo([]string{"a", "é"}), "ascii", false); err == nil || !strings.Contains(err.Error(), `string 1, "é"`) {
+		t.Fatalf("ascii: %v", err)
+	}
+}

@@ -208,7 +208,7 @@ func Parse(env ops.Env, s Strs, out *pdarray.Array) error {
 	default:
 		return errorf(ops.ErrType, "cannot cast str to %v; cast to int64, uint64, float64 or bool", out.DType())
 	}
-	bad := make([]int, nblocks(env.Workers, s.Len()))
+	bad := noneBad(nblocks(env.Workers, s.Len()))
 	blocks(env.Workers, s.Len(), func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {

@@ -10,7 +10,7 @@ are numpy's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -18,6 +18,7 @@ from numpy.typing import DTypeLike
 from ..core._default import mem_info
 from ._ops import arange, astype, searchsorted
 from ._pdarray import pdarray
+from ._strings import Strings
 
 __all__ = [
     # dtypes, as Arkouda exports them (numpy's scalar types: dtype=ak.float32)
@@ -153,12 +154,23 @@ def full_like(a: Any, fill_value: Any, dtype: DTypeLike | None = None) -> Any:
     return np.full_like(a, fill_value, dtype=dtype)
 
 
-def cast(pda: pdarray, dt: DTypeLike) -> pdarray:
-    """A copy of pda converted to dtype dt, as numpy's astype converts (Arkouda's ak.cast).
+@overload
+def cast(pda: pdarray | Strings, dt: type[str] | Literal["str"]) -> Strings: ...  # type: ignore[overload-overlap]
+@overload
+def cast(pda: pdarray | Strings, dt: DTypeLike) -> pdarray: ...
+def cast(pda: pdarray | Strings, dt: DTypeLike) -> pdarray | Strings:
+    """A copy of pda converted to dtype dt, as numpy's astype converts
+    (Arkouda's ak.cast); to "str", a Strings of Python's str() of each
+    element; from a Strings, the strings read as numbers.
 
     >>> ak.cast(ak.array([1.7, -1.7]), ak.int64)
     array([ 1, -1])
+    >>> ak.cast(ak.arange(3), "str").to_list()
+    ['0', '1', '2']
     """
+    if isinstance(pda, Strings):
+        out: pdarray | Strings = pda.astype(dt)
+        return out
     return astype(pda, dt)
 
 

@@ -12,6 +12,7 @@ from ..core import _default
 from ..core._dtypes import from_wire
 from ..core._session import Session, _as_wire_array
 from ._pdarray import pdarray
+from ._strings import Strings, is_text
 
 __all__ = ["Connection", "array", "attach", "connect"]
 
@@ -99,6 +100,10 @@ class Connection(Session):
         >>> a
         array([0, 1, 2, 3, 4])
         """
+        if (dtype is None or np.dtype(dtype).kind in "UTO") and is_text(x):
+            if name is not None:
+                raise ValueError("ak.array names no Strings: name its arrays with strings.register(name)")
+            return Strings._upload(self, x)  # type: ignore[return-value]
         data = _as_wire_array(x if dtype is None else np.asarray(x, dtype=dtype))
         # (An upload refused with RESTORING stored nothing, and its stream
         # was closed: sent again.)

@@ -24,6 +24,7 @@ from ..core._dtypes import from_wire, to_wire
 from . import _pdarray
 from ._connection import Connection
 from ._pdarray import pdarray
+from ._strings import Strings, format_numbers
 
 __all__ = [
     "abs", "all", "any", "arange", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
@@ -1085,8 +1086,22 @@ def astype(a: pdarray, dtype: DTypeLike) -> pdarray:
     >>> ak.astype(ak.array([1.7, -2.2]), np.int32)
     array([ 1, -2], dtype=int32)
     """
+    if isinstance(a, Strings):
+        return cast(pdarray, a.astype(dtype))
+    if _is_str_dtype(dtype):
+        # A Strings (ak.cast types it so): Python's str() of each element.
+        return cast(pdarray, format_numbers(a))
     result, _ = a._conn._request("astype", {"a": a._live_name(), "dtype": to_wire(dtype)})
     return _new(a._conn, result)
+
+
+def _is_str_dtype(dtype: Any) -> bool:
+    if dtype in (str, "str", "str_", np.str_):
+        return True
+    try:
+        return np.dtype(dtype).kind in "UT"
+    except TypeError:
+        return False
 
 
 # -- reductions ---------------------------------------------------------
@@ -1364,6 +1379,8 @@ def concatenate(arrays: Sequence[Any], ordered: bool = True, *, conn: Connection
     cats = [x for x in arrays if _is_categorical(x)]
     if cats:
         return type(cats[0]).concatenate(arrays)
+    if builtins.any(isinstance(x, Strings) for x in arrays):
+        return Strings.concatenate(arrays)
     c = _conn_of(list(arrays), conn=conn)
     keep: list[pdarray] = []
     names = [_as_pdarray(x, c, keep)._live_name() for x in arrays]
@@ -1433,7 +1450,7 @@ def sort(a: Any) -> Any:
     >>> ak.sort(ak.array([3.0, np.nan, 1.0, 2.0]))
     array([ 1.,  2.,  3., nan])
     """
-    if _is_categorical(a):
+    if _is_categorical(a) or isinstance(a, Strings):
         return a.sort_values()
     return _new(a._conn, a._conn._request("sort", {"a": a._live_name()})[0])
 
@@ -1446,6 +1463,8 @@ def argsort(a: Any, ascending: bool = True) -> pdarray:
     >>> ak.argsort(ak.array([30, 10, 20, 10]))
     array([1, 3, 2, 0])
     """
+    if isinstance(a, Strings):
+        return a.argsort(ascending)
     if _is_categorical(a):
         a = a.codes  # its categories are sorted: the codes sort as the strings
     perm = _new(a._conn, a._conn._request("argsort", {"a": a._live_name()})[0])
@@ -1530,6 +1549,8 @@ def is_sorted(a: pdarray) -> bool:
     >>> ak.is_sorted(ak.array([1, 2, 2, 5]))
     True
     """
+    if isinstance(a, Strings):
+        return a.is_sorted()
     if a.size < 2:
         return True
     ordered = binop("<=", a[:-1], a[1:])
@@ -1548,8 +1569,11 @@ def coargsort(arrays: Sequence[pdarray]) -> pdarray:
     >>> ak.coargsort([ak.array([1, 0, 1, 0]), ak.array([9, 8, 7, 6])])
     array([3, 1, 2, 0])
     """
-    c = _conn_of(list(arrays))
-    names = [x._live_name() for x in arrays]
+    c = _conn_of(*[x._offsets if isinstance(x, Strings) else x for x in arrays])
+    # A Strings sorts as its rank among its distinct strings (unique's
+    # inverse): one int64 key, in the same order.
+    keys = [x.unique(return_inverse=True)[1] if isinstance(x, Strings) else x for x in arrays]
+    names = [x._live_name() for x in keys]
     return _new(c, c._request("coargsort", {"names": names})[0])
 
 
@@ -1568,6 +1592,8 @@ def unique(a: pdarray | _CategoricalLike, return_inverse: bool = False,
             raise TypeError("unique of a Categorical takes no return_inverse/return_counts; "
                             "use cat.value_counts() for the counts")
         return a.unique()
+    if isinstance(a, Strings):
+        return a.unique(return_inverse=return_inverse, return_counts=return_counts)
     p = cast(pdarray, a)
     result, _ = p._conn._request("unique", {"a": p._live_name(), "return_counts": return_counts,
                                             "return_inverse": return_inverse})
@@ -1585,7 +1611,7 @@ def value_counts(a: pdarray | _CategoricalLike) -> tuple[Any, pdarray]:
     >>> ak.value_counts(ak.array([3, 1, 3, 2, 3]))
     (array([1, 2, 3]), array([1, 1, 3]))
     """
-    if _is_categorical(a):
+    if _is_categorical(a) or isinstance(a, Strings):
         return a.value_counts()
     values, counts = unique(a, return_counts=True)
     return values, counts
@@ -1597,7 +1623,7 @@ def in1d(a: Any, b: Any, invert: bool = False) -> pdarray:
     >>> ak.in1d(ak.arange(5), [1, 3])
     array([False,  True, False,  True, False])
     """
-    if _is_categorical(a):
+    if _is_categorical(a) or isinstance(a, Strings):
         found = a.isin(b)
         return unop("not", found) if invert else found
     c = _conn_of(a, b)

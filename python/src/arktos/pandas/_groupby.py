@@ -39,6 +39,7 @@ import numpy as np
 from ..core._errors import UnknownArrayError
 from ..numpy._ops import _default_conn, arange, binop, full, round
 from ..numpy._pdarray import pdarray
+from ..numpy._strings import Strings
 from ._categorical import Categorical, _register_all
 
 if TYPE_CHECKING:
@@ -106,14 +107,28 @@ class GroupBy:
         # it is accepted and checked for type only.
         if not isinstance(assume_sorted, bool):
             raise TypeError("assume_sorted must be of type bool")
-        self._single = isinstance(keys, (pdarray, Categorical))
-        given = [keys] if isinstance(keys, (pdarray, Categorical)) else list(keys)
-        if not given or not all(isinstance(k, (pdarray, Categorical)) for k in given):
-            raise TypeError("GroupBy keys must be a pdarray or Categorical, or a non-empty list of them")
+        self._single = isinstance(keys, (pdarray, Categorical, Strings))
+        given = [keys] if isinstance(keys, (pdarray, Categorical, Strings)) else list(keys)
+        if not given or not all(isinstance(k, (pdarray, Categorical, Strings)) for k in given):
+            raise TypeError("GroupBy keys must be a pdarray, Categorical or Strings, or a non-empty list of them")
         # A Categorical key groups by its codes; its unique keys come back
-        # as Categoricals of its categories.
-        self._categories = [k.categories if isinstance(k, Categorical) else None for k in given]
-        key_list = [k.codes if isinstance(k, Categorical) else k for k in given]
+        # as Categoricals of its categories. A Strings key groups by each
+        # string's rank among its distinct strings (the server's exact
+        # unique), which sorts as the strings do; its unique keys come back
+        # as those strings.
+        self._categories: list[Any] = []
+        key_list: list[pdarray] = []
+        for k in given:
+            if isinstance(k, Strings):
+                distinct, ranks = k.unique(return_inverse=True)
+                self._categories.append(distinct)
+                key_list.append(ranks)
+            elif isinstance(k, Categorical):
+                self._categories.append(k.categories)
+                key_list.append(k.codes)
+            else:
+                self._categories.append(None)
+                key_list.append(k)
         for k in key_list:
             if k.dtype.kind not in "iufb":
                 raise TypeError(f"cannot group by a {k.dtype} array; keys are integer, float or bool")
@@ -293,6 +308,9 @@ class GroupBy:
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"a GroupBy is registered under a non-empty str name, got {name!r}")
+        if any(isinstance(cats, Strings) for cats in self._categories):
+            raise NotImplementedError("a GroupBy with Strings keys cannot be registered yet (Strings have no "
+                                      "register); group by ak.Categorical(strings) to keep one")
         self.group()
         uk = self.unique_keys
         keys = list(uk) if isinstance(uk, tuple) else [uk]
@@ -366,7 +384,7 @@ class GroupBy:
     def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
         """Unique-key arrays as the user's keys were: a Categorical key's as
         a Categorical; one array for one key, else a tuple."""
-        out = [k if cats is None else Categorical._wrap(k, cats)
+        out = [k if cats is None else cats[k] if isinstance(cats, Strings) else Categorical._wrap(k, cats)
                for k, cats in zip(keys, self._categories, strict=True)]
         return out[0] if self._single else tuple(out)
 

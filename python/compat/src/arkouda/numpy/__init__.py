@@ -2,5 +2,5 @@
 
 from arktos.numpy import *  # noqa: F403
 
-from . import dtypes, pdarrayclass, sorting  # noqa: F401
+from . import dtypes, pdarrayclass, sorting, strings  # noqa: F401
 from .sorting import SortingAlgorithm  # noqa: F401
