@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -463,14 +464,16 @@ func (s *Server) cmdStrCase(r *request) (*response, error) {
 func (s *Server) cmdStrSplit(r *request) (*response, error) {
 	var delim string
 	var regex bool
+	var maxsplit int
 	return s.withStrs(r, "str_split", func(a *transfer.Args) {
 		delim, regex = a.String("delim"), a.OptBool("regex", false)
+		maxsplit = int(a.OptInt("maxsplit", 0))
 	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
 		segs, err := env.Alloc(pdarray.Int64, x.Len()+1)
 		if err != nil {
 			return nil, err
 		}
-		pieces, err := strs.Split(env, x, delim, regex, pdarray.View[int64](segs))
+		pieces, err := strs.Split(env, x, delim, regex, maxsplit, pdarray.View[int64](segs))
 		if err != nil {
 			return nil, err
 		}
@@ -526,8 +529,10 @@ func (s *Server) cmdStrParse(r *request) (*response, error) {
 func (s *Server) cmdStrRandom(r *request) (*response, error) {
 	a := r.args
 	size := a.Uint("size")
-	minlen, maxlen := a.Int("minlen"), a.Int("maxlen")
+	minlen, maxlen := a.OptInt("minlen", 0), a.OptInt("maxlen", 0)
 	chars := a.OptString("characters", "uppercase")
+	dist := a.OptString("distribution", "uniform")
+	logmean, logstd := a.OptFloat("logmean", 0), a.OptFloat("logstd", 0)
 	hasSeed := a.Has("seed")
 	seed := a.OptInt("seed", 0)
 	if err := a.Done(); err != nil {
@@ -540,12 +545,28 @@ func (s *Server) cmdStrRandom(r *request) (*response, error) {
 	if size > 1<<40 || maxlen > 1<<20 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "random strings: size %d or maxlen %d is too large", size, maxlen)
 	}
-	if _, err := s.store.mulWithin(int64(size), max(maxlen, 1), "random strings"); err != nil {
+	// The memory check's length: maxlen, or for lognormal lengths their
+	// mean's bound exp(μ + σ²/2) (capped as the kernel caps one string).
+	perString := max(maxlen, 1)
+	switch dist {
+	case "uniform":
+	case "lognormal":
+		perString = int64(min(math.Exp(logmean+logstd*logstd/2)+1, 1<<20))
+	default:
+		return nil, transfer.Errorf(transfer.ArgumentValue, "random strings: distribution '%s' is not uniform or lognormal", dist)
+	}
+	if _, err := s.store.mulWithin(int64(size), perString, "random strings"); err != nil {
 		return nil, err
 	}
 	o, env := s.opEnv("random strings")
 	defer o.done()
-	out, err := strs.RandomUniform(env, int(size), int(minlen), int(maxlen), set, uint64(seed), hasSeed)
+	var out strs.Arrays
+	var err error
+	if dist == "lognormal" {
+		out, err = strs.RandomLognormal(env, int(size), logmean, logstd, set, uint64(seed), hasSeed)
+	} else {
+		out, err = strs.RandomUniform(env, int(size), int(minlen), int(maxlen), set, uint64(seed), hasSeed)
+	}
 	if err != nil {
 		return nil, opErr(err)
 	}
@@ -571,5 +592,213 @@ func (s *Server) cmdStrEncode(r *request) (*response, error) {
 		enc, decode = a.String("encoding"), a.OptBool("decode", false)
 	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
 		return strsReply(o)(strs.Encode(env, x, enc, decode))
+	})
+}
+
+// keepInts stores an int64 result the kernel made as a Go slice.
+func keepInts(o *opEnv, env ops.Env, v []int64) (map[string]any, error) {
+	a, err := env.Alloc(pdarray.Int64, len(v))
+	if err != nil {
+		return nil, err
+	}
+	copy(pdarray.View[int64](a), v)
+	return o.keep(a)
+}
+
+// cmdStrIs: Python's str.is<class>() of each string ("class": alnum,
+// alpha, decimal, digit, lower, upper, title, space, empty).
+func (s *Server) cmdStrIs(r *request) (*response, error) {
+	var class string
+	return s.withStrs(r, "str_is", func(a *transfer.Args) { class = a.String("class") },
+		func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+			out, err := env.Alloc(pdarray.Bool, x.Len())
+			if err != nil {
+				return nil, err
+			}
+			if err := strs.Is(env, x, strs.Class(class), pdarray.View[bool](out)); err != nil {
+				return nil, err
+			}
+			return one(o, out)
+		})
+}
+
+// cmdStrStrip: Python's strip / lstrip / rstrip ("side" both, left,
+// right) of the characters in "chars" (whitespace when "").
+func (s *Server) cmdStrStrip(r *request) (*response, error) {
+	var chars, side string
+	return s.withStrs(r, "str_strip", func(a *transfer.Args) {
+		chars, side = a.OptString("chars", ""), a.OptString("side", "both")
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		return strsReply(o)(strs.Strip(env, x, chars, strs.Side(side)))
+	})
+}
+
+// cmdStrPeel: Arkouda's peel / rpeel, two string arrays "left", "right".
+func (s *Server) cmdStrPeel(r *request) (*response, error) {
+	var spec strs.PeelSpec
+	return s.withStrs(r, "str_peel", func(a *transfer.Args) {
+		spec = strs.PeelSpec{Delim: a.String("delim"), Regex: a.OptBool("regex", false), Times: int(a.OptInt("times", 1)),
+			Include: a.OptBool("include_delimiter", false), Partial: a.OptBool("keep_partial", false),
+			FromRight: a.OptBool("from_right", false)}
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		left, right, err := strs.Peel(env, x, spec)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{}
+		if out["left"], err = keepStrs(o, left); err != nil {
+			return nil, err
+		}
+		if out["right"], err = keepStrs(o, right); err != nil {
+			return nil, err
+		}
+		return &response{result: out}, nil
+	})
+}
+
+// cmdStrAffix: Arkouda's get_prefixes / get_suffixes ("suffix"): the
+// n-character affixes as "values", and "origins" (bool) saying which
+// strings had one.
+func (s *Server) cmdStrAffix(r *request) (*response, error) {
+	var n int64
+	var suffix, proper bool
+	return s.withStrs(r, "str_affix", func(a *transfer.Args) {
+		n, suffix, proper = a.Int("n"), a.OptBool("suffix", false), a.OptBool("proper", true)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		origins, err := env.Alloc(pdarray.Bool, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		values, err := strs.Affixes(env, x, int(n), suffix, proper, pdarray.View[bool](origins))
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{}
+		if out["values"], err = keepStrs(o, values); err != nil {
+			return nil, err
+		}
+		if out["origins"], err = o.keep(origins); err != nil {
+			return nil, err
+		}
+		return &response{result: out}, nil
+	})
+}
+
+// cmdStrMatch: re.search / re.match / re.fullmatch ("kind" search, match,
+// fullmatch) of "pattern": "matched" (bool per string), and for the
+// matched strings in order their rows ("origins") and group "group"'s
+// span in code points ("starts", "ends"; -1 where the group took no
+// part); with "text", the group's text as "values".
+func (s *Server) cmdStrMatch(r *request) (*response, error) {
+	var pattern, kind string
+	var group int64
+	var text bool
+	return s.withStrs(r, "str_match", func(a *transfer.Args) {
+		pattern, kind = a.String("pattern"), a.OptString("kind", "search")
+		group, text = a.OptInt("group", 0), a.OptBool("text", false)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		k := strs.Kind(kind)
+		switch kind {
+		case "search":
+			k = strs.Contains
+		case "match", "fullmatch":
+		default:
+			return nil, transfer.Errorf(transfer.ArgumentValue, "str_match: kind '%s' is not search, match or fullmatch", kind)
+		}
+		matched, err := env.Alloc(pdarray.Bool, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		m, err := strs.MatchSpans(env, x, pattern, k, int(group), pdarray.View[bool](matched))
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{"groups": m.Groups}
+		if out["matched"], err = o.keep(matched); err != nil {
+			return nil, err
+		}
+		for key, v := range map[string][]int64{"origins": m.Origins, "starts": m.Starts, "ends": m.Ends} {
+			if out[key], err = keepInts(o, env, v); err != nil {
+				return nil, err
+			}
+		}
+		if text {
+			vals, err := strs.Texts(env, x, m.Lo, m.Hi)
+			if err != nil {
+				return nil, err
+			}
+			if out["values"], err = keepStrs(o, vals); err != nil {
+				return nil, err
+			}
+		}
+		return &response{result: out}, nil
+	})
+}
+
+// cmdStrFindAll: every non-overlapping match of "pattern": "counts" per
+// string, and per match in order its "starts" and "lengths" in code
+// points and its row ("origins"); with "text", the matches as "values"
+// (Arkouda's find_locations and findall).
+func (s *Server) cmdStrFindAll(r *request) (*response, error) {
+	var pattern string
+	var text bool
+	return s.withStrs(r, "str_findall", func(a *transfer.Args) {
+		pattern, text = a.String("pattern"), a.OptBool("text", false)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		counts, err := env.Alloc(pdarray.Int64, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		f, err := strs.FindAll(env, x, pattern, pdarray.View[int64](counts))
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{}
+		if out["counts"], err = o.keep(counts); err != nil {
+			return nil, err
+		}
+		for key, v := range map[string][]int64{"origins": f.Origins, "starts": f.Starts, "lengths": f.Lengths} {
+			if out[key], err = keepInts(o, env, v); err != nil {
+				return nil, err
+			}
+		}
+		if text {
+			vals, err := strs.Texts(env, x, f.Lo, f.Hi)
+			if err != nil {
+				return nil, err
+			}
+			if out["values"], err = keepStrs(o, vals); err != nil {
+				return nil, err
+			}
+		}
+		return &response{result: out}, nil
+	})
+}
+
+// cmdStrSub: re.sub of "pattern" by "repl" (Python's syntax, \1 and
+// \g<name>) at most "count" times per string (0: all): "values", and
+// "counts" of replacements (Arkouda's sub and subn).
+func (s *Server) cmdStrSub(r *request) (*response, error) {
+	var pattern, repl string
+	var count int64
+	return s.withStrs(r, "str_sub", func(a *transfer.Args) {
+		pattern, repl, count = a.String("pattern"), a.String("repl"), a.OptInt("count", 0)
+	}, func(o *opEnv, env ops.Env, x strs.Strs) (*response, error) {
+		counts, err := env.Alloc(pdarray.Int64, x.Len())
+		if err != nil {
+			return nil, err
+		}
+		vals, err := strs.Sub(env, x, pattern, repl, int(count), pdarray.View[int64](counts))
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{}
+		if out["values"], err = keepStrs(o, vals); err != nil {
+			return nil, err
+		}
+		if out["counts"], err = o.keep(counts); err != nil {
+			return nil, err
+		}
+		return &response{result: out}, nil
 	})
 }

@@ -177,6 +177,13 @@ func commandTable() map[string]command {
 		"str_format":  ops((*Server).cmdStrFormat, distElementwise),
 		"str_parse":   ops((*Server).cmdStrParse, distElementwise),
 		"str_random":  ops((*Server).cmdStrRandom, distElementwise),
+		"str_is":      ops((*Server).cmdStrIs, distElementwise),
+		"str_strip":   ops((*Server).cmdStrStrip, distElementwise),
+		"str_peel":    ops((*Server).cmdStrPeel, distElementwise),
+		"str_affix":   ops((*Server).cmdStrAffix, distExchange),
+		"str_match":   ops((*Server).cmdStrMatch, distExchange),
+		"str_findall": ops((*Server).cmdStrFindAll, distExchange),
+		"str_sub":     ops((*Server).cmdStrSub, distElementwise),
 
 		// Group-by (cmd_groupby.go).
 		"groupby":           groupby((*Server).cmdGroupBy),

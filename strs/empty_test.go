@@ -32,7 +32,7 @@ func TestEmpty(t *testing.T) {
 	if err := Argsort(env, none, out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Split(env, none, "_", false, make([]int64, 1)); err != nil {
+	if _, err := Split(env, none, "_", false, 0, make([]int64, 1)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,9 @@
 package strs
 
 import (
+	"errors"
+	"strings"
+
 	"golang.org/x/net/idna"
 
 	"github.com/arktos-dev/arktos/ops"
@@ -10,25 +13,19 @@ import (
 var Encodings = []string{"idna", "ascii", "utf-8"}
 
 // Encode maps every string through a codec, as Python's str.encode(enc)
-// (decode: bytes.decode(enc)) and back to text: "idna" turns each
-// non-ASCII label of a host name into punycode ("xn--…",
-// golang.org/x/net/idna's Punycode profile: no mapping, so labels keep
-// their case as Python's codec keeps ASCII ones); "ascii" and "utf-8"
-// keep the text, "ascii" refusing what is not ASCII. The first string
-// the codec refuses is an error naming it.
+// (decode: bytes.decode(enc)) and back to text: "idna" as Python's idna
+// codec (IDNA 2003) does it, label by label: an ASCII label stays as it
+// is, a non-ASCII one is mapped (lower case, NFKC, 'ß' to "ss": UTS 46's
+// transitional mapping, golang.org/x/net/idna) and written in punycode
+// ("xn--…"); an empty label (but a last) or one over 63 bytes is refused.
+// "ascii" and "utf-8" keep the text, "ascii" refusing what is not ASCII.
+// The first string the codec refuses is an error naming it.
 func Encode(env ops.Env, s Strs, enc string, decode bool) (Arrays, error) {
 	var f func(b []byte) ([]byte, bool)
 	switch enc {
 	case "idna":
-		conv := idna.Punycode.ToASCII
-		if decode {
-			conv = idna.Punycode.ToUnicode
-		}
 		f = func(b []byte) ([]byte, bool) {
-			if isASCII(b) && !decode {
-				return b, true
-			}
-			out, err := conv(string(b))
+			out, err := idnaLabels(string(b), decode)
 			return []byte(out), err == nil
 		}
 	case "ascii":
@@ -60,4 +57,48 @@ func Encode(env ops.Env, s Strs, enc string, decode bool) (Arrays, error) {
 	return build(env, s.Len(),
 		func(i int) int64 { b, _ := f(s.At(i)); return int64(len(b)) },
 		func(i int, dst []byte) { b, _ := f(s.At(i)); copy(dst, b) })
+}
+
+// idnaMap is Python's nameprep, near enough: UTS 46 transitional mapping.
+var idnaMap = idna.New(idna.MapForLookup(), idna.Transitional(true), idna.StrictDomainName(false))
+
+// errLabel is a label Python's idna codec refuses.
+var errLabel = errors.New("label empty or too long")
+
+// idnaLabels encodes (or decodes) host name h one label at a time, as
+// Python's encodings.idna does.
+func idnaLabels(h string, decode bool) (string, error) {
+	if h == "" {
+		return "", nil
+	}
+	if !decode {
+		// Python's codec splits at the full stops U+3002, U+FF0E, U+FF61 too.
+		h = strings.NewReplacer("\u3002", ".", "\uff0e", ".", "\uff61", ".").Replace(h)
+	}
+	labels := strings.Split(h, ".")
+	for i, l := range labels {
+		last := i == len(labels)-1 && i > 0
+		switch {
+		case l == "" && last:
+			continue
+		case decode && strings.HasPrefix(l, "xn--"):
+			u, err := idna.Punycode.ToUnicode(l)
+			if err != nil {
+				return "", err
+			}
+			labels[i] = u
+			continue
+		case decode:
+		case !isASCII([]byte(l)):
+			a, err := idnaMap.ToASCII(l)
+			if err != nil {
+				return "", err
+			}
+			labels[i] = a
+		}
+		if labels[i] == "" || len(labels[i]) > 63 {
+			return "", errLabel
+		}
+	}
+	return strings.Join(labels, "."), nil
 }

@@ -37,7 +37,7 @@ func FuzzStrings(f *testing.F) {
 		mask := make([]bool, n)
 		_ = Search(env, s, Contains, pattern, true, mask)
 		_ = Search(env, s, EndsWith, pattern, false, mask)
-		_, _ = Split(env, s, pattern, false, make([]int64, n+1))
+		_, _ = Split(env, s, pattern, false, 0, make([]int64, n+1))
 		_, _ = Take(env, s, []int64{-1, 0, int64(n)})
 		_, _ = ChangeCase(env, s, "upper")
 		_, _ = Encode(env, s, "idna", true)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 
 	"github.com/arktos-dev/arktos/ops"
 )
@@ -84,7 +85,7 @@ const (
 // without backreferences and lookaround), anchored for kind: startswith
 // and match at the start, endswith at the end, fullmatch at both.
 func Compile(pattern string, kind Kind) (*regexp.Regexp, error) {
-	p := "(?:" + pattern + ")"
+	p := "(?:" + pythonClasses(pattern) + ")"
 	switch kind {
 	case StartsWith, Match:
 		p = `\A` + p
@@ -104,6 +105,76 @@ func Compile(pattern string, kind Kind) (*regexp.Regexp, error) {
 		return nil, errorf(ops.ErrValue, "bad regular expression %q: %v", pattern, err)
 	}
 	return re, nil
+}
+
+// Python's \d, \w and \s match Unicode characters (str.isdecimal,
+// isalnum or _, isspace); RE2's match ASCII only. pythonClasses rewrites
+// them (and \D, \W, \S outside brackets) as the Unicode classes Python
+// means. Word boundaries (\b) stay RE2's, ASCII.
+const (
+	pyDigitClass = `\p{Nd}`
+	pyWordClass  = `\p{L}\p{N}_`
+	pySpaceClass = `\t-\r\x1c-\x20\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}`
+)
+
+func pythonClasses(p string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			i++
+			e := p[i]
+			in, out := map[byte]string{'d': pyDigitClass, 'w': pyWordClass, 's': pySpaceClass}[e], ""
+			switch e {
+			case 'D':
+				out = `\P{Nd}`
+			case 'W':
+				out = "[^" + pyWordClass + "]"
+			case 'S':
+				out = "[^" + pySpaceClass + "]"
+			}
+			switch {
+			case in != "" && inClass:
+				b.WriteString(in)
+			case in != "":
+				b.WriteString("[" + in + "]")
+			case out != "" && !inClass:
+				b.WriteString(out)
+			default:
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			}
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+			// A ] right after [ or [^ is a literal member.
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteByte(']')
+				i++
+			}
+		case c == '[' && inClass && i+1 < len(p) && p[i+1] == ':':
+			// A POSIX class ([:alpha:]) inside brackets: copied whole.
+			end := strings.Index(p[i:], ":]")
+			if end < 0 {
+				b.WriteString(p[i:])
+				return b.String()
+			}
+			b.WriteString(p[i : i+end+2])
+			i += end + 1
+		case c == ']' && inClass:
+			inClass = false
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // Search writes whether each string has pattern (a literal, or a regular
@@ -147,10 +218,18 @@ func Search(env ops.Env, s Strs, kind Kind, pattern string, regex bool, out []bo
 
 // Split splits every string at each delimiter (a literal, or a regular
 // expression with regex), as Python's str.split(sep) and re.split do
-// (empty pieces kept; an empty match does not split). It returns the
+// (empty pieces kept; an empty match does not split), at the first
+// maxsplit delimiters only where maxsplit > 0. It returns the
 // pieces, all strings' in order, and segs (s.Len()+1 entries): string i's
 // pieces are pieces[segs[i]:segs[i+1]].
-func Split(env ops.Env, s Strs, delim string, regex bool, segs []int64) (Arrays, error) {
+func Split(env ops.Env, s Strs, delim string, regex bool, maxsplit int, segs []int64) (Arrays, error) {
+	if maxsplit < 0 {
+		return Arrays{}, errorf(ops.ErrValue, "maxsplit must be >= 0 (0: split at every delimiter), got %d", maxsplit)
+	}
+	limit := -1
+	if maxsplit > 0 {
+		limit = maxsplit
+	}
 	if delim == "" && !regex {
 		return Arrays{}, errorf(ops.ErrValue, "split needs a non-empty delimiter")
 	}
@@ -166,13 +245,16 @@ func Split(env ops.Env, s Strs, delim string, regex bool, segs []int64) (Arrays,
 	cuts := func(b []byte, dst [][2]int) [][2]int {
 		if re != nil {
 			for _, m := range re.FindAllIndex(b, -1) {
+				if len(dst) == limit {
+					break
+				}
 				if m[1] > m[0] {
 					dst = append(dst, [2]int{m[0], m[1]})
 				}
 			}
 			return dst
 		}
-		for at := 0; ; {
+		for at := 0; len(dst) != limit; {
 			k := bytes.Index(b[at:], d)
 			if k < 0 {
 				return dst
@@ -180,6 +262,7 @@ func Split(env ops.Env, s Strs, delim string, regex bool, segs []int64) (Arrays,
 			dst = append(dst, [2]int{at + k, at + k + len(d)})
 			at += k + len(d)
 		}
+		return dst
 	}
 	n := s.Len()
 	// Pass 1: pieces per string, into segs[i+1], then their prefix sum.

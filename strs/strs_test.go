@@ -163,7 +163,7 @@ func TestSearchSplitCase(t *testing.T) {
 	}
 
 	segs := make([]int64, len(ss)+1)
-	pieces, err := Split(env, s, "_", false, segs)
+	pieces, err := Split(env, s, "_", false, 0, segs)
 	must(err)
 	got := toGo(pieces.Strs())
 	for i, x := range ss {

@@ -7,40 +7,81 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 )
 
-// Case is a case mapping: lower or upper.
+// Case is a case mapping: lower, upper, title or capitalize.
 type Case string
 
-// ChangeCase maps every string to lower or upper case. ASCII strings are
-// mapped a byte at a time; others rune by rune with Go's unicode tables
-// (which, unlike Python's str.lower, apply no special casing: 'ß'.upper()
-// stays 'ß', where Python gives 'SS').
+// ChangeCase maps every string's case as Python's str.lower, upper, title
+// and capitalize do. ASCII strings are mapped a byte at a time; others
+// rune by rune with Go's unicode tables, which apply the simple mappings
+// only: unlike Python, 'ß'.upper() stays 'ß' (Python: 'SS') and a final
+// 'Σ' lowers to 'σ' (Python: 'ς').
 func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
-	var ascii func(byte) byte
+	var ascii func(dst, b []byte)
 	var uni func([]byte) []byte
 	switch c {
 	case "lower":
-		ascii = func(b byte) byte {
-			if 'A' <= b && b <= 'Z' {
-				return b + 'a' - 'A'
+		ascii = func(dst, b []byte) {
+			for j, x := range b {
+				dst[j] = asciiLower(x)
 			}
-			return b
 		}
 		uni = bytes.ToLower
 	case "upper":
-		ascii = func(b byte) byte {
-			if 'a' <= b && b <= 'z' {
-				return b - ('a' - 'A')
+		ascii = func(dst, b []byte) {
+			for j, x := range b {
+				dst[j] = asciiUpper(x)
 			}
-			return b
 		}
 		uni = bytes.ToUpper
+	case "title":
+		ascii = func(dst, b []byte) {
+			prev := false // the previous character is cased
+			for j, x := range b {
+				if prev {
+					dst[j] = asciiLower(x)
+				} else {
+					dst[j] = asciiUpper(x)
+				}
+				prev = 'a' <= x|0x20 && x|0x20 <= 'z'
+			}
+		}
+		uni = func(b []byte) []byte {
+			out := make([]byte, 0, len(b)+4)
+			prev := false
+			for _, r := range string(b) {
+				if prev {
+					out = utf8.AppendRune(out, unicode.ToLower(r))
+				} else {
+					out = utf8.AppendRune(out, unicode.ToTitle(r))
+				}
+				prev = pyCased(r)
+			}
+			return out
+		}
+	case "capitalize":
+		ascii = func(dst, b []byte) {
+			for j, x := range b {
+				if j == 0 {
+					dst[j] = asciiUpper(x)
+				} else {
+					dst[j] = asciiLower(x)
+				}
+			}
+		}
+		uni = func(b []byte) []byte {
+			r, w := utf8.DecodeRune(b)
+			out := utf8.AppendRune(make([]byte, 0, len(b)+4), unicode.ToTitle(r))
+			return append(out, bytes.ToLower(b[w:])...)
+		}
 	default:
-		return Arrays{}, errorf(ops.ErrValue, "case '%s' is not lower or upper", c)
+		return Arrays{}, errorf(ops.ErrValue, "case '%s' is not one of lower, upper, title, capitalize", c)
 	}
 	return build(env, s.Len(),
 		func(i int) int64 {
@@ -53,13 +94,25 @@ func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
 		func(i int, dst []byte) {
 			b := s.At(i)
 			if isASCII(b) {
-				for j, x := range b {
-					dst[j] = ascii(x)
-				}
+				ascii(dst, b)
 				return
 			}
 			copy(dst, uni(b))
 		})
+}
+
+func asciiLower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+func asciiUpper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - ('a' - 'A')
+	}
+	return b
 }
 
 // Format writes each element of a number array as Python's str() does
@@ -174,20 +227,32 @@ func Parse(env ops.Env, s Strs, out *pdarray.Array) error {
 	case pdarray.Int64:
 		v := pdarray.View[int64](out)
 		parse = func(i int, b []byte) bool {
+			b, ok := pyUnderscores(b)
 			x, err := strconv.ParseInt(string(b), 10, 64)
+			if !ok {
+				return false
+			}
 			v[i] = x
 			return err == nil
 		}
 	case pdarray.Uint64:
 		v := pdarray.View[uint64](out)
 		parse = func(i int, b []byte) bool {
+			b, ok := pyUnderscores(bytes.TrimPrefix(b, []byte("+")))
 			x, err := strconv.ParseUint(string(b), 10, 64)
+			if !ok {
+				return false
+			}
 			v[i] = x
 			return err == nil
 		}
 	case pdarray.Float64:
 		v := pdarray.View[float64](out)
 		parse = func(i int, b []byte) bool {
+			b, ok := pyUnderscores(b)
+			if !ok || bytes.ContainsAny(b, "xX") { // Go reads hex floats; Python's float() does not
+				return false
+			}
 			x, err := strconv.ParseFloat(string(b), 64)
 			v[i] = x
 			return err == nil || isRange(err)
@@ -226,6 +291,26 @@ func Parse(env ops.Env, s Strs, out *pdarray.Array) error {
 	return nil
 }
 
+// pyUnderscores drops the underscores Python's int() and float() allow,
+// one at a time between two digits ("1_000"); ok false for any other.
+func pyUnderscores(b []byte) ([]byte, bool) {
+	if bytes.IndexByte(b, '_') < 0 {
+		return b, true
+	}
+	digit := func(j int) bool { return j >= 0 && j < len(b) && '0' <= b[j] && b[j] <= '9' }
+	out := make([]byte, 0, len(b))
+	for j, c := range b {
+		if c == '_' {
+			if !digit(j-1) || !digit(j+1) {
+				return nil, false
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, true
+}
+
 func isRange(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
@@ -258,6 +343,28 @@ func RandomUniform(env ops.Env, n, minlen, maxlen int, chars string, seed uint64
 	if minlen < 0 || maxlen <= minlen {
 		return Arrays{}, errorf(ops.ErrValue, "random strings need 0 <= minlen < maxlen, got minlen=%d maxlen=%d", minlen, maxlen)
 	}
+	return random(env, n, chars, seed, hasSeed, func(r *rand.Rand) int64 { return int64(minlen + r.IntN(maxlen-minlen)) })
+}
+
+// maxRandomLen caps one lognormal string's length: a heavy tail must not
+// ask for more memory than the server has.
+const maxRandomLen = 1 << 20
+
+// RandomLognormal makes n strings whose lengths are exp(N(logmean,
+// logstd²)) rounded to the nearest integer (capped at 2^20), each character
+// uniform from chars (Arkouda's random_strings_lognormal).
+func RandomLognormal(env ops.Env, n int, logmean, logstd float64, chars string, seed uint64, hasSeed bool) (Arrays, error) {
+	if !(logstd > 0) || math.IsInf(logstd, 0) || math.IsNaN(logmean) || math.IsInf(logmean, 0) {
+		return Arrays{}, errorf(ops.ErrValue, "lognormal random strings need a finite logmean and a finite logstd > 0, got logmean=%v logstd=%v", logmean, logstd)
+	}
+	return random(env, n, chars, seed, hasSeed, func(r *rand.Rand) int64 {
+		return int64(min(math.Round(math.Exp(logmean+logstd*r.NormFloat64())), maxRandomLen))
+	})
+}
+
+// random makes n strings of length length(r) from chars, in blocks of
+// randBlock strings with a stream each for the lengths and the characters.
+func random(env ops.Env, n int, chars string, seed uint64, hasSeed bool, length func(r *rand.Rand) int64) (Arrays, error) {
 	if chars == "" || !isASCII([]byte(chars)) {
 		return Arrays{}, errorf(ops.ErrValue, "random strings need a non-empty ASCII character set")
 	}
@@ -272,7 +379,7 @@ func RandomUniform(env ops.Env, n, minlen, maxlen int, chars string, seed uint64
 		for b := blo / minPar; b < bhi/minPar; b++ {
 			r := rand.New(rand.NewPCG(seed, uint64(2*b)))
 			for i := b * randBlock; i < min((b+1)*randBlock, n); i++ {
-				lens[i] = int64(minlen + r.IntN(maxlen-minlen))
+				lens[i] = length(r)
 			}
 		}
 	})

@@ -18,7 +18,7 @@ import pytest
 import arktos as ak
 
 #: Public names whose examples (and whose members' examples) stand alone.
-CHECKED = {"Strings", "random_strings_uniform", "cast"}
+CHECKED = {"Strings", "Match", "random_strings_uniform", "random_strings_lognormal", "cast"}
 
 
 def _examples() -> list[tuple[str, Any]]:

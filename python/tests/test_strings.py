@@ -173,6 +173,18 @@ def test_casts_match_python(conn: ak.Connection) -> None:
     assert ak.cast(conn.array(["7", "-8"]), ak.int64).to_list() == [7, -8]
     with pytest.raises(ak.ArgumentValueError, match='string 1, "x", is not a valid int64'):
         ak.cast(conn.array(["1", "x"]), ak.int64)
+    # What Python's int() and float() take, and what they refuse.
+    good_ints, good_floats = ["1_000", "+5", " 007 ", "-0"], ["1_0.5", "-inf", "Infinity", "1e-3", ".5", "5."]
+    assert ak.cast(conn.array(good_ints), ak.int64).to_list() == [int(x) for x in good_ints]
+    assert ak.cast(conn.array(good_ints[:3]), ak.uint64).to_list() == [int(x) for x in good_ints[:3]]
+    np.testing.assert_array_equal(ak.cast(conn.array(good_floats), ak.float64).to_ndarray(),
+                                  [float(x) for x in good_floats])
+    for dtype, bad, py in [(ak.int64, "1__0", int), (ak.int64, "_1", int), (ak.int64, "1_", int),
+                           (ak.float64, "0x1p-2", float), (ak.float64, "1_.5", float), (ak.int64, "1.0", int)]:
+        with pytest.raises(ValueError):
+            py(bad)
+        with pytest.raises(ak.ArgumentValueError, match="is not a valid"):
+            ak.cast(conn.array([bad]), dtype)
 
 
 def test_hash_and_encode(conn: ak.Connection, words: list[str]) -> None:
@@ -183,12 +195,18 @@ def test_hash_and_encode(conn: ak.Connection, words: list[str]) -> None:
     for w, p in zip(words, pairs, strict=True):
         assert by_word.setdefault(w, p) == p
     assert len(set(pairs)) == len(set(words))
-    hosts = ["example.com", "münchen.de", "日本.jp", "ABC"]
+    hosts = ["example.com", "münchen.de", "日本.jp", "ABC", "Bücher.DE", "straße.de", "ÉCOLE。fr", "Ⅻ.com", "a.b.",
+             "x" * 63 + ".com"]
     h = conn.array(hosts)
     assert h.encode("idna").to_list() == [x.encode("idna").decode() for x in hosts]
     assert h.encode("idna").decode("idna").to_list() == [x.encode("idna").decode("idna") for x in hosts]
     with pytest.raises(ak.ArgumentValueError, match="cannot encode string 1"):
         h.encode("ascii")
+    for bad in ["a..b", "x" * 64 + ".com", ".a"]:
+        with pytest.raises(UnicodeError):
+            bad.encode("idna")
+        with pytest.raises(ak.ArgumentValueError, match="cannot encode string 0"):
+            conn.array([bad]).encode("idna")
 
 
 def test_random_strings(conn: ak.Connection) -> None:

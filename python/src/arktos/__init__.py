@@ -41,7 +41,18 @@ from .core import (
     shutdown,
 )
 from .core._errors import *  # noqa: F403 -- the exception classes
-from .numpy import Connection, Server, Strings, array, attach, connect, pdarray, random_strings_uniform
+from .numpy import (
+    Connection,
+    Match,
+    Server,
+    Strings,
+    array,
+    attach,
+    connect,
+    pdarray,
+    random_strings_lognormal,
+    random_strings_uniform,
+)
 from .numpy._arkouda import *  # noqa: F403 -- Arkouda's names: ak.int64, ak.power, ak.broadcast, ...
 from .numpy._ops import *  # noqa: F403 -- numpy-style operations (docs/operations.md)
 from .pandas import Categorical, DataFrame, DataFrameGroupBy, GroupBy, SegArray, merge
@@ -61,6 +72,7 @@ __all__ = [
     "GroupBy",
     "SegArray",
     "Server",
+    "Match",
     "Strings",
     "array",
     "attach",
@@ -75,6 +87,7 @@ __all__ = [
     "mem_info",
     "merge",
     "pdarray",
+    "random_strings_lognormal",
     "random_strings_uniform",
     "set_download_pool",
     "shutdown",

@@ -6,8 +6,9 @@ from ._connection import Connection, array, attach, connect
 from ._ops import *  # noqa: F403 -- numpy-style operations (docs/operations.md)
 from ._pdarray import pdarray
 from ._server import Server
-from ._strings import Strings, random_strings_uniform
+from ._strings import Match, Strings, random_strings_lognormal, random_strings_uniform
 
-__all__ = ["Connection", "Server", "Strings", "array", "attach", "connect", "pdarray", "random_strings_uniform"]
+__all__ = ["Connection", "Match", "Server", "Strings", "array", "attach", "connect", "pdarray",
+           "random_strings_lognormal", "random_strings_uniform"]
 __all__ += _ops.__all__
 __all__ += _arkouda.__all__

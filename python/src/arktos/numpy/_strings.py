@@ -458,6 +458,129 @@ class Strings:
         """
         return self._new(self._request("str_case", {"case": "upper"}))
 
+    def title(self) -> Strings:
+        """Each string in title case (Python's str.title: a cased character
+        after an uncased one upper, others lower).
+
+        >>> ak.array(["hello wORLD", "x1y"]).title()
+        array(['Hello World', 'X1Y'])
+        """
+        return self._new(self._request("str_case", {"case": "title"}))
+
+    def capitalize(self) -> Strings:
+        """Each string's first character upper, the rest lower (Python's
+        str.capitalize).
+
+        >>> ak.array(["hello WORLD"]).capitalize()
+        array(['Hello world'])
+        """
+        return self._new(self._request("str_case", {"case": "capitalize"}))
+
+    def _is(self, cls: str) -> pdarray:
+        return self._pd(self._request("str_is", {"class": cls}))
+
+    def isalnum(self) -> pdarray:
+        """Whether each string passes Python's str.isalnum().
+
+        >>> ak.array(["a1", "a-1", ""]).isalnum()
+        array([ True, False, False])
+        """
+        return self._is("alnum")
+
+    def isalpha(self) -> pdarray:
+        """Whether each string passes Python's str.isalpha().
+
+        >>> ak.array(["ab", "a1", "é"]).isalpha()
+        array([ True, False,  True])
+        """
+        return self._is("alpha")
+
+    def isdecimal(self) -> pdarray:
+        """Whether each string passes Python's str.isdecimal().
+
+        >>> ak.array(["12", "²", "1.5"]).isdecimal()
+        array([ True, False, False])
+        """
+        return self._is("decimal")
+
+    def isdigit(self) -> pdarray:
+        """Whether each string passes Python's str.isdigit().
+
+        >>> ak.array(["12", "²", "1.5"]).isdigit()
+        array([ True,  True, False])
+        """
+        return self._is("digit")
+
+    def islower(self) -> pdarray:
+        """Whether each string passes Python's str.islower().
+
+        >>> ak.array(["ab1", "Ab", "1"]).islower()
+        array([ True, False, False])
+        """
+        return self._is("lower")
+
+    def isupper(self) -> pdarray:
+        """Whether each string passes Python's str.isupper().
+
+        >>> ak.array(["AB1", "Ab", "1"]).isupper()
+        array([ True, False, False])
+        """
+        return self._is("upper")
+
+    def istitle(self) -> pdarray:
+        """Whether each string passes Python's str.istitle().
+
+        >>> ak.array(["Ab Cd", "Ab cd", "AB"]).istitle()
+        array([ True, False, False])
+        """
+        return self._is("title")
+
+    def isspace(self) -> pdarray:
+        """Whether each string passes Python's str.isspace().
+
+        >>> ak.array([" \\t", "", " a"]).isspace()
+        array([ True, False, False])
+        """
+        return self._is("space")
+
+    def isempty(self) -> pdarray:
+        """Whether each string is empty.
+
+        >>> ak.array(["", "a"]).isempty()
+        array([ True, False])
+        """
+        return self._is("empty")
+
+    def strip(self, chars: str | bytes | None = None) -> Strings:
+        """Each string without the leading and trailing characters in chars
+        (whitespace by default), as Python's str.strip.
+
+        >>> ak.array([" a ", "xxbx"]).strip(), ak.array(["xxbx"]).strip("x")
+        (array(['a', 'xxbx']), array(['b']))
+        """
+        return self._strip(chars, "both")
+
+    def lstrip(self, chars: str | bytes | None = None) -> Strings:
+        """strip at the start only (Python's str.lstrip).
+
+        >>> ak.array([" a "]).lstrip()
+        array(['a '])
+        """
+        return self._strip(chars, "left")
+
+    def rstrip(self, chars: str | bytes | None = None) -> Strings:
+        """strip at the end only (Python's str.rstrip).
+
+        >>> ak.array([" a "]).rstrip()
+        array([' a'])
+        """
+        return self._strip(chars, "right")
+
+    def _strip(self, chars: str | bytes | None, side: str) -> Strings:
+        if isinstance(chars, bytes):
+            chars = chars.decode()
+        return self._new(self._request("str_strip", {"chars": chars or "", "side": side}))
+
     def stick(self, other: Strings, delimiter: str = "", toLeft: bool = False) -> Strings:  # noqa: N803 -- Arkouda's
         """Join each string with the other's, delimiter between (Arkouda's
         stick; with toLeft, other's first).
@@ -491,7 +614,12 @@ class Strings:
         >>> pieces, starts
         (array(['a', 'b', 'c']), array([0, 2]))
         """
-        r = self._request("str_split", {"delim": str(delimiter), "regex": bool(regex)})
+        return self._split(delimiter, regex, 0, return_segments)
+
+    def _split(self, delimiter: str, regex: bool, maxsplit: int, return_segments: bool) -> Any:
+        if isinstance(delimiter, bytes):
+            delimiter = delimiter.decode()
+        r = self._request("str_split", {"delim": str(delimiter), "regex": bool(regex), "maxsplit": int(maxsplit)})
         pieces = self._new(r["values"])
         if not return_segments:
             return pieces
@@ -505,6 +633,192 @@ class Strings:
         array(['a', 'b', 'c'])
         """
         return self.split(delimiter, regex=regex, return_segments=return_segments)
+
+    def regex_split(self, pattern: str | bytes, maxsplit: int = 0, return_segments: bool = False) -> Any:
+        """split at each match of pattern, at most maxsplit times per string
+        (0: every match), as re.split (Arkouda's regex_split).
+
+        >>> ak.array(["a__b_c", "d"]).regex_split("_+", maxsplit=1)
+        array(['a', 'b_c', 'd'])
+        """
+        if isinstance(pattern, bytes):
+            pattern = pattern.decode()
+        return self._split(pattern, True, maxsplit, return_segments)
+
+    def peel(self, delimiter: str | bytes, times: int = 1, includeDelimiter: bool = False,  # noqa: N803 -- Arkouda's
+             keepPartial: bool = False, fromRight: bool = False, regex: bool = False) -> tuple[Strings, Strings]:
+        """Each string cut in two at its times-th delimiter (Arkouda's peel,
+        like str.partition): what comes before and what after. With
+        includeDelimiter the delimiter ends the first part; a string with
+        fewer delimiters goes whole to the second part (the first with
+        keepPartial).
+
+        >>> s = ak.array(["a.b", "c.d", "e.f.g"])
+        >>> s.peel(".")
+        (array(['a', 'c', 'e']), array(['b', 'd', 'f.g']))
+        >>> s.peel(".", times=2)
+        (array(['', '', 'e.f']), array(['a.b', 'c.d', 'g']))
+        """
+        if isinstance(delimiter, bytes):
+            delimiter = delimiter.decode()
+        if int(times) < 1:
+            raise ValueError(f"times must be >= 1, got {times}")
+        r = self._request("str_peel", {"delim": str(delimiter), "times": int(times), "regex": bool(regex),
+                                       "include_delimiter": bool(includeDelimiter),
+                                       "keep_partial": bool(keepPartial), "from_right": bool(fromRight)})
+        return self._new(r["left"]), self._new(r["right"])
+
+    def rpeel(self, delimiter: str | bytes, times: int = 1, includeDelimiter: bool = False,  # noqa: N803 -- Arkouda's
+              keepPartial: bool = False, regex: bool = False) -> tuple[Strings, Strings]:
+        """peel from the right (like str.rpartition): with includeDelimiter
+        the delimiter starts the second part; a string with fewer
+        delimiters goes whole to the first part (the second with
+        keepPartial).
+
+        >>> ak.array(["a.b", "e.f.g"]).rpeel(".")
+        (array(['a', 'e.f']), array(['b', 'g']))
+        """
+        return self.peel(delimiter, times, includeDelimiter, keepPartial, fromRight=True, regex=regex)
+
+    def get_prefixes(self, n: int, return_origins: bool = True, proper: bool = True) -> Any:
+        """The first n characters of each string longer than n (at least n
+        long where proper is False), and with return_origins which strings
+        those were (Arkouda's get_prefixes).
+
+        >>> ak.array(["abc", "ab", "a"]).get_prefixes(2)
+        (array(['ab']), array([ True, False, False]))
+        """
+        return self._affix(n, False, return_origins, proper)
+
+    def get_suffixes(self, n: int, return_origins: bool = True, proper: bool = True) -> Any:
+        """The last n characters, as get_prefixes takes the first.
+
+        >>> ak.array(["abc", "ab", "a"]).get_suffixes(2, proper=False)
+        (array(['bc', 'ab']), array([ True,  True, False]))
+        """
+        return self._affix(n, True, return_origins, proper)
+
+    def _affix(self, n: int, suffix: bool, return_origins: bool, proper: bool) -> Any:
+        r = self._request("str_affix", {"n": int(n), "suffix": suffix, "proper": bool(proper)})
+        values, origins = self._new(r["values"]), self._pd(r["origins"])
+        return (values, origins) if return_origins else values
+
+    # -- regular expressions (RE2 syntax: Python's re less backreferences
+    #    and lookaround; positions in code points, as re gives them) -------
+
+    def find_locations(self, pattern: str | bytes) -> tuple[pdarray, pdarray, pdarray]:
+        """Every non-overlapping match of pattern: how many in each string,
+        and each match's start and length (Arkouda's find_locations).
+
+        >>> ak.array(["a1b22", "c"]).find_locations(r"\\d+")
+        (array([2, 0]), array([1, 3]), array([1, 2]))
+        """
+        r = self._findall(pattern, text=False)
+        return self._pd(r["counts"]), self._pd(r["starts"]), self._pd(r["lengths"])
+
+    def findall(self, pattern: str | bytes, return_match_origins: bool = False) -> Any:
+        """Every non-overlapping match of pattern, all strings' in one
+        Strings (re.findall's whole matches), and with return_match_origins
+        the string each came from.
+
+        >>> ak.array(["a1b22", "c", "3"]).findall(r"\\d+", return_match_origins=True)
+        (array(['1', '22', '3']), array([0, 0, 2]))
+        """
+        r = self._findall(pattern, text=True)
+        values = self._new(r["values"])
+        return (values, self._pd(r["origins"])) if return_match_origins else values
+
+    def _findall(self, pattern: str | bytes, text: bool) -> dict[str, Any]:
+        if isinstance(pattern, bytes):
+            pattern = pattern.decode()
+        return self._request("str_findall", {"pattern": str(pattern), "text": text})
+
+    def sub(self, pattern: str | bytes, repl: str | bytes, count: int = 0) -> Strings:
+        """Each string with its first count matches of pattern (all, with
+        count 0) replaced by repl, in re.sub's syntax (``\\1``,
+        ``\\g<name>``).
+
+        >>> ak.array(["a1b22", "c"]).sub(r"(\\d+)", r"<\\1>")
+        array(['a<1>b<22>', 'c'])
+        """
+        return self.subn(pattern, repl, count)[0]
+
+    def subn(self, pattern: str | bytes, repl: str | bytes, count: int = 0) -> tuple[Strings, pdarray]:
+        """sub, and how many replacements each string had (re.subn).
+
+        >>> ak.array(["a1b22", "c"]).subn(r"\\d", "#", count=2)
+        (array(['a#b#2', 'c']), array([2, 0]))
+        """
+        if isinstance(pattern, bytes):
+            pattern = pattern.decode()
+        if isinstance(repl, bytes):
+            repl = repl.decode()
+        r = self._request("str_sub", {"pattern": str(pattern), "repl": str(repl), "count": int(count)})
+        return self._new(r["values"]), self._pd(r["counts"])
+
+    def search(self, pattern: str | bytes) -> Match:
+        """Where pattern first matches in each string (re.search), as a
+        Match.
+
+        >>> ak.array(["1_2___", "____", "3"]).search("_+")
+        <ak.Match object: matched=True, span=(1, 2); matched=True, span=(0, 4); matched=False>
+        """
+        return Match(self, pattern, "SEARCH")
+
+    def match(self, pattern: str | bytes) -> Match:
+        """Whether pattern matches at each string's start (re.match), as a
+        Match.
+
+        >>> ak.array(["1_2", "__3"]).match("_+").matched()
+        array([False,  True])
+        """
+        return Match(self, pattern, "MATCH")
+
+    def fullmatch(self, pattern: str | bytes) -> Match:
+        """Whether pattern matches each whole string (re.fullmatch), as a
+        Match.
+
+        >>> ak.array(["__", "__3"]).fullmatch("_+").matched()
+        array([ True, False])
+        """
+        return Match(self, pattern, "FULLMATCH")
+
+    # -- Arkouda's accessors ---------------------------------------------------
+
+    def equals(self, other: object) -> bool:
+        """Whether other is a Strings of the same strings.
+
+        >>> ak.array(["a", "b"]).equals(ak.array(["a", "b"]))
+        True
+        """
+        return isinstance(other, Strings) and other.size == self.size and bool((self == other).all())
+
+    def get_bytes(self) -> pdarray:
+        """The UTF-8 bytes (uint8), all strings' one after another (no NUL
+        between them, unlike Arkouda's).
+
+        >>> ak.array(["ab", "c"]).get_bytes()
+        array([97, 98, 99], dtype=uint8)
+        """
+        return self._bytes
+
+    def get_offsets(self) -> pdarray:
+        """Where each string starts in get_bytes() (int64, one per string).
+
+        >>> ak.array(["ab", "c"]).get_offsets()
+        array([0, 2])
+        """
+        starts: pdarray = self._offsets[:-1]
+        return starts
+
+    @property
+    def inferred_type(self) -> str:
+        """ "string", as pandas' Index.inferred_type says.
+
+        >>> ak.array(["a"]).inferred_type
+        'string'
+        """
+        return "string"
 
     def encode(self, toEncoding: str, fromEncoding: str = "UTF-8") -> Strings:  # noqa: N803 -- Arkouda's
         """Each string encoded as Python's ``str.encode(toEncoding)`` does,
@@ -652,3 +966,115 @@ def random_strings_uniform(minlen: int, maxlen: int, size: int, characters: str 
     if seed is not None:
         args["seed"] = int(seed)
     return Strings._from_result(c, c._request("str_random", args)[0])
+
+
+def random_strings_lognormal(logmean: float, logstd: float, size: int, characters: str = "uppercase",
+                             seed: int | None = None, *, conn: Connection | None = None) -> Strings:
+    """size random strings whose lengths are exp(N(logmean, logstd²))
+    rounded to an integer (Arkouda's random_strings_lognormal), each
+    character uniform from characters.
+
+    >>> ak.random_strings_lognormal(2, 0.25, 5, seed=1).size
+    5
+    """
+    c = conn if conn is not None else cast("Connection", _default.default_connection())
+    if characters not in _CHARSETS:
+        raise ValueError(f"characters must be one of {', '.join(_CHARSETS)}, got {characters!r}")
+    args: dict[str, Any] = {"size": int(size), "distribution": "lognormal", "logmean": float(logmean),
+                            "logstd": float(logstd), "characters": characters}
+    if seed is not None:
+        args["seed"] = int(seed)
+    return Strings._from_result(c, c._request("str_random", args)[0])
+
+
+class Match:
+    """Where a regular expression matched each string of a Strings
+    (Arkouda's Match, from Strings.search, match and fullmatch).
+
+    >>> m = ak.array(["Isaac Newton", "<->"]).search(r"(\\w+) (\\w+)")
+    >>> m.matched(), m.group(2)
+    (array([ True, False]), array(['Newton']))
+    """
+
+    def __init__(self, parent: Strings, pattern: str | bytes, match_type: str) -> None:
+        if isinstance(pattern, bytes):
+            pattern = pattern.decode()
+        self.re = str(pattern)
+        self._parent = parent
+        self._type = match_type
+        r = self._spans(0, text=False)
+        self._matched = parent._pd(r["matched"])
+        self._origins = parent._pd(r["origins"])
+        self._starts, self._ends = parent._pd(r["starts"]), parent._pd(r["ends"])
+
+    def _spans(self, group: int, text: bool) -> dict[str, Any]:
+        kind = {"SEARCH": "search", "MATCH": "match", "FULLMATCH": "fullmatch"}[self._type]
+        return self._parent._request("str_match", {"pattern": self.re, "kind": kind, "group": int(group), "text": text})
+
+    def matched(self) -> pdarray:
+        """Whether each string matched.
+
+        >>> ak.array(["a1", "b"]).search(r"\\d").matched()
+        array([ True, False])
+        """
+        return self._matched
+
+    def start(self) -> pdarray:
+        """Each match's start (the matched strings' only).
+
+        >>> ak.array(["a1", "b", "22"]).search(r"\\d").start()
+        array([1, 0])
+        """
+        return self._starts
+
+    def end(self) -> pdarray:
+        """Each match's end (the matched strings' only).
+
+        >>> ak.array(["a1", "b", "22"]).search(r"\\d+").end()
+        array([2, 2])
+        """
+        return self._ends
+
+    def match_type(self) -> str:
+        """SEARCH, MATCH or FULLMATCH: which method made this.
+
+        >>> ak.array(["a"]).search("a").match_type()
+        'SEARCH'
+        """
+        return self._type
+
+    def find_matches(self, return_match_origins: bool = False) -> Any:
+        """The matched text, one per matched string, and with
+        return_match_origins the strings' indices.
+
+        >>> ak.array(["a1", "b", "22"]).search(r"\\d+").find_matches(return_match_origins=True)
+        (array(['1', '22']), array([0, 2]))
+        """
+        return self.group(0, return_group_origins=return_match_origins)
+
+    def group(self, group_num: int = 0, return_group_origins: bool = False) -> Any:
+        """Capture group group_num's text in each match (0: the whole
+        match; "" where the group took no part), and with
+        return_group_origins the matched strings' indices.
+
+        >>> ak.array(["k=v", "x"]).search(r"(\\w)=(\\w)").group(2)
+        array(['v'])
+        """
+        if int(group_num) < 0:
+            raise ValueError(f"group_num must be >= 0, got {group_num}")
+        r = self._spans(int(group_num), text=True)
+        values = self._parent._new(r["values"])
+        return (values, self._parent._pd(r["origins"])) if return_group_origins else values
+
+    def __repr__(self) -> str:
+        matched = self._matched.to_ndarray()
+        starts, ends = self._starts.to_ndarray(), self._ends.to_ndarray()
+        shown, k = [], 0
+        for m in matched[:100]:
+            if m:
+                shown.append(f"matched=True, span=({starts[k]}, {ends[k]})")
+                k += 1
+            else:
+                shown.append("matched=False")
+        more = "; ..." if matched.size > 100 else ""
+        return f"<ak.Match object: {'; '.join(shown)}{more}>"

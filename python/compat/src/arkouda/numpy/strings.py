@@ -1,5 +1,5 @@
 """Arkouda's ``arkouda.numpy.strings``: the server-side string array, from ``arktos``."""
 
-from arktos import Strings, random_strings_uniform
+from arktos import Match, Strings, random_strings_lognormal, random_strings_uniform
 
-__all__ = ["Strings", "random_strings_uniform"]
+__all__ = ["Match", "Strings", "random_strings_lognormal", "random_strings_uniform"]
