@@ -250,3 +250,50 @@ func BenchmarkReadArrowStrings(b *testing.B) {
 		p.Close()
 	}
 }
+
+// BenchmarkReadStringsRaw reads a string column as it is (offsets and
+// bytes, ReadStringsRaw), from the file ARKTOS_BENCH_PARQUET names
+// (column ARKTOS_BENCH_STRCOL, default id; ARKTOS_BENCH_WORKERS workers).
+func BenchmarkReadStringsRaw(b *testing.B) {
+	path := os.Getenv("ARKTOS_BENCH_PARQUET")
+	if path == "" {
+		b.Skip("ARKTOS_BENCH_PARQUET is not set")
+	}
+	col := os.Getenv("ARKTOS_BENCH_STRCOL")
+	if col == "" {
+		col = "id"
+	}
+	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	workers = max(1, workers)
+	disableNativeZstd = os.Getenv("ARKTOS_BENCH_GOZSTD") == "1" // the A/B of libzstd
+	defer func() { disableNativeZstd = false }()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var off []int64
+	var data []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := OpenParquet([]ParquetSource{{Name: path, R: f}}, []string{col}, NullPolicy{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if off == nil {
+			off = make([]int64, p.Strings[0].Rows+1)
+		}
+		alloc := func(n int) ([]byte, error) {
+			if cap(data) < n {
+				data = make([]byte, n)
+			}
+			return data[:n], nil
+		}
+		got, err := p.ReadStringsRaw(0, off, alloc, func(int64) error { return nil }, workers)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(got) + 8*len(off)))
+		p.Close()
+	}
+}

@@ -345,10 +345,16 @@ func FuzzReadStrings(f *testing.F) {
 		for i := range p.Strings {
 			codes := make([]int32, p.Strings[i].Rows)
 			cats, err := p.ReadStrings(i, codes, 2)
-			if err != nil {
-				continue
+			if err == nil {
+				codesInRange(t, codes, len(cats))
 			}
-			codesInRange(t, codes, len(cats))
+			// As it is (offsets and bytes): no panic, offsets in order.
+			off := make([]int64, p.Strings[i].Rows+1)
+			data, err := p.ReadStringsRaw(i, off, func(n int) ([]byte, error) { return make([]byte, n), nil },
+				func(int64) error { return nil }, 2)
+			if err == nil && (!slices.IsSorted(off) || off[len(off)-1] != int64(len(data))) {
+				t.Fatalf("offsets out of order or not ending at %d", len(data))
+			}
 		}
 	})
 }

@@ -78,6 +78,32 @@ func init() {
 	}
 }
 
+// Decode and DecodeWithError decode a page with libzstd for arrow-go's own
+// reader (string columns, and what the direct reader hands back to it):
+// its zstd decoding took 44% of a read of an id column, about twice
+// libzstd's time. A frame that libzstd refuses, or that does not fit dst,
+// goes to arrow-go's decoder, which reports the error or grows dst.
+func (c nativeZstdCodec) Decode(dst, src []byte) []byte {
+	out, err := c.DecodeWithError(dst, src)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func (c nativeZstdCodec) DecodeWithError(dst, src []byte) ([]byte, error) {
+	if z := getNativeZstd(); z != nil && !disableNativeZstd {
+		n := z.decode(dst, src)
+		putNativeZstd(z)
+		if n >= 0 {
+			Stats.NativeZstdPages.Add(1)
+			return dst[:n], nil
+		}
+	}
+	Stats.GoZstdPages.Add(1)
+	return compress.Decode(c.Codec, dst, src)
+}
+
 // zstdDefaultLevel is libzstd's default level (ZSTD_CLEVEL_DEFAULT).
 const zstdDefaultLevel = 3
 

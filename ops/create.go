@@ -188,7 +188,13 @@ func randomBlocks(env Env, n int, seed uint64, fill func(r *rand.Rand, lo, hi in
 // RandInt fills out with integers uniform in [low, high) (low < high, both
 // in range of out's dtype: the caller checks).
 func RandInt(env Env, out *pdarray.Array, low, high int64, seed uint64) {
-	span := uint64(high) - uint64(low)
+	RandIntTo(env, out, low, high-1, seed)
+}
+
+// RandIntTo is RandInt for [low, top], top included, so that the whole
+// int64 range (numpy's randint(-2**63, 2**63)) can be asked for.
+func RandIntTo(env Env, out *pdarray.Array, low, top int64, seed uint64) {
+	span := uint64(top) - uint64(low) + 1 // 0: all 2^64 values
 	od := out.DType()
 	os := od.Size()
 	dst := out.Bytes()
@@ -197,8 +203,14 @@ func RandInt(env Env, out *pdarray.Array, low, high int64, seed uint64) {
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			v := pdarray.BytesAs[int64](buf[:(e-c)*8])
-			for i := range v {
-				v[i] = low + int64(r.Uint64N(span))
+			if span == 0 {
+				for i := range v {
+					v[i] = int64(r.Uint64())
+				}
+			} else {
+				for i := range v {
+					v[i] = low + int64(r.Uint64N(span))
+				}
 			}
 			castBytes(od, dst[c*os:e*os], dI64, buf[:(e-c)*8])
 		}

@@ -33,7 +33,9 @@ import (
 
 	"github.com/arktos-dev/arktos/arrowio"
 	"github.com/arktos-dev/arktos/internal/par"
+	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/strs"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -379,8 +381,12 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	paths := pathsArg(a)
 	columns := optStringList(a, "columns")
 	policy := nullPolicyArg(a)
+	stringsAs := a.OptString("strings", "categorical")
 	if err := a.Done(); err != nil {
 		return nil, err
+	}
+	if stringsAs != "categorical" && stringsAs != "strings" {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "read_parquet: strings '%s' is not categorical (codes and sorted categories) or strings (offsets and bytes)", stringsAs)
 	}
 	root, abs, err := s.dataRoot()
 	if err != nil {
@@ -424,7 +430,11 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 		return nil, err
 	}
 	defer s.store.release(scratch)
-	return s.storeReadAll(what, plan, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	var sr stringReader = plan
+	if stringsAs == "strings" {
+		sr = rawStrings{plan}
+	}
+	return s.storeReadAll(what, sr, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
 }
 
 // storeReadAll reads a plan's string columns, then the others, and
@@ -459,6 +469,56 @@ type readStrings struct {
 type readString struct {
 	column            string
 	codes, cats, lens *pdarray.Array
+	offs, data        *pdarray.Array // read as strings (rawStrings)
+}
+
+// rawStrings asks readStringColumns for a Parquet plan's string columns
+// as Strings (offsets and bytes, read as they are) rather than codes.
+type rawStrings struct{ p *arrowio.ParquetPlan }
+
+func (r rawStrings) StringScratch(i int) int64 { return r.p.StringScratch(i) }
+func (r rawStrings) ReadStrings(i int, codes []int32, workers int) ([]string, error) {
+	return r.p.ReadStrings(i, codes, workers)
+}
+
+// readRaw reads string column i as offsets and bytes, reserving the
+// offsets first and the bytes as the units decode them, and checks the
+// text (strs.View) before it is kept.
+func (rs *readStrings) readRaw(what string, p *arrowio.ParquetPlan, i int, sc arrowio.StringColumn) error {
+	s := rs.s
+	why := fmt.Sprintf("%s: string column '%s' (8 bytes a row for its offsets, and its bytes)", what, sc.Name)
+	need := 8 * int64(sc.Rows+1)
+	if err := s.store.reserve(need, why); err != nil {
+		return err
+	}
+	rs.reserved += need
+	offs, err := s.store.allocMayBeDirty(pdarray.Int64, sc.Rows+1) // every offset is written
+	if err != nil {
+		return transfer.Errorf(transfer.ArgumentValue, "%v", err)
+	}
+	var data *pdarray.Array
+	alloc := func(n int) ([]byte, error) {
+		var err error
+		if data, err = s.store.allocMayBeDirty(pdarray.Uint8, n); err != nil { // written whole
+			return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+		}
+		return data.Bytes(), nil
+	}
+	reserve := func(n int64) error {
+		if err := s.store.reserve(n, why); err != nil {
+			return err
+		}
+		rs.reserved += n
+		return nil
+	}
+	if _, err := p.ReadStringsRaw(i, pdarray.View[int64](offs), alloc, reserve, s.cfg.Workers); err != nil {
+		return ioErr(err)
+	}
+	if _, err := strs.View(ops.PlainEnv(s.cfg.Workers), offs, data); err != nil {
+		return transfer.Errorf(transfer.ArgumentValue, "%s: string column '%s': %v", what, sc.Name, opErr(err))
+	}
+	rs.cols = append(rs.cols, readString{column: sc.Name, offs: offs, data: data})
+	return nil
 }
 
 // stringReader is a read plan's string columns (Parquet's, Arrow IPC's).
@@ -478,7 +538,14 @@ func (s *Server) readStringColumns(what string, plan stringReader, strs []arrowi
 			rs.release()
 		}
 	}()
+	raw, isRaw := plan.(rawStrings)
 	for i, sc := range strs {
+		if isRaw {
+			if err := rs.readRaw(what, raw.p, i, sc); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		why := fmt.Sprintf("%s: string column '%s' (4 bytes a row for its codes, and its distinct strings)", what, sc.Name)
 		need, err := s.store.addWithin(4*int64(sc.Rows), plan.StringScratch(i), why)
 		if err != nil {
@@ -562,10 +629,19 @@ func (rs *readStrings) store() []any {
 	out := make([]any, 0, len(rs.cols))
 	for _, c := range rs.cols {
 		entry := map[string]any{"column": c.column}
-		for key, a := range map[string]*pdarray.Array{"codes": c.codes, "categories": c.cats, "category_lengths": c.lens} {
+		arrays := map[string]*pdarray.Array{"codes": c.codes, "categories": c.cats, "category_lengths": c.lens}
+		if c.offs != nil {
+			arrays = map[string]*pdarray.Array{"offsets": c.offs, "bytes": c.data}
+		}
+		names := map[string]string{}
+		for key, a := range arrays {
 			name, _ := rs.s.store.put("", a) // a fresh name: never taken; its bytes reserved
 			rs.reserved -= int64(a.NBytes())
 			entry[key] = arrayResult(name, a)
+			names[key] = name
+		}
+		if c.offs != nil { // checked as it was read: its first command need not check again
+			rs.s.strs.remember([2]string{names["offsets"], names["bytes"]}, c.offs, c.data, rs.s.store)
 		}
 		out = append(out, entry)
 	}

@@ -604,7 +604,11 @@ func (s *Server) cmdRandom(r *request) (*response, error) {
 		if d == pdarray.Uint64 {
 			ops.RandUint64(env, out, scalarU64(lo), scalarU64(hi), seed)
 		} else {
-			ops.RandInt(env, out, lo.I, hi.I, seed)
+			top := hi.I - 1
+			if hi.K == 'u' { // 2^63: the range reaches int64's top
+				top = int64(hi.U - 1)
+			}
+			ops.RandIntTo(env, out, lo.I, top, seed)
 		}
 	case "uniform":
 		ops.Uniform(env, out, low.(float64), high.(float64), seed)
@@ -652,6 +656,9 @@ func checkRandintRange(lo, hi ops.Scalar, d pdarray.DType) error {
 		top.U--
 	} else {
 		top.I--
+	}
+	if top.K == 'u' && top.U <= math.MaxInt64 {
+		top = ops.Scalar{K: 'i', I: int64(top.U)}
 	}
 	if d == pdarray.Bool {
 		if lo.K != 'i' || lo.I < 0 || top.K != 'i' || top.I > 1 {

@@ -39,6 +39,18 @@ type strChecked struct {
 
 func (s *Server) strChecks() *strChecks { return &s.strs }
 
+// remember records stored arrays off and data, under names, as a checked
+// string array (made by a kernel or a read that checked them).
+func (c *strChecks) remember(names [2]string, off, data *pdarray.Array, st *store) {
+	offW, dataW := st.writesOf(names[0], off), st.writesOf(names[1], data)
+	c.mu.Lock()
+	if c.ok == nil {
+		c.ok = map[[2]string]strChecked{}
+	}
+	c.ok[names] = strChecked{off, data, offW, dataW}
+	c.mu.Unlock()
+}
+
 // strsArg reads argument key, a string array's [offsets, bytes] names,
 // and returns the checked strings and a release to call when done.
 func (s *Server) strsArg(a *transfer.Args, key string) ([2]string, error) {
@@ -104,15 +116,7 @@ func keepStrs(o *opEnv, out strs.Arrays) (map[string]any, error) {
 		return nil, err
 	}
 	// The output is checked by construction.
-	c := o.s.strChecks()
-	offW := o.s.store.writesOf(off["name"].(string), out.Offsets)
-	dataW := o.s.store.writesOf(data["name"].(string), out.Bytes)
-	c.mu.Lock()
-	if c.ok == nil {
-		c.ok = map[[2]string]strChecked{}
-	}
-	c.ok[[2]string{off["name"].(string), data["name"].(string)}] = strChecked{out.Offsets, out.Bytes, offW, dataW}
-	c.mu.Unlock()
+	o.s.strChecks().remember([2]string{off["name"].(string), data["name"].(string)}, out.Offsets, out.Bytes, o.s.store)
 	return map[string]any{"offsets": off, "bytes": data, "size": out.Offsets.Len() - 1}, nil
 }
 

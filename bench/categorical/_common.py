@@ -51,7 +51,15 @@ def server(repo: Path, data: str, workers: int) -> Iterator[None]:
     proc = subprocess.Popen([str(repo / "bin" / "arktos-server"), "--addr", url, "--data-dir", data,
                              "--workers", str(workers), "--log-level", "warn"])
     try:
-        ak.connect(url)
+        deadline = time.monotonic() + 15
+        while True:  # connect fails fast where nothing listens yet: wait for the server to start
+            try:
+                ak.connect(url)
+                break
+            except ConnectionRefusedError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         yield
     finally:
         ak.disconnect()

@@ -1,6 +1,6 @@
 """Parquet string columns: ak.read_parquet against pyarrow, side by side.
 
-    .venv/bin/python bench/categorical/parquet.py [--rows 1e7] [--trials 7]
+    .venv/bin/python bench/categorical/parquet.py [--rows 1e7] [--trials 7] [--reads-only]
 
 Writes (once, into a temporary data directory) a file of one string column
 of zone names (265 distinct, skewed) and one of ids (about a million
@@ -12,7 +12,9 @@ uploaded for the write) beside pyarrow.write_table of the same column as
 Arrow strings (levels 3 and 1) and as a DictionaryArray (as pandas writes
 a category column);
 ak.read_parquet (server side: the request's round trip, then the client's
-Categorical, whose strings come from the server) at --workers 1 and 2, and
+Categorical, whose strings come from the server; and with
+strings="strings", an ak.Strings: the text as it is, no numbering, checked
+once for UTF-8) at --workers 1 and 2, and
 pyarrow.parquet.read_table of the same column (pa.set_cpu_count 1 and 2;
 the strings as Arrow makes them, dictionary-encoded on request as
 read_dictionary=) in this process. The answers are compared with
@@ -40,6 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--trials", type=int, default=7)
+    ap.add_argument("--reads-only", action="store_true", help="skip the writes")
     args = ap.parse_args()
     n = int(args.rows)
     data = tempfile.mkdtemp(prefix="arktos-strings-")
@@ -57,6 +60,16 @@ def main() -> None:
                 def read(col: str = col) -> None:
                     ak.read_parquet("s.parquet", columns=[col])[col].delete()
                 rows.append((f"ak.read_parquet {col}", workers, timed(read, args.trials)))
+                text = ak.read_parquet("s.parquet", columns=[col], strings="strings")[col]
+                assert text.to_arrow().equals(table[col].combine_chunks().cast(pa.large_string()))
+                del text
+
+                def read_text(col: str = col) -> None:
+                    ak.read_parquet("s.parquet", columns=[col], strings="strings")[col].offsets.delete()
+                rows.append((f"ak.read_parquet {col} (strings=\"strings\")", workers, timed(read_text, args.trials)))
+                if args.reads_only:
+                    got.delete()
+                    continue
                 # Writing the Categorical back (its categories uploaded for it).
                 ak.to_parquet({col: got}, "w.parquet", row_group_size=1_000_000)
                 assert pq.read_table(Path(data) / "w.parquet")[col].equals(table[col])
@@ -73,6 +86,8 @@ def main() -> None:
             rows.append((f"pyarrow read_table {col} (read_dictionary)", workers,
                          timed(lambda col=col: pq.read_table(path, columns=[col], read_dictionary=[col]),
                                args.trials)))
+            if args.reads_only:
+                continue
             wpath = Path(data) / "pw.parquet"
             for level in (3, 1):
                 rows.append((f"pyarrow write_table {col} (zstd {level})", workers, timed(

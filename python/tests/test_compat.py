@@ -38,6 +38,14 @@ for op in ak.GroupBy.Reductions:
 assert_equal(ak.diff(ak.arange(5)), np.ones(4, dtype=np.int64))
 assert_almost_equivalent(ak.arange(3) * 0.1, np.arange(3) * 0.1)
 assert list(SortingAlgorithm)
+# Arkouda's sort signatures: the algorithm second, ascending a keyword.
+x = ak.array([3, 1, 2])
+for algo in SortingAlgorithm:
+    assert ak.argsort(x, algo).to_list() == [1, 2, 0]
+    assert ak.coargsort([x, x], algo, ascending=False).to_list() == [0, 2, 1]
+    assert ak.sort(x, algo).to_list() == [1, 2, 3]
+s = ak.array(["b", "a"])
+assert isinstance(s, ak.Strings) and ak.argsort(s).to_list() == [1, 0]
 print("ok", ak.__version__)
 """
 

@@ -33,6 +33,8 @@ def _examples() -> list[tuple[str, Any]]:
         found.append((name, obj))
         if inspect.isclass(obj):
             for member, value in vars(obj).items():
+                if isinstance(value, (classmethod, staticmethod)):
+                    value = value.__func__
                 if not member.startswith("_") and (callable(value) or isinstance(value, property)):
                     found.append((f"{name}.{member}", value))
     return [(n, o) for n, o in found if ">>>" in (inspect.getdoc(o) or "")]

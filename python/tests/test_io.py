@@ -219,6 +219,54 @@ def test_read_string_columns_as_categoricals(io_conn: ak.Connection, data_dir: P
     assert io_conn.mem_info()["used"] == stored
 
 
+def test_read_string_columns_as_strings(io_conn: ak.Connection, data_dir: Path,
+                                        rng: np.random.Generator) -> None:
+    """strings="strings" reads string columns as ak.Strings, each row's
+    text as it is: dictionary and plain pages, several row groups and
+    files, nulls refused or read as null_string; invalid UTF-8 refused;
+    every reservation given back."""
+    words = np.array(["JFK", "Midtown", "Zoë", "", "a", "B", "日本", "JFK ", "x\x00y"])
+    n = 30_000
+    zone = words[rng.integers(0, words.size, n)].tolist()
+    ids = [f"id{k:07d}" for k in rng.integers(0, 10**6, n)]
+    t = pa.table({"fare": rng.random(n), "zone": pa.array(zone), "id": pa.array(ids),
+                  "flag": pa.array(np.where(rng.random(n) < 0.3, "Y", "N")).dictionary_encode()})
+    pq.write_table(t.slice(0, 17_000), data_dir / "r1.parquet", row_group_size=5_000, compression="zstd")
+    pq.write_table(t.slice(17_000).select(["id", "flag", "fare", "zone"]), data_dir / "r2.parquet",
+                   row_group_size=4_000, use_dictionary=False, compression="snappy")
+    before = {e["name"] for e in io_conn.list_arrays()}
+    got = ak.read_parquet("r*.parquet", strings="strings", conn=io_conn)
+    for name in ("zone", "id", "flag"):
+        c = got[name]
+        assert isinstance(c, ak.Strings), name
+        assert c.to_list() == t[name].to_pylist(), name
+    assert same_bits(got["fare"].to_ndarray(), t["fare"].to_numpy())
+    # Read already checked: the first string command does not check again.
+    skipped = io_conn._request("stats")[0]["string_checks_skipped"]
+    assert (got["zone"] == "JFK").sum() == zone.count("JFK")
+    assert io_conn._request("stats")[0]["string_checks_skipped"] == skipped + 1
+    nulls = pa.table({"s": pa.array(["a", None, "bé", None])})
+    pq.write_table(nulls, data_dir / "n.parquet")
+    with pytest.raises(ValueError, match="has nulls.*null_string="):
+        ak.read_parquet("n.parquet", strings="strings", conn=io_conn)
+    assert ak.read_parquet("n.parquet", strings="strings", null_string="?",
+                           conn=io_conn)["s"].to_list() == ["a", "?", "bé", "?"]
+    bad = pa.table({"s": pa.array([b"ok", b"\xff\xfe"], type=pa.binary()).cast(pa.string(), safe=False)})
+    pq.write_table(bad, data_dir / "bad.parquet")
+    with pytest.raises(ak.ArgumentValueError, match="string 1 is not valid UTF-8"):
+        ak.read_parquet("bad.parquet", strings="strings", conn=io_conn)
+    with pytest.raises(ValueError, match='strings must be "categorical" or "strings"'):
+        ak.read_parquet("n.parquet", strings="text", conn=io_conn)
+    for c in got.values():
+        c.delete() if isinstance(c, ak.pdarray) else None
+    del got, c
+    import gc
+    gc.collect()
+    io_conn.list_arrays()  # (the pending deletes go with a request)
+    assert {e["name"] for e in io_conn.list_arrays()} == before
+    assert io_conn.mem_info()["used"] == sum(e["nbytes"] for e in io_conn.list_arrays())
+
+
 def test_write_categorical_parquet(io_conn: ak.Connection, data_dir: Path,
                                    rng: np.random.Generator) -> None:
     """A Categorical is written as a Parquet string column that pyarrow and

@@ -208,3 +208,17 @@ def test_randint_errors(mconn) -> None:
         ak.randint(5, 5, 3, conn=mconn)
     with pytest.raises(ValueError, match="out of bounds"):
         ak.randint(0, 300, 3, dtype=np.uint8, conn=mconn)
+
+
+def test_randint_whole_int64_range(mconn) -> None:
+    """randint(-2**63, 2**63) is numpy's whole int64 range (Arkouda's
+    sort-cases asks for it); one past it is refused as numpy refuses it."""
+    rng = np.random.default_rng(0)
+    rng.integers(-(2**63), 2**63, 3, dtype=np.int64)
+    x = ak.randint(-(2**63), 2**63, 20000, seed=3, conn=mconn).to_ndarray()
+    assert x.dtype == np.int64 and (x < 0).any() and (x > 0).any() and np.unique(x).size > 19990
+    assert (ak.randint(2**63 - 2, 2**63, 500, seed=1, conn=mconn).to_ndarray() >= 2**63 - 2).all()
+    with pytest.raises(ValueError):
+        rng.integers(0, 2**63 + 1, 3, dtype=np.int64)
+    with pytest.raises(ValueError, match="out of bounds"):
+        ak.randint(0, 2**63 + 1, 3, conn=mconn)

@@ -238,3 +238,22 @@ def test_groupby_strings_matches_pandas(conn: ak.Connection, words: list[str]) -
     want2 = pd.DataFrame({"s": words, "k": k2}).groupby(["s", "k"]).size()
     assert list(zip(ka.to_list(), kb.to_list(), strict=True)) == want2.index.tolist()
     assert n.to_list() == want2.tolist()
+
+
+def test_register_and_attach(conn: ak.Connection, server, words: list[str]) -> None:
+    s = conn.array(words).register("test_strings_kept")
+    other = server.connect()
+    try:
+        back = ak.Strings.attach("test_strings_kept", conn=other)
+        assert back.to_list() == words and back.is_registered()
+    finally:
+        other.close()
+    taken = conn.array(["x"]).register("test_strings_taken")
+    before = {e["name"] for e in conn.list_arrays()}
+    with pytest.raises(ak.NameInUseError):
+        conn.array(["y"]).register("test_strings_taken")
+    after = {e["name"] for e in conn.list_arrays()}
+    assert {n for n in after - before if n.startswith("test_strings")} == set()
+    assert ak.Strings.attach("test_strings_taken", conn=conn).to_list() == ["x"]
+    for kept in (s, taken):
+        kept.unregister()

@@ -47,7 +47,7 @@ else:
     from . import client, core, numpy, pandas, testing  # noqa: F401 -- Arkouda's subpackages
     from .core.client import get_max_array_rank, get_mem_status  # noqa: F401
     from .core.client import get_mem_used as get_mem_used  # type: ignore[assignment]  # Arkouda's units
-    from .numpy.sorting import SortingAlgorithm  # noqa: F401
+    from .numpy.sorting import SortingAlgorithm, argsort, coargsort, sort  # noqa: F401 -- Arkouda's signatures
 
     #: Arkouda prints what it does unless told not to; Arktos is quiet either way.
     verbose = False

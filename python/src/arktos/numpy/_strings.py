@@ -783,6 +783,63 @@ class Strings:
         """
         return Match(self, pattern, "FULLMATCH")
 
+    # -- kept by name ------------------------------------------------------------
+
+    def register(self, name: str) -> Strings:
+        """Keep the strings on the server under `name` (Arkouda's register):
+        the offsets under `name`, the bytes under ``name + "/bytes"``;
+        ``ak.Strings.attach(name)`` finds them in a later session. Raises
+        NameInUseError, and keeps nothing new, when either name is taken.
+
+        >>> s = ak.array(["kept", "here"]).register("doc_words")
+        >>> ak.Strings.attach("doc_words").to_list()
+        ['kept', 'here']
+        >>> s.unregister(); s.is_registered()
+        False
+        """
+        old_bytes = self._bytes._live_name()
+        self._bytes.register(name + "/bytes")
+        try:
+            self._offsets.register(name)
+        except BaseException:
+            self._bytes.register(old_bytes)
+            self._bytes.unregister()
+            raise
+        return self
+
+    @classmethod
+    def attach(cls, name: str, *, conn: Connection | None = None) -> Strings:
+        """The Strings register(name) kept on the server (checked again);
+        like ak.attach, the result does not own it.
+
+        >>> _ = ak.array(["a"]).register("doc_attach")
+        >>> ak.Strings.attach("doc_attach").size
+        1
+        """
+        c = conn if conn is not None else cast("Connection", _default.default_connection())
+        s = cls(c.attach(name), c.attach(name + "/bytes"))
+        c._request("str_check", {"a": s._names()})
+        return s
+
+    def unregister(self) -> None:
+        """Undo register() (or attach()): these Strings own their arrays
+        again (dropping them deletes both). The names stay.
+
+        >>> s = ak.array(["a"]).register("doc_unregister")
+        >>> s.unregister(); s.is_registered()
+        False
+        """
+        self._offsets.unregister()
+        self._bytes.unregister()
+
+    def is_registered(self) -> bool:
+        """Whether the arrays outlive these Strings (registered or attached).
+
+        >>> ak.array(["a"]).is_registered()
+        False
+        """
+        return self._offsets.is_registered()
+
     # -- Arkouda's accessors ---------------------------------------------------
 
     def equals(self, other: object) -> bool:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..numpy import _pdarray
 from ..numpy._ops import _default_conn
 from ..numpy._pdarray import pdarray
+from ..numpy._strings import Strings
 from ._categorical import Categorical, _decode_strings, _encode_strings
 
 if TYPE_CHECKING:
@@ -73,7 +74,11 @@ def _columns(conn: Connection, result: dict[str, Any], nulls: str,
              order: Sequence[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {entry["column"]: conn._pdarray(entry, owned=True) for entry in result["arrays"]}
     for entry in result.get("strings", []):
-        out[entry["column"]] = _categorical(conn, entry)
+        if "offsets" in entry:  # read as Strings
+            out[entry["column"]] = Strings(conn._pdarray(entry["offsets"], owned=True),
+                                           conn._pdarray(entry["bytes"], owned=True))
+        else:
+            out[entry["column"]] = _categorical(conn, entry)
     if order is not None:  # the columns as asked (a mask after its column)
         rank = {name: i for i, name in enumerate(order)}
         out = dict(sorted(out.items(), key=lambda kv: (rank.get(kv[0].removesuffix("_mask"), len(rank)),
@@ -89,7 +94,8 @@ def _columns(conn: Connection, result: dict[str, Any], nulls: str,
 
 def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = None, *,
                  nulls: str = "auto", fill_value: Any = None, null_string: str | None = None,
-                 conn: Connection | None = None) -> dict[str, pdarray | Categorical]:
+                 strings: str = "categorical",
+                 conn: Connection | None = None) -> dict[str, pdarray | Categorical | Strings]:
     """Read Parquet files on the server into new arrays, one per column.
 
     `paths` is a path or glob pattern (``"trips/*.parquet"``) or a list of
@@ -100,7 +106,11 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
     the server); a decimal, timestamp or nested column is refused with an
     error naming it and the readable columns. A string column's nulls are
     refused unless `null_string` is given: they are then read as that
-    string, one more category (Arkouda's ``NAvalue="N/A"``).
+    string, one more category (Arkouda's ``NAvalue="N/A"``). With
+    ``strings="strings"`` string columns come back as ak.Strings instead
+    (Arkouda's type: the text as it is, offsets and bytes, with no
+    numbering of distinct values; faster to read where most values
+    differ).
 
     Nulls: ``nulls="auto"`` (default) fills nulls of float columns with NaN
     (with a warning saying how many) and refuses nulls in other columns;
@@ -116,6 +126,10 @@ def read_parquet(paths: str | Sequence[str], columns: Sequence[str] | None = Non
     """
     c = _conn(conn)
     args = _read_args(columns, nulls, fill_value, null_string)
+    if strings not in ("categorical", "strings"):
+        raise ValueError(f'strings must be "categorical" or "strings", got {strings!r}')
+    if strings != "categorical":
+        args["strings"] = strings
     args["paths"] = [paths] if isinstance(paths, str) else list(paths)
     result, _ = c._request("read_parquet", args)
     return _columns(c, result, nulls, None if columns is None else list(columns))

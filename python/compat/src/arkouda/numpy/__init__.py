@@ -3,4 +3,4 @@
 from arktos.numpy import *  # noqa: F403
 
 from . import dtypes, pdarrayclass, sorting, strings  # noqa: F401
-from .sorting import SortingAlgorithm  # noqa: F401
+from .sorting import SortingAlgorithm, argsort, coargsort, sort  # noqa: F401 -- Arkouda's signatures
