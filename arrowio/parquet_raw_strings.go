@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/arktos-dev/arktos/internal/par"
 )
@@ -108,42 +107,19 @@ func (p *ParquetPlan) ReadStringsRaw(i int, off []int64, alloc func(n int) ([]by
 // into lens, the bytes appended into the returned buffer (nulls are the
 // policy's null string).
 func (p *ParquetPlan) readRawUnit(sc StringColumn, f, rg int, lens []int64, vals *[]parquet.ByteArray, defs *[]int16) (data []byte, err error) {
-	r := p.files[f]
-	md := r.MetaData()
-	idx := md.Schema.ColumnIndexByName(sc.Name)
-	after, lo, hi := p.srcs[f].seq.Load(), int64(0), int64(math.MaxInt64)
-	var hint int64
-	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil {
-		if start, n, ok := chunkRange(cc, 0); ok {
-			lo, hi = start, start+n
-		}
-		hint = cc.TotalUncompressedSize()
-	}
+	cs := p.chunkSpan(sc, f, rg)
+	after, lo, hi := cs.after, cs.lo, cs.hi
 	defer func() {
 		if x := recover(); x != nil {
 			err = p.dataErr(f, rg, sc.Name, after, lo, hi, x)
 		}
 	}()
-	cr, err := r.RowGroup(rg).Column(idx)
+	br, maxDef, d, closeChunk, err := p.openByteArrays(sc, f, rg, cs, vals, defs)
 	if err != nil {
-		return nil, p.dataErr(f, rg, sc.Name, after, lo, hi, err)
+		return nil, err
 	}
-	defer cr.Close()
-	br, ok := cr.(*file.ByteArrayColumnChunkReader)
-	if !ok {
-		return nil, errorf(ErrData, "%s: column %q is not byte arrays in row group %d", p.names[f], sc.Name, rg)
-	}
-	if cap(*vals) < batchRows {
-		*vals = make([]parquet.ByteArray, batchRows)
-	}
-	maxDef := cr.Descriptor().MaxDefinitionLevel()
-	var d []int16
-	if maxDef > 0 {
-		if cap(*defs) < batchRows {
-			*defs = make([]int16, batchRows)
-		}
-		d = (*defs)[:batchRows]
-	}
+	defer closeChunk()
+	hint := cs.uncompr
 	// The chunk's uncompressed size less its 4-byte length prefixes is the
 	// plain-encoded bytes; a dictionary-encoded one grows past it.
 	data = make([]byte, 0, max(hint-4*int64(len(lens)), 0))

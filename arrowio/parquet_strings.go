@@ -527,40 +527,18 @@ const stringBlock = 256
 // codes, in the unit's numbering) and set (the unit's distinct strings),
 // numbering them in t.
 func (p *ParquetPlan) readStringUnit(sc StringColumn, f, rg int, rows []int32, vals *[]parquet.ByteArray, defs *[]int16, seed maphash.Seed, t *strTable, set *strSet) (err error) {
-	r := p.files[f]
-	md := r.MetaData()
-	idx := md.Schema.ColumnIndexByName(sc.Name) // (each file's own place for it)
-	after, lo, hi := p.srcs[f].seq.Load(), int64(0), int64(math.MaxInt64)
-	if cc, err := md.RowGroup(rg).ColumnChunk(idx); err == nil {
-		if start, n, ok := chunkRange(cc, 0); ok {
-			lo, hi = start, start+n
-		}
-	}
+	cs := p.chunkSpan(sc, f, rg)
+	after, lo, hi := cs.after, cs.lo, cs.hi
 	defer func() {
 		if x := recover(); x != nil {
 			err = p.dataErr(f, rg, sc.Name, after, lo, hi, x)
 		}
 	}()
-	cr, err := r.RowGroup(rg).Column(idx)
+	br, maxDef, d, closeChunk, err := p.openByteArrays(sc, f, rg, cs, vals, defs)
 	if err != nil {
-		return p.dataErr(f, rg, sc.Name, after, lo, hi, err)
+		return err
 	}
-	defer cr.Close()
-	br, ok := cr.(*file.ByteArrayColumnChunkReader)
-	if !ok {
-		return errorf(ErrData, "%s: column %q is not byte arrays in row group %d", p.names[f], sc.Name, rg)
-	}
-	if cap(*vals) < batchRows {
-		*vals = make([]parquet.ByteArray, batchRows)
-	}
-	maxDef := cr.Descriptor().MaxDefinitionLevel()
-	var d []int16
-	if maxDef > 0 {
-		if cap(*defs) < batchRows {
-			*defs = make([]int16, batchRows)
-		}
-		d = (*defs)[:batchRows]
-	}
+	defer closeChunk()
 	// The last unit's distinct count sizes the table: a worker's units are
 	// alike, and growing it rehashes.
 	t.reset(min(t.n, len(rows)))
@@ -696,4 +674,53 @@ func nullCode(s string, seed maphash.Seed, t *strTable, set *strSet) int32 {
 	code := set.add(s, h, pre)
 	t.put(h, key, pre, code, set.hashes)
 	return code
+}
+
+// span is where a row group's column chunk lies in its file (for dataErr:
+// a read that failed there is an I/O error), and its uncompressed size.
+type span struct {
+	after   uint64
+	lo, hi  int64
+	idx     int
+	uncompr int64
+}
+
+func (p *ParquetPlan) chunkSpan(sc StringColumn, f, rg int) span {
+	md := p.files[f].MetaData()
+	cs := span{after: p.srcs[f].seq.Load(), hi: math.MaxInt64, idx: md.Schema.ColumnIndexByName(sc.Name)} // (each file's own place for it)
+	if cc, err := md.RowGroup(rg).ColumnChunk(cs.idx); err == nil {
+		if start, n, ok := chunkRange(cc, 0); ok {
+			cs.lo, cs.hi = start, start+n
+		}
+		cs.uncompr = cc.TotalUncompressedSize()
+	}
+	return cs
+}
+
+// openByteArrays opens a row group's string column: its reader, the
+// column's max definition level, the batch's definition levels (nil for a
+// required column) and the close to defer; vals and defs are the worker's
+// batch buffers, grown to batchRows.
+func (p *ParquetPlan) openByteArrays(sc StringColumn, f, rg int, cs span, vals *[]parquet.ByteArray, defs *[]int16) (*file.ByteArrayColumnChunkReader, int16, []int16, func(), error) {
+	cr, err := p.files[f].RowGroup(rg).Column(cs.idx)
+	if err != nil {
+		return nil, 0, nil, nil, p.dataErr(f, rg, sc.Name, cs.after, cs.lo, cs.hi, err)
+	}
+	br, ok := cr.(*file.ByteArrayColumnChunkReader)
+	if !ok {
+		cr.Close()
+		return nil, 0, nil, nil, errorf(ErrData, "%s: column %q is not byte arrays in row group %d", p.names[f], sc.Name, rg)
+	}
+	if cap(*vals) < batchRows {
+		*vals = make([]parquet.ByteArray, batchRows)
+	}
+	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	var d []int16
+	if maxDef > 0 {
+		if cap(*defs) < batchRows {
+			*defs = make([]int16, batchRows)
+		}
+		d = (*defs)[:batchRows]
+	}
+	return br, maxDef, d, func() { cr.Close() }, nil
 }
