@@ -257,6 +257,12 @@ def test_read_string_columns_as_strings(io_conn: ak.Connection, data_dir: Path,
         ak.read_parquet("bad.parquet", strings="strings", conn=io_conn)
     with pytest.raises(ValueError, match='strings must be "categorical" or "strings"'):
         ak.read_parquet("n.parquet", strings="text", conn=io_conn)
+    # Written back (a Strings as Parquet strings), pyarrow and read_parquet read the same text.
+    ak.to_parquet({"zone": got["zone"], "fare": got["fare"]}, "back.parquet")
+    assert pq.read_table(data_dir / "back.parquet")["zone"].to_pylist() == zone
+    again = ak.read_parquet("back.parquet", strings="strings", conn=io_conn)["zone"]
+    assert again.to_list() == zone
+    del again
     for c in got.values():
         c.delete() if isinstance(c, ak.pdarray) else None
     del got, c

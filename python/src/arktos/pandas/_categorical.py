@@ -25,6 +25,7 @@ from ..core._errors import InvalidDataError
 from ..numpy import _ops
 from ..numpy._ops import _default_conn, argsort, binop, concatenate, sort, unique, value_counts
 from ..numpy._pdarray import EDGE_ITEMS, PRINT_THRESHOLD, pdarray
+from ..numpy._strings import Strings
 from ._optional import _import
 
 if TYPE_CHECKING:
@@ -491,27 +492,43 @@ def _ascii_strings(buf: NDArray[np.uint8], starts: NDArray[np.int64],
 
 
 def _register_all(parts: Sequence[tuple[Any, str]]) -> None:
-    """register(name) each (pdarray or Categorical, name) in order, all or
-    none: after a failure (a name taken) the ones registered get their old
-    names back and are owned again, and the error is raised. A part kept
-    under its name already is left as it was either way."""
-    done: list[tuple[Any, str, bool]] = []
+    """register(name) each (pdarray, Categorical or Strings, name) in
+    order, all or none: after a failure (a name taken) the ones registered
+    get their old names back and are owned again, and the error is raised.
+    A part kept under its name already is left as it was either way."""
+    done: list[tuple[Any, list[str], bool]] = []
     try:
         for obj, name in parts:
-            arr = obj.codes if isinstance(obj, Categorical) else obj
-            old, kept = arr._live_name(), arr.is_registered()
+            arrays = _arrays_of(obj)
+            old, kept = [a._live_name() for a in arrays], arrays[0].is_registered()
             obj.register(name)
-            if not (kept and old == name):  # (registering it again changed nothing to undo)
+            if not (kept and old[0] == name):  # (registering it again changed nothing to undo)
                 done.append((obj, old, kept))
     except BaseException:
         for obj, old, kept in reversed(done):
             if isinstance(obj, Categorical):
                 obj.codes._conn.delete(_category_names(obj.codes._live_name()), missing_ok=True)
-            arr = obj.codes if isinstance(obj, Categorical) else obj
-            arr.register(old)
-            if not kept:
-                arr.unregister()
+            for arr, name in zip(_arrays_of(obj), old):
+                arr.register(name)
+                if not kept:
+                    arr.unregister()
         raise
+
+
+def _arrays_of(obj: Any) -> list[pdarray]:
+    """The server arrays a registered part's names are on (a Strings' offsets first)."""
+    if isinstance(obj, Categorical):
+        return [obj.codes]
+    if isinstance(obj, pdarray):
+        return [obj]
+    return [obj.offsets, obj.entry]  # a Strings
+
+
+def _from_strings(col: Strings) -> Categorical:
+    """A Strings as a Categorical: its ranks among its distinct strings
+    (made on the server) and those strings (downloaded)."""
+    values, ranks = col.unique(return_inverse=True)
+    return Categorical._wrap(ranks, values.to_ndarray().astype(object).astype(str))
 
 
 def _category_names(name: str) -> tuple[str, str]:

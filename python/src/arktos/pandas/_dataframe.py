@@ -46,7 +46,8 @@ from ..numpy._ops import (
     zeros,
 )
 from ..numpy._pdarray import pdarray
-from ._categorical import Categorical, _register_all
+from ..numpy._strings import Strings
+from ._categorical import Categorical, _from_strings, _register_all
 from ._groupby import AGGREGATIONS, CATEGORICAL_AGGREGATIONS, GroupBy, _aggregation
 from ._interop import _upload_column, from_pandas, to_pandas
 from ._io import to_parquet
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DataFrame", "DataFrameGroupBy", "merge"]
 
-Column = Union[pdarray, Categorical]
+Column = Union[pdarray, Categorical, Strings]
 
 #: rows shown by repr before it shows the first and last ones only (pandas' display.max_rows is 60)
 _REPR_ROWS = 20
@@ -68,11 +69,23 @@ def _conn_of(col: Column) -> Connection:
     return col.codes._conn if isinstance(col, Categorical) else col._conn
 
 
+def _sort_key(col: Column) -> pdarray:
+    """A column as one array that sorts as it does: a Categorical's codes
+    (its categories are sorted), a Strings' ranks among its distinct
+    strings."""
+    if isinstance(col, Categorical):
+        return col.codes
+    if isinstance(col, Strings):
+        ranks: pdarray = col.unique(return_inverse=True)[1]
+        return ranks
+    return col
+
+
 def _upload(value: Any, what: str, conn: Connection | None) -> Column:
     """A column as the DataFrame keeps it: a pdarray or Categorical as
     given, else uploaded (strings as a Categorical, a pandas Series as
     ak.from_pandas takes it)."""
-    if isinstance(value, (pdarray, Categorical)):
+    if isinstance(value, (pdarray, Categorical, Strings)):
         return value
     if isinstance(value, SegArray):
         raise TypeError(f"{what} is a SegArray; a DataFrame holds pdarrays and Categoricals")
@@ -151,7 +164,7 @@ class DataFrame:
 
     def _set_columns(self, items: Sequence[tuple[Any, Any]], conn: Connection | None) -> None:
         if conn is None:  # upload onto the connection of the columns already on the server
-            conn = next((_conn_of(v) for _, v in items if isinstance(v, (pdarray, Categorical))), None)
+            conn = next((_conn_of(v) for _, v in items if isinstance(v, (pdarray, Categorical, Strings))), None)
         for name, value in items:
             if not _is_label(name):
                 raise TypeError(f"column names are str, got {name!r}")
@@ -227,7 +240,8 @@ class DataFrame:
         >>> df.dtypes
         {'zone': dtype('int64'), 'fare': dtype('float64')}
         """
-        return {n: "category" if isinstance(c, Categorical) else c.dtype for n, c in self._columns.items()}
+        return {n: "category" if isinstance(c, Categorical) else "str" if isinstance(c, Strings) else c.dtype
+                for n, c in self._columns.items()}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -358,7 +372,10 @@ class DataFrame:
         parts: list[Column] = cols + (index if index is not None else [])
         if implicit and key.dtype != np.bool_ and not positions_valid:
             parts.append(arange(self._nrows, conn=c))  # negative positions count from the end
-        arrays = [p.codes if isinstance(p, Categorical) else p for p in parts]
+        # A Strings column is gathered by its own request; the others in one.
+        text = {i: p for i, p in enumerate(parts) if isinstance(p, Strings)}
+        parts_sent = [p for i, p in enumerate(parts) if i not in text]
+        arrays = [p.codes if isinstance(p, Categorical) else p for p in parts_sent if not isinstance(p, Strings)]
         names = [a._live_name() for a in arrays]
         if key.dtype == np.bool_:
             result, _ = c._request("compress_many", {"arrays": names, "mask": key._live_name(),
@@ -368,8 +385,11 @@ class DataFrame:
         else:
             result = {"arrays": []}
         got = [c._pdarray(info, owned=True) for info in result["arrays"]]
-        out: list[Column] = [Categorical._wrap(g, p.categories) if isinstance(p, Categorical) else g
-                             for g, p in zip(got, parts)]
+        sent: list[Column] = [Categorical._wrap(g, p.categories) if isinstance(p, Categorical) else g
+                              for g, p in zip(got, parts_sent)]
+        out: list[Column] = []
+        for i in range(len(parts)):
+            out.append(text[i][key] if i in text else sent.pop(0))
         if implicit:
             if key.dtype == np.bool_:
                 labels = [c._pdarray(result["positions"], owned=True)]
@@ -483,6 +503,8 @@ class DataFrame:
         ['zone', 'fare']
         """
         def dup(c: Column) -> Column:
+            if isinstance(c, Strings):
+                return c  # immutable: nothing can write it
             return Categorical._wrap(c.codes.copy(), c.categories) if isinstance(c, Categorical) else c.copy()
 
         columns = {n: dup(c) if deep else c for n, c in self._columns.items()}
@@ -545,8 +567,7 @@ class DataFrame:
             raise ValueError(f"ascending has {len(asc)} values for {len(by)} columns")
         keys: list[pdarray] = []
         for name, up in zip(by, asc):
-            col = self[name]
-            arr: pdarray = col.codes if isinstance(col, Categorical) else col
+            arr = _sort_key(self[name])
             if not up:
                 # An order-reversing map of the values: ~x for integers (no
                 # overflow, unlike -x), not x for bools, -x for floats (NaN
@@ -599,7 +620,7 @@ class DataFrame:
         """
         if self._index is None:
             return self if ascending else self._take(slice(None, None, -1))
-        cols = [c.codes if isinstance(c, Categorical) else c for c in self._index]
+        cols = [_sort_key(c) for c in self._index]
         probe = DataFrame._make({f"_{i}": c for i, c in enumerate(cols)}, None, [None], self._nrows)
         keys = probe._order_keys(list(probe._columns), ascending)
         return self._take(argsort(keys[0]) if len(keys) == 1 else coargsort(keys), positions_valid=True)
@@ -731,13 +752,13 @@ class DataFrame:
         pd = _import("pandas")
         out: dict[str, Any] = {}
         for n, col in self._columns.items():
-            if isinstance(col, Categorical):
+            if isinstance(col, (Categorical, Strings)):
                 if numeric_only:
                     continue
                 if strings is None:
                     raise TypeError(f"column {n!r} holds strings, which have no {name}; pass numeric_only=True "
                                     "or select the columns first")
-                out[n] = strings(col)
+                out[n] = strings(_from_strings(col) if isinstance(col, Strings) else col)
             elif not col.size:  # pandas' answers for no values
                 out[n] = {"sum": col.dtype.type(0), "count": 0, "nunique": 0}.get(name, np.nan)
             else:
@@ -832,7 +853,7 @@ class DataFrame:
         stats = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
         out: dict[str, list[float]] = {}
         for n, col in self._columns.items():
-            if isinstance(col, Categorical) or col.dtype.kind not in "iuf":
+            if isinstance(col, (Categorical, Strings)) or col.dtype.kind not in "iuf":
                 continue
             count = _counted(col, True)
             if count == 0:
@@ -866,6 +887,11 @@ class DataFrame:
         import json
 
         def part(col: Column, key: str, seen: set[int]) -> tuple[Column, str]:
+            if isinstance(col, Strings):
+                if (col.is_registered() and col.name != key) or id(col) in seen:
+                    col = col[arange(col.size, conn=col._conn)]  # a copy: the other registration stays whole
+                seen.add(id(col))
+                return col, key
             arr = col.codes if isinstance(col, Categorical) else col
             if (arr.is_registered() and arr._live_name() != key) or id(arr) in seen:
                 arr = arr.copy()
@@ -910,7 +936,11 @@ class DataFrame:
             try:
                 c.info(key + "/categories")
             except UnknownArrayError:
-                return c.attach(key)
+                try:
+                    c.info(key + "/bytes")
+                except UnknownArrayError:
+                    return c.attach(key)
+                return Strings.attach(key, conn=c)
             return Categorical.attach(key, conn=c)
 
         columns = {n: load(f"{name}/column_{i}") for i, n in enumerate(names)}
@@ -959,7 +989,8 @@ class DataFrame:
         pd = _import("pandas")
         out = to_pandas(self._columns) if self._columns else pd.DataFrame(index=range(self._nrows))
         if self._index is not None:
-            levels = [c.to_pandas() if isinstance(c, Categorical) else c.to_ndarray() for c in self._index]
+            levels = [c.to_pandas() if isinstance(c, Categorical) else
+                      c.to_ndarray().astype(object) if isinstance(c, Strings) else c.to_ndarray() for c in self._index]
             if len(levels) == 1:
                 out.index = pd.Index(levels[0], name=self._index_names[0])
             else:
@@ -1071,8 +1102,8 @@ class _ILoc:
         targets = names if names is not None else self._df.columns
         for n in targets:
             col = self._df[n]
-            if isinstance(col, Categorical):
-                raise TypeError(f"column {n!r} holds strings (a Categorical), which cannot be written in place; "
+            if isinstance(col, (Categorical, Strings)):
+                raise TypeError(f"column {n!r} holds strings, which cannot be written in place; "
                                 "make a new column instead")
             _check_value(n, col, value)
         for n in targets:
@@ -1168,7 +1199,7 @@ class _Loc(_ILoc):
     def _lookup(self, rows: Any) -> Any:
         df = self._df
         index = df._index or []
-        if len(index) != 1 or isinstance(index[0], Categorical) or index[0].dtype.kind not in "iu":
+        if len(index) != 1 or isinstance(index[0], (Categorical, Strings)) or index[0].dtype.kind not in "iu":
             raise TypeError("loc finds labels of one integer index level; reset_index() or set_index() first")
         c = df._conn()
         scalar = np.isscalar(rows)
@@ -1504,6 +1535,8 @@ class DataFrameGroupBy:
             if op not in AGGREGATIONS:
                 raise ValueError(f"unknown aggregation {op!r}; use one of {', '.join(AGGREGATIONS)}")
             col = None if name is None else self.df[name]
+            if isinstance(col, Strings):
+                col = _from_strings(col)  # aggregated as a Categorical is
             if isinstance(col, Categorical):
                 if op not in CATEGORICAL_AGGREGATIONS:
                     raise TypeError(f"column {name!r} holds strings (a Categorical), which cannot take the "

@@ -100,7 +100,7 @@ class GroupBy:
     #: The aggregations aggregate takes beside "size" (Arkouda's name).
     Reductions: frozenset[str] = frozenset(AGGREGATIONS) - {"size"}
 
-    def __init__(self, keys: pdarray | Categorical | Sequence[pdarray | Categorical],
+    def __init__(self, keys: pdarray | Categorical | Strings | Sequence[pdarray | Categorical | Strings],
                  dropna: bool = True, *, strategy: str = "auto", assume_sorted: bool = False) -> None:
         # assume_sorted: Arkouda's hint that the keys are sorted already; the
         # server's strategies do not need it (the groups are the same), so

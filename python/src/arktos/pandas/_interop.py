@@ -23,6 +23,7 @@ from ..core._dtypes import SUPPORTED, to_wire
 from ..numpy import _pdarray
 from ..numpy._ops import _default_conn
 from ..numpy._pdarray import pdarray
+from ..numpy._strings import Strings
 from ._categorical import Categorical
 from ._optional import _import
 
@@ -117,7 +118,8 @@ def from_pandas(obj: Any, *, conn: Connection | None = None) -> Any:
     raise TypeError(f"from_pandas takes a pandas Series, Index or DataFrame, got {type(obj).__name__}")
 
 
-def to_pandas(obj: pdarray | Categorical | Mapping[str, pdarray | Categorical], name: Any = None) -> Any:
+def to_pandas(obj: pdarray | Categorical | Strings | Mapping[str, pdarray | Categorical | Strings],
+              name: Any = None) -> Any:
     """Download a pdarray as a pandas Series, or a dict of pdarrays as a
     DataFrame (a Categorical as a category column).
 
@@ -139,11 +141,16 @@ def to_pandas(obj: pdarray | Categorical | Mapping[str, pdarray | Categorical], 
         return pd.Series(obj.to_ndarray(), name=name, copy=False)
     if isinstance(obj, Categorical):
         return pd.Series(obj.to_pandas(), name=name)
+    if isinstance(obj, Strings):
+        return pd.Series(obj.to_ndarray().astype(object), name=name)
     if isinstance(obj, Mapping):
         columns: dict[Any, Any] = {}
         for key, value in obj.items():
             if isinstance(value, Categorical):
                 columns[key] = value.to_pandas()
+                continue
+            if isinstance(value, Strings):
+                columns[key] = value.to_ndarray().astype(object)
                 continue
             if not isinstance(value, pdarray):
                 raise TypeError(f"to_pandas: column {key!r} is a {type(value).__name__}, not a pdarray")

@@ -17,7 +17,7 @@ from ..numpy import _pdarray
 from ..numpy._ops import _default_conn
 from ..numpy._pdarray import pdarray
 from ..numpy._strings import Strings
-from ._categorical import Categorical, _decode_strings, _encode_strings
+from ._categorical import Categorical, _decode_strings, _encode_strings, _from_strings
 
 if TYPE_CHECKING:
     from ..numpy._connection import Connection
@@ -154,12 +154,14 @@ def read_arrow(path: str, columns: Sequence[str] | None = None, *, nulls: str = 
     return _columns(c, result, nulls, None if columns is None else list(columns))
 
 
-def _write(cmd: str, columns: Mapping[str, pdarray | Categorical], path: str, null_string: str | None,
+def _write(cmd: str, columns: Mapping[str, pdarray | Categorical | Strings], path: str, null_string: str | None,
            **extra: Any) -> dict[str, Any]:
     """Run a write command; a Categorical's categories are uploaded for it
-    and deleted after, whatever happens."""
+    and deleted after, whatever happens (a Strings is written as the
+    Categorical of its distinct strings)."""
     if not isinstance(columns, Mapping) or not columns:
         raise TypeError("give the columns as a non-empty dict {column name: pdarray or Categorical}")
+    columns = {k: _from_strings(v) if isinstance(v, Strings) else v for k, v in columns.items()}
     conn: Connection | None = None
     for col, arr in columns.items():
         if isinstance(arr, Categorical):
@@ -194,7 +196,7 @@ def _write(cmd: str, columns: Mapping[str, pdarray | Categorical], path: str, nu
             m.delete()
 
 
-def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "zstd", *,
+def to_parquet(columns: Mapping[str, pdarray | Categorical | Strings], path: str, compression: str = "zstd", *,
                row_group_size: int = 1 << 20, dictionary: str = "auto",
                compression_level: int | None = None, null_string: str | None = None) -> dict[str, Any]:
     """Write server arrays as one Parquet file on the server, atomically.
@@ -224,7 +226,7 @@ def to_parquet(columns: Mapping[str, pdarray | Categorical], path: str, compress
     return _write("to_parquet", columns, path, null_string, **extra)
 
 
-def to_arrow_file(columns: Mapping[str, pdarray | Categorical], path: str, compression: str = "none",
+def to_arrow_file(columns: Mapping[str, pdarray | Categorical | Strings], path: str, compression: str = "none",
                   *, null_string: str | None = None) -> dict[str, Any]:
     """Write server arrays as an Arrow IPC file (Feather v2) on the server, atomically.
 
