@@ -470,6 +470,7 @@ type readString struct {
 	column            string
 	codes, cats, lens *pdarray.Array
 	offs, data        *pdarray.Array // read as strings (rawStrings)
+	ascii             bool
 }
 
 // rawStrings asks readStringColumns for a Parquet plan's string columns
@@ -514,10 +515,11 @@ func (rs *readStrings) readRaw(what string, p *arrowio.ParquetPlan, i int, sc ar
 	if _, err := p.ReadStringsRaw(i, pdarray.View[int64](offs), alloc, reserve, s.cfg.Workers); err != nil {
 		return ioErr(err)
 	}
-	if _, err := strs.View(ops.PlainEnv(s.cfg.Workers), offs, data); err != nil {
+	v, err := strs.View(ops.PlainEnv(s.cfg.Workers), offs, data)
+	if err != nil {
 		return transfer.Errorf(transfer.ArgumentValue, "%s: string column '%s': %v", what, sc.Name, opErr(err))
 	}
-	rs.cols = append(rs.cols, readString{column: sc.Name, offs: offs, data: data})
+	rs.cols = append(rs.cols, readString{column: sc.Name, offs: offs, data: data, ascii: v.ASCII})
 	return nil
 }
 
@@ -641,7 +643,7 @@ func (rs *readStrings) store() []any {
 			names[key] = name
 		}
 		if c.offs != nil { // checked as it was read: its first command need not check again
-			rs.s.strs.remember([2]string{names["offsets"], names["bytes"]}, c.offs, c.data, rs.s.store)
+			rs.s.strs.remember([2]string{names["offsets"], names["bytes"]}, c.offs, c.data, c.ascii, rs.s.store)
 		}
 		out = append(out, entry)
 	}

@@ -35,19 +35,20 @@ type strChecks struct {
 type strChecked struct {
 	off, data   *pdarray.Array
 	offW, dataW uint64
+	ascii       bool // every byte below 0x80 (strs.Strs.ASCII)
 }
 
 func (s *Server) strChecks() *strChecks { return &s.strs }
 
 // remember records stored arrays off and data, under names, as a checked
 // string array (made by a kernel or a read that checked them).
-func (c *strChecks) remember(names [2]string, off, data *pdarray.Array, st *store) {
+func (c *strChecks) remember(names [2]string, off, data *pdarray.Array, ascii bool, st *store) {
 	offW, dataW := st.writesOf(names[0], off), st.writesOf(names[1], data)
 	c.mu.Lock()
 	if c.ok == nil {
 		c.ok = map[[2]string]strChecked{}
 	}
-	c.ok[names] = strChecked{off, data, offW, dataW}
+	c.ok[names] = strChecked{off, data, offW, dataW, ascii}
 	c.mu.Unlock()
 }
 
@@ -78,14 +79,15 @@ func (s *Server) acquireStrs(env ops.Env, key string, names [2]string) (strs.Str
 	}
 	release := func() { relOff(); relData() }
 	c := s.strChecks()
-	want := strChecked{off, data, offW, dataW}
 	c.mu.Lock()
-	known := c.ok[names] == want
+	had, known := c.ok[names]
 	c.mu.Unlock()
+	known = known && had.off == off && had.data == data && had.offW == offW && had.dataW == dataW
 	if known && off.DType() == pdarray.Int64 && data.DType() == pdarray.Uint8 {
 		c.skipped.Add(1)
-		return strs.Strs{Off: pdarray.View[int64](off), Data: data.Bytes()}, release, nil
+		return strs.Strs{Off: pdarray.View[int64](off), Data: data.Bytes(), ASCII: had.ascii}, release, nil
 	}
+	want := strChecked{off, data, offW, dataW, false}
 	v, err := strs.View(env, off, data)
 	if err != nil {
 		release()
@@ -99,6 +101,7 @@ func (s *Server) acquireStrs(env ops.Env, key string, names [2]string) (strs.Str
 	if c.ok == nil || len(c.ok) > 1<<16 {
 		c.ok = map[[2]string]strChecked{} // names churn; the cache only saves re-checks
 	}
+	want.ascii = v.ASCII
 	c.ok[names] = want
 	c.mu.Unlock()
 	return v, release, nil
@@ -116,7 +119,7 @@ func keepStrs(o *opEnv, out strs.Arrays) (map[string]any, error) {
 		return nil, err
 	}
 	// The output is checked by construction.
-	o.s.strChecks().remember([2]string{off["name"].(string), data["name"].(string)}, out.Offsets, out.Bytes, o.s.store)
+	o.s.strChecks().remember([2]string{off["name"].(string), data["name"].(string)}, out.Offsets, out.Bytes, out.ASCII, o.s.store)
 	return map[string]any{"offsets": off, "bytes": data, "size": out.Offsets.Len() - 1}, nil
 }
 
@@ -405,10 +408,11 @@ func (s *Server) cmdStrUnique(r *request) (*response, error) {
 			if err != nil {
 				return nil, err
 			}
+			byCode := make([]int64, k)
+			strs.CountCodes(env, codes, k, byCode)
 			cv := pdarray.View[int64](c)
-			clear(cv)
-			for _, code := range codes {
-				cv[rank[code]]++
+			for code, n := range byCode {
+				cv[rank[code]] = n
 			}
 			if out["counts"], err = o.keep(c); err != nil {
 				return nil, err

@@ -210,7 +210,7 @@ func Strip(env ops.Env, s Strs, chars string, side Side) (Arrays, error) {
 // pieces builds string i as s.Data[lo[i]:hi[i]] (lo, hi are offsets into
 // s.Data).
 func pieces(env ops.Env, s Strs, lo, hi []int64) (Arrays, error) {
-	return build(env, len(lo),
+	return withASCII(s.ASCII)(build(env, len(lo),
 		func(i int) int64 { return hi[i] - lo[i] },
-		func(i int, dst []byte) { copy(dst, s.Data[lo[i]:hi[i]]) })
+		func(i int, dst []byte) { copy(dst, s.Data[lo[i]:hi[i]]) }))
 }

@@ -54,9 +54,11 @@ func Encode(env ops.Env, s Strs, enc string, decode bool) (Arrays, error) {
 			return Arrays{}, errorf(ops.ErrValue, "cannot %s string %d, %q, as %s", verb, i, clip(s.At(i)), enc)
 		}
 	}
-	return build(env, s.Len(),
+	// Encoding to idna or ascii makes ASCII; otherwise the text is as it was.
+	known := (!decode && enc != "utf-8" && enc != "utf8") || (s.ASCII && enc != "idna")
+	return withASCII(known)(build(env, s.Len(),
 		func(i int) int64 { b, _ := f(s.At(i)); return int64(len(b)) },
-		func(i int, dst []byte) { b, _ := f(s.At(i)); copy(dst, b) })
+		func(i int, dst []byte) { b, _ := f(s.At(i)); copy(dst, b) }))
 }
 
 // idnaMap is Python's nameprep, near enough: UTS 46 transitional mapping.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/arktos-dev/arktos/pdarray"
 )
 
 // words is sample text with delimiters, cases and spaces for the field,
@@ -240,5 +242,111 @@ func TestPythonClasses(t *testing.T) {
 	re, err := Compile(`\A\w+\d\s\s\z`, Contains)
 	if err != nil || !re.MatchString("été日٣\v\x1c") {
 		t.Errorf("Unicode classes: %v", err)
+	}
+}
+
+// TestASCIIFastPaths: View finds an all-ASCII array so, kernels keep the
+// mark where their output is the input's bytes, and lower/upper of one
+// map the whole buffer (counted) to what the per-string path gives.
+func TestASCIIFastPaths(t *testing.T) {
+	env := envs[1]
+	var ascii []string
+	for i := range 20000 {
+		ascii = append(ascii, strings.Repeat("aZ_09@[`{", i%5)+string(rune('A'+i%60)))
+	}
+	offA, _ := pdarray.Alloc(pdarray.Int64, len(ascii)+1)
+	s0 := fromGo(ascii)
+	copy(pdarray.View[int64](offA), s0.Off)
+	dataA, _ := pdarray.Alloc(pdarray.Uint8, len(s0.Data))
+	copy(dataA.Bytes(), s0.Data)
+	s, err := View(env, offA, dataA)
+	if err != nil || !s.ASCII {
+		t.Fatalf("View: ascii %v, %v", s.ASCII, err)
+	}
+	if u, _ := View(env, offA, dataA); !u.ASCII {
+		t.Fatal("not ASCII the second time")
+	}
+	mixed := fromGo(append(slices.Clone(ascii[:10]), "é"))
+	if ok, _ := check(env, mixed); ok {
+		t.Fatal("é counted as ASCII")
+	}
+	for _, c := range []Case{"lower", "upper"} {
+		before := CaseStats.ASCIIBuffers.Load()
+		fast, err := ChangeCase(env, s, c)
+		if err != nil || CaseStats.ASCIIBuffers.Load() != before+1 || !fast.ASCII {
+			t.Fatalf("%s: the whole-buffer path was not taken (%v)", c, err)
+		}
+		slow, _ := ChangeCase(env, Strs{Off: s.Off, Data: s.Data}, c)
+		if CaseStats.ASCIIBuffers.Load() != before+1 {
+			t.Fatalf("%s: an array not known ASCII took the fast path", c)
+		}
+		if !slices.Equal(toGo(fast.Strs()), toGo(slow.Strs())) {
+			t.Fatalf("%s: the fast path differs", c)
+		}
+		for i, w := range toGo(fast.Strs()) {
+			want := strings.ToLower(ascii[i])
+			if c == "upper" {
+				want = strings.ToUpper(ascii[i])
+			}
+			if w != want {
+				t.Fatalf("%s %q: %q", c, ascii[i], w)
+			}
+		}
+	}
+	took, _ := Take(env, s, []int64{3, 1})
+	stripped, _ := Strip(env, s, "", Both)
+	if !took.ASCII || !stripped.ASCII {
+		t.Error("ASCII lost by take or strip")
+	}
+	lens := make([]int64, s.Len())
+	CharLengths(env, s, lens)
+	for i, w := range ascii {
+		if lens[i] != int64(len(w)) {
+			t.Fatalf("len %q: %d", w, lens[i])
+		}
+	}
+}
+
+// TestPrefilter: a prefilter never rules out a string the pattern
+// matches; literal alternations are answered without the automaton, and
+// the other patterns here are prefiltered (counted).
+func TestPrefilter(t *testing.T) {
+	env := envs[1]
+	ss := words(30000, 9)
+	s := fromGo(ss)
+	for _, c := range []struct {
+		pattern      string
+		exact, known bool
+	}{
+		{`a\.b|c\.d`, true, true}, {`日|ǅ`, true, true}, {`x1\.y\d`, false, true}, {`(ab)?c.d`, false, true},
+		{`(?i)abc`, false, false}, {`a*`, false, false}, {`Hel+o W`, false, true}, {`(x|ab)+Z`, false, true},
+		{`[ab]c`, false, true}, {`[^a]b`, false, true}, {`[a-z]+`, false, false}, {`é(t|c)`, false, true},
+	} {
+		pre, exact := prefilter(c.pattern)
+		if (pre != nil) != c.known || exact != c.exact {
+			t.Errorf("%s: prefilter %v exact %v", c.pattern, pre != nil, exact)
+		}
+		re := regexp.MustCompile(pythonClasses(c.pattern))
+		for _, w := range ss {
+			if pre != nil && re.MatchString(w) && !pre([]byte(w)) {
+				t.Fatalf("%s rules out %q, which matches", c.pattern, w)
+			}
+		}
+		used, ex := FilterStats.Used.Load(), FilterStats.Exact.Load()
+		got := make([]bool, len(ss))
+		if err := Search(env, s, Contains, c.pattern, true, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range ss {
+			if got[i] != re.MatchString(w) {
+				t.Fatalf("%s on %q: %v", c.pattern, w, got[i])
+			}
+		}
+		if c.exact && FilterStats.Exact.Load() == ex {
+			t.Errorf("%s: not answered by its literals", c.pattern)
+		}
+		if c.known && !c.exact && FilterStats.Used.Load() == used {
+			t.Errorf("%s: not prefiltered", c.pattern)
+		}
 	}
 }

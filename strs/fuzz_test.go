@@ -43,5 +43,27 @@ func FuzzStrings(f *testing.F) {
 		_, _ = Encode(env, s, "idna", true)
 		f, _ := pdarray.Alloc(pdarray.Float64, n)
 		_ = Parse(env, s, f)
+		// The text kernels and regular expressions take any pattern; where
+		// a prefilter says no, the pattern must not match.
+		s.ASCII, _ = check(env, s)
+		_, _ = ChangeCase(env, s, "lower")
+		_, _ = ChangeCase(env, s, "title")
+		_ = Is(env, s, IsTitle, mask)
+		_, _ = Strip(env, s, pattern, Both)
+		_, _, _ = Peel(env, s, PeelSpec{Delim: pattern, Times: 2, FromRight: true, Regex: len(pattern)%2 == 0})
+		_, _ = Affixes(env, s, len(pattern), true, false, mask)
+		counts := make([]int64, n)
+		_, _ = FindAll(env, s, pattern, counts)
+		_, _ = Sub(env, s, pattern, `<\g<0>>`, 1, counts)
+		_, _ = MatchSpans(env, s, pattern, Match, 0, mask)
+		if pre, _ := prefilter(pattern); pre != nil {
+			if re, err := Compile(pattern, Contains); err == nil {
+				for i := range n {
+					if re.Match(s.At(i)) && !pre(s.At(i)) {
+						t.Fatalf("prefilter of %q rules out %q, which matches", pattern, s.At(i))
+					}
+				}
+			}
+		}
 	})
 }

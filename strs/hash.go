@@ -188,3 +188,29 @@ func each(k int, f func(i int)) {
 	}
 	g.Wait()
 }
+
+// CountCodes adds up how often each code in [0, k) occurs into counts
+// (len k): one count array per worker, merged, where k is small beside
+// the rows; one pass otherwise.
+func CountCodes(env ops.Env, codes []int64, k int, counts []int64) {
+	nb := nblocks(env.Workers, len(codes))
+	if nb == 1 || k > len(codes)/(4*nb) {
+		for _, c := range codes {
+			counts[c]++
+		}
+		return
+	}
+	local := make([][]int64, nb)
+	blocks(env.Workers, len(codes), func(w, lo, hi int) {
+		l := make([]int64, k)
+		for _, c := range codes[lo:hi] {
+			l[c]++
+		}
+		local[w] = l
+	})
+	for _, l := range local {
+		for j, v := range l {
+			counts[j] += v
+		}
+	}
+}

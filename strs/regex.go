@@ -43,9 +43,13 @@ func MatchSpans(env ops.Env, s Strs, pattern string, kind Kind, group int, match
 	}
 	n := s.Len()
 	loc := make([][2]int, n) // the group's byte span, per matched row
+	may := mayMatch(pattern)
 	blocks(env.Workers, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			m := re.FindSubmatchIndex(s.At(i))
+			var m []int
+			if b := s.At(i); may(b) {
+				m = re.FindSubmatchIndex(b)
+			}
 			matched[i] = m != nil
 			if m != nil {
 				loc[i] = [2]int{m[2*group], m[2*group+1]}
@@ -91,10 +95,15 @@ func FindAll(env ops.Env, s Strs, pattern string, counts []int64) (Found, error)
 	n := s.Len()
 	nb := nblocks(env.Workers, n)
 	parts := make([]Found, nb)
+	may := mayMatch(pattern)
 	blocks(env.Workers, n, func(w, lo, hi int) {
 		var f Found
 		for i := lo; i < hi; i++ {
 			b := s.At(i)
+			if !may(b) {
+				counts[i] = 0
+				continue
+			}
 			ms := re.FindAllIndex(b, -1)
 			counts[i] = int64(len(ms))
 			ascii := isASCII(b)
@@ -233,8 +242,13 @@ func Sub(env ops.Env, s Strs, pattern, repl string, count int, subs []int64) (Ar
 		limit = count
 	}
 	// The replaced string, appended to dst; subs[i] set on the way.
+	may := mayMatch(pattern)
 	replace := func(i int, dst []byte) []byte {
 		b := s.At(i)
+		if !may(b) {
+			subs[i] = 0
+			return append(dst, b...)
+		}
 		ms := re.FindAllSubmatchIndex(b, limit)
 		subs[i] = int64(len(ms))
 		prev := 0
@@ -246,8 +260,8 @@ func Sub(env ops.Env, s Strs, pattern, repl string, count int, subs []int64) (Ar
 		return append(dst, b[prev:]...)
 	}
 	// Pass one measures with a scratch buffer per string; pass two writes.
-	return build(env, s.Len(),
+	return withASCII(s.ASCII && isASCII([]byte(tmpl)))(build(env, s.Len(),
 		func(i int) int64 { return int64(len(replace(i, nil))) },
 		// Capped at its own length: the append cannot reach the next string.
-		func(i int, dst []byte) { replace(i, dst[:0:len(dst)]) })
+		func(i int, dst []byte) { replace(i, dst[:0:len(dst)]) }))
 }

@@ -189,9 +189,14 @@ func Search(env ops.Env, s Strs, kind Kind, pattern string, regex bool, out []bo
 		if lit, complete := re.LiteralPrefix(); complete && kind == Contains {
 			return Search(env, s, Contains, lit, false, out)
 		}
+		test := filtered(pattern, re.Match)
+		if pre, exact := prefilter(pattern); exact && kind == Contains {
+			FilterStats.Exact.Add(1) // literals only: no automaton at all
+			test = pre
+		}
 		blocks(env.Workers, s.Len(), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				out[i] = re.Match(s.At(i))
+				out[i] = test(s.At(i))
 			}
 		})
 		return nil
@@ -241,8 +246,15 @@ func Split(env ops.Env, s Strs, delim string, regex bool, maxsplit int, segs []i
 		}
 	}
 	d := []byte(delim)
+	may := func([]byte) bool { return true }
+	if re != nil {
+		may = mayMatch(delim)
+	}
 	// cuts appends to dst the [start, end) of each delimiter in b.
 	cuts := func(b []byte, dst [][2]int) [][2]int {
+		if re != nil && !may(b) {
+			return dst
+		}
 		if re != nil {
 			for _, m := range re.FindAllIndex(b, -1) {
 				if len(dst) == limit {
@@ -293,7 +305,7 @@ func Split(env ops.Env, s Strs, delim string, regex bool, maxsplit int, segs []i
 			bounds[k] = [2]int64{base + int64(prev), s.Off[i+1]}
 		}
 	})
-	return build(env, total,
+	return withASCII(s.ASCII)(build(env, total,
 		func(i int) int64 { return bounds[i][1] - bounds[i][0] },
-		func(i int, dst []byte) { copy(dst, s.Data[bounds[i][0]:bounds[i][1]]) })
+		func(i int, dst []byte) { copy(dst, s.Data[bounds[i][0]:bounds[i][1]]) }))
 }

@@ -5,8 +5,11 @@
 package strs
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/arktos-dev/arktos/internal/par"
@@ -21,6 +24,9 @@ import (
 type Strs struct {
 	Off  []int64
 	Data []byte
+	// ASCII: every byte is below 0x80, as View found or a kernel made them
+	// (false: not known, or not so). Kernels take fast paths on it.
+	ASCII bool
 }
 
 // Len is the number of strings.
@@ -32,11 +38,21 @@ func (s Strs) At(i int) []byte { return s.Data[s.Off[i]:s.Off[i+1]] }
 // Arrays are a kernel's output strings, still to be stored by the caller.
 type Arrays struct {
 	Offsets, Bytes *pdarray.Array
+	ASCII          bool // as Strs.ASCII
 }
 
 // Strs views the output.
 func (a Arrays) Strs() Strs {
-	return Strs{Off: pdarray.View[int64](a.Offsets), Data: a.Bytes.Bytes()}
+	return Strs{Off: pdarray.View[int64](a.Offsets), Data: a.Bytes.Bytes(), ASCII: a.ASCII}
+}
+
+// withASCII marks a kernel's output as all ASCII when known is (its
+// input's bytes were, and it made no others): withASCII(s.ASCII)(build(…)).
+func withASCII(known bool) func(Arrays, error) (Arrays, error) {
+	return func(out Arrays, err error) (Arrays, error) {
+		out.ASCII = known && err == nil
+		return out, err
+	}
 }
 
 // Error is a user-facing kernel failure (the server maps its kind).
@@ -85,22 +101,32 @@ func View(env ops.Env, offsets, bytes *pdarray.Array) (Strs, error) {
 		return Strs{}, errorf(ops.ErrType, "a string array's bytes must be uint8, got %v", bytes.DType())
 	}
 	s := Strs{Off: pdarray.View[int64](offsets), Data: bytes.Bytes()}
-	return s, Check(env, s)
+	var err error
+	s.ASCII, err = check(env, s)
+	return s, err
 }
 
 // Check is View's check on a Strs.
 func Check(env ops.Env, s Strs) error {
+	_, err := check(env, s)
+	return err
+}
+
+// check is Check, saying too whether every byte is ASCII.
+func check(env ops.Env, s Strs) (bool, error) {
 	if len(s.Off) == 0 {
-		return errorf(ops.ErrValue, "a string array's offsets need n+1 entries (at least one, 0), got none")
+		return false, errorf(ops.ErrValue, "a string array's offsets need n+1 entries (at least one, 0), got none")
 	}
 	if s.Off[0] != 0 {
-		return errorf(ops.ErrValue, "a string array's offsets must start at 0, got %d", s.Off[0])
+		return false, errorf(ops.ErrValue, "a string array's offsets must start at 0, got %d", s.Off[0])
 	}
 	if last := s.Off[len(s.Off)-1]; last != int64(len(s.Data)) {
-		return errorf(ops.ErrValue, "a string array's last offset must be its byte count %d, got %d", len(s.Data), last)
+		return false, errorf(ops.ErrValue, "a string array's last offset must be its byte count %d, got %d", len(s.Data), last)
 	}
 	n := s.Len()
-	bad := noneBad(nblocks(env.Workers, n))
+	nb := nblocks(env.Workers, n)
+	bad := noneBad(nb)
+	nonASCII := make([]bool, nb)
 	blocks(env.Workers, n, func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
@@ -114,6 +140,7 @@ func Check(env ops.Env, s Strs) error {
 		if isASCII(s.Data[s.Off[lo]:s.Off[hi]]) {
 			return
 		}
+		nonASCII[w] = true
 		for i := lo; i < hi; i++ {
 			if !utf8.Valid(s.At(i)) {
 				bad[w] = n + i
@@ -125,12 +152,12 @@ func Check(env ops.Env, s Strs) error {
 		switch {
 		case i < 0:
 		case i < n:
-			return errorf(ops.ErrValue, "a string array's offsets must not decrease: offsets[%d]=%d > offsets[%d]=%d", i, s.Off[i], i+1, s.Off[i+1])
+			return false, errorf(ops.ErrValue, "a string array's offsets must not decrease: offsets[%d]=%d > offsets[%d]=%d", i, s.Off[i], i+1, s.Off[i+1])
 		default:
-			return errorf(ops.ErrValue, "string %d is not valid UTF-8 (%q); decode or clean the text before uploading it", i-n, clip(s.At(i-n)))
+			return false, errorf(ops.ErrValue, "string %d is not valid UTF-8 (%q); decode or clean the text before uploading it", i-n, clip(s.At(i-n)))
 		}
 	}
-	return nil
+	return !slices.Contains(nonASCII, true), nil
 }
 
 func clip(b []byte) []byte {
@@ -220,16 +247,31 @@ func Lengths(env ops.Env, s Strs, out []int64) {
 
 // CharLengths writes each string's length in code points (Python's len).
 func CharLengths(env ops.Env, s Strs, out []int64) {
+	if s.ASCII {
+		Lengths(env, s, out)
+		return
+	}
 	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			b := s.At(i)
-			if isASCII(b) {
-				out[i] = int64(len(b))
-			} else {
-				out[i] = int64(utf8.RuneCount(b))
-			}
+			out[i] = runeCount(s.At(i))
 		}
 	})
+}
+
+// runeCount counts the code points of valid UTF-8 b: its bytes less its
+// continuation bytes (10xxxxxx), eight bytes at a time.
+func runeCount(b []byte) int64 {
+	n, k := int64(len(b)), 0
+	for ; k+8 <= len(b); k += 8 {
+		w := binary.LittleEndian.Uint64(b[k:])
+		n -= int64(bits.OnesCount64(w &^ (w << 1) & 0x8080808080808080))
+	}
+	for ; k < len(b); k++ {
+		if b[k]&0xc0 == 0x80 {
+			n--
+		}
+	}
+	return n
 }
 
 // Take gathers s[idx] (numpy's take; negative indices count from the end).
@@ -257,9 +299,9 @@ func Take(env ops.Env, s Strs, idx []int64) (Arrays, error) {
 		}
 		return int(j)
 	}
-	return build(env, len(idx),
+	return withASCII(s.ASCII)(build(env, len(idx),
 		func(i int) int64 { j := at(i); return s.Off[j+1] - s.Off[j] },
-		func(i int, dst []byte) { copy(dst, s.At(at(i))) })
+		func(i int, dst []byte) { copy(dst, s.At(at(i))) }))
 }
 
 // Compress keeps the strings whose mask entry is true (mask has s.Len()
@@ -314,9 +356,13 @@ func Concat(env ops.Env, parts []Strs) (Arrays, error) {
 		}
 		return parts[k], i - starts[k]
 	}
-	return build(env, n,
+	all := true
+	for _, p := range parts {
+		all = all && p.ASCII
+	}
+	return withASCII(all)(build(env, n,
 		func(i int) int64 { p, j := locate(i); return p.Off[j+1] - p.Off[j] },
-		func(i int, dst []byte) { p, j := locate(i); copy(dst, p.At(j)) })
+		func(i int, dst []byte) { p, j := locate(i); copy(dst, p.At(j)) }))
 }
 
 // Stick joins a[i], delim and b[i] for every i (Arkouda's stick; a + b
@@ -326,13 +372,13 @@ func Stick(env ops.Env, a, b Strs, delim []byte) (Arrays, error) {
 		return Arrays{}, errorf(ops.ErrValue, "cannot join %d strings with %d: lengths differ", a.Len(), b.Len())
 	}
 	d := int64(len(delim))
-	return build(env, a.Len(),
+	return withASCII(a.ASCII && b.ASCII && isASCII(delim))(build(env, a.Len(),
 		func(i int) int64 { return a.Off[i+1] - a.Off[i] + d + b.Off[i+1] - b.Off[i] },
 		func(i int, dst []byte) {
 			k := copy(dst, a.At(i))
 			k += copy(dst[k:], delim)
 			copy(dst[k:], b.At(i))
-		})
+		}))
 }
 
 // noneBad is a per-block "first bad row" slice, each -1 (none): blocks

@@ -171,11 +171,20 @@ func TestSearchSplitCase(t *testing.T) {
 			t.Fatalf("split row %d: %q, want %q", i, got[segs[i]:segs[i+1]], want)
 		}
 	}
-	up, err := ChangeCase(env, s, "upper")
-	must(err)
-	for i, x := range toGo(up.Strs()) {
-		if x != strings.ToUpper(ss[i]) {
-			t.Fatalf("upper row %d", i)
+	// (sample's text is not all ASCII: the string-by-string path, against
+	// strings.ToUpper/ToLower, which map rune by rune the same way)
+	mixed := append(slices.Clone(ss), "ΣΑΣ ǅ İ ß ꭰ", "ᲀ", "\u0345x")
+	for _, c := range []Case{"upper", "lower"} {
+		out, err := ChangeCase(env, fromGo(mixed), c)
+		must(err)
+		for i, x := range toGo(out.Strs()) {
+			want := strings.ToUpper(mixed[i])
+			if c == "lower" {
+				want = strings.ToLower(mixed[i])
+			}
+			if x != want {
+				t.Fatalf("%s %q: %q, want %q", c, mixed[i], x, want)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -27,18 +28,10 @@ func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
 	var uni func([]byte) []byte
 	switch c {
 	case "lower":
-		ascii = func(dst, b []byte) {
-			for j, x := range b {
-				dst[j] = asciiLower(x)
-			}
-		}
+		ascii = func(dst, b []byte) { swarCase(dst, b, false) }
 		uni = bytes.ToLower
 	case "upper":
-		ascii = func(dst, b []byte) {
-			for j, x := range b {
-				dst[j] = asciiUpper(x)
-			}
-		}
+		ascii = func(dst, b []byte) { swarCase(dst, b, true) }
 		uni = bytes.ToUpper
 	case "title":
 		ascii = func(dst, b []byte) {
@@ -83,7 +76,13 @@ func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
 	default:
 		return Arrays{}, errorf(ops.ErrValue, "case '%s' is not one of lower, upper, title, capitalize", c)
 	}
-	return build(env, s.Len(),
+	if c == "lower" || c == "upper" {
+		if s.ASCII {
+			return asciiCase(env, s, c == "upper")
+		}
+		return mixedCase(env, s, c == "upper")
+	}
+	return withASCII(s.ASCII)(build(env, s.Len(),
 		func(i int) int64 {
 			b := s.At(i)
 			if isASCII(b) {
@@ -98,7 +97,112 @@ func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
 				return
 			}
 			copy(dst, uni(b))
+		}))
+}
+
+// CaseStats counts ChangeCase's whole-buffer ASCII path (tests).
+var CaseStats struct{ ASCIIBuffers atomic.Uint64 }
+
+// asciiCase maps an all-ASCII array's case eight bytes at a time over the
+// whole buffer (the offsets are the input's): no per-string work.
+func asciiCase(env ops.Env, s Strs, upper bool) (Arrays, error) {
+	offA, err := env.Alloc(pdarray.Int64, len(s.Off))
+	if err != nil {
+		return Arrays{}, err
+	}
+	bytesA, err := env.Alloc(pdarray.Uint8, len(s.Data))
+	if err != nil {
+		env.Free(offA)
+		return Arrays{}, err
+	}
+	off, dst := pdarray.View[int64](offA), bytesA.Bytes()
+	blocks(env.Workers, len(s.Off), func(_, lo, hi int) { copy(off[lo:hi], s.Off[lo:hi]) })
+	const chunk = 1 << 12 // bytes a block item
+	blocks(env.Workers, (len(s.Data)+chunk-1)/chunk, func(_, a, b int) {
+		lo, hi := a*chunk, min(b*chunk, len(s.Data))
+		swarCase(dst[lo:hi], s.Data[lo:hi], upper)
+	})
+	CaseStats.ASCIIBuffers.Add(1)
+	return Arrays{Offsets: offA, Bytes: bytesA, ASCII: true}, nil
+}
+
+// mixedCase is lower/upper of text that is not all ASCII, string by
+// string: an ASCII string eight bytes at a time, another rune by rune
+// with bytes below 0x80 mapped in place (what bytes.ToLower gives, with
+// no allocation: measuring and writing each walk the string once).
+func mixedCase(env ops.Env, s Strs, upper bool) (Arrays, error) {
+	mapRune := unicode.ToLower
+	if upper {
+		mapRune = unicode.ToUpper
+	}
+	return build(env, s.Len(),
+		func(i int) int64 {
+			b := s.At(i)
+			if isASCII(b) {
+				return int64(len(b))
+			}
+			n := 0
+			for k := 0; k < len(b); {
+				if b[k] < utf8.RuneSelf {
+					n, k = n+1, k+1
+					continue
+				}
+				r, w := utf8.DecodeRune(b[k:])
+				n, k = n+utf8.RuneLen(mapRune(r)), k+w
+			}
+			return int64(n)
+		},
+		func(i int, dst []byte) {
+			b := s.At(i)
+			if len(b) == len(dst) && isASCII(b) {
+				swarCase(dst, b, upper)
+				return
+			}
+			j := 0
+			for k := 0; k < len(b); {
+				if x := b[k]; x < utf8.RuneSelf {
+					if upper {
+						dst[j] = asciiUpper(x)
+					} else {
+						dst[j] = asciiLower(x)
+					}
+					j, k = j+1, k+1
+					continue
+				}
+				r, w := utf8.DecodeRune(b[k:])
+				j += utf8.EncodeRune(dst[j:], mapRune(r))
+				k += w
+			}
 		})
+}
+
+// swarCase writes src (ASCII) into dst in lower case (upper with upper),
+// eight bytes at a time: the letters to change, bytes in A..Z (a..z), are
+// found by adding to every byte what carries it past 0x7f at the range's
+// two ends, and have their 0x20 bit set (cleared).
+func swarCase(dst, src []byte, upper bool) {
+	lo, hi := uint64(0x3f3f3f3f3f3f3f3f), uint64(0x2525252525252525)
+	if upper {
+		lo, hi = 0x1f1f1f1f1f1f1f1f, 0x0505050505050505
+	}
+	k := 0
+	for ; k+8 <= len(src); k += 8 {
+		w := binary.LittleEndian.Uint64(src[k:])
+		m := ((w + lo) &^ (w + hi)) & 0x8080808080808080 >> 2
+		if upper {
+			w &^= m
+		} else {
+			w |= m
+		}
+		binary.LittleEndian.PutUint64(dst[k:], w)
+	}
+	for ; k < len(src); k++ {
+		if upper {
+			dst[k] = asciiUpper(src[k])
+		} else {
+			dst[k] = asciiLower(src[k])
+		}
+	}
 }
 
 func asciiLower(b byte) byte {
@@ -145,12 +249,12 @@ func Format(env ops.Env, a *pdarray.Array) (Arrays, error) {
 		}
 		f = func(i int, dst []byte) []byte { return strconv.AppendInt(dst, k(i), 10) }
 	}
-	return build(env, a.Len(),
+	return withASCII(true)(build(env, a.Len(),
 		func(i int) int64 {
 			var buf [32]byte
 			return int64(len(f(i, buf[:0])))
 		},
-		func(i int, dst []byte) { f(i, dst[:0]) })
+		func(i int, dst []byte) { f(i, dst[:0]) }))
 }
 
 // intsOf reads a signed or small unsigned integer array as int64.
@@ -397,5 +501,6 @@ func random(env ops.Env, n int, chars string, seed uint64, hasSeed bool, length 
 			}
 		}
 	})
+	out.ASCII = true // chars are
 	return out, nil
 }
