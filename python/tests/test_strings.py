@@ -57,6 +57,11 @@ def test_bad_text_is_refused_and_nothing_is_lost(conn: ak.Connection) -> None:
         conn.array(pa.array(["a", None]))
     with pytest.raises(TypeError, match="str only"):
         conn.array(["a", 3])
+    for missing in [pd.Series(["a", None]), pd.Series(["a", np.nan]), pd.Series(["a", None], dtype="string"),
+                    pd.Series(["a", None], dtype="str")]:
+        with pytest.raises(ValueError, match="1 missing values"):
+            conn.array(missing)
+    assert conn.array(["a", "b"])[[]].to_list() == []
     kept = conn.array(["keep", "me"])
     off, data = conn.array(np.array([0, 1, 3], np.int64)), conn.array(np.frombuffer(b"a\xffb", np.uint8))
     with pytest.raises(ak.ArgumentValueError, match="string 1 is not valid UTF-8"):

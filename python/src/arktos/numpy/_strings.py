@@ -70,7 +70,15 @@ def _encode(x: Any) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
         x = [x]
     pa = _pyarrow()
     if hasattr(x, "dtype") and not isinstance(x, np.ndarray) and not (pa and isinstance(x, (pa.Array, pa.ChunkedArray))):
-        x = np.asarray(x, dtype=object)  # a pandas Series
+        # A pandas Series: pyarrow reads its missing values (None, NaN,
+        # pd.NA) as nulls, refused below with the others.
+        if pa is not None:
+            try:
+                x = pa.array(x, type=pa.large_string(), from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+                raise TypeError(f"ak.Strings holds str only: {e}") from None
+        else:
+            x = np.asarray(x, dtype=object)
     if pa is not None:
         if isinstance(x, np.ndarray) and x.dtype.kind in "TU":
             # pyarrow reads a numpy str array only up to a string's first
@@ -214,7 +222,7 @@ class Strings:
         return self.to_ndarray()
 
     def to_pandas(self) -> Any:
-        """A pandas Series of the strings (pyarrow-backed where pandas can).
+        """A pandas Series of the strings (object dtype: Python str).
 
         >>> ak.array(["a", "b"]).to_pandas().tolist()
         ['a', 'b']
@@ -362,6 +370,8 @@ class Strings:
                 return self._new(self._request("str_take", {"mask": key._live_name()}))
             return self._take(key)
         arr = np.asarray(key)
+        if arr.size == 0 and arr.ndim == 1:
+            arr = arr.astype(np.int64)  # s[[]]: no strings, as numpy gives
         if arr.dtype == np.bool_:
             return self[self._conn.array(arr)]
         if arr.dtype.kind in "iu":
