@@ -44,6 +44,12 @@ for algo in SortingAlgorithm:
     assert ak.argsort(x, algo).to_list() == [1, 2, 0]
     assert ak.coargsort([x, x], algo, ascending=False).to_list() == [0, 2, 1]
     assert ak.sort(x, algo).to_list() == [1, 2, 3]
+assert ak.bigint.name == "bigint" and ak.array(np.arange(3), max_bits=-1, dtype="int64").to_list() == [0, 1, 2]
+try:
+    ak.bigint_from_uint_arrays([x, x])
+    raise AssertionError("a bigint array was made")
+except NotImplementedError as e:
+    assert "no bigint" in str(e)
 s = ak.array(["b", "a"])
 assert isinstance(s, ak.Strings) and ak.argsort(s).to_list() == [1, 0]
 print("ok", ak.__version__)

@@ -100,3 +100,28 @@ def test_merge_on_strings(conn: ak.Connection) -> None:
         got, want = got.sort_values(key).reset_index(drop=True), want.sort_values(key).reset_index(drop=True)
         assert got["k"].tolist() == want["k"].tolist(), how
         assert got["x"].tolist() == want["x"].tolist(), how
+
+
+def test_segarray_columns(conn: ak.Connection) -> None:
+    """A SegArray column (Arkouda's frames hold them) is selected, gathered,
+    concatenated and downloaded as an object column of arrays; what it
+    cannot do (sort by, group by, register, to_parquet) is refused by name."""
+    seg = ak.SegArray(conn.array(np.array([0, 2, 2, 5])), conn.array(np.arange(7)))
+    df = ak.DataFrame({"s": seg, "x": conn.array(np.arange(4)), "w": conn.array(["a", "b", "c", "d"])})
+    assert df.dtypes["s"] == "SegArray"
+    want = [[0, 1], [], [2, 3, 4], [5, 6]]
+    assert [list(v) for v in df.to_pandas()["s"]] == want
+    assert [list(v) for v in df[conn.array(np.array([3, 0]))].to_pandas()["s"]] == [want[3], want[0]]
+    assert [list(v) for v in df[df["x"] > 1].to_pandas()["s"]] == want[2:]
+    assert [list(v) for v in df.head(2).to_pandas()["s"]] == want[:2]
+    both = ak.DataFrame.concat([df, df], ignore_index=True)
+    assert [list(v) for v in both.to_pandas()["s"]] == want * 2
+    assert df._get_head_tail()["w"].tolist() == ["a", "b", "c", "d"]
+    assert df.count()["s"] == 4
+    with pytest.raises(TypeError, match="SegArray column has no order"):
+        df.sort_values("s")
+    with pytest.raises(TypeError, match="cannot be a group-by key"):
+        df.groupby("s")
+    with pytest.raises(NotImplementedError, match="SegArray"):
+        df.register("test_df_segarray")
+    assert "test_df_segarray/column_1" not in {e["name"] for e in conn.list_arrays()}

@@ -59,13 +59,15 @@ if TYPE_CHECKING:
 
 __all__ = ["DataFrame", "DataFrameGroupBy", "merge"]
 
-Column = Union[pdarray, Categorical, Strings]
+Column = Union[pdarray, Categorical, Strings, SegArray]
 
 #: rows shown by repr before it shows the first and last ones only (pandas' display.max_rows is 60)
 _REPR_ROWS = 20
 
 
 def _conn_of(col: Column) -> Connection:
+    if isinstance(col, SegArray):
+        return col.segments._conn
     return col.codes._conn if isinstance(col, Categorical) else col._conn
 
 
@@ -78,17 +80,26 @@ def _sort_key(col: Column) -> pdarray:
     if isinstance(col, Strings):
         ranks: pdarray = col.unique(return_inverse=True)[1]
         return ranks
+    if isinstance(col, SegArray):
+        raise TypeError("a SegArray column has no order to sort by; sort by another column")
     return col
+
+
+def _concat(cols: Sequence[Column]) -> Column:
+    """Columns one after another (SegArrays by SegArray.concat)."""
+    segs = [c for c in cols if isinstance(c, SegArray)]
+    if segs and len(segs) == len(cols):
+        return SegArray.concat(segs)
+    out: Column = concatenate(list(cols))
+    return out
 
 
 def _upload(value: Any, what: str, conn: Connection | None) -> Column:
     """A column as the DataFrame keeps it: a pdarray or Categorical as
     given, else uploaded (strings as a Categorical, a pandas Series as
     ak.from_pandas takes it)."""
-    if isinstance(value, (pdarray, Categorical, Strings)):
+    if isinstance(value, (pdarray, Categorical, Strings, SegArray)):
         return value
-    if isinstance(value, SegArray):
-        raise TypeError(f"{what} is a SegArray; a DataFrame holds pdarrays and Categoricals")
     c = _default_conn(conn)
     if type(value).__module__.startswith("pandas"):
         return _upload_column(value, what, c)  # type: ignore[no-any-return]
@@ -164,7 +175,7 @@ class DataFrame:
 
     def _set_columns(self, items: Sequence[tuple[Any, Any]], conn: Connection | None) -> None:
         if conn is None:  # upload onto the connection of the columns already on the server
-            conn = next((_conn_of(v) for _, v in items if isinstance(v, (pdarray, Categorical, Strings))), None)
+            conn = next((_conn_of(v) for _, v in items if isinstance(v, (pdarray, Categorical, Strings, SegArray))), None)
         for name, value in items:
             if not _is_label(name):
                 raise TypeError(f"column names are str, got {name!r}")
@@ -240,8 +251,11 @@ class DataFrame:
         >>> df.dtypes
         {'zone': dtype('int64'), 'fare': dtype('float64')}
         """
-        return {n: "category" if isinstance(c, Categorical) else "str" if isinstance(c, Strings) else c.dtype
-                for n, c in self._columns.items()}
+        def dtype(c: Column) -> Any:
+            if isinstance(c, Categorical):
+                return "category"
+            return "str" if isinstance(c, Strings) else "SegArray" if isinstance(c, SegArray) else c.dtype
+        return {n: dtype(c) for n, c in self._columns.items()}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -373,9 +387,10 @@ class DataFrame:
         if implicit and key.dtype != np.bool_ and not positions_valid:
             parts.append(arange(self._nrows, conn=c))  # negative positions count from the end
         # A Strings column is gathered by its own request; the others in one.
-        text = {i: p for i, p in enumerate(parts) if isinstance(p, Strings)}
+        text = {i: p for i, p in enumerate(parts) if isinstance(p, (Strings, SegArray))}
         parts_sent = [p for i, p in enumerate(parts) if i not in text]
-        arrays = [p.codes if isinstance(p, Categorical) else p for p in parts_sent if not isinstance(p, Strings)]
+        arrays = [p.codes if isinstance(p, Categorical) else p for p in parts_sent
+                  if not isinstance(p, (Strings, SegArray))]
         names = [a._live_name() for a in arrays]
         if key.dtype == np.bool_:
             result, _ = c._request("compress_many", {"arrays": names, "mask": key._live_name(),
@@ -503,8 +518,8 @@ class DataFrame:
         ['zone', 'fare']
         """
         def dup(c: Column) -> Column:
-            if isinstance(c, Strings):
-                return c  # immutable: nothing can write it
+            if isinstance(c, (Strings, SegArray)):
+                return c  # a Strings is immutable; a SegArray's copy is its own (SegArray.copy)
             return Categorical._wrap(c.codes.copy(), c.categories) if isinstance(c, Categorical) else c.copy()
 
         columns = {n: dup(c) if deep else c for n, c in self._columns.items()}
@@ -643,7 +658,7 @@ class DataFrame:
         for f in frames[1:]:
             if sorted(f.columns) != sorted(names):
                 raise ValueError(f"concat needs the same columns in each DataFrame: {names} and {f.columns}")
-        columns = {n: concatenate([f._columns[n] for f in frames]) for n in names}
+        columns = {n: _concat([f._columns[n] for f in frames]) for n in names}
         nrows = sum(f._nrows for f in frames)
         index = None
         if not ignore_index and any(f._index is not None for f in frames):
@@ -727,7 +742,10 @@ class DataFrame:
         if missing:
             raise KeyError(f"no columns {missing} to group by; the columns are {self.columns}")
         cols = [self._columns[n] for n in names]
-        gb = GroupBy(cols[0] if isinstance(keys, str) else cols, dropna=dropna)
+        keyed = [c for c in cols if not isinstance(c, SegArray)]
+        if len(keyed) != len(cols):
+            raise TypeError("a SegArray column cannot be a group-by key; group by other columns")
+        gb = GroupBy(keyed[0] if isinstance(keys, str) else keyed, dropna=dropna)
         if not use_series:
             return gb
         return DataFrameGroupBy(self, gb, names, as_index)
@@ -752,6 +770,13 @@ class DataFrame:
         pd = _import("pandas")
         out: dict[str, Any] = {}
         for n, col in self._columns.items():
+            if isinstance(col, SegArray):
+                if name == "count":
+                    out[n] = col.size
+                elif not numeric_only:
+                    raise TypeError(f"column {n!r} is a SegArray, which has no {name}; pass numeric_only=True "
+                                    "or select the columns first")
+                continue
             if isinstance(col, (Categorical, Strings)):
                 if numeric_only:
                     continue
@@ -853,7 +878,7 @@ class DataFrame:
         stats = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]
         out: dict[str, list[float]] = {}
         for n, col in self._columns.items():
-            if isinstance(col, (Categorical, Strings)) or col.dtype.kind not in "iuf":
+            if isinstance(col, (Categorical, Strings, SegArray)) or col.dtype.kind not in "iuf":
                 continue
             count = _counted(col, True)
             if count == 0:
@@ -887,6 +912,9 @@ class DataFrame:
         import json
 
         def part(col: Column, key: str, seen: set[int]) -> tuple[Column, str]:
+            if isinstance(col, SegArray):
+                raise NotImplementedError(f"register keeps pdarray, Categorical and Strings columns; {key} is a "
+                                          "SegArray (register it alone, with SegArray.register)")
             if isinstance(col, Strings):
                 if (col.is_registered() and col.name != key) or id(col) in seen:
                     col = col[arange(col.size, conn=col._conn)]  # a copy: the other registration stays whole
@@ -986,8 +1014,18 @@ class DataFrame:
         >>> df.to_pandas()["fare"].sum()
         np.float64(28.75)
         """
+        return self._to_pandas(False)
+
+    def _to_pandas(self, plain: bool) -> Any:
+        """to_pandas; with plain, Categoricals as object columns of their
+        strings (a preview of a few rows: a category dtype of many
+        categories costs pandas more than the rows)."""
         pd = _import("pandas")
-        out = to_pandas(self._columns) if self._columns else pd.DataFrame(index=range(self._nrows))
+        columns: Mapping[str, Any] = self._columns
+        if plain:
+            columns = {n: np.asarray(c.categories, dtype=object)[c.codes.to_ndarray()] if isinstance(c, Categorical)
+                       else c for n, c in self._columns.items()}
+        out = to_pandas(columns) if self._columns else pd.DataFrame(index=range(self._nrows))
         if self._index is not None:
             levels = [c.to_pandas() if isinstance(c, Categorical) else
                       c.to_ndarray().astype(object) if isinstance(c, Strings) else c.to_ndarray() for c in self._index]
@@ -1011,15 +1049,26 @@ class DataFrame:
 
         >>> df.to_parquet("out/fares.parquet")
         """
-        return to_parquet(self._columns, path, **options)
+        flat = {n: c for n, c in self._columns.items() if not isinstance(c, SegArray)}
+        if len(flat) != len(self._columns):
+            raise TypeError("to_parquet writes pdarray, Categorical and Strings columns; drop the SegArray ones "
+                            "(or save their segments and values as columns)")
+        return to_parquet(flat, path, **options)
+
+    def _get_head_tail(self) -> Any:
+        """The rows repr shows, as a pandas DataFrame (Arkouda's name)."""
+        return self._preview()[0]
+
+    # (Arkouda gathers them on the server: here both are one take)
+    _get_head_tail_server = _get_head_tail
 
     def _preview(self) -> tuple[Any, bool]:
         """A pandas DataFrame of the rows repr shows, and whether it is cut."""
         if self._nrows <= _REPR_ROWS:
             return self.to_pandas(), False
-        pd = _import("pandas")
         half = _REPR_ROWS // 2
-        return pd.concat([self.head(half + 1).to_pandas(), self.tail(half + 1).to_pandas()]), True
+        rows = np.r_[np.arange(half + 1), np.arange(self._nrows - half - 1, self._nrows)]
+        return self._take(self._conn().array(rows))._to_pandas(True), True
 
     def __repr__(self) -> str:
         pdf, cut = self._preview()
@@ -1199,7 +1248,7 @@ class _Loc(_ILoc):
     def _lookup(self, rows: Any) -> Any:
         df = self._df
         index = df._index or []
-        if len(index) != 1 or isinstance(index[0], (Categorical, Strings)) or index[0].dtype.kind not in "iu":
+        if len(index) != 1 or isinstance(index[0], (Categorical, Strings, SegArray)) or index[0].dtype.kind not in "iu":
             raise TypeError("loc finds labels of one integer index level; reset_index() or set_index() first")
         c = df._conn()
         scalar = np.isscalar(rows)

@@ -118,8 +118,7 @@ def from_pandas(obj: Any, *, conn: Connection | None = None) -> Any:
     raise TypeError(f"from_pandas takes a pandas Series, Index or DataFrame, got {type(obj).__name__}")
 
 
-def to_pandas(obj: pdarray | Categorical | Strings | Mapping[str, pdarray | Categorical | Strings],
-              name: Any = None) -> Any:
+def to_pandas(obj: pdarray | Categorical | Strings | Mapping[str, Any], name: Any = None) -> Any:
     """Download a pdarray as a pandas Series, or a dict of pdarrays as a
     DataFrame (a Categorical as a category column).
 
@@ -151,6 +150,12 @@ def to_pandas(obj: pdarray | Categorical | Strings | Mapping[str, pdarray | Cate
                 continue
             if isinstance(value, Strings):
                 columns[key] = value.to_ndarray().astype(object)
+                continue
+            if hasattr(value, "segments") and hasattr(value, "to_ndarray"):  # a SegArray: an array per row
+                columns[key] = value.to_ndarray()
+                continue
+            if isinstance(value, np.ndarray):  # (already here)
+                columns[key] = value
                 continue
             if not isinstance(value, pdarray):
                 raise TypeError(f"to_pandas: column {key!r} is a {type(value).__name__}, not a pdarray")
