@@ -201,6 +201,8 @@ func commandTable() map[string]command {
 		"read_parquet":  {run: (*Server).cmdReadParquet, creates: true, lane: true, dist: distScatter},
 		"read_arrow":    {run: (*Server).cmdReadArrow, creates: true, lane: true, dist: distScatter},
 		"to_parquet":    {run: (*Server).cmdToParquet, lane: true, dist: distEvery},
+		"read_csv":      {run: (*Server).cmdReadCSV, creates: true, lane: true, dist: distScatter},
+		"to_csv":        {run: (*Server).cmdToCSV, lane: true, dist: distEvery},
 		"to_arrow_file": {run: (*Server).cmdToArrowFile, lane: true, dist: distEvery},
 		"save_all":      {run: (*Server).cmdSaveAll, lane: true, dist: distEvery},
 		"checkpoint":    {run: (*Server).cmdCheckpoint, lane: true, dist: distEvery},

@@ -323,7 +323,7 @@ func TestCreatingCommandsClassified(t *testing.T) {
 	keeps := map[string]bool{
 		"get_config": true, "noop": true, "commands": true, "download": true, "info": true, "list": true, "delete": true, "rename": true,
 		"mem_used": true, "stats": true, "shutdown": true, "open_stream": true, "close_stream": true,
-		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true,
+		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true, "to_csv": true,
 		"to_arrow_file": true, "save_all": true, "checkpoint": true, "shm_lease": true, "shm_release": true,
 		"str_check": true,
 	}

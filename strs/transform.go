@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arktos-dev/arktos/internal/pyfmt"
 	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 )
@@ -287,39 +288,7 @@ func intsOf(a *pdarray.Array) (func(int) int64, error) {
 
 // PyFloat appends Python's repr of f (numpy's str of a float32 with
 // bitSize 32: the shortest digits that round-trip as float32).
-func PyFloat(dst []byte, f float64, bitSize int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bitSize) // -d.ddde±XX
-	k := bytes.IndexByte(e, 'e')
-	exp, _ := strconv.Atoi(string(e[k+1:]))
-	if exp < -4 || exp >= 16 {
-		dst = append(dst, e[:k]...)
-		dst = append(dst, 'e')
-		if exp < 0 {
-			dst, exp = append(dst, '-'), -exp
-		} else {
-			dst = append(dst, '+')
-		}
-		if exp < 10 {
-			dst = append(dst, '0')
-		}
-		return strconv.AppendInt(dst, int64(exp), 10)
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', -1, bitSize)
-	if bytes.IndexByte(dst[start:], '.') < 0 {
-		dst = append(dst, ".0"...)
-	}
-	return dst
-}
+func PyFloat(dst []byte, f float64, bitSize int) []byte { return pyfmt.Float(dst, f, bitSize) }
 
 // Parse reads every string as a number of dtype d (int64, uint64, float64
 // or bool, as Python's int(), float() and "True"/"False"; surrounding

@@ -229,3 +229,19 @@ def unused_url() -> str:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240601)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """An empty data directory for a server of the test's own (io_conn)."""
+    d = tmp_path / "data"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def io_conn(make_server: Callable[..., Any], data_dir: Path) -> Iterator[ak.Connection]:
+    """A connection to a server of the test's own over data_dir, 2 workers."""
+    conn = make_server("--data-dir", str(data_dir), "--workers", "2").connect()
+    yield conn
+    conn.close()

@@ -24,19 +24,6 @@ feather = pytest.importorskip("pyarrow.feather")
 N = 20_000
 
 
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "data"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def io_conn(make_server: Callable[..., Any], data_dir: Path) -> ak.Connection:
-    conn = make_server("--data-dir", str(data_dir), "--workers", "2").connect()
-    yield conn
-    conn.close()
-
 
 def table(rng: np.random.Generator, n: int = N) -> Any:
     return pa.table({

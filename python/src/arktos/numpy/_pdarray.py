@@ -211,6 +211,18 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         return str(_conversion("to_parquet")(self, prefix_path, dataset=dataset, mode=mode,
                                              compression=compression))
 
+    def to_csv(self, prefix_path: str, dataset: str = "array", col_delim: str = ",",
+               overwrite: bool = True) -> str:
+        """Write this array as column `dataset` of a CSV file on the server,
+        in Arkouda's format and file name (``"out/x.csv"`` writes
+        ``out/x_LOCALE0000.csv``); see ak.to_csv. Returns the file's path.
+
+        >>> ak.arange(3).to_csv("out/r.csv", overwrite=True)
+        'out/r_LOCALE0000.csv'
+        """
+        return str(_conversion("to_csv")(self, prefix_path, dataset=dataset, col_delim=col_delim,
+                                         overwrite=overwrite))
+
     def to_arrow(self) -> Any:
         """Download as a pyarrow Array (see ak.to_arrow).
 

@@ -20,7 +20,7 @@ from numpy.typing import DTypeLike, NDArray
 
 from ..core import _default
 from ..core._dtypes import to_wire
-from ._pdarray import pdarray
+from ._pdarray import _conversion, pdarray
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -792,6 +792,18 @@ class Strings:
         array([ True, False])
         """
         return Match(self, pattern, "FULLMATCH")
+
+    def to_csv(self, prefix_path: str, dataset: str = "strings_array", col_delim: str = ",",
+               overwrite: bool = True) -> str:
+        """Write the strings as column `dataset` of a CSV file on the server
+        (Arkouda's format and file name, as pdarray.to_csv). Returns the
+        file's path.
+
+        >>> ak.array(["a", "b,c"]).to_csv("out/s.csv", overwrite=True)
+        'out/s_LOCALE0000.csv'
+        """
+        return str(_conversion("to_csv")(self, prefix_path, dataset=dataset, col_delim=col_delim,
+                                         overwrite=overwrite))
 
     # -- kept by name ------------------------------------------------------------
 

@@ -50,7 +50,7 @@ from ..numpy._strings import Strings
 from ._categorical import Categorical, _from_strings, _register_all
 from ._groupby import AGGREGATIONS, CATEGORICAL_AGGREGATIONS, GroupBy, _aggregation
 from ._interop import _upload_column, from_pandas, to_pandas
-from ._io import to_parquet
+from ._io import to_csv, to_parquet
 from ._optional import _import
 from ._segarray import SegArray
 
@@ -1034,6 +1034,26 @@ class DataFrame:
             else:
                 out.index = pd.MultiIndex.from_arrays(levels, names=self._index_names)
         return out
+
+    def to_csv(self, path: str, index: bool = False, columns: Sequence[str] | None = None,
+               col_delim: str = ",", overwrite: bool = True) -> str:
+        """Write the columns (and with `index`, the index levels first) as one
+        CSV file on the server in Arkouda's format (see ak.to_csv).
+
+        >>> df.to_csv("out/trips.csv", overwrite=True)
+        'out/trips_LOCALE0000.csv'
+        """
+        names = list(columns) if columns is not None else self.columns
+        cols: dict[str, Any] = {}
+        if index and self._index is not None:
+            for i, level in enumerate(self._index):
+                cols[str(self._index_names[i]) if self._index_names[i] is not None else f"index_{i}"] = level
+        for n in names:
+            col = self[n]
+            if isinstance(col, SegArray):
+                raise TypeError(f"column {n!r} is a SegArray, which a CSV file cannot hold; drop it first")
+            cols[n] = col
+        return to_csv(cols, path, col_delim=col_delim, overwrite=overwrite)
 
     def to_dict(self) -> dict[str, Column]:
         """The columns by name (what ``ak.to_parquet`` and ``ak.to_pandas`` take).

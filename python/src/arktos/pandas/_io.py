@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..numpy import _pdarray
 from ..numpy._ops import _default_conn
 from ..numpy._pdarray import pdarray
@@ -22,7 +24,8 @@ from ._categorical import Categorical, _decode_strings, _encode_strings, _from_s
 if TYPE_CHECKING:
     from ..numpy._connection import Connection
 
-__all__ = ["checkpoint", "load_all", "read_arrow", "read_parquet", "save_all", "to_arrow_file", "to_parquet"]
+__all__ = ["checkpoint", "load_all", "read_arrow", "read_csv", "read_parquet", "save_all", "to_arrow_file",
+           "to_csv", "to_parquet"]
 
 NULL_MODES = ("auto", "fill", "mask", "error")
 
@@ -303,3 +306,109 @@ def _pdarray_to_parquet(a: pdarray, prefix_path: str, *, dataset: str = "array",
 
 
 _pdarray.register_conversion("to_parquet", _pdarray_to_parquet)
+
+
+# -- CSV ---------------------------------------------------------------------
+
+_CSV_DTYPES = {"int64", "uint64", "float64", "bool", "str"}
+
+
+def read_csv(filenames: str | Sequence[str], datasets: str | Sequence[str] | None = None,
+             column_delim: str = ",", allow_errors: bool = False, *, dtypes: Mapping[str, Any] | None = None,
+             conn: Connection | None = None) -> dict[str, pdarray | Strings]:
+    """Read CSV files on the server into new arrays, one per column
+    (Arkouda's read_csv): `filenames` a path or glob (``"out/x*"``), or a
+    list, relative to the server's data directory, read in sorted order
+    one after another. A file Arkouda (or ak.to_csv) wrote starts with a
+    typing header (``**HEADER**`` / ``int64,str`` / ``*/HEADER/*``) and
+    its columns come back as those types; a file without one (pandas',
+    say) gives every column as ak.Strings, unless `dtypes` names a
+    column's type ("int64", "uint64", "float64", "bool", "str"; cast
+    later with ak.cast otherwise). `datasets` picks columns. Parsed on
+    the server's workers; a bad field is an error naming its file, line
+    and column.
+
+    >>> ak.to_csv({"x": ak.arange(3), "s": ak.array(["a", "b", "c"])}, "out/t.csv")
+    'out/t_LOCALE0000.csv'
+    >>> ak.read_csv("out/t*")["s"].to_list()
+    ['a', 'b', 'c']
+    """
+    if allow_errors:
+        raise ValueError("allow_errors=True (skipping files that fail) is not supported; every file must read")
+    c = _conn(conn)
+    args: dict[str, Any] = {"paths": [filenames] if isinstance(filenames, str) else list(filenames),
+                            "delim": column_delim}
+    order = None
+    if datasets is not None:
+        order = [datasets] if isinstance(datasets, str) else list(datasets)
+        args["columns"] = order
+    if dtypes:
+        wire = []
+        for col, dt in dtypes.items():
+            name = "str" if dt in (str, "str") else str(np.dtype(dt))
+            if name not in _CSV_DTYPES:
+                raise ValueError(f"dtypes[{col!r}] = {dt!r}: CSV columns are int64, uint64, float64, bool or str")
+            wire.append(name)
+        args["dtype_columns"], args["dtypes"] = list(dtypes), wire
+    result, _ = c._request("read_csv", args)
+    return _columns(c, result, "error", order)
+
+
+def to_csv(columns: Mapping[str, pdarray | Strings] | Sequence[pdarray | Strings], prefix_path: str,
+           names: Sequence[str] | None = None, col_delim: str = ",", overwrite: bool = True) -> str:
+    """Write columns (a dict, or a list with `names`) as one CSV file on
+    the server in Arkouda's format (its typing header, then the column
+    names, then a row per element; Arkouda's file name: ``out/x.csv``
+    writes ``out/x_LOCALE0000.csv``, one file per locale). A Categorical
+    is written as its strings. A file there is replaced (atomically, as
+    Arkouda's own benchmarks rewrite theirs), unless `overwrite` is False.
+    Returns the file's path.
+
+    >>> ak.to_csv({"x": ak.arange(3)}, "out/t.csv", overwrite=True)
+    'out/t_LOCALE0000.csv'
+    """
+    if not isinstance(columns, Mapping):
+        cols = list(columns)
+        if names is None or len(names) != len(cols):
+            raise ValueError("give a dict of columns, or a list of columns and names= with a name for each")
+        columns = dict(zip(names, cols))
+    if not columns:
+        raise TypeError("give the columns as a non-empty dict {column name: pdarray or Strings}")
+    arrays: list[str] = []
+    byte_names: list[str] = []
+    conn: Connection | None = None
+    kept: list[Any] = []  # (a Categorical's strings, made for the write)
+    for col, arr in columns.items():
+        if isinstance(arr, Categorical):
+            arr = Strings._upload(arr.codes._conn, np.asarray(arr.categories, dtype=object)[arr.codes.to_ndarray()])
+            kept.append(arr)
+        if isinstance(arr, Strings):
+            arrays.append(arr.offsets._live_name())
+            byte_names.append(arr.entry._live_name())
+            arr_conn = arr._conn
+        elif isinstance(arr, pdarray):
+            arrays.append(arr._live_name())
+            byte_names.append("")
+            arr_conn = arr._conn
+        else:
+            raise TypeError(f"column {col!r} must be a pdarray or Strings, got {type(arr).__name__}")
+        if conn is not None and arr_conn is not conn:
+            raise ValueError(f"column {col!r} lives on another server connection than the others")
+        conn = conn or arr_conn
+    assert conn is not None
+    stem, ext = os.path.splitext(prefix_path)
+    if ext != ".csv":
+        stem, ext = prefix_path, ""
+    path = f"{stem}_LOCALE0000{ext}"
+    conn._request("to_csv", {"path": path, "columns": [str(k) for k in columns], "names": arrays,
+                             "bytes": byte_names, "delim": col_delim, "overwrite": bool(overwrite)})
+    return path
+
+
+def _pdarray_to_csv(a: pdarray, prefix_path: str, dataset: str = "array", col_delim: str = ",",
+                    overwrite: bool = True) -> str:
+    """pdarray.to_csv (Arkouda's): one column, named dataset."""
+    return to_csv({dataset: a}, prefix_path, col_delim=col_delim, overwrite=overwrite)
+
+
+_pdarray.register_conversion("to_csv", _pdarray_to_csv)
