@@ -130,23 +130,9 @@ func BenchmarkWriteParquet(b *testing.B) {
 //
 //	ARKTOS_BENCH_PARQUET=/tmp/s.parquet go test -run - -bench ReadStrings -cpuprofile cpu.out ./arrowio/
 func BenchmarkReadStrings(b *testing.B) {
-	path := os.Getenv("ARKTOS_BENCH_PARQUET")
-	if path == "" {
-		b.Skip("ARKTOS_BENCH_PARQUET is not set")
-	}
-	col := os.Getenv("ARKTOS_BENCH_STRCOL")
-	if col == "" {
-		col = "id"
-	}
-	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
-	workers = max(1, workers)
+	path, col, workers, f := stringBenchFile(b)
 	noShortHash = os.Getenv("ARKTOS_BENCH_NOSHORTHASH") == "1"
 	defer func() { noShortHash = false }()
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	var codes []int32
 	b.ReportAllocs()
 	for b.Loop() {
@@ -255,23 +241,9 @@ func BenchmarkReadArrowStrings(b *testing.B) {
 // bytes, ReadStringsRaw), from the file ARKTOS_BENCH_PARQUET names
 // (column ARKTOS_BENCH_STRCOL, default id; ARKTOS_BENCH_WORKERS workers).
 func BenchmarkReadStringsRaw(b *testing.B) {
-	path := os.Getenv("ARKTOS_BENCH_PARQUET")
-	if path == "" {
-		b.Skip("ARKTOS_BENCH_PARQUET is not set")
-	}
-	col := os.Getenv("ARKTOS_BENCH_STRCOL")
-	if col == "" {
-		col = "id"
-	}
-	workers, _ := strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
-	workers = max(1, workers)
+	path, col, workers, f := stringBenchFile(b)
 	disableNativeZstd = os.Getenv("ARKTOS_BENCH_GOZSTD") == "1" // the A/B of libzstd
 	defer func() { disableNativeZstd = false }()
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	var off []int64
 	var data []byte
 	b.ReportAllocs()
@@ -296,4 +268,25 @@ func BenchmarkReadStringsRaw(b *testing.B) {
 		b.SetBytes(int64(len(got) + 8*len(off)))
 		p.Close()
 	}
+}
+
+// stringBenchFile is the string benchmarks' file (ARKTOS_BENCH_PARQUET,
+// skipped when unset), column (ARKTOS_BENCH_STRCOL, default id) and
+// workers (ARKTOS_BENCH_WORKERS, default 1), opened until b ends.
+func stringBenchFile(b *testing.B) (path, col string, workers int, f *os.File) {
+	path = os.Getenv("ARKTOS_BENCH_PARQUET")
+	if path == "" {
+		b.Skip("ARKTOS_BENCH_PARQUET is not set")
+	}
+	col = os.Getenv("ARKTOS_BENCH_STRCOL")
+	if col == "" {
+		col = "id"
+	}
+	workers, _ = strconv.Atoi(os.Getenv("ARKTOS_BENCH_WORKERS"))
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return path, col, max(1, workers), f
 }

@@ -2,7 +2,6 @@ package arrowio
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,24 +31,10 @@ func rawRead(t testing.TB, p *ParquetPlan, workers int) ([]string, error) {
 // groups and files, 1 and 3 workers; nulls refused, or read as the null
 // string; zstd pages decoded by libzstd where it is loadable.
 func TestReadStringsRaw(t *testing.T) {
-	words := []string{"Zoë", "JFK", "", "Midtown", "midtown", "日本", "a", "JFK ", "\x00x", "B"}
-	vals := make([]string, 3000)
-	for i := range vals {
-		vals[i] = words[(i*7+i/13)%len(words)]
-	}
-	vals[2999] = strings.Repeat("long ", 400)
-	for _, c := range []struct {
-		name  string
-		rg    int
-		dict  bool
-		files int
-	}{{"dict-1rg", 3000, true, 1}, {"dict-7rg", 430, true, 1}, {"plain-5rg", 600, false, 1}, {"two-files", 1000, true, 2}} {
+	vals := stringVals()
+	for _, c := range stringLayouts {
 		t.Run(c.name, func(t *testing.T) {
-			var srcs []ParquetSource
-			per := len(vals) / c.files
-			for f := range c.files {
-				srcs = append(srcs, ParquetSource{Name: fmt.Sprintf("f%d", f), R: bytes.NewReader(stringFile(t, vals[f*per:(f+1)*per], c.rg, c.dict, nil))})
-			}
+			srcs := stringSources(t, vals, c.rg, c.dict, c.files)
 			p, err := OpenParquet(srcs, []string{"s"}, NullPolicy{})
 			if err != nil {
 				t.Fatal(err)

@@ -91,26 +91,44 @@ func stringFile(t testing.TB, vals []string, rg int, dict bool, nulls func(int) 
 // distinct strings, for dictionary and plain pages, one or several row
 // groups and files, 1 and 3 workers; units whose own numbering is not the
 // sorted one are renumbered (counted), and nulls are refused by name.
-func TestReadStrings(t *testing.T) {
+// stringVals are the string readers' test rows: repeats, empties, NULs,
+// multi-byte runes and one value larger than a page.
+func stringVals() []string {
 	words := []string{"Zoë", "JFK", "", "Midtown", "midtown", "日本", "a", "JFK ", "\x00x", "B"}
 	vals := make([]string, 3000)
 	for i := range vals {
 		vals[i] = words[(i*7+i/13)%len(words)]
 	}
 	vals[2999] = strings.Repeat("long ", 400) // a value larger than a page
-	for _, c := range []struct {
-		name  string
-		rg    int
-		dict  bool
-		files int
-	}{{"dict-1rg", 3000, true, 1}, {"dict-7rg", 430, true, 1}, {"plain-5rg", 600, false, 1}, {"two-files", 1000, true, 2}} {
+	return vals
+}
+
+// stringLayouts are the files the string readers are tested on: vals in
+// dictionary and plain pages, one or several row groups and files.
+var stringLayouts = []struct {
+	name  string
+	rg    int
+	dict  bool
+	files int
+}{{"dict-1rg", 3000, true, 1}, {"dict-7rg", 430, true, 1}, {"plain-5rg", 600, false, 1}, {"two-files", 1000, true, 2}}
+
+// stringSources writes vals as files of rg-row groups (dictionary pages
+// with dict), split over files files.
+func stringSources(t *testing.T, vals []string, rg int, dict bool, files int) []ParquetSource {
+	var srcs []ParquetSource
+	per := len(vals) / files
+	for f := range files {
+		b := stringFile(t, vals[f*per:(f+1)*per], rg, dict, nil)
+		srcs = append(srcs, ParquetSource{Name: fmt.Sprintf("f%d", f), R: bytes.NewReader(b)})
+	}
+	return srcs
+}
+
+func TestReadStrings(t *testing.T) {
+	vals := stringVals()
+	for _, c := range stringLayouts {
 		t.Run(c.name, func(t *testing.T) {
-			var srcs []ParquetSource
-			per := len(vals) / c.files
-			for f := range c.files {
-				b := stringFile(t, vals[f*per:(f+1)*per], c.rg, c.dict, nil)
-				srcs = append(srcs, ParquetSource{Name: fmt.Sprintf("f%d", f), R: bytes.NewReader(b)})
-			}
+			srcs := stringSources(t, vals, c.rg, c.dict, c.files)
 			p, err := OpenParquet(srcs, []string{"s", "i"}, NullPolicy{})
 			if err != nil {
 				t.Fatal(err)

@@ -133,13 +133,3 @@ func mayMatch(pattern string) func([]byte) bool {
 	FilterStats.Used.Add(1)
 	return pre
 }
-
-// filtered wraps a per-string regex test with pattern's prefilter.
-func filtered(pattern string, test func([]byte) bool) func([]byte) bool {
-	pre, _ := prefilter(pattern)
-	if pre == nil {
-		return test
-	}
-	FilterStats.Used.Add(1)
-	return func(b []byte) bool { return pre(b) && test(b) }
-}

@@ -189,10 +189,14 @@ func Search(env ops.Env, s Strs, kind Kind, pattern string, regex bool, out []bo
 		if lit, complete := re.LiteralPrefix(); complete && kind == Contains {
 			return Search(env, s, Contains, lit, false, out)
 		}
-		test := filtered(pattern, re.Match)
-		if pre, exact := prefilter(pattern); exact && kind == Contains {
-			FilterStats.Exact.Add(1) // literals only: no automaton at all
-			test = pre
+		test := re.Match
+		if pre, exact := prefilter(pattern); pre != nil {
+			FilterStats.Used.Add(1)
+			test = func(b []byte) bool { return pre(b) && re.Match(b) }
+			if exact && kind == Contains {
+				FilterStats.Exact.Add(1) // literals only: no automaton at all
+				test = pre
+			}
 		}
 		blocks(env.Workers, s.Len(), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {

@@ -25,15 +25,16 @@ type Case string
 // only: unlike Python, 'ß'.upper() stays 'ß' (Python: 'SS') and a final
 // 'Σ' lowers to 'σ' (Python: 'ς').
 func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
+	if c == "lower" || c == "upper" {
+		if s.ASCII {
+			return asciiCase(env, s, c == "upper")
+		}
+		return mixedCase(env, s, c == "upper")
+	}
+	// title and capitalize: string by string, ASCII ones a byte at a time.
 	var ascii func(dst, b []byte)
 	var uni func([]byte) []byte
 	switch c {
-	case "lower":
-		ascii = func(dst, b []byte) { swarCase(dst, b, false) }
-		uni = bytes.ToLower
-	case "upper":
-		ascii = func(dst, b []byte) { swarCase(dst, b, true) }
-		uni = bytes.ToUpper
 	case "title":
 		ascii = func(dst, b []byte) {
 			prev := false // the previous character is cased
@@ -76,12 +77,6 @@ func ChangeCase(env ops.Env, s Strs, c Case) (Arrays, error) {
 		}
 	default:
 		return Arrays{}, errorf(ops.ErrValue, "case '%s' is not one of lower, upper, title, capitalize", c)
-	}
-	if c == "lower" || c == "upper" {
-		if s.ASCII {
-			return asciiCase(env, s, c == "upper")
-		}
-		return mixedCase(env, s, c == "upper")
 	}
 	return withASCII(s.ASCII)(build(env, s.Len(),
 		func(i int) int64 {

@@ -96,3 +96,6 @@ def test_pdarray_strings_and_frame_to_csv(io_conn: ak.Connection, data_dir: Path
     df.to_csv("o/df.csv", overwrite=True)
     back = ak.read_csv("o/df_*", conn=io_conn)
     assert back["k"].to_list() == ["b", "a"] and back["v"].to_ndarray().tolist() == [1.5, 2.5]
+    cat = ak.Categorical(np.array(["z", "y", "z", "é"]), conn=io_conn)  # written as its strings
+    ak.to_csv({"c": cat}, "o/c.csv")
+    assert ak.read_csv("o/c_*", conn=io_conn)["c"].to_list() == ["z", "y", "z", "é"]

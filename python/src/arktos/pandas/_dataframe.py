@@ -402,9 +402,8 @@ class DataFrame:
         got = [c._pdarray(info, owned=True) for info in result["arrays"]]
         sent: list[Column] = [Categorical._wrap(g, p.categories) if isinstance(p, Categorical) else g
                               for g, p in zip(got, parts_sent)]
-        out: list[Column] = []
-        for i in range(len(parts)):
-            out.append(text[i][key] if i in text else sent.pop(0))
+        gathered = iter(sent)
+        out: list[Column] = [text[i][key] if i in text else next(gathered) for i in range(len(parts))]
         if implicit:
             if key.dtype == np.bool_:
                 labels = [c._pdarray(result["positions"], owned=True)]

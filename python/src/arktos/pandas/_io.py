@@ -379,8 +379,8 @@ def to_csv(columns: Mapping[str, pdarray | Strings] | Sequence[pdarray | Strings
     conn: Connection | None = None
     kept: list[Any] = []  # (a Categorical's strings, made for the write)
     for col, arr in columns.items():
-        if isinstance(arr, Categorical):
-            arr = Strings._upload(arr.codes._conn, np.asarray(arr.categories, dtype=object)[arr.codes.to_ndarray()])
+        if isinstance(arr, Categorical):  # its categories up, then gathered by its codes on the server
+            arr = Strings._upload(arr.codes._conn, np.asarray(arr.categories, dtype=object))[arr.codes]
             kept.append(arr)
         if isinstance(arr, Strings):
             arrays.append(arr.offsets._live_name())
