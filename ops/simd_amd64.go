@@ -888,6 +888,11 @@ func fold8i(acc archsimd.Int64x8) int64 {
 }
 
 // simdMaskBits is maskBits by one vector compare: bit j set where m[j] != 0.
+// Not inlined: inlined, the compiler hoisted its zero vector (an AVX-512
+// instruction) to the caller's entry, ahead of the caller's simdOn() test,
+// and a CPU without AVX-512 stopped there with SIGILL (ops TestNoSIMDCPU).
+//
+//go:noinline
 func simdMaskBits(m *[64]uint8) uint64 {
 	return archsimd.LoadUint8x64(m).NotEqual(archsimd.Uint8x64{}).ToBits()
 }

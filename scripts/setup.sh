@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Arktos needs on a fresh Debian machine, skipping what is
-# already there: libzmq (Debian package), Go modules, a pinned staticcheck,
+# already there: libzmq and libhdf5 (Debian packages), Go modules, a pinned staticcheck,
 # and a Python virtual environment .venv with the arktos package (editable)
 # and its test tools.
 set -euo pipefail
@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 dpkg -s libzmq3-dev >/dev/null 2>&1 || need_apt+=(libzmq3-dev)
+# libhdf5 (the serial build, with its pkg-config file): hdf5io's cgo binding.
+dpkg -s libhdf5-dev >/dev/null 2>&1 || need_apt+=(libhdf5-dev)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)

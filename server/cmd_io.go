@@ -918,6 +918,23 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // writeAtomic writes rel (a slash path under root) through write into a
 // temporary file beside it, syncs it and renames it over rel.
 func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64, error) {
+	var n int64
+	_, err := writeAtomicFile(root, rel, func(f *os.File) error {
+		bw := bufio.NewWriterSize(newWritebackFile(f), 4<<20)
+		cw := &countingWriter{w: bw}
+		if err := write(cw); err != nil {
+			return err
+		}
+		n = cw.n
+		return bw.Flush()
+	})
+	return n, err
+}
+
+// writeAtomicFile is writeAtomic for a writer of the file itself (HDF5's
+// library writes where it likes): write fills f (opened read-write, empty),
+// which is then synced and renamed over rel. It returns the file's size.
+func writeAtomicFile(root *os.Root, rel string, write func(*os.File) error) (int64, error) {
 	dir, base := path.Split(rel)
 	if base == "" || base == "." {
 		return 0, transfer.Errorf(transfer.ArgumentValue, "path %q names a directory; give a file name", rel)
@@ -937,7 +954,7 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 		}
 	}
 	tmp := path.Join(dir, "."+base+".tmp-"+tempSuffix())
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return 0, err
 	}
@@ -948,15 +965,14 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 			root.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(newWritebackFile(f), 4<<20)
-	cw := &countingWriter{w: bw}
-	if err := write(cw); err != nil {
-		return 0, err
-	}
-	if err := bw.Flush(); err != nil {
+	if err := write(f); err != nil {
 		return 0, err
 	}
 	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
 		return 0, err
 	}
 	if err := f.Close(); err != nil {
@@ -968,7 +984,7 @@ func writeAtomic(root *os.Root, rel string, write func(io.Writer) error) (int64,
 		return 0, err
 	}
 	done = true
-	return cw.n, nil
+	return st.Size(), nil
 }
 
 // --- checkpoints ---------------------------------------------------------

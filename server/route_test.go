@@ -325,6 +325,7 @@ func TestCreatingCommandsClassified(t *testing.T) {
 		"mem_used": true, "stats": true, "shutdown": true, "open_stream": true, "close_stream": true,
 		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true, "to_csv": true,
 		"to_arrow_file": true, "save_all": true, "checkpoint": true, "shm_lease": true, "shm_release": true,
+		"to_hdf": true, "ls_hdf": true,
 		"str_check": true,
 	}
 	for name, c := range commands {

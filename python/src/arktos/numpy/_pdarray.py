@@ -195,6 +195,19 @@ class pdarray:  # noqa: N801 -- the name users know from arkouda
         """
         return _conversion("to_pandas")(self, name=name)
 
+    def to_hdf(self, prefix_path: str, dataset: str = "array", mode: str = "truncate",
+               file_type: str = "distribute") -> str:
+        """Write this array as dataset `dataset` of an HDF5 file on the
+        server in Arkouda's layout and file name (``"out/x.h5"`` writes
+        ``out/x_LOCALE0000.h5``; file_type "single" writes the path
+        itself); ``mode="append"`` adds it to the file. See ak.to_hdf.
+        Returns the file's path.
+
+        >>> ak.arange(3).to_hdf("out/r.h5")
+        'out/r_LOCALE0000.h5'
+        """
+        return str(_conversion("to_hdf")(self, prefix_path, dataset=dataset, mode=mode, file_type=file_type))
+
     def to_parquet(self, prefix_path: str, dataset: str = "array", mode: str = "truncate",
                    compression: str | None = None) -> str:
         """Write this array as column `dataset` of a Parquet file on the server

@@ -315,6 +315,11 @@ class Strings:
     def _compare(self, op: str, other: object) -> pdarray:
         if isinstance(other, (str, np.str_)):
             return self._pd(self._request("str_compare", {"op": op, "scalar": str(other)}))
+        if not isinstance(other, Strings) and hasattr(other, "codes") and hasattr(other, "categories"):
+            # A Categorical (arktos.pandas, duck-typed: this layer is below
+            # it): its strings, gathered by its codes on the server.
+            codes = cast(pdarray, other.codes)
+            other = Strings._upload(self._conn, np.asarray(other.categories, dtype=object))[codes]
         if not isinstance(other, Strings):
             if not is_text(other):
                 raise TypeError(f"cannot compare Strings with {type(other).__name__}: compare with a str, a list of str or a Strings")
@@ -792,6 +797,33 @@ class Strings:
         array([ True, False])
         """
         return Match(self, pattern, "FULLMATCH")
+
+    def to_hdf(self, prefix_path: str, dataset: str = "strings_array", mode: str = "truncate",
+               save_offsets: bool = True, file_type: str = "distribute") -> str:
+        """Write the strings as dataset `dataset` of an HDF5 file on the
+        server in Arkouda's layout (a group of ``values``, each string's
+        bytes and a NUL, and ``segments``) and file name, as
+        pdarray.to_hdf. Returns the file's path.
+
+        >>> ak.array(["a", "é"]).to_hdf("out/s.h5")
+        'out/s_LOCALE0000.h5'
+        """
+        if not save_offsets:
+            raise ValueError("save_offsets=False (strings found from their NULs on read) is not supported; "
+                             "the segments are always written")
+        return str(_conversion("to_hdf")(self, prefix_path, dataset=dataset, mode=mode, file_type=file_type))
+
+    def to_parquet(self, prefix_path: str, dataset: str = "strings_array", mode: str = "truncate",
+                   compression: str | None = None) -> str:
+        """Write the strings as column `dataset` of a Parquet file on the
+        server (Arkouda's file name, as pdarray.to_parquet). Returns the
+        file's path.
+
+        >>> ak.array(["a", "é"]).to_parquet("out/s.parquet")
+        'out/s_LOCALE0000.parquet'
+        """
+        return str(_conversion("to_parquet")(self, prefix_path, dataset=dataset, mode=mode,
+                                             compression=compression))
 
     def to_csv(self, prefix_path: str, dataset: str = "strings_array", col_delim: str = ",",
                overwrite: bool = True) -> str:

@@ -50,7 +50,7 @@ from ..numpy._strings import Strings
 from ._categorical import Categorical, _from_strings, _register_all
 from ._groupby import AGGREGATIONS, CATEGORICAL_AGGREGATIONS, GroupBy, _aggregation
 from ._interop import _upload_column, from_pandas, to_pandas
-from ._io import to_csv, to_parquet
+from ._io import to_csv, to_hdf, to_parquet
 from ._optional import _import
 from ._segarray import SegArray
 
@@ -1053,6 +1053,29 @@ class DataFrame:
                 raise TypeError(f"column {n!r} is a SegArray, which a CSV file cannot hold; drop it first")
             cols[n] = col
         return to_csv(cols, path, col_delim=col_delim, overwrite=overwrite)
+
+    def to_hdf(self, path: str, index: bool = False, columns: Sequence[str] | None = None,
+               file_type: str = "distribute") -> str:
+        """Write the columns (and with `index`, the index as column
+        "Index", as Arkouda does) as datasets of one HDF5 file on the
+        server in Arkouda's layout (see ak.to_hdf); ak.read_hdf or
+        DataFrame(ak.read_hdf(...)) reads them back.
+
+        >>> df.to_hdf("out/trips.h5")
+        'out/trips_LOCALE0000.h5'
+        """
+        names = list(columns) if columns is not None else self.columns
+        cols: dict[str, Any] = {}
+        if index and self._index is not None:
+            if len(self._index) != 1:
+                raise ValueError("to_hdf(index=True) writes a one-level index; reset_index() a MultiIndex first")
+            cols["Index"] = self._index[0]
+        for n in names:
+            col = self[n]
+            if isinstance(col, SegArray):
+                raise TypeError(f"column {n!r} is a SegArray, which Arktos does not write to HDF5 yet; drop it first")
+            cols[n] = col
+        return to_hdf(cols, path, file_type=file_type)
 
     def to_dict(self) -> dict[str, Column]:
         """The columns by name (what ``ak.to_parquet`` and ``ak.to_pandas`` take).

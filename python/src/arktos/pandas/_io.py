@@ -24,8 +24,8 @@ from ._categorical import Categorical, _decode_strings, _encode_strings, _from_s
 if TYPE_CHECKING:
     from ..numpy._connection import Connection
 
-__all__ = ["checkpoint", "load_all", "read_arrow", "read_csv", "read_parquet", "save_all", "to_arrow_file",
-           "to_csv", "to_parquet"]
+__all__ = ["checkpoint", "get_datasets", "load", "load_all", "ls", "read_arrow", "read_csv", "read_hdf",
+           "read_parquet", "save_all", "to_arrow_file", "to_csv", "to_hdf", "to_parquet", "update_hdf"]
 
 NULL_MODES = ("auto", "fill", "mask", "error")
 
@@ -291,7 +291,7 @@ def load_all(path: str, *, conn: Connection | None = None) -> dict[str, pdarray]
     return {entry["name"]: c._pdarray(entry, owned=False) for entry in result["arrays"]}
 
 
-def _pdarray_to_parquet(a: pdarray, prefix_path: str, *, dataset: str = "array", mode: str = "truncate",
+def _pdarray_to_parquet(a: pdarray | Strings, prefix_path: str, *, dataset: str = "array", mode: str = "truncate",
                         compression: str | None = None) -> str:
     """pdarray.to_parquet: Arkouda's file name (prefix_LOCALE0000 + suffix)."""
     if mode != "truncate":
@@ -412,3 +412,202 @@ def _pdarray_to_csv(a: pdarray, prefix_path: str, dataset: str = "array", col_de
 
 
 _pdarray.register_conversion("to_csv", _pdarray_to_csv)
+
+
+# -- HDF5 --------------------------------------------------------------------
+
+_FILE_TYPES = {"single": 0, "distribute": 1}
+
+
+def _hdf_path(prefix_path: str, file_type: str) -> str:
+    """The file Arkouda's server writes for `prefix_path`: the path itself
+    (file_type "single"), else this locale's part, ``prefix_LOCALE0000``
+    with the extension kept after it (``out/x.h5`` -> ``out/x_LOCALE0000.h5``)."""
+    if file_type not in _FILE_TYPES:
+        raise ValueError(f"file_type must be 'single' or 'distribute', got {file_type!r}")
+    if file_type == "single":
+        return prefix_path
+    stem, ext = os.path.splitext(prefix_path)
+    return f"{stem}_LOCALE0000{ext}"
+
+
+def _column_names(columns: Mapping[str, Any] | Sequence[Any] | Any, names: Sequence[str] | None,
+                  what: str) -> dict[str, Any]:
+    if isinstance(columns, (pdarray, Strings, Categorical)):
+        columns = [columns]
+    if not isinstance(columns, Mapping):
+        cols = list(columns)
+        if names is None or len(names) != len(cols):
+            raise ValueError(f"{what}: give a dict of columns, or a list of columns and names= with a name for each")
+        columns = dict(zip(names, cols))
+    if not columns:
+        raise TypeError(f"{what}: give the columns as a non-empty dict {{dataset name: pdarray or Strings}}")
+    return dict(columns)
+
+
+def to_hdf(columns: Mapping[str, pdarray | Strings | Categorical] | Sequence[pdarray | Strings],
+           prefix_path: str, names: Sequence[str] | None = None, mode: str = "truncate",
+           file_type: str = "distribute", *, overwrite: bool = False) -> str:
+    """Write columns (a dict, or a list with `names`) as datasets of an HDF5
+    file on the server in Arkouda's layout, which Arkouda and h5py read:
+    a pdarray is a dataset (bools as uint8 with ``isBool``), Strings a
+    group of ``values`` (each string's bytes and a NUL) and ``segments``.
+    File names are Arkouda's: file_type "distribute" writes this locale's
+    part ``prefix_LOCALE0000`` (extension kept: ``out/x.h5`` writes
+    ``out/x_LOCALE0000.h5``), "single" writes `prefix_path` itself.
+    ``mode="truncate"`` replaces the file; "append" adds datasets to it (a
+    dataset already there raises ValueError unless `overwrite`; see
+    ak.update_hdf). A Categorical is written as its strings. Written
+    atomically: a failed write leaves the file as it was. Returns the
+    file's path.
+
+    >>> ak.to_hdf({"x": ak.arange(3), "s": ak.array(["a", "é", ""])}, "out/t.h5")
+    'out/t_LOCALE0000.h5'
+    >>> ak.read_hdf("out/t_LOCALE*")["s"].to_list()
+    ['a', 'é', '']
+    """
+    if mode not in ("truncate", "append"):
+        raise ValueError(f"mode must be 'truncate' or 'append', got {mode!r}")
+    cols = _column_names(columns, names, "to_hdf")
+    arrays: list[str] = []
+    byte_names: list[str] = []
+    conn: Connection | None = None
+    kept: list[Any] = []  # (a Categorical's strings, made for the write)
+    for col, arr in cols.items():
+        if isinstance(arr, Categorical):
+            arr = Strings._upload(arr.codes._conn, np.asarray(arr.categories, dtype=object))[arr.codes]
+            kept.append(arr)
+        if isinstance(arr, Strings):
+            arrays.append(arr.offsets._live_name())
+            byte_names.append(arr.entry._live_name())
+        elif isinstance(arr, pdarray):
+            arrays.append(arr._live_name())
+            byte_names.append("")
+        else:
+            raise TypeError(f"column {col!r} must be a pdarray, Strings or Categorical, got {type(arr).__name__}")
+        arr_conn = arr._conn
+        if conn is not None and arr_conn is not conn:
+            raise ValueError(f"column {col!r} lives on another server connection than the others")
+        conn = conn or arr_conn
+    assert conn is not None
+    path = _hdf_path(prefix_path, file_type)
+    conn._request("to_hdf", {"path": path, "columns": [str(k) for k in cols], "names": arrays,
+                             "bytes": byte_names, "mode": mode, "file_format": _FILE_TYPES[file_type],
+                             "overwrite": bool(overwrite)})
+    return path
+
+
+def update_hdf(columns: Mapping[str, pdarray | Strings | Categorical] | Sequence[pdarray | Strings],
+               prefix_path: str, names: Sequence[str] | None = None, repack: bool = True,
+               file_type: str = "distribute") -> str:
+    """Replace (or add) datasets of an HDF5 file on the server: to_hdf with
+    ``mode="append", overwrite=True``. (HDF5 does not give back a replaced
+    dataset's space; `repack` is accepted for Arkouda's signature, and the
+    file is not repacked.)
+
+    >>> ak.update_hdf({"x": ak.arange(4)}, "out/t.h5")
+    'out/t_LOCALE0000.h5'
+    """
+    return to_hdf(columns, prefix_path, names, mode="append", file_type=file_type, overwrite=True)
+
+
+def read_hdf(filenames: str | Sequence[str], datasets: str | Sequence[str] | None = None,
+             iterative: bool = False, strict_types: bool = True, allow_errors: bool = False,
+             calc_string_offsets: bool = False, tag_data: bool = False, *,
+             conn: Connection | None = None) -> dict[str, pdarray | Strings]:
+    """Read datasets of HDF5 files on the server into new arrays
+    (Arkouda's read_hdf): `filenames` a path or glob, or a list (sorted,
+    then read one after another, a file set's parts concatenated in
+    order, as Arkouda's server does), `datasets` the datasets to read
+    (default: every pdarray and Strings of the first file). Every file
+    must hold every dataset, with one type. Returns a dict {dataset:
+    pdarray or Strings}, even for one dataset (as Arkouda does).
+    Files written by Arkouda, by ak.to_hdf and by h5py read alike: a
+    one-dimensional dataset is a pdarray (its own dtype; ``isBool`` and
+    h5py's bools read as bool), a group with ``values`` Strings. Contiguous
+    datasets are read straight into the array's memory by the server's
+    workers. `calc_string_offsets` finds strings from the NULs of their
+    values instead of reading ``segments``.
+
+    >>> ak.arange(5).to_hdf("out/r.h5")
+    'out/r_LOCALE0000.h5'
+    >>> ak.read_hdf("out/r_LOCALE*")["array"].to_list()
+    [0, 1, 2, 3, 4]
+    """
+    del iterative, strict_types  # (one request reads them all; types are always checked)
+    if allow_errors:
+        raise ValueError("allow_errors=True (skipping files that fail) is not supported; every file must read")
+    if tag_data:
+        raise ValueError("tag_data=True (a column of file codes) is not supported yet")
+    c = _conn(conn)
+    args: dict[str, Any] = {"paths": [filenames] if isinstance(filenames, str) else list(filenames)}
+    if datasets is not None:
+        args["datasets"] = [datasets] if isinstance(datasets, str) else list(datasets)
+    if calc_string_offsets:
+        args["calc_string_offsets"] = True
+    result, _ = c._request("read_hdf", args)
+    return _columns(c, result, "error", result["columns"])
+
+
+def load(path_prefix: str, file_format: str = "INFER", dataset: str = "array",
+         calc_string_offsets: bool = False, column_delim: str = ",", *,
+         conn: Connection | None = None) -> dict[str, pdarray | Strings]:
+    """Load dataset `dataset` of a file set an Arkouda (or ak.to_hdf)
+    distributed write made: every ``prefix_LOCALE*`` part (extension
+    kept after it), as Arkouda's load. Returns ``{dataset: array}``.
+
+    >>> ak.arange(3).to_hdf("out/l.h5")
+    'out/l_LOCALE0000.h5'
+    >>> ak.load("out/l.h5")["array"].to_list()
+    [0, 1, 2]
+    """
+    del column_delim
+    if "*" in path_prefix:
+        raise ValueError("load takes the prefix a write was given, without '*'; for a glob use ak.read_hdf")
+    if file_format.upper() not in ("INFER", "HDF5"):
+        raise ValueError(f"load reads HDF5 file sets (file_format 'INFER' or 'HDF5'), got {file_format!r}; "
+                         "for Parquet use ak.read_parquet")
+    stem, ext = os.path.splitext(path_prefix)
+    return read_hdf(f"{stem}_LOCALE*{ext}", dataset, calc_string_offsets=calc_string_offsets, conn=conn)
+
+
+def ls(filename: str, col_delim: str = ",", read_nested: bool = True, *,
+       conn: Connection | None = None) -> list[str]:
+    """The top-level datasets of an HDF5 file on the server (the first
+    file a glob matches), in name order, as Arkouda's ls.
+
+    >>> ak.ls("out/t_LOCALE0000.h5")
+    ['s', 'x']
+    """
+    del col_delim, read_nested
+    result, _ = _conn(conn)._request("ls_hdf", {"path": filename})
+    return [d["name"] for d in result["datasets"]]
+
+
+def get_datasets(filenames: str | Sequence[str], allow_errors: bool = False, column_delim: str = ",",
+                 read_nested: bool = True, *, conn: Connection | None = None) -> list[str]:
+    """The datasets of the first of `filenames` that holds any (Arkouda's
+    get_datasets); RuntimeError when none does.
+
+    >>> ak.get_datasets("out/t_LOCALE*")
+    ['s', 'x']
+    """
+    for name in [filenames] if isinstance(filenames, str) else list(filenames):
+        try:
+            found = ls(name, conn=conn)
+        except ValueError:
+            if not allow_errors:
+                raise
+            continue
+        if found:
+            return found
+    raise RuntimeError("Unable to identify datasets.")
+
+
+def _pdarray_to_hdf(a: pdarray | Strings, prefix_path: str, dataset: str = "array", mode: str = "truncate",
+                    file_type: str = "distribute") -> str:
+    """pdarray.to_hdf / Strings.to_hdf (Arkouda's): one dataset."""
+    return to_hdf({dataset: a}, prefix_path, mode=mode, file_type=file_type)
+
+
+_pdarray.register_conversion("to_hdf", _pdarray_to_hdf)
