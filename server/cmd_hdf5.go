@@ -142,9 +142,9 @@ func (s *Server) cmdReadHDF(r *request) (*response, error) {
 			cols[i].objs = append(cols[i].objs, o)
 		}
 		switch t := cols[i].objs[0].Type; t {
-		case hdf5io.ObjPdarray, hdf5io.ObjDatetime, hdf5io.ObjTimedelta, hdf5io.ObjIPv4, hdf5io.ObjStrings:
+		case hdf5io.ObjPdarray, hdf5io.ObjDatetime, hdf5io.ObjTimedelta, hdf5io.ObjIPv4, hdf5io.ObjStrings, hdf5io.ObjCategorical:
 		default:
-			return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: dataset %q of %s is a %v (ObjType %d); Arktos reads pdarrays and Strings from HDF5 so far: pass datasets= without it",
+			return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: dataset %q of %s is a %v (ObjType %d); Arktos reads pdarrays, Strings and Categoricals from HDF5 so far: pass datasets= without it",
 				d, fs.names[0], t, int64(t))
 		}
 	}
@@ -168,56 +168,36 @@ func (s *Server) cmdReadHDF(r *request) (*response, error) {
 	var arrayCols []string
 	var texts []strOut
 	allFast := true
-	workers := s.cfg.Workers
+	type catOut struct {
+		name  string
+		codes *pdarray.Array
+		cats  *h5Strings
+		na    int64
+	}
+	var cats []catOut
 	for _, c := range cols {
 		o0 := c.objs[0]
-		if o0.Type != hdf5io.ObjStrings {
-			total := 0
-			dss := make([]*hdf5io.Dataset, len(fs.hs))
-			for fi, h := range fs.hs {
-				ds, err := h.Stat("/" + c.name)
-				if err != nil {
-					return nil, h5Err(err, false)
-				}
-				dss[fi] = ds
-				total += ds.Len
-			}
-			nb, err := s.store.mulWithin(int64(total), int64(o0.DType.Size()), fmt.Sprintf("read_hdf's %q (%d elements)", c.name, total))
+		switch o0.Type {
+		case hdf5io.ObjStrings:
+			t, err := s.readH5Strings(fs, c.name, calcOffsets, reserve)
 			if err != nil {
 				return nil, err
 			}
-			if err := reserve(nb, fmt.Sprintf("read_hdf's %q (%d elements)", c.name, total)); err != nil {
+			texts = append(texts, strOut{c.name, t.off, t.data, t.ascii})
+		case hdf5io.ObjCategorical:
+			ct, err := s.readH5Categorical(fs, c.name, reserve)
+			if err != nil {
 				return nil, err
 			}
-			arr, err := s.store.allocMayBeDirty(o0.DType, total)
+			cats = append(cats, catOut{c.name, ct.codes, ct.cats, ct.na})
+		default:
+			arr, fast, err := s.readH5Array(fs, "/"+c.name, o0.DType, reserve)
 			if err != nil {
-				return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: %q: %v", c.name, err)
+				return nil, err
 			}
-			buf, at := arr.Bytes(), 0
-			for fi, h := range fs.hs {
-				n := dss[fi].Len * dss[fi].DType.Size()
-				fast, err := h.Read(dss[fi], buf[at:at+n], workers)
-				if err != nil {
-					return nil, h5Err(err, false)
-				}
-				allFast = allFast && fast
-				at += n
-			}
-			if o0.DType == pdarray.Bool && pdarray.ValidateBools(buf) >= 0 {
-				for i, b := range buf { // (Arkouda reads any nonzero byte as True)
-					if b != 0 {
-						buf[i] = 1
-					}
-				}
-			}
+			allFast = allFast && fast
 			arrays, arrayCols = append(arrays, arr), append(arrayCols, c.name)
-			continue
 		}
-		t, err := s.readH5Strings(fs, c, calcOffsets, reserve)
-		if err != nil {
-			return nil, err
-		}
-		texts = append(texts, strOut{c.name, t.off, t.data, t.ascii})
 	}
 	// Stored only now, all or none: the arrays' bytes come out of the
 	// reservation.
@@ -237,8 +217,119 @@ func (s *Server) cmdReadHDF(r *request) (*response, error) {
 		stringsOut = append(stringsOut, map[string]any{"column": t.name, "offsets": arrayResult(offName, t.off),
 			"bytes": arrayResult(dataName, t.data)})
 	}
-	return &response{result: map[string]any{"arrays": arraysOut, "strings": stringsOut, "columns": datasets,
+	catsOut := []any{}
+	for _, c := range cats {
+		codesName, _ := s.store.put("", c.codes)
+		offName, _ := s.store.put("", c.cats.off)
+		dataName, _ := s.store.put("", c.cats.data)
+		reserved -= int64(c.codes.NBytes() + c.cats.off.NBytes() + c.cats.data.NBytes())
+		s.strs.remember([2]string{offName, dataName}, c.cats.off, c.cats.data, c.cats.ascii, s.store)
+		catsOut = append(catsOut, map[string]any{"column": c.name, "codes": arrayResult(codesName, c.codes),
+			"categories": map[string]any{"offsets": arrayResult(offName, c.cats.off), "bytes": arrayResult(dataName, c.cats.data)},
+			"na_code":    c.na})
+	}
+	return &response{result: map[string]any{"arrays": arraysOut, "strings": stringsOut, "categoricals": catsOut, "columns": datasets,
 		"files": fs.names, "fast": allFast, "seconds": time.Since(start).Seconds()}}, nil
+}
+
+// readH5Array reads dataset path of every file, one after another, as one
+// array of dtype d (bools: any nonzero byte is True, as Arkouda reads
+// them), and says whether every part took the fast path.
+func (s *Server) readH5Array(fs *h5Files, path string, d pdarray.DType, reserve func(int64, string) error) (*pdarray.Array, bool, error) {
+	what := fmt.Sprintf("read_hdf's %q", strings.TrimPrefix(path, "/"))
+	total := 0
+	dss := make([]*hdf5io.Dataset, len(fs.hs))
+	for fi, h := range fs.hs {
+		ds, err := h.Stat(path)
+		if err != nil {
+			return nil, false, h5Err(err, false)
+		}
+		if ds.DType.Size() != d.Size() {
+			return nil, false, transfer.Errorf(transfer.ArgumentValue, "read_hdf: %s:%s is %v but %v in %s; the files of one read must agree", fs.names[fi], path, ds.DType, d, fs.names[0])
+		}
+		dss[fi] = ds
+		total += ds.Len
+	}
+	nb, err := s.store.mulWithin(int64(total), int64(d.Size()), what)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := reserve(nb, fmt.Sprintf("%s (%d elements)", what, total)); err != nil {
+		return nil, false, err
+	}
+	arr, err := s.store.allocMayBeDirty(d, total)
+	if err != nil {
+		return nil, false, transfer.Errorf(transfer.ArgumentValue, "%s: %v", what, err)
+	}
+	buf, at, allFast := arr.Bytes(), 0, true
+	for fi, h := range fs.hs {
+		n := dss[fi].Len * d.Size()
+		fast, err := h.Read(dss[fi], buf[at:at+n], s.cfg.Workers)
+		if err != nil {
+			return nil, false, h5Err(err, false)
+		}
+		allFast = allFast && fast
+		at += n
+	}
+	if d == pdarray.Bool && pdarray.ValidateBools(buf) >= 0 {
+		for i, b := range buf {
+			if b != 0 {
+				buf[i] = 1
+			}
+		}
+	}
+	return arr, allFast, nil
+}
+
+type h5Categorical struct {
+	codes *pdarray.Array
+	cats  *h5Strings
+	na    int64
+}
+
+// readH5Categorical reads an Arkouda Categorical (a group of int64
+// "codes", Strings "categories" and "NA_Codes", the N/A category's code)
+// of every file: the parts of a file set concatenate (its categories are
+// one distributed Strings, its codes index them). Codes are checked to
+// index the categories.
+func (s *Server) readH5Categorical(fs *h5Files, name string, reserve func(int64, string) error) (*h5Categorical, error) {
+	for fi, h := range fs.hs {
+		for _, part := range []string{"codes", "categories", "NA_Codes"} {
+			if !h.Exists("/" + name + "/" + part) {
+				return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: the Categorical %q of %s has no %q; Arkouda's Categoricals hold codes, categories and NA_Codes", name, fs.names[fi], part)
+			}
+		}
+	}
+	ds, err := fs.hs[0].Stat("/" + name + "/codes")
+	if err != nil {
+		return nil, h5Err(err, false)
+	}
+	if ds.DType != pdarray.Int64 && ds.DType != pdarray.Uint64 {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: %s:%s/codes is %v; a Categorical's codes are int64", fs.names[0], name, ds.DType)
+	}
+	codes, _, err := s.readH5Array(fs, "/"+name+"/codes", pdarray.Int64, reserve)
+	if err != nil {
+		return nil, err
+	}
+	cats, err := s.readH5Strings(fs, name+"/categories", false, reserve)
+	if err != nil {
+		return nil, err
+	}
+	ncat := int64(cats.off.Len() - 1)
+	for i, c := range pdarray.View[int64](codes) {
+		if c < 0 || c >= ncat {
+			return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: the Categorical %q's code %d (row %d) is not one of its %d categories' (a damaged file?)", name, c, i, ncat)
+		}
+	}
+	nas, _, err := s.readH5Array(fs, "/"+name+"/NA_Codes", pdarray.Int64, reserve)
+	if err != nil {
+		return nil, err
+	}
+	na := int64(-1)
+	if v := pdarray.View[int64](nas); len(v) > 0 && v[0] >= 0 && v[0] < ncat {
+		na = v[0]
+	}
+	return &h5Categorical{codes, cats, na}, nil
 }
 
 type h5Strings struct {
@@ -246,17 +337,17 @@ type h5Strings struct {
 	ascii     bool
 }
 
-// readH5Strings reads column c (Strings in every file) into Arrow's
+// readH5Strings reads the Strings group name of every file into Arrow's
 // layout: each file's values and segments into scratch, then without the
 // NULs into the output (checked as UTF-8 once, as uploads are).
-func (s *Server) readH5Strings(fs *h5Files, c h5Column, calcOffsets bool, reserve func(int64, string) error) (*h5Strings, error) {
-	what := fmt.Sprintf("read_hdf's strings %q", c.name)
+func (s *Server) readH5Strings(fs *h5Files, name string, calcOffsets bool, reserve func(int64, string) error) (*h5Strings, error) {
+	what := fmt.Sprintf("read_hdf's strings %q", name)
 	parts := make([]hdf5io.StringsPart, len(fs.hs))
 	names := make([]string, len(fs.hs))
 	var scratch, values, nstr int64
 	for fi, h := range fs.hs {
-		names[fi] = fmt.Sprintf("read_hdf: %s:%s", fs.names[fi], c.name)
-		vds, err := h.Stat("/" + c.name + "/values")
+		names[fi] = fmt.Sprintf("read_hdf: %s:%s", fs.names[fi], name)
+		vds, err := h.Stat("/" + name + "/values")
 		if err != nil {
 			return nil, h5Err(err, false)
 		}
@@ -264,8 +355,8 @@ func (s *Server) readH5Strings(fs *h5Files, c h5Column, calcOffsets bool, reserv
 			return nil, transfer.Errorf(transfer.ArgumentValue, "%s/values is %v; Strings' values are unsigned bytes (uint8)", names[fi], vds.DType)
 		}
 		var sds *hdf5io.Dataset
-		if !calcOffsets && h.Exists("/"+c.name+"/segments") {
-			if sds, err = h.Stat("/" + c.name + "/segments"); err != nil {
+		if !calcOffsets && h.Exists("/"+name+"/segments") {
+			if sds, err = h.Stat("/" + name + "/segments"); err != nil {
 				return nil, h5Err(err, false)
 			}
 			if sds.DType != pdarray.Int64 && sds.DType != pdarray.Uint64 {
@@ -295,7 +386,7 @@ func (s *Server) readH5Strings(fs *h5Files, c h5Column, calcOffsets bool, reserv
 		nstr += int64(parts[fi].CountStrings())
 	}
 	if nstr > values {
-		return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: %q has %d segments but %d bytes of values; each string ends with a NUL byte", c.name, nstr, values)
+		return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: %q has %d segments but %d bytes of values; each string ends with a NUL byte", name, nstr, values)
 	}
 	offBytes, err := s.store.mulWithin(nstr+1, 8, what)
 	if err != nil {
@@ -317,7 +408,7 @@ func (s *Server) readH5Strings(fs *h5Files, c h5Column, calcOffsets bool, reserv
 	}
 	v, err := strs.View(ops.PlainEnv(s.cfg.Workers), off, data)
 	if err != nil {
-		return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: strings %q: %v", c.name, opErr(err))
+		return nil, transfer.Errorf(transfer.ArgumentValue, "read_hdf: strings %q: %v", name, opErr(err))
 	}
 	return &h5Strings{off, data, v.ASCII}, nil
 }

@@ -203,3 +203,39 @@ def test_bad_files_and_arguments(io_conn: ak.Connection, data_dir: Path) -> None
         ak.to_hdf({"a/b": a}, "out/m.h5")
     # what was stored before still reads
     assert a.sum() == 499500
+
+
+def test_reads_arkouda_categorical_file_set(io_conn: ak.Connection, data_dir: Path) -> None:
+    """A Categorical as Arkouda's server writes one over two locales: its
+    categories one distributed Strings (unsorted, with Arkouda's "N/A"),
+    its codes indexing them; NA_Codes on the first part."""
+    cats = ["zeta", "alpha", "N/A", "é"]
+    codes = [0, 1, 3, 1, 0, 3]
+    parts = [(cats[:2], codes[:4], [2]), (cats[2:], codes[4:], [])]
+    for i, (c, k, na) in enumerate(parts):
+        with h5py.File(data_dir / f"cat_LOCALE{i:04d}.h5", "w") as f:
+            f.attrs.create("File_Format", 1, dtype="<i8")
+            g = f.create_group("c")
+            g.attrs.create("ObjType", 4, dtype="<i8")
+            g.create_dataset("codes", data=np.array(k, dtype=np.int64))
+            g.create_dataset("NA_Codes", data=np.array(na, dtype=np.int64))
+            s = g.create_group("categories")
+            s.attrs.create("ObjType", 2, dtype="<i8")
+            enc = [x.encode() + b"\0" for x in c]
+            s.create_dataset("values", data=np.frombuffer(b"".join(enc), np.uint8))
+            lens = np.array([len(e) for e in enc], dtype=np.int64)
+            s.create_dataset("segments", data=np.cumsum(lens) - lens)
+    got = ak.read_hdf("cat_LOCALE*", conn=io_conn)["c"]
+    assert isinstance(got, ak.Categorical)
+    assert got.to_list() == [cats[k] for k in codes]
+    assert list(got.categories) == ["alpha", "zeta", "é"]  # sorted, the unused N/A dropped
+    with h5py.File(data_dir / "badcat.h5", "w") as f:
+        g = f.create_group("c")
+        g.attrs.create("ObjType", 4, dtype="<i8")
+        g.create_dataset("codes", data=np.array([0, 5], dtype=np.int64))
+        g.create_dataset("NA_Codes", data=np.array([0], dtype=np.int64))
+        s = g.create_group("categories")
+        s.create_dataset("values", data=np.frombuffer(b"a\0", np.uint8))
+        s.create_dataset("segments", data=np.array([0], dtype=np.int64))
+    with pytest.raises(ValueError, match="code 5 .* not one of its 1 categories"):
+        ak.read_hdf("badcat.h5", conn=io_conn)

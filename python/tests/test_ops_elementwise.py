@@ -14,6 +14,12 @@ from _opsdata import DTYPES, FLOATS, INTS, assert_same, forbid_downloads, sample
 
 import arktos as ak
 
+try:  # which loops numpy runs here (its NaN answers differ by CPU)
+    from numpy._core._multiarray_umath import __cpu_features__ as _NUMPY_CPU
+except ImportError:  # numpy < 2
+    from numpy.core._multiarray_umath import __cpu_features__ as _NUMPY_CPU
+NUMPY_AVX512 = bool(_NUMPY_CPU.get("AVX512F"))
+
 BINARY = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
@@ -540,6 +546,7 @@ def test_nan_answers_carry_numpy_bits(mconn, monkeypatch: pytest.MonkeyPatch) ->
              np.exp2, np.expm1, np.cbrt, np.sqrt, np.abs, np.fabs, np.floor, np.trunc]
     binary = [np.fmod, np.remainder, np.floor_divide, np.power, np.float_power, np.arctan2,
               np.hypot, np.copysign, np.logaddexp, np.heaviside, np.true_divide]
+    binary_names = {f.__name__ for f in binary} | {f"{f.__name__}(y, x)" for f in binary}
     for dt in (np.float64, np.float32):
         x, y = bad.astype(dt), other.astype(dt)
         px, py = mconn.array(x), mconn.array(y)
@@ -556,6 +563,12 @@ def test_nan_answers_carry_numpy_bits(mconn, monkeypatch: pytest.MonkeyPatch) ->
             assert np.array_equal(np.isnan(g_np), nan), (name, dt)
             if name == "arccos":
                 nan[7] = False  # numpy's AVX-512 arccos answers the default NaN for NaN; libm's propagates
+            if not NUMPY_AVX512:
+                # numpy's loops for a CPU without AVX-512 answer +NaN for some
+                # invalid operations (log(-1): 0x7ff8...) where its AVX-512
+                # loops and libm answer the default NaN: there, only NaN
+                # arguments' propagation is numpy's to follow.
+                nan &= np.isnan(x) | (np.isnan(y) if name in binary_names else False)
             u = f"u{w.itemsize}"
             assert [hex(v) for v in g_np[nan].view(u)] == [hex(v) for v in w[nan].view(u)], (name, dt)
 

@@ -60,6 +60,10 @@ def test_reductions(mconn, dtype) -> None:
                 continue
             got = getattr(p, name)()
             assert type(got) is type(want), (name, type(got), type(want))
+            if name in ("min", "max") and got == 0 and want == 0:
+                # min/max of 0.0 and -0.0: either is right (IEEE), and numpy's
+                # answer differs between its AVX-512 and AVX2 loops.
+                continue
             assert_same(got, want)
         assert ak.count_nonzero(p) == np.count_nonzero(x)
         with numpy_quiet():  # (NaN for the empty and one-element arrays, and overflows)

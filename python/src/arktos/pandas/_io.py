@@ -73,6 +73,26 @@ def _categorical(conn: Connection, entry: dict[str, Any]) -> Categorical:
     return Categorical._wrap(codes, _decode_strings(raw, lens))
 
 
+def _hdf_categorical(conn: Connection, entry: dict[str, Any]) -> Categorical:
+    """An Arkouda Categorical read_hdf read: its codes stay on the server;
+    its categories come here, sorted (a Categorical's are), the codes
+    remapped on the server when that moved them, and Arkouda's "N/A"
+    category dropped when no row holds it."""
+    codes = conn._pdarray(entry["codes"], owned=True)
+    cats = Strings(conn._pdarray(entry["categories"]["offsets"], owned=True),
+                   conn._pdarray(entry["categories"]["bytes"], owned=True))
+    labels = [str(x) for x in cats.to_list()]
+    na = int(entry["na_code"])
+    unused_na = na >= 0 and labels[na] == "N/A" and not bool((codes == na).any())
+    keep = np.array([i for i in range(len(labels)) if not (unused_na and i == na)], dtype=np.int64)
+    uniq, inverse = np.unique(np.array([labels[i] for i in keep], dtype=str), return_inverse=True)
+    remap = np.full(len(labels), -1, dtype=np.int64)
+    remap[keep] = inverse
+    if not np.array_equal(remap, np.arange(len(labels))):
+        codes = conn.array(remap)[codes]
+    return Categorical._wrap(codes, uniq.astype(str))
+
+
 def _columns(conn: Connection, result: dict[str, Any], nulls: str,
              order: Sequence[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {entry["column"]: conn._pdarray(entry, owned=True) for entry in result["arrays"]}
@@ -82,6 +102,8 @@ def _columns(conn: Connection, result: dict[str, Any], nulls: str,
                                            conn._pdarray(entry["bytes"], owned=True))
         else:
             out[entry["column"]] = _categorical(conn, entry)
+    for entry in result.get("categoricals", []):
+        out[entry["column"]] = _hdf_categorical(conn, entry)
     if order is not None:  # the columns as asked (a mask after its column)
         rank = {name: i for i, name in enumerate(order)}
         out = dict(sorted(out.items(), key=lambda kv: (rank.get(kv[0].removesuffix("_mask"), len(rank)),
@@ -514,14 +536,15 @@ def update_hdf(columns: Mapping[str, pdarray | Strings | Categorical] | Sequence
 def read_hdf(filenames: str | Sequence[str], datasets: str | Sequence[str] | None = None,
              iterative: bool = False, strict_types: bool = True, allow_errors: bool = False,
              calc_string_offsets: bool = False, tag_data: bool = False, *,
-             conn: Connection | None = None) -> dict[str, pdarray | Strings]:
+             conn: Connection | None = None) -> dict[str, pdarray | Strings | Categorical]:
     """Read datasets of HDF5 files on the server into new arrays
     (Arkouda's read_hdf): `filenames` a path or glob, or a list (sorted,
     then read one after another, a file set's parts concatenated in
     order, as Arkouda's server does), `datasets` the datasets to read
     (default: every pdarray and Strings of the first file). Every file
     must hold every dataset, with one type. Returns a dict {dataset:
-    pdarray or Strings}, even for one dataset (as Arkouda does).
+    pdarray, Strings or Categorical}, even for one dataset (as Arkouda
+    does); an Arkouda Categorical's categories come back sorted.
     Files written by Arkouda, by ak.to_hdf and by h5py read alike: a
     one-dimensional dataset is a pdarray (its own dtype; ``isBool`` and
     h5py's bools read as bool), a group with ``values`` Strings. Contiguous
@@ -551,7 +574,7 @@ def read_hdf(filenames: str | Sequence[str], datasets: str | Sequence[str] | Non
 
 def load(path_prefix: str, file_format: str = "INFER", dataset: str = "array",
          calc_string_offsets: bool = False, column_delim: str = ",", *,
-         conn: Connection | None = None) -> dict[str, pdarray | Strings]:
+         conn: Connection | None = None) -> dict[str, pdarray | Strings | Categorical]:
     """Load dataset `dataset` of a file set an Arkouda (or ak.to_hdf)
     distributed write made: every ``prefix_LOCALE*`` part (extension
     kept after it), as Arkouda's load. Returns ``{dataset: array}``.
