@@ -96,9 +96,13 @@ def start_server(home: Path, *flags: str, token: str | None = None,
             return server
         except ak.AuthFailedError:
             return server
-        except ak.ShuttingDownError:
+        except (ak.ShuttingDownError, ak.ConnectionLostError):
             # A server refusing to start (a corrupt --checkpoint) may answer
-            # so before it exits: the next round sees the exit.
+            # so, or drop the handshake's connection as it exits: the next
+            # round sees the exit.
+            if time.monotonic() > deadline:
+                server.stop()
+                raise
             time.sleep(0.01)
         except TimeoutError as err:
             if "still restoring its checkpoint" in str(err):
