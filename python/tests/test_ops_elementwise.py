@@ -591,7 +591,8 @@ def test_comparisons_in_vector_blocks(mconn, dtype: str) -> None:
     config = mconn.get_config()
     assert config["simd"] in ("avx512", "off-cpu", "off-build", "off-flag")
     if os.environ.get("ARKTOS_TEST_SIMD") == "off":
-        assert config["simd"] == "off-flag", "ARKTOS_TEST_SIMD=off: the shared server runs --simd=false"
+        # ("off-flag"; "off-cpu" or "off-build" where the kernels could not run anyway)
+        assert config["simd"] != "avx512", "ARKTOS_TEST_SIMD=off: the shared server runs --simd=false"
     elif os.environ.get("ARKTOS_REQUIRE_SIMD") == "1":
         assert config["simd"] != "off-build", "make builds the server with GOEXPERIMENT=simd"
     before = int(mconn._request("stats")[0]["simd_kernels"])
