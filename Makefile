@@ -13,7 +13,7 @@ GO_SOURCES := $(shell find . -name '*.go' -not -path './.venv/*') go.mod go.sum
 # make test requires the kernels to be built (ops TestSIMDTaken).
 export GOEXPERIMENT := simd
 
-.PHONY: setup build serve test gotest pytest vet staticcheck typecheck lint fuzz clean
+.PHONY: setup build serve test gotest pytest vet staticcheck typecheck lint fuzz clean wheel wheeltest
 
 setup:
 	@bash scripts/setup.sh
@@ -58,7 +58,17 @@ pytest:
 		python/tests/test_ops_elementwise.py python/tests/test_ops_reduce_create.py \
 		python/tests/test_ops_index_sort.py python/tests/test_categorical.py
 
-test: build vet staticcheck typecheck lint gotest pytest
+# A wheel that needs nothing but glibc on the user's machine: the server
+# linked statically against libzmq (built from Debian's source), libhdf5 and
+# libstdc++ (scripts/wheel.sh), in dist/; wheeltest installs it into a
+# fresh venv without Go and uses it.
+wheel: setup
+	@bash scripts/wheel.sh
+
+wheeltest: wheel
+	.venv/bin/python -m pytest -q python/wheeltest
+
+test: build vet staticcheck typecheck lint gotest pytest wheeltest
 
 # Short fuzzing sessions of every fuzz target, found by scripts/fuzz.sh
 # with go test -list (not part of make test; the seed corpora run in go
@@ -67,7 +77,7 @@ fuzz:
 	@bash scripts/fuzz.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin build dist
 
 # The documentation site (user guide + API reference from docstrings) in site/.
 # mkdocs and mkdocstrings go into .venv here only, not in make test.
