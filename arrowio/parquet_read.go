@@ -142,6 +142,9 @@ type ParquetPlan struct {
 	names   []string
 	offsets [][]int // offsets[f][rg]: first output row of row group rg of file f
 	alloc   *poolAllocator
+	// Stop, when set, cancels Read between column chunks: Read then
+	// returns its *par.Canceled error.
+	Stop *par.Stop
 }
 
 // WorkerScratch bounds, from the files' metadata, what one worker of Read
@@ -627,6 +630,11 @@ func (p *ParquetPlan) Read(dst, masks []*pdarray.Array, workers int) (ReadReport
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= len(units) {
+					return
+				}
+				if err := p.Stop.Err(); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					failed.Store(true)
 					return
 				}
 				u := units[i]

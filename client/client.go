@@ -523,6 +523,7 @@ func (c *Client) callLocked(ctx context.Context, cmd string, args map[string]any
 		if err != nil {
 			if !errors.Is(err, ErrConnectionLost) {
 				c.abandon(id, cmd, args) // its reply comes later: see late.go
+				c.sendCancel(id)         // and the server stops its work
 			} else if _, named := args["name"]; !named {
 				// Its reply comes only where the drop was an earlier
 				// connection's, reported late (the request went on the

@@ -177,6 +177,7 @@ func (c *Client) laneCall(ctx context.Context, l *reqLane, id uint64, hdr []byte
 		a := c.abandoned[id]
 		a.onLane = true
 		c.abandoned[id] = a
+		c.sendCancel(id) // (on ZeroMQ, from the same routing id the lane was opened for)
 		go c.drainLane(l, id)
 		return nil, nil, fmt.Errorf("client: %s on %s: %w", cmd, c.url, ctxErr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
@@ -175,3 +176,34 @@ func (c *Client) flushDeletes() {
 		c.pendingDeletes = append(c.pendingDeletes, names...)
 	}
 }
+
+// sendCancel asks the server to stop request id, abandoned because its
+// ctx ended, without waiting (docs/protocol.md, "Cancel"): the server
+// stops the work at its next block boundary, storing nothing, and the
+// cancel's reply and the request's own (CANCELED, or its result when it
+// was already storing it, freed as an abandoned request's) are read as late
+// replies. A server without the cancel command lets the work run. c.mu
+// must be held.
+func (c *Client) sendCancel(id uint64) {
+	if _, ok := c.config.Commands["cancel"]; !ok || c.sock == nil {
+		return
+	}
+	c.nextID++
+	cid := c.nextID
+	hdr, err := transfer.EncodeRequest(&transfer.Request{V: transfer.Version, ID: cid, Token: c.token, Cmd: "cancel", Args: map[string]any{"id": id}})
+	if err != nil {
+		return
+	}
+	if c.sendParts(hdr, nil) != nil {
+		return // the connection is going, and the request's reply with it
+	}
+	c.abandon(cid, "cancel", nil)
+	cancelsSent.Add(1)
+}
+
+var cancelsSent atomic.Uint64
+
+// CancelsSent returns how many cancels this process sent for requests
+// whose ctx ended before their reply came (tests check that a cancelled
+// ctx stops the server's work).
+func CancelsSent() uint64 { return cancelsSent.Load() }

@@ -95,7 +95,7 @@ func AsType(env Env, a, out *pdarray.Array) {
 	sd, dd := a.DType(), out.DType()
 	ss, ds := sd.Size(), dd.Size()
 	src, dst := a.Bytes(), out.Bytes()
-	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(a.Len(), chunk, func(_, lo, hi int) {
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
 			castBytes(dd, dst[c*ds:e*ds], sd, src[c*ss:e*ss])

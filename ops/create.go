@@ -89,7 +89,7 @@ func Arange(env Env, out *pdarray.Array, start, step Scalar) {
 			ld = dF32
 		}
 	}
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+	env.parallel(n, chunk, func(_, lo, hi int) {
 		buf := alignedBuf(chunk * 8)
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)
@@ -177,7 +177,7 @@ func linspaceInto[T Float](workers int, v []T, start, stop T, endpoint bool) {
 const randBlock = 1 << 16
 
 func randomBlocks(env Env, n int, seed uint64, fill func(r *rand.Rand, lo, hi int)) {
-	parallel(env.workers(), n, randBlock, func(_, lo, hi int) {
+	env.parallel(n, randBlock, func(_, lo, hi int) {
 		for b := lo; b < hi; b += randBlock {
 			r := rand.New(rand.NewPCG(seed, uint64(b/randBlock)))
 			fill(r, b, min(hi, b+randBlock))

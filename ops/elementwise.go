@@ -253,7 +253,7 @@ func runBinary(env Env, op string, a, b Operand, out *pdarray.Array) error {
 	}
 	od, ls, os := out.DType(), p.out.Size(), out.DType().Size()
 	dst := out.Bytes()
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+	env.parallel(n, chunk, func(_, lo, hi int) {
 		var bufA, bufB, bufO []byte
 		if a.Arr == nil || a.Arr.DType() != p.inA {
 			bufA = alignedBuf(chunk * p.inA.Size())
@@ -321,7 +321,7 @@ func fillBytes(env Env, out *pdarray.Array, elem []byte) {
 	for _, b := range elem {
 		zero = zero && b == 0
 	}
-	parallel(env.workers(), out.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(out.Len(), chunk, func(_, lo, hi int) {
 		d := dst[lo*sz : hi*sz]
 		if zero {
 			clear(d)
@@ -1223,7 +1223,7 @@ func Clip(env Env, a Operand, lo, hi *Operand, out *pdarray.Array) error {
 	}
 	sz := d.Size()
 	dst := out.Bytes()
-	parallel(env.workers(), out.Len(), chunk, func(_, l, h int) {
+	env.parallel(out.Len(), chunk, func(_, l, h int) {
 		buf := alignedBuf(chunk * sz)
 		bufLo, bufHi := boundBuf(lo, k1, d), boundBuf(hi, k2, d)
 		for c := l; c < h; c += chunk {

@@ -13,10 +13,18 @@ import (
 // what they allocate before reading it. Free hands back the accounting of a
 // scratch array the kernel no longer uses (the array must not be touched
 // afterwards).
+//
+// Stop, when set, is the request's cancellation: kernels check it before
+// each parallel pass (Env.parallel) and in the chunks of their longest
+// loops, and unwind with its *par.Canceled panic. It is checked only before
+// a pass writes anything, so a kernel writing into a caller's array never
+// stops halfway through a pass (the server gives no Stop to requests that
+// write stored arrays in place anyway).
 type Env struct {
 	Workers int
 	Alloc   func(d pdarray.DType, n int) (*pdarray.Array, error)
 	Free    func(a *pdarray.Array)
+	Stop    *par.Stop
 }
 
 // PlainEnv is an Env without a memory limit, for tests and benchmarks.
@@ -89,6 +97,35 @@ func parallel(workers, n, align int, f func(w, lo, hi int)) {
 		g.Go(func() { f(w, lo, hi) })
 	}
 	g.Wait()
+}
+
+// parallel is parallel over e's workers, after a cancellation check.
+func (e Env) parallel(n, align int, f func(w, lo, hi int)) {
+	e.Stop.Check()
+	parallel(e.workers(), n, align, f)
+}
+
+// check unwinds the kernel when its request was cancelled (see Env.Stop).
+func (e Env) check() { e.Stop.Check() }
+
+// cancelChunk is how many elements a long loop takes between cancellation
+// checks: well under a millisecond of a pass's work, and one atomic load
+// per 65,536 elements.
+const cancelChunk = 1 << 16
+
+// chunks runs f over [lo, hi) in consecutive pieces of cancelChunk, checking
+// for cancellation before each (in order: a loop carrying state from one
+// element to the next, such as a scatter's digit positions, gives the same
+// result). Without a Stop it is f(lo, hi).
+func (e Env) chunks(lo, hi int, f func(lo, hi int)) {
+	if e.Stop == nil {
+		f(lo, hi)
+		return
+	}
+	for c := lo; c < hi; c += cancelChunk {
+		e.Stop.Check()
+		f(c, min(hi, c+cancelChunk))
+	}
 }
 
 // splitBounds returns nw+1 boundaries splitting [0, n) into contiguous

@@ -274,7 +274,7 @@ func keyStatsOf(env Env, a *pdarray.Array) KeyStats {
 		nan    bool
 	}
 	parts := make([]part, nw)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		buf := make([]uint64, chunk)
 		p := part{lo: math.MaxUint64}
 		for c := lo; c < hi; c += chunk {
@@ -459,7 +459,7 @@ func fromSortKey[T Number](k uint64, kind byte) T {
 // stride, then its span): 0.32 s of G1 q10's 1.8 s grouping at 10^7 rows.
 func unpackAll(env Env, specs []keySpec, uniq []uint64, outs []*pdarray.Array, rels [][]uint64) {
 	nk := len(specs)
-	parallel(env.workers(), len(uniq), chunk, func(_, lo, hi int) {
+	env.parallel(len(uniq), chunk, func(_, lo, hi int) {
 		u := make([]uint64, chunk)
 		rel := make([]uint64, chunk)
 		for c := lo; c < hi; c += chunk {
@@ -554,7 +554,7 @@ func writeKeysT[T Number](s *keySpec, rel []uint64, out []T) {
 
 func countKept(env Env, ids []int32) int {
 	parts := make([]int, numWorkers(env.workers(), len(ids)))
-	parallel(env.workers(), len(ids), chunk, func(w, lo, hi int) {
+	env.parallel(len(ids), chunk, func(w, lo, hi int) {
 		c := 0
 		for _, g := range ids[lo:hi] {
 			c += int(uint32(^g) >> 31) // 1 when g >= 0
@@ -634,7 +634,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 	if wide64 {
 		denseInt64Passes.Add(1)
 	}
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		o := bm[w*words : (w+1)*words]
 		if wide64 {
 			outside[w] = markInt64Keys(specs, lo, hi, ids, o)
@@ -707,7 +707,7 @@ func groupDense(env Env, specs []keySpec, total int, ids []int32) ([]uint64, fun
 		}
 	}
 	if ng < total {
-		parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+		env.parallel(n, chunk, func(_, lo, hi int) {
 			out := ids[lo:hi]
 			for i, k := range out {
 				if k >= 0 {
@@ -876,7 +876,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 	bounds := splitBounds(n, nw, chunk)
 	var stop atomic.Bool
 	lone64, mn := loneInt64(specs)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		limit := hashForcedMax // forced: the keys' order and id maps are Go memory, bounded here
 		if !force {
 			limit = hashBigTable // past it the table leaves L2: partition instead
@@ -1008,7 +1008,7 @@ func groupHash(env Env, specs []keySpec, ids []int32, force bool) (uniq []uint64
 // are -1 (dropped rows): counted here, the kept count needs no pass of its own.
 func parallelIDs(env Env, ids []int32, m []int32) int {
 	drops := make([]int, numWorkers(env.workers(), len(ids)))
-	parallel(env.workers(), len(ids), chunk, func(w, lo, hi int) {
+	env.parallel(len(ids), chunk, func(w, lo, hi int) {
 		out := ids[lo:hi]
 		d := 0
 		for i, k := range out {
@@ -1073,7 +1073,7 @@ func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, f
 	if err != nil {
 		return nil, nil, err
 	}
-	parallel(env.workers(), kept, 1, func(w, lo, hi int) {
+	env.parallel(kept, 1, func(w, lo, hi int) {
 		g := base[w] - 1
 		for i := lo; i < hi; i++ {
 			if i == 0 || keys[i] != keys[i-1] {
@@ -1087,14 +1087,14 @@ func groupSort(env Env, specs []keySpec, total uint64, ids []int32) ([]uint64, f
 }
 
 // runOffsets counts the runs of equal keys in sorted, block by block as
-// parallel(env.workers(), len(sorted), 1, ...) splits it: block w's first
+// env.parallel(len(sorted), 1, ...) splits it: block w's first
 // run is run number offs[w] (the first of a block may continue the last
 // of the block before: it counts as new only where it differs), and
 // offs[nw] is the number of runs.
 func runOffsets(env Env, sorted []uint64) []int {
 	nw := numWorkers(env.workers(), len(sorted))
 	offs := make([]int, nw+1)
-	parallel(env.workers(), len(sorted), 1, func(w, lo, hi int) {
+	env.parallel(len(sorted), 1, func(w, lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
 			if i == 0 || sorted[i] != sorted[i-1] {
@@ -1113,7 +1113,7 @@ func runOffsets(env Env, sorted []uint64) []int {
 // total (past every kept row's, so it sorts after them while the range
 // stays total+1 wide), and, when idx is not nil, each row's index.
 func packSortable(env Env, specs []keySpec, total uint64, keys []uint64, idx []int64) {
-	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+	env.parallel(len(keys), chunk, func(_, lo, hi int) {
 		buf := make([]uint64, chunk)
 		for c := lo; c < hi; c += chunk {
 			e := min(hi, c+chunk)

@@ -884,7 +884,7 @@ func groupCount[T Number](env Env, gid []int32, ng int, x []T, out []int64) erro
 		return err
 	}
 	defer free()
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		c := parts[w*ng : (w+1)*ng]
 		ids := gid[lo:hi]
 		if x == nil {
@@ -959,7 +959,7 @@ func groupIntFold[T Number, A int64 | uint64](env Env, gid []int32, ng int, x []
 			parts[i] = 1
 		}
 	}
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		fold(parts[w*ng:(w+1)*ng], gid[lo:hi], x[lo:hi], 0, math.MaxUint32>>1)
 	})
 	if prod {
@@ -1029,7 +1029,7 @@ func groupBits[T Number](env Env, gid []int32, ng int, op string, x []T, out []T
 	if nw == 1 {
 		byGroups(env, n, ng, func(glo, ghi int32) { fold(parts, seen, gid, x, glo, uint32(ghi-glo)) })
 	} else {
-		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		env.parallel(n, chunk, func(w, lo, hi int) {
 			var sw []uint8
 			if isAnd {
 				sw = seen[w*ng : (w+1)*ng]
@@ -1179,7 +1179,7 @@ func exactIntSums[T Number](env Env, gid []int32, ng int, x []T, s []sumSlot) (b
 	defer free()
 	mags := make([]uint64, nw)
 	signed := T(0)-1 < 0
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		acc := parts[w*ng : (w+1)*ng]
 		ids := gid[lo:hi]
 		xs := x[lo:hi]
@@ -1267,7 +1267,7 @@ func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, vbuf []
 		// no faster than one.
 		st := nb + 8
 		cnt := make([]int, nw*st)
-		parallel(env.workers(), len(ids), chunk, func(w, a, b int) {
+		env.parallel(len(ids), chunk, func(w, a, b int) {
 			c := cnt[w*st : w*st+nb]
 			for _, g := range ids[a:b] {
 				if band := uint32(g >> bandShift); band < uint32(len(c)) {
@@ -1286,7 +1286,7 @@ func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, vbuf []
 			}
 		}
 		start[nb] = o
-		parallel(env.workers(), len(ids), chunk, func(w, a, b int) {
+		env.parallel(len(ids), chunk, func(w, a, b int) {
 			pos := cnt[w*st : w*st+nb]
 			is, vs := ids[a:b], xs[a:b]
 			vs = vs[:len(is)]
@@ -1406,7 +1406,7 @@ func groupBest[T Number](env Env, gid []int32, ng int, op string, x []T, out *pd
 		for i := range parts {
 			parts[i].i = -1
 		}
-		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		env.parallel(n, chunk, func(w, lo, hi int) {
 			scan(parts[w*ng:(w+1)*ng], lo, hi, 0, math.MaxUint32>>1)
 		})
 		// Merge in worker order: an earlier worker's rows come first, so
@@ -1604,7 +1604,7 @@ func groupAnyAll[T Number](env Env, gid []int32, ng int, isAny bool, x []T, out 
 			return err
 		}
 		defer freeParts()
-		parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+		env.parallel(n, chunk, func(w, lo, hi int) {
 			scan(parts[w*ng:(w+1)*ng], lo, hi, 0, math.MaxUint32>>1)
 		})
 		mergeParts(parts, nw, ng, st, func(a, b anySlot) anySlot { return anySlot{a.nz + b.nz, a.n + b.n} })
@@ -1774,7 +1774,7 @@ func placeGroups(env Env, gid []int32, ng int, starts []int64) (groupPlaces, err
 			f(0, 0, n)
 			return
 		}
-		parallel(env.workers(), n, chunk, f)
+		env.parallel(n, chunk, f)
 	}
 	run(func(w, lo, hi int) {
 		c := cnt[w*ng : (w+1)*ng]
@@ -1881,7 +1881,7 @@ func GroupBroadcast(env Env, ids, perGroup, out *pdarray.Array) error {
 	gid := pdarray.View[int32](ids)
 	ng := perGroup.Len()
 	bad := make([]bool, numWorkers(env.workers(), len(gid)))
-	parallel(env.workers(), len(gid), chunk, func(w, lo, hi int) {
+	env.parallel(len(gid), chunk, func(w, lo, hi int) {
 		for _, g := range gid[lo:hi] {
 			if int(g) >= ng {
 				bad[w] = true
@@ -1912,7 +1912,7 @@ func GroupBroadcast(env Env, ids, perGroup, out *pdarray.Array) error {
 }
 
 func bcast[T any](env Env, gid []int32, pg, out []T, missing T) {
-	parallel(env.workers(), len(gid), chunk, func(_, lo, hi int) {
+	env.parallel(len(gid), chunk, func(_, lo, hi int) {
 		o := out[lo:hi]
 		for i, g := range gid[lo:hi] {
 			if g >= 0 {
@@ -1932,7 +1932,7 @@ func CheckGroupIDs(env Env, ids *pdarray.Array, ngroups int) error {
 	}
 	gid := pdarray.View[int32](ids)
 	bad := make([]bool, numWorkers(env.workers(), len(gid)))
-	parallel(env.workers(), len(gid), chunk, func(w, lo, hi int) {
+	env.parallel(len(gid), chunk, func(w, lo, hi int) {
 		mx, mn := int32(-1), int32(-1)
 		for _, g := range gid[lo:hi] {
 			mx, mn = max(mx, g), min(mn, g)

@@ -205,7 +205,7 @@ func chainDecode(env Env, stages []*chainStage, s int, u []uint64, keys []*pdarr
 		// error, not an index out of range in a worker.
 		src := stages[st.from[c]].uniq
 		var bad atomic.Bool
-		parallel(env.workers(), len(v), chunk, func(_, lo, hi int) {
+		env.parallel(len(v), chunk, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if v[i] >= uint64(len(src)) {
 					bad.Store(true)

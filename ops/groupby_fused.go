@@ -1745,7 +1745,7 @@ func (pb *partBlocks) scatter(env Env, specs []keySpec, pf partFunc, vals []uint
 		loneScatters.Add(1)
 	}
 	bad := make([]bool, pb.nw)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		var at, end [partP]int // next word and block end per partition; equal: take a block
 		lists := pb.lists[w*partP : (w+1)*partP]
 		take := func(q uint8) int {

@@ -74,7 +74,7 @@ func intKeyRangeT[T Integer](env Env, x []T) (uint64, uint64, bool) {
 	for w := range los {
 		los[w] = math.MaxUint64
 	}
-	parallel(env.workers(), len(x), chunk, func(w, lo, hi int) {
+	env.parallel(len(x), chunk, func(w, lo, hi int) {
 		los[w], his[w] = minMaxInt(x[lo:hi])
 	})
 	lo, hi := uint64(math.MaxUint64), uint64(0)

@@ -419,7 +419,7 @@ func groupPartitioned(env Env, specs []keySpec, ids []int32) ([]uint64, func(), 
 		}
 	})
 	// Pass 4: rows read their ids back from their partition's stream.
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
 		copy(ps, pos[w*partP:(w+1)*partP])
 		out, q := ids[lo:hi], qs[lo:hi]
@@ -459,7 +459,7 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 	nw := numWorkers(env.workers(), n)
 	cnt := make([]int, nw*partP)
 	bad := make([]bool, nw)
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		c := cnt[w*partP : (w+1)*partP]
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
 		for x := lo; x < hi; x += chunk {
@@ -504,7 +504,7 @@ func partCount(env Env, specs []keySpec, pf partFunc, qs []uint8) (start, pos []
 func scatterPart(env Env, specs []keySpec, pf partFunc, pos []int, qs []uint8, pk []uint64) bool {
 	n := specs[0].a.Len()
 	bad := make([]bool, numWorkers(env.workers(), n))
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		ps := make([]int, partP)
 		copy(ps, pos[w*partP:(w+1)*partP])
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
@@ -651,6 +651,7 @@ func forPartitions(env Env, parts int, f func(w, q int)) {
 			if q >= parts {
 				return
 			}
+			env.check()
 			f(w, q)
 		}
 	})

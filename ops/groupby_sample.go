@@ -564,7 +564,7 @@ func groupStretches(env Env, starts []int64, n int, f func(glo, ghi int)) {
 func badWeight(env Env, ws []float64) int {
 	nw := numWorkers(env.workers(), len(ws))
 	first := make([]int, nw)
-	parallel(env.workers(), len(ws), chunk, func(w, lo, hi int) {
+	env.parallel(len(ws), chunk, func(w, lo, hi int) {
 		first[w] = -1
 		for i, x := range ws[lo:hi] {
 			if !(x >= 0) || x > math.MaxFloat64 {

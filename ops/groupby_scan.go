@@ -205,7 +205,7 @@ func diffShift[T int64 | float64, O int64 | float64](diff bool, gid []int32, x, 
 func HasDropped(env Env, ids *pdarray.Array) bool {
 	gid := pdarray.View[int32](ids)
 	found := make([]bool, numWorkers(env.workers(), len(gid)))
-	parallel(env.workers(), len(gid), chunk, func(w, lo, hi int) {
+	env.parallel(len(gid), chunk, func(w, lo, hi int) {
 		for _, g := range gid[lo:hi] {
 			if g < 0 {
 				found[w] = true

@@ -71,7 +71,7 @@ func GroupTopK(env Env, ids *pdarray.Array, ng, k int, largest bool, vals *pdarr
 		}
 	}
 	if nw > 1 {
-		parallel(env.workers(), n, chunk, func(w, lo, hi int) { scan(w, lo, hi, 0, int32(ng)) })
+		env.parallel(n, chunk, func(w, lo, hi int) { scan(w, lo, hi, 0, int32(ng)) })
 		for w := 1; w < nw; w++ { // merge into worker 0's states
 			for g := 0; g < ng; g++ {
 				src := keys[(w*ng+g)*k:][:cnt[w*ng+g]]
@@ -286,7 +286,7 @@ func groupCorrInts(env Env, gid []int32, ng int, x, y *pdarray.Array) (out *pdar
 		mags[w] = [2]uint64{mx, my}
 	}
 	if nw > 1 {
-		parallel(env.workers(), n, chunk, body)
+		env.parallel(n, chunk, body)
 	} else {
 		body(0, 0, n)
 	}

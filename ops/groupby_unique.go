@@ -149,7 +149,7 @@ func uniqueSorted(env Env, specs []keySpec, total uint64, n int) ([]uint64, func
 	if err != nil {
 		return nil, nil, err
 	}
-	parallel(env.workers(), kept, 1, func(w, lo, hi int) {
+	env.parallel(kept, 1, func(w, lo, hi int) {
 		at := starts[w]
 		for i := lo; i < hi; i++ {
 			if i == 0 || sorted[i] != sorted[i-1] {
@@ -172,7 +172,7 @@ func uniqueBitmap(env Env, specs []keySpec, total uint64, n int) ([]uint64, func
 		return nil, nil, err
 	}
 	defer freeMaps()
-	parallel(env.workers(), n, chunk, func(w, lo, hi int) {
+	env.parallel(n, chunk, func(w, lo, hi int) {
 		m := maps[w*words : (w+1)*words]
 		p, buf := make([]uint64, chunk), make([]uint64, chunk)
 		for c := lo; c < hi; c += chunk {
@@ -188,7 +188,7 @@ func uniqueBitmap(env Env, specs []keySpec, total uint64, n int) ([]uint64, func
 	// OR into the first bitmap and count its bits, per block of words.
 	mw := numWorkers(env.workers(), words)
 	starts := make([]int, mw+1)
-	parallel(env.workers(), words, 1, func(b, lo, hi int) {
+	env.parallel(words, 1, func(b, lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
 			x := maps[i]
@@ -207,7 +207,7 @@ func uniqueBitmap(env Env, specs []keySpec, total uint64, n int) ([]uint64, func
 	if err != nil {
 		return nil, nil, err
 	}
-	parallel(env.workers(), words, 1, func(b, lo, hi int) {
+	env.parallel(words, 1, func(b, lo, hi int) {
 		at := starts[b]
 		for i := lo; i < hi; i++ {
 			for x := maps[i]; x != 0; x &= x - 1 {

@@ -71,7 +71,7 @@ func Slice(env Env, a *pdarray.Array, start, step int64, out *pdarray.Array) {
 }
 
 func sliceW[W word](env Env, a []W, start, step int64, out []W) {
-	parallel(env.workers(), len(out), chunk, func(_, lo, hi int) {
+	env.parallel(len(out), chunk, func(_, lo, hi int) {
 		if step == 1 {
 			copy(out[lo:hi], a[int(start)+lo:int(start)+hi])
 			return
@@ -145,7 +145,7 @@ func valueAs(env Env, value Operand, d pdarray.DType, want int) (valueOf, func()
 
 func setSliceW[W word](env Env, a []W, start, step int64, n int, v valueOf) {
 	arr, s := elems[W](v)
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+	env.parallel(n, chunk, func(_, lo, hi int) {
 		p := start + int64(lo)*step
 		for j := lo; j < hi; j++ {
 			if arr != nil {
@@ -188,7 +188,7 @@ func checkIdx[I Integer](env Env, idx []I, n int) error {
 	for w := range bad {
 		bad[w] = -1
 	}
-	parallel(env.workers(), len(idx), 1, func(w, lo, hi int) {
+	env.parallel(len(idx), 1, func(w, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			v := idx[j]
 			if v < 0 {
@@ -237,13 +237,13 @@ func TakeMany(env Env, as []*pdarray.Array, idx *pdarray.Array, outs []*pdarray.
 	}
 	if total > takeCached {
 		for i, a := range as {
-			parallel(env.workers(), idx.Len(), chunk, func(_, lo, hi int) {
+			env.parallel(idx.Len(), chunk, func(_, lo, hi int) {
 				takeRange(a, idx, outs[i], lo, hi)
 			})
 		}
 		return
 	}
-	parallel(env.workers(), idx.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(idx.Len(), chunk, func(_, lo, hi int) {
 		for b := lo; b < hi; b += takeBlock {
 			e := min(hi, b+takeBlock)
 			for i, a := range as {
@@ -435,7 +435,7 @@ func blockBits(m []uint8, vec bool) uint64 {
 func maskOffsets(env Env, m []uint8) []int {
 	nw := numWorkers(env.workers(), len(m))
 	counts := make([]int, nw+1)
-	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+	env.parallel(len(m), 1, func(w, lo, hi int) {
 		counts[w+1] = countOnes(m[lo:hi])
 	})
 	for w := 1; w <= nw; w++ {
@@ -477,7 +477,7 @@ func CompressWith(env Env, a, mask *pdarray.Array, offs []int, out *pdarray.Arra
 // so there is no branch on each element's truth (a random mask mispredicted
 // one in two or three before).
 func compress[W word](env Env, a []W, m []uint8, offs []int, out []W) {
-	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+	env.parallel(len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		mm, aa := m[lo:hi], a[lo:hi]
 		vec := simdOn()
@@ -548,7 +548,7 @@ func CompressMany(env Env, as []*pdarray.Array, mask *pdarray.Array, offs []int,
 func CompressPositions(env Env, mask *pdarray.Array, offs []int, out *pdarray.Array) {
 	m := pdarray.BytesAs[uint8](mask.Bytes())
 	o := pdarray.View[int64](out)
-	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+	env.parallel(len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		mm := m[lo:hi]
 		vec := simdOn()
@@ -599,7 +599,7 @@ func SetMask(env Env, a, mask *pdarray.Array, value Operand) error {
 
 func setMask[W word](env Env, a []W, m []uint8, offs []int, v valueOf) {
 	arr, s := elems[W](v)
-	parallel(env.workers(), len(m), 1, func(w, lo, hi int) {
+	env.parallel(len(m), 1, func(w, lo, hi int) {
 		k := offs[w]
 		for i := lo; i < hi; i++ {
 			if m[i] != 0 {

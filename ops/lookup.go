@@ -136,7 +136,7 @@ type dense struct {
 
 func probeDense[T Integer](env Env, x []T, d dense, out []int64) {
 	n := uint64(len(d.slots))
-	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+	env.parallel(len(x), 1, func(_, lo, hi int) {
 		o := out[lo:hi]
 		for j, v := range x[lo:hi] {
 			r := int64(-1)
@@ -155,7 +155,7 @@ type hashed struct {
 }
 
 func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
-	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+	env.parallel(len(x), 1, func(_, lo, hi int) {
 		o := out[lo:hi]
 		for j, v := range x[lo:hi] {
 			k := int64(v)
@@ -173,7 +173,7 @@ func probeHash[T Integer](env Env, x []T, h hashed, out []int64) {
 }
 
 func fillInt64(env Env, x []int64, v int64) {
-	parallel(env.workers(), len(x), 1, func(_, lo, hi int) {
+	env.parallel(len(x), 1, func(_, lo, hi int) {
 		for j := range x[lo:hi] {
 			x[lo+j] = v
 		}

@@ -567,7 +567,7 @@ func scanInt[T Integer, A int64 | uint64](env Env, x []T, out []A, prod bool) {
 		return p + q
 	}
 	totals := make([]A, nw)
-	parallel(env.workers(), len(x), 1, func(w, lo, hi int) {
+	env.parallel(len(x), 1, func(w, lo, hi int) {
 		acc := id
 		if prod {
 			for _, v := range x[lo:hi] {
@@ -586,7 +586,7 @@ func scanInt[T Integer, A int64 | uint64](env Env, x []T, out []A, prod bool) {
 		offs[w] = acc
 		acc = op(acc, totals[w])
 	}
-	parallel(env.workers(), len(x), 1, func(w, lo, hi int) {
+	env.parallel(len(x), 1, func(w, lo, hi int) {
 		acc := offs[w]
 		if prod {
 			for i := lo; i < hi; i++ {

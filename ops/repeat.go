@@ -82,7 +82,7 @@ func runEnds[T Integer](env Env, counts []T, ends []int64) (int64, error) {
 	for w := range bad {
 		bad[w] = -1
 	}
-	parallel(env.workers(), len(counts), 1, func(w, lo, hi int) {
+	env.parallel(len(counts), 1, func(w, lo, hi int) {
 		var s uint64
 		for i, c := range counts[lo:hi] {
 			if c < 0 || uint64(c) > math.MaxInt64 {
@@ -107,7 +107,7 @@ func runEnds[T Integer](env Env, counts []T, ends []int64) (int64, error) {
 			return 0, errorf(ErrValue, "repeat counts add up past 2^63-1")
 		}
 	}
-	parallel(env.workers(), len(counts), 1, func(w, lo, hi int) {
+	env.parallel(len(counts), 1, func(w, lo, hi int) {
 		s := int64(sums[w])
 		for i, c := range counts[lo:hi] {
 			s += int64(c)
@@ -133,7 +133,7 @@ func repeatWords(env Env, a, out *pdarray.Array, ends []int64, count int) {
 // repeatRuns fills out with the runs of a: element i up to ends[i] (or, ends
 // nil, up to (i+1)*count). Each worker takes an equal share of out.
 func repeatRuns[W word](env Env, a, out []W, ends []int64, count int) {
-	parallel(env.workers(), len(out), chunk, func(_, lo, hi int) {
+	env.parallel(len(out), chunk, func(_, lo, hi int) {
 		var i int
 		if ends == nil {
 			i = lo / count

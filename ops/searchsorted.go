@@ -58,7 +58,7 @@ func SearchSorted(env Env, a, v *pdarray.Array, right bool, out *pdarray.Array) 
 func searchSorted[T Number](env Env, a, v []T, right bool, out []int64) {
 	// less orders NaN after every number (and not before another NaN).
 	less := func(x, y T) bool { return x < y || (x == x && y != y) }
-	parallel(env.workers(), len(v), chunk, func(_, lo, hi int) {
+	env.parallel(len(v), chunk, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x := v[i]
 			l, h := 0, len(a)

@@ -68,7 +68,7 @@ func orderStats[T Number, W int64 | uint64 | float64](env Env, a *pdarray.Array,
 		nans := 0
 		if isFloatT[T]() {
 			counts := make([]int, numWorkers(env.workers(), len(x)))
-			parallel(env.workers(), len(x), 1, func(w, lo, hi int) {
+			env.parallel(len(x), 1, func(w, lo, hi int) {
 				c := 0
 				for _, v := range x[lo:hi] {
 					if v != v {
@@ -256,7 +256,7 @@ func bracketPass[T Number](env Env, x []T, lo, hi T, room []T, capacity int) (be
 		over             bool
 	}
 	parts := make([]part, nw)
-	parallel(env.workers(), len(x), 1, func(w, a, b int) {
+	env.parallel(len(x), 1, func(w, a, b int) {
 		p := &parts[w]
 		mine := room[w*capacity : (w+1)*capacity]
 		got, below, numbers := 0, 0, 0

@@ -60,7 +60,7 @@ func floatKey[T Float](v T) uint64 {
 }
 
 func fillKeys[T Number](env Env, x []T, init []int64, keys []uint64, key func(T) uint64) {
-	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+	env.parallel(len(keys), chunk, func(_, lo, hi int) {
 		k := keys[lo:hi]
 		if init == nil {
 			xs := x[lo:hi]
@@ -80,7 +80,7 @@ func fillKeys[T Number](env Env, x []T, init []int64, keys []uint64, key func(T)
 func keyRange(env Env, keys []uint64) (uint64, uint) {
 	nw := numWorkers(env.workers(), len(keys))
 	los, his := make([]uint64, nw), make([]uint64, nw)
-	parallel(env.workers(), len(keys), 1, func(w, lo, hi int) {
+	env.parallel(len(keys), 1, func(w, lo, hi int) {
 		mn, mx := keys[lo], keys[lo]
 		for _, k := range keys[lo:hi] {
 			mn = min(mn, k)
@@ -110,8 +110,8 @@ func radixSort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbi
 		for w := range hist {
 			hist[w] = [nb]int{}
 		}
-		parallel(env.workers(), n, 1, func(w, lo, hi int) {
-			countDigits(keys[lo:hi], base, shift, &hist[w])
+		env.parallel(n, 1, func(w, lo, hi int) {
+			env.chunks(lo, hi, func(lo, hi int) { countDigits(keys[lo:hi], base, shift, &hist[w]) })
 		})
 		// Offsets digit-major, worker-minor: stable.
 		sum, skip := 0, false
@@ -128,17 +128,19 @@ func radixSort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbi
 		if skip {
 			continue // every key has the same digit here
 		}
-		parallel(env.workers(), n, 1, func(w, lo, hi int) {
+		env.parallel(n, 1, func(w, lo, hi int) {
 			h := &hist[w]
-			if idx == nil {
-				for _, k := range keys[lo:hi] {
-					d := ((k - base) >> shift) & (nb - 1)
-					kTmp[h[d]] = k
-					h[d]++
+			env.chunks(lo, hi, func(lo, hi int) {
+				if idx == nil {
+					for _, k := range keys[lo:hi] {
+						d := ((k - base) >> shift) & (nb - 1)
+						kTmp[h[d]] = k
+						h[d]++
+					}
+					return
 				}
-				return
-			}
-			scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, h)
+				scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, h)
+			})
 		})
 		keys, kTmp = kTmp, keys
 		idx, iTmp = iTmp, idx
@@ -209,8 +211,8 @@ func radixSortMSD(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, 
 	shift := nbits - radixBits
 	nw := numWorkers(env.workers(), n)
 	hist := make([][nb]int, nw)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		countDigits(keys[lo:hi], base, shift, &hist[w])
+	env.parallel(n, 1, func(w, lo, hi int) {
+		env.chunks(lo, hi, func(lo, hi int) { countDigits(keys[lo:hi], base, shift, &hist[w]) })
 	})
 	var bucket [nb + 1]int
 	sum := 0
@@ -223,8 +225,8 @@ func radixSortMSD(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, 
 		}
 	}
 	bucket[nb] = n
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
-		scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, &hist[w])
+	env.parallel(n, 1, func(w, lo, hi int) {
+		env.chunks(lo, hi, func(lo, hi int) { scatterPairs(keys[lo:hi], idx[lo:hi], kTmp, iTmp, base, shift, &hist[w]) })
 	})
 	// Buckets sorted in place in kTmp/iTmp, keys/idx their scratch.
 	var next atomic.Int32
@@ -235,6 +237,7 @@ func radixSortMSD(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, 
 			if d >= nb {
 				return
 			}
+			env.check()
 			lo, hi := bucket[d], bucket[d+1]
 			if hi-lo < 2 {
 				continue
@@ -312,7 +315,7 @@ func argsortKeys(env Env, a *pdarray.Array, init []int64, out *pdarray.Array) (s
 	keys, kTmp := pdarray.BytesAs[uint64](kb), pdarray.BytesAs[uint64](k2)
 	idx, iTmp := pdarray.View[int64](out), pdarray.BytesAs[int64](i2)
 	keysOf(env, a, init, keys)
-	parallel(env.workers(), n, chunk, func(_, lo, hi int) {
+	env.parallel(n, chunk, func(_, lo, hi int) {
 		if init != nil {
 			copy(idx[lo:hi], init[lo:hi])
 			return
@@ -331,7 +334,7 @@ func argsortKeys(env Env, a *pdarray.Array, init []int64, out *pdarray.Array) (s
 	}
 	sk, si := radixSort(env, keys, kTmp, idx, iTmp, base, nbits)
 	if &si[0] != &idx[0] {
-		parallel(env.workers(), n, chunk, func(_, lo, hi int) { copy(idx[lo:hi], si[lo:hi]) })
+		env.parallel(n, chunk, func(_, lo, hi int) { copy(idx[lo:hi], si[lo:hi]) })
 	}
 	return sorted{keys: sk, release: release}, nil
 }
@@ -421,7 +424,7 @@ func keysBack(env Env, keys []uint64, out *pdarray.Array) {
 	if Kind(od) == 'i' {
 		flip = 1 << 63
 	}
-	parallel(env.workers(), len(keys), chunk, func(_, lo, hi int) {
+	env.parallel(len(keys), chunk, func(_, lo, hi int) {
 		buf := alignedBuf(chunk * 8)
 		os := od.Size()
 		for c := lo; c < hi; c += chunk {
@@ -495,7 +498,7 @@ func Unique(env Env, a *pdarray.Array, counts, inverse bool) (UniqueResult, erro
 	if inverse {
 		inv = pdarray.View[int64](res.Inverse)
 	}
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+	env.parallel(n, 1, func(w, lo, hi int) {
 		g := base[w] - 1
 		for i := lo; i < hi; i++ {
 			if i == 0 || keys[i] != keys[i-1] {
@@ -586,7 +589,7 @@ func uniqueRuns[T Number](env Env, s []T, d pdarray.DType, counts bool) (UniqueR
 		c = pdarray.View[int64](res.Counts)
 	}
 	vals := pdarray.BytesAs[T](res.Values.Bytes())
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+	env.parallel(n, 1, func(w, lo, hi int) {
 		g := base[w] - 1
 		for i := lo; i < hi; i++ {
 			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
@@ -617,7 +620,7 @@ func sameOrNaN[T Number](x, y T) bool { return x == y || x != x && y != y }
 func runBases[T Number](env Env, s []T) []int {
 	n := len(s)
 	base := make([]int, numWorkers(env.workers(), n)+1)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+	env.parallel(n, 1, func(w, lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
 			if i == 0 || !sameOrNaN(s[i], s[i-1]) {
@@ -676,7 +679,7 @@ func In1d(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array) error {
 		flip = 1
 	}
 	src := ArrayOperand(a)
-	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(a.Len(), chunk, func(_, lo, hi int) {
 		buf := alignedBuf(chunk * c.Size())
 		ka := make([]uint64, chunk)
 		for s := lo; s < hi; s += chunk {
@@ -776,7 +779,7 @@ func in1dMixedInts(env Env, a, b *pdarray.Array, invert bool, out *pdarray.Array
 	if invert {
 		flip = 1
 	}
-	parallel(env.workers(), a.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(a.Len(), chunk, func(_, lo, hi int) {
 		if aw.DType() == dI64 {
 			for i, v := range pdarray.View[int64](aw)[lo:hi] {
 				o[lo+i] = set.has(uint64(v))&b2u(v >= 0) ^ flip
@@ -955,7 +958,7 @@ func Histogram(env Env, a *pdarray.Array, bins int, hasRange bool, lo, hi float6
 	}
 	src := ArrayOperand(a)
 	nf := float64(bins)
-	parallel(env.workers(), a.Len(), chunk, func(w, l, h int) {
+	env.parallel(a.Len(), chunk, func(w, l, h int) {
 		cnt := parts[w]
 		buf := alignedBuf(chunk * 8)
 		for s := l; s < h; s += chunk {
@@ -1058,7 +1061,7 @@ func AdjacentEqual(env Env, s, mask *pdarray.Array) {
 }
 
 func adjEq[T Number](env Env, s []T, m []uint8) {
-	parallel(env.workers(), len(m), chunk, func(_, lo, hi int) {
+	env.parallel(len(m), chunk, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			m[i] = b2u(s[i] == s[i+1])
 		}

@@ -49,7 +49,7 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 	nw := numWorkers(env.workers(), n)
 	type counts struct{ neg, pos, zero, nan int }
 	cs := make([]counts, nw)
-	parallel(env.workers(), n, 1, func(wk, lo, hi int) {
+	env.parallel(n, 1, func(wk, lo, hi int) {
 		var c counts
 		for _, v := range x[lo:hi] {
 			switch {
@@ -85,7 +85,7 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 	}
 	// The keys, and their range (keyRange's, in the same pass).
 	los, his := make([]uint64, nw), make([]uint64, nw)
-	parallel(env.workers(), n, 1, func(wk, lo, hi int) {
+	env.parallel(n, 1, func(wk, lo, hi int) {
 		o := os[wk].key
 		mn, mx := uint64(math.MaxUint64), uint64(0)
 		for _, v := range x[lo:hi] {
@@ -112,7 +112,7 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 			copy(keys, tmp[:m]) // (out is written below)
 		}
 		// keys[:neg] are the negatives (keys below the sign bit), the rest positive.
-		parallel(env.workers(), m, chunk, func(_, lo, hi int) {
+		env.parallel(m, chunk, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				v := fromBits(fromOrderKey(B(keys[i]), w))
 				if i < tot.neg {
@@ -126,7 +126,7 @@ func sortFloatsInto[T float32 | float64, B floatBits](env Env, x, out []T, k1, k
 	if tot.zero+tot.nan == 0 {
 		return
 	}
-	parallel(env.workers(), n, 1, func(wk, lo, hi int) {
+	env.parallel(n, 1, func(wk, lo, hi int) {
 		o := os[wk]
 		for _, v := range x[lo:hi] {
 			switch {

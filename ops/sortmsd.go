@@ -68,13 +68,15 @@ func msdSortKeys(env Env, keys, tmp []uint64, base uint64, nbits uint) {
 	}
 	msdSorts.Add(1)
 	p := planMSD(env, keys, base, nbits)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+	env.parallel(n, 1, func(w, lo, hi int) {
 		at := p.pos[w]
-		for _, k := range keys[lo:hi] {
-			b := p.bucketOf[(k-base)>>p.shift]
-			tmp[at[b]] = k
-			at[b]++
-		}
+		env.chunks(lo, hi, func(lo, hi int) {
+			for _, k := range keys[lo:hi] {
+				b := p.bucketOf[(k-base)>>p.shift]
+				tmp[at[b]] = k
+				at[b]++
+			}
+		})
 	})
 	p.buckets(func(hs *msdScratch, lo, hi int) {
 		msdSort(tmp[lo:hi], keys[lo:hi], true, hs, 0)
@@ -87,14 +89,16 @@ func msdSortKeys(env Env, keys, tmp []uint64, base uint64, nbits uint) {
 func msdArgsort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nbits uint) {
 	msdSorts.Add(1)
 	p := planMSD(env, keys, base, nbits)
-	parallel(env.workers(), len(keys), 1, func(w, lo, hi int) {
+	env.parallel(len(keys), 1, func(w, lo, hi int) {
 		at := p.pos[w]
-		for i, k := range keys[lo:hi] {
-			b := p.bucketOf[(k-base)>>p.shift]
-			kTmp[at[b]] = k
-			iTmp[at[b]] = idx[lo+i]
-			at[b]++
-		}
+		env.chunks(lo, hi, func(lo, hi int) {
+			for i, k := range keys[lo:hi] {
+				b := p.bucketOf[(k-base)>>p.shift]
+				kTmp[at[b]] = k
+				iTmp[at[b]] = idx[lo+i]
+				at[b]++
+			}
+		})
 	})
 	p.buckets(func(hs *msdScratch, lo, hi int) {
 		msdSortPairs(kTmp[lo:hi], keys[lo:hi], iTmp[lo:hi], idx[lo:hi], true, hs, 0)
@@ -106,6 +110,7 @@ func msdArgsort(env Env, keys, kTmp []uint64, idx, iTmp []int64, base uint64, nb
 // (its share of the keys as parallel splits them), and where each bucket
 // starts.
 type msdPlan struct {
+	env      Env // (its Stop, checked before each bucket)
 	workers  int
 	shift    uint
 	bucketOf []uint16
@@ -115,17 +120,19 @@ type msdPlan struct {
 
 func planMSD(env Env, keys []uint64, base uint64, nbits uint) *msdPlan {
 	n := len(keys)
-	p := &msdPlan{workers: numWorkers(env.workers(), n)}
+	p := &msdPlan{env: env, workers: numWorkers(env.workers(), n)}
 	if nbits > msdPrefixBits {
 		p.shift = nbits - msdPrefixBits
 	}
 	np := 1 << min(nbits, msdPrefixBits)
 	hist := make([][]int, p.workers)
-	parallel(env.workers(), n, 1, func(w, lo, hi int) {
+	env.parallel(n, 1, func(w, lo, hi int) {
 		h := make([]int, np)
-		for _, k := range keys[lo:hi] {
-			h[(k-base)>>p.shift]++
-		}
+		env.chunks(lo, hi, func(lo, hi int) {
+			for _, k := range keys[lo:hi] {
+				h[(k-base)>>p.shift]++
+			}
+		})
 		hist[w] = h
 	})
 	// Prefixes in order fill buckets of about target keys; a prefix heavier
@@ -190,6 +197,7 @@ func (p *msdPlan) buckets(sort func(hs *msdScratch, lo, hi int)) {
 			if i >= int64(len(order)) {
 				return
 			}
+			p.env.check()
 			b := order[i]
 			sort(hs, p.start[b], p.start[b+1])
 		}

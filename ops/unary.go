@@ -192,7 +192,7 @@ func Unary(env Env, op string, a, out *pdarray.Array) error {
 	od, ls, os := out.DType(), lo.Size(), out.DType().Size()
 	dst := out.Bytes()
 	src := ArrayOperand(a)
-	parallel(env.workers(), a.Len(), chunk, func(_, l, h int) {
+	env.parallel(a.Len(), chunk, func(_, l, h int) {
 		var bufA, bufO []byte
 		if a.DType() != in {
 			bufA = alignedBuf(chunk * in.Size())
@@ -518,7 +518,7 @@ func Where(env Env, cond *pdarray.Array, a, b Operand, out *pdarray.Array) error
 	sa, sb := ScalarBytes(a.Sc, od), ScalarBytes(b.Sc, od)
 	sz := od.Size()
 	c, dst := cond.Bytes(), out.Bytes()
-	parallel(env.workers(), out.Len(), chunk, func(_, lo, hi int) {
+	env.parallel(out.Len(), chunk, func(_, lo, hi int) {
 		bufA, bufB := alignedBuf(chunk*sz), alignedBuf(chunk*sz)
 		if a.Arr == nil {
 			repeat(bufA, sa)

@@ -76,7 +76,17 @@ var UninitAllocs atomic.Uint64
 // Builder made of it is dropped at once, so no string ever sees the bytes
 // change. Were Grow ever to zero, this would only be slower (a test checks).
 // Byte 0 is zero (written through the Builder).
-func UninitBytes(n int) []byte {
+func UninitBytes(n int) []byte { return uninitBytesUntil(n, nil) }
+
+// AllocUninitUntil is AllocUninit whose pre-faulting of a large buffer
+// stops early once stop returns true (a cancelled request's allocation:
+// faulting in 400 MB takes a few hundred ms on a small VM); the array is
+// valid either way.
+func AllocUninitUntil(d DType, n int, stop func() bool) (*Array, error) {
+	return alloc(d, n, func(nb int) []byte { return uninitBytesUntil(nb, stop) })
+}
+
+func uninitBytesUntil(n int, stop func() bool) []byte {
 	if n < uninitMin {
 		return AlignedBytes(n)
 	}
@@ -88,7 +98,7 @@ func UninitBytes(n int) []byte {
 		return AlignedBytes(n)
 	}
 	UninitAllocs.Add(1)
-	adviseHugePages(b)
+	adviseHugePagesUntil(b, stop)
 	return b
 }
 

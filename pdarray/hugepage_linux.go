@@ -33,7 +33,13 @@ var ResidentPages atomic.Uint64
 // defrag in "madvise" mode that made the kernel compact memory
 // synchronously, and measured allocations of 256 MiB stalled for 0.6–0.9 s.
 // Errors are ignored: this is an optimisation only.
-func adviseHugePages(b []byte) {
+func adviseHugePages(b []byte) { adviseHugePagesUntil(b, nil) }
+
+// adviseHugePagesUntil is adviseHugePages that stops pre-faulting, between
+// pieces of populatePiece bytes, once stop (when not nil) says so: the
+// pages left are faulted in as they are written, if ever (a cancelled
+// request's buffer is dropped unwritten).
+func adviseHugePagesUntil(b []byte, stop func() bool) {
 	if len(b) < 2*hugePage {
 		return
 	}
@@ -45,7 +51,7 @@ func adviseHugePages(b []byte) {
 	}
 	nw := min(runtime.GOMAXPROCS(0), int((hi-lo)/populatePiece))
 	if nw <= 1 {
-		populateMissing(b[lo-start : hi-start])
+		populateUntil(b[lo-start:hi-start], stop)
 		return
 	}
 	ParallelPopulates.Add(1)
@@ -56,10 +62,22 @@ func adviseHugePages(b []byte) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			populateMissing(b[a-start : e-start])
+			populateUntil(b[a-start:e-start], stop)
 		}()
 	}
 	wg.Wait()
+}
+
+// populateUntil is populateMissing in pieces of populatePiece (page-aligned
+// as p is), stopping before a piece once stop says so.
+func populateUntil(p []byte, stop func() bool) {
+	if stop == nil {
+		populateMissing(p)
+		return
+	}
+	for off := 0; off < len(p) && !stop(); off += populatePiece {
+		populateMissing(p[off:min(len(p), off+populatePiece)])
+	}
 }
 
 // populateMissing pre-faults the pages of p (page-aligned) that are not

@@ -3,3 +3,5 @@
 package pdarray
 
 func adviseHugePages(b []byte) {}
+
+func adviseHugePagesUntil(b []byte, stop func() bool) {}

@@ -232,7 +232,7 @@ func (s *Server) cmdToCSV(r *request) (*response, error) {
 	if len(delim) != 1 || delim == "\n" || delim == "\r" || delim == `"` {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "to_csv: the column delimiter must be one byte other than a quote or a line end, got %q", delim)
 	}
-	o, env := s.opEnv("to_csv")
+	o, env := s.opEnv(r.stop, "to_csv")
 	defer o.done()
 	cols := make([]csvio.Column, len(names))
 	rows := -1

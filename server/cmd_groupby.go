@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -86,7 +87,7 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 		return nil, err
 	}
 	defer release()
-	o, env := s.opEnv("groupby of %v", names)
+	o, env := s.opEnv(r.stop, "groupby of %v", names)
 	defer o.done()
 	known := make([]*ops.KeyStats, len(keys))
 	writes := make([]uint64, len(keys))
@@ -152,8 +153,8 @@ func (s *Server) cmdGroupBy(r *request) (*response, error) {
 
 // groupOp opens an op env for a command over a grouping's ids (checked
 // against ngroups); done gives both back.
-func (s *Server) groupOp(idsName string, ngroups int, format string, args ...any) (*opEnv, ops.Env, *pdarray.Array, func(), error) {
-	o, env := s.opEnv(format, args...)
+func (s *Server) groupOp(stop *par.Stop, idsName string, ngroups int, format string, args ...any) (*opEnv, ops.Env, *pdarray.Array, func(), error) {
+	o, env := s.opEnv(stop, format, args...)
 	ids, rel, err := s.groupIDsArg(env, idsName, ngroups)
 	if err != nil {
 		o.done()
@@ -209,9 +210,9 @@ func (s *Server) cmdGroupAgg(r *request) (*response, error) {
 		if valsName != "" {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "give values (one array for every op) or columns (one per op), not both")
 		}
-		return s.groupAggColumns(idsName, ng, opList, colNames, ddof)
+		return s.groupAggColumns(r.stop, idsName, ng, opList, colNames, ddof)
 	}
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_agg %v", opList)
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_agg %v", opList)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +313,7 @@ func (p *aggPlan) keep(o *opEnv, outs [][]*pdarray.Array) ([]any, error) {
 // groupAggColumns answers groupby_agg with columns: op i of array
 // columns[i] ("" for size). Ops on one array share its passes; distinct
 // arrays run side by side (ops.GroupAggColumns).
-func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []string, ddof float64) (*response, error) {
+func (s *Server) groupAggColumns(stop *par.Stop, idsName string, ng int, opList, colNames []string, ddof float64) (*response, error) {
 	p, err := planAggColumns(opList, colNames)
 	if err != nil {
 		return nil, err
@@ -323,7 +324,7 @@ func (s *Server) groupAggColumns(idsName string, ng int, opList, colNames []stri
 	}
 	defer release()
 	cols, names := p.cols, p.names
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_agg %v of %d arrays", opList, len(names))
+	o, env, ids, done, err := s.groupOp(stop, idsName, ng, "groupby_agg %v of %d arrays", opList, len(names))
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +350,7 @@ func (s *Server) cmdGroupSegments(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_segments")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_segments")
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +381,7 @@ func (s *Server) cmdGroupHead(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_head")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_head")
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +420,7 @@ func (s *Server) cmdGroupSample(r *request) (*response, error) {
 		return nil, err
 	}
 	defer rel()
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_sample")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_sample")
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +467,7 @@ func (s *Server) cmdGroupUnique(r *request) (*response, error) {
 		return nil, err
 	}
 	defer rel()
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_unique of %v", names)
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_unique of %v", names)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +513,7 @@ func (s *Server) cmdGroupBroadcast(r *request) (*response, error) {
 		return nil, err
 	}
 	defer relv()
-	o, env, ids, done, err := s.groupOp(idsName, vals.Len(), "groupby_broadcast")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, vals.Len(), "groupby_broadcast")
 	if err != nil {
 		return nil, err
 	}
@@ -552,7 +553,7 @@ func (s *Server) cmdGroupScan(r *request) (*response, error) {
 		defer relv()
 		vals, vdt = v, v.DType()
 	}
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_scan %s", op)
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_scan %s", op)
 	if err != nil {
 		return nil, err
 	}
@@ -603,7 +604,7 @@ func (s *Server) cmdGroupTopK(r *request) (*response, error) {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "key array '%s' has %d elements but the group-by has %d groups; pass the grouping's unique keys", keyNames[i], kv.Len(), ng)
 		}
 	}
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_topk")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_topk")
 	if err != nil {
 		return nil, err
 	}
@@ -650,7 +651,7 @@ func (s *Server) cmdGroupCorr(r *request) (*response, error) {
 		return nil, err
 	}
 	defer relxy()
-	o, env, ids, done, err := s.groupOp(idsName, ng, "groupby_corr")
+	o, env, ids, done, err := s.groupOp(r.stop, idsName, ng, "groupby_corr")
 	if err != nil {
 		return nil, err
 	}

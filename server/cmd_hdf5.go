@@ -527,7 +527,7 @@ func (s *Server) cmdToHDF(r *request) (*response, error) {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "to_hdf: dataset name %q is given twice", c)
 		}
 	}
-	o, env := s.opEnv("to_hdf")
+	o, env := s.opEnv(r.stop, "to_hdf")
 	defer o.done()
 	type col struct {
 		arr *pdarray.Array

@@ -261,7 +261,9 @@ type planReader interface {
 
 // storeRead reserves and allocates every output of a plan, runs it and
 // stores the results under fresh names: all of them, or none.
-func (s *Server) storeRead(what string, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any) (*response, error) {
+// A cancel (stop) ends the read with nothing stored; once the read is done
+// it no longer can.
+func (s *Server) storeRead(what string, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any, stop *par.Stop) (*response, error) {
 	for _, pc := range cols {
 		if err := arrowio.CheckFill(fill, pc.DType); err != nil {
 			return nil, ioErr(err)
@@ -313,7 +315,13 @@ func (s *Server) storeRead(what string, cols []arrowio.PlanColumn, plan planRead
 	}
 	decodeStart := time.Now()
 	rep, err := plan.Read(dst, masks, s.cfg.Workers)
+	if err == nil && !stop.Disarm() {
+		err = stop.Err()
+	}
 	if err != nil {
+		if _, ok := par.AsCanceled(err); ok {
+			return nil, err
+		}
 		return nil, ioErr(err)
 	}
 	decode := time.Since(decodeStart)
@@ -434,19 +442,20 @@ func (s *Server) cmdReadParquet(r *request) (*response, error) {
 	if stringsAs == "strings" {
 		sr = rawStrings{plan}
 	}
-	return s.storeReadAll(what, sr, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files})
+	plan.Stop = r.stop // a cancel stops the read between column chunks
+	return s.storeReadAll(what, sr, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": files}, r.stop)
 }
 
 // storeReadAll reads a plan's string columns, then the others, and
 // stores them all: the strings first, into arrays not yet stored, so a
 // failure of either read stores nothing.
-func (s *Server) storeReadAll(what string, sr stringReader, strCols []arrowio.StringColumn, rows int, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any) (*response, error) {
+func (s *Server) storeReadAll(what string, sr stringReader, strCols []arrowio.StringColumn, rows int, cols []arrowio.PlanColumn, plan planReader, fill any, start time.Time, extra map[string]any, stop *par.Stop) (*response, error) {
 	strs, err := s.readStringColumns(what, sr, strCols)
 	if err != nil {
 		return nil, err
 	}
 	defer strs.release()
-	resp, err := s.storeRead(what, cols, plan, fill, start, extra)
+	resp, err := s.storeRead(what, cols, plan, fill, start, extra, stop)
 	if err != nil {
 		return nil, err
 	}
@@ -709,7 +718,7 @@ func (s *Server) cmdReadArrow(r *request) (*response, error) {
 		}
 		held += extra
 	}
-	return s.storeReadAll("read_arrow of "+rel, plan, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}})
+	return s.storeReadAll("read_arrow of "+rel, plan, plan.Strings, plan.Rows, plan.Columns, plan, policy.Fill, start, map[string]any{"files": []string{rel}}, nil)
 }
 
 // writeColumnsArgs reads names (stored arrays) and columns (their names in

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/arktos-dev/arktos/internal/par"
 	"github.com/arktos-dev/arktos/ops"
 	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
@@ -28,14 +29,22 @@ type opEnv struct {
 	what string
 	mu   sync.Mutex
 	live map[*pdarray.Array]int64
+	stop *par.Stop
 }
 
-func (s *Server) opEnv(format string, args ...any) (*opEnv, ops.Env) {
-	o := &opEnv{s: s, what: fmt.Sprintf(format, args...), live: map[*pdarray.Array]int64{}}
-	return o, ops.Env{Workers: s.cfg.Workers, Alloc: o.alloc, Free: o.free}
+// stop is the request's cancellation (nil: none): the kernels check it,
+// and keep disarms it before the first result is stored.
+func (s *Server) opEnv(stop *par.Stop, format string, args ...any) (*opEnv, ops.Env) {
+	o := &opEnv{s: s, what: fmt.Sprintf(format, args...), live: map[*pdarray.Array]int64{}, stop: stop}
+	return o, ops.Env{Workers: s.cfg.Workers, Alloc: o.alloc, Free: o.free, Stop: stop}
 }
 
 func (o *opEnv) alloc(d pdarray.DType, n int) (*pdarray.Array, error) {
+	// A cancelled request allocates no more (faulting in a large buffer
+	// takes as long as a pass over it): the kernel returns this error.
+	if err := o.stop.Err(); err != nil {
+		return nil, err
+	}
 	nb, err := d.NBytes(uint64(max(n, 0)))
 	if err != nil || n < 0 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "%s: %d %v elements is too large", o.what, n, d)
@@ -47,10 +56,18 @@ func (o *opEnv) alloc(d pdarray.DType, n int) (*pdarray.Array, error) {
 	// contract), so a pooled buffer of a deleted array will do: it is
 	// already faulted in, which for 10^8 elements saves more time than the
 	// kernel takes.
-	a, err := o.s.store.allocMayBeDirty(d, n)
+	var stopped func() bool
+	if o.stop != nil {
+		stopped = o.stop.Stopped
+	}
+	a, err := o.s.store.allocMayBeDirtyUntil(d, n, stopped)
 	if err != nil {
 		o.s.store.release(int64(nb))
 		return nil, transfer.Errorf(transfer.ArgumentValue, "%v", err)
+	}
+	if err := o.stop.Err(); err != nil {
+		o.s.store.release(int64(nb)) // (the buffer, unwritten, goes to the garbage collector)
+		return nil, err
 	}
 	o.mu.Lock()
 	o.live[a] = int64(nb)
@@ -71,6 +88,9 @@ func (o *opEnv) free(a *pdarray.Array) {
 
 // keep stores a (allocated by this env) under a fresh name and describes it.
 func (o *opEnv) keep(a *pdarray.Array) (map[string]any, error) {
+	if !o.stop.Disarm() {
+		return nil, o.stop.Err() // cancelled before anything was stored: store nothing
+	}
 	name, err := o.s.store.put("", a)
 	if err != nil {
 		return nil, err
@@ -199,7 +219,7 @@ func (s *Server) cmdBinop(r *request) (*response, error) {
 	if err != nil {
 		return nil, opErr(err)
 	}
-	o, env := s.opEnv("binop '%s'", op)
+	o, env := s.opEnv(r.stop, "binop '%s'", op)
 	defer o.done()
 	if outName != "" {
 		out, err := s.inPlaceTarget(outName, n, rd, "binop '"+op+"'")
@@ -264,7 +284,7 @@ func (s *Server) cmdClip(r *request) (*response, error) {
 	if err != nil {
 		return nil, opErr(err)
 	}
-	o, env := s.opEnv("clip")
+	o, env := s.opEnv(r.stop, "clip")
 	defer o.done()
 	out, err := env.Alloc(rd, n)
 	if err != nil {
@@ -308,7 +328,7 @@ func (s *Server) cmdUnop(r *request) (*response, error) {
 	if err != nil {
 		return nil, opErr(err)
 	}
-	o, env := s.opEnv("unop '%s' of '%s'", op, name)
+	o, env := s.opEnv(r.stop, "unop '%s' of '%s'", op, name)
 	defer o.done()
 	if outName != "" {
 		out, err := s.inPlaceTarget(outName, x.Len(), rd, "unop '"+op+"'")
@@ -341,7 +361,7 @@ func (s *Server) cmdAstype(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("astype of '%s'", name)
+	o, env := s.opEnv(r.stop, "astype of '%s'", name)
 	defer o.done()
 	out, err := env.Alloc(d, x.Len())
 	if err != nil {
@@ -376,7 +396,7 @@ func (s *Server) cmdWhere(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("where")
+	o, env := s.opEnv(r.stop, "where")
 	defer o.done()
 	out, err := env.Alloc(ops.ResolveWhere(x, y), n)
 	if err != nil {
@@ -400,7 +420,7 @@ func (s *Server) cmdReduce(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("reduce '%s' of '%s'", op, name)
+	o, env := s.opEnv(r.stop, "reduce '%s' of '%s'", op, name)
 	defer o.done()
 	v, d, err := ops.Reduce(env, op, x, ddof)
 	if err != nil {
@@ -430,7 +450,7 @@ func (s *Server) cmdOrderStats(r *request) (*response, error) {
 		}
 		ranks[i] = int(v)
 	}
-	o, env := s.opEnv("order_stats of '%s'", name)
+	o, env := s.opEnv(r.stop, "order_stats of '%s'", name)
 	defer o.done()
 	values, nans, err := ops.OrderStats(env, x, ranks)
 	if err != nil {
@@ -451,7 +471,7 @@ func (s *Server) cmdScan(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("scan '%s' of '%s'", op, name)
+	o, env := s.opEnv(r.stop, "scan '%s' of '%s'", op, name)
 	defer o.done()
 	out, err := env.Alloc(ops.AccDType(x.DType()), x.Len())
 	if err != nil {
@@ -481,7 +501,7 @@ func (s *Server) cmdFull(r *request) (*response, error) {
 		return nil, err
 	}
 	sc, _ := ops.ScalarOf(v)
-	o, env := s.opEnv("full")
+	o, env := s.opEnv(r.stop, "full")
 	defer o.done()
 	out, err := env.Alloc(d, n)
 	if err != nil {
@@ -511,7 +531,7 @@ func (s *Server) cmdArange(r *request) (*response, error) {
 	if err != nil {
 		return nil, opErr(err)
 	}
-	o, env := s.opEnv("arange")
+	o, env := s.opEnv(r.stop, "arange")
 	defer o.done()
 	out, err := env.Alloc(d, n)
 	if err != nil {
@@ -530,7 +550,7 @@ func (s *Server) cmdLinspace(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("linspace")
+	o, env := s.opEnv(r.stop, "linspace")
 	defer o.done()
 	out, err := env.Alloc(pdarray.Float64, n)
 	if err != nil {
@@ -572,7 +592,7 @@ func (s *Server) cmdRandom(r *request) (*response, error) {
 	if err := a.Done(); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("random %s", dist)
+	o, env := s.opEnv(r.stop, "random %s", dist)
 	defer o.done()
 	var lo, hi ops.Scalar
 	if dist == "randint" {
@@ -714,7 +734,7 @@ func (s *Server) cmdConcatenate(r *request) (*response, error) {
 	for _, x := range arrs {
 		n += x.Len()
 	}
-	o, env := s.opEnv("concatenate")
+	o, env := s.opEnv(r.stop, "concatenate")
 	defer o.done()
 	out, err := env.Alloc(ops.ResolveConcat(arrs), n)
 	if err != nil {
@@ -770,7 +790,7 @@ func (s *Server) cmdSlice(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("slice of '%s'", name)
+	o, env := s.opEnv(r.stop, "slice of '%s'", name)
 	defer o.done()
 	out, err := env.Alloc(x.DType(), n)
 	if err != nil {
@@ -819,7 +839,7 @@ func (s *Server) cmdTake(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("gather from '%s'", name)
+	o, env := s.opEnv(r.stop, "gather from '%s'", name)
 	defer o.done()
 	if err := ops.CheckIndices(env, idx, x.Len()); err != nil {
 		return nil, opErr(err)
@@ -846,7 +866,7 @@ func (s *Server) cmdCompress(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("compress of '%s'", name)
+	o, env := s.opEnv(r.stop, "compress of '%s'", name)
 	defer o.done()
 	out, err := s.compressed(env, x, m)
 	if err != nil {
@@ -908,7 +928,7 @@ func (s *Server) cmdCompressMany(r *request) (*response, error) {
 			return nil, transfer.Errorf(transfer.IndexOutOfRange, "array '%s' has %d elements but mask '%s' has %d; every array must have the mask's length", names[i], x.Len(), maskName, m.Len())
 		}
 	}
-	o, env := s.opEnv("compress_many by '%s'", maskName)
+	o, env := s.opEnv(r.stop, "compress_many by '%s'", maskName)
 	defer o.done()
 	offs := ops.MaskOffsets(env, m)
 	n := offs[len(offs)-1]
@@ -955,7 +975,7 @@ func (s *Server) cmdTakeMany(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("take_many by '%s'", idxName)
+	o, env := s.opEnv(r.stop, "take_many by '%s'", idxName)
 	defer o.done()
 	if err := ops.CheckIndices(env, idx, xs[0].Len()); err != nil {
 		return nil, opErr(err)
@@ -986,7 +1006,7 @@ func (s *Server) cmdLookup(r *request) (*response, error) {
 		return nil, err
 	}
 	defer release()
-	o, env := s.opEnv("lookup of '%s' in '%s'", keysName, tableName)
+	o, env := s.opEnv(r.stop, "lookup of '%s' in '%s'", keysName, tableName)
 	defer o.done()
 	out, err := env.Alloc(pdarray.Int64, xs[0].Len())
 	if err != nil {
@@ -1065,7 +1085,7 @@ func (s *Server) cmdRepeat(r *request) (*response, error) {
 			return nil, err
 		}
 	}
-	o, env := s.opEnv("repeat of '%s'", name)
+	o, env := s.opEnv(r.stop, "repeat of '%s'", name)
 	defer o.done()
 	out, err := ops.Repeat(env, x, counts, count)
 	if err != nil {
@@ -1087,7 +1107,7 @@ func (s *Server) cmdSetitem(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("setitem of '%s'", name)
+	o, env := s.opEnv(r.stop, "setitem of '%s'", name)
 	defer o.done()
 	if value.Arr == x {
 		// a[...] = a: numpy reads all values before writing; so do we.
@@ -1176,7 +1196,7 @@ func (s *Server) sortCmd(r *request, what string, outType func(pdarray.DType) pd
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv(what+" of '%s'", name)
+	o, env := s.opEnv(r.stop, what+" of '%s'", name)
 	defer o.done()
 	out, err := env.Alloc(outType(x.DType()), x.Len())
 	if err != nil {
@@ -1203,7 +1223,7 @@ func (s *Server) cmdCoargsort(r *request) (*response, error) {
 	if _, err := operandLen("coargsort", asOperands(arrs)...); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("coargsort")
+	o, env := s.opEnv(r.stop, "coargsort")
 	defer o.done()
 	out, err := env.Alloc(pdarray.Int64, arrs[0].Len())
 	if err != nil {
@@ -1235,7 +1255,7 @@ func (s *Server) cmdUnique(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("unique of '%s'", name)
+	o, env := s.opEnv(r.stop, "unique of '%s'", name)
 	defer o.done()
 	res, err := ops.Unique(env, x, counts, inverse)
 	if err != nil {
@@ -1269,7 +1289,7 @@ func (s *Server) cmdSearchSorted(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("searchsorted")
+	o, env := s.opEnv(r.stop, "searchsorted")
 	defer o.done()
 	out, err := env.Alloc(pdarray.Int64, arrs[1].Len())
 	if err != nil {
@@ -1292,7 +1312,7 @@ func (s *Server) cmdIn1d(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("in1d")
+	o, env := s.opEnv(r.stop, "in1d")
 	defer o.done()
 	out, err := env.Alloc(pdarray.Bool, arrs[0].Len())
 	if err != nil {
@@ -1318,7 +1338,7 @@ func (s *Server) cmdSetop(r *request) (*response, error) {
 		return nil, err
 	}
 	x, y := arrs[0], arrs[1]
-	o, env := s.opEnv("%s", op)
+	o, env := s.opEnv(r.stop, "%s", op)
 	defer o.done()
 	c := ops.Promote(x.DType(), y.DType())
 	// uniqueFree is unique(v)'s values; v is freed when it is scratch.
@@ -1426,7 +1446,7 @@ func (s *Server) cmdHistogram(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("histogram of '%s'", name)
+	o, env := s.opEnv(r.stop, "histogram of '%s'", name)
 	defer o.done()
 	res, err := ops.Histogram(env, x, bins, hasRange, lo, hi)
 	if err != nil {

@@ -178,7 +178,7 @@ func (s *Server) withStrs(r *request, what string, more func(a *transfer.Args), 
 	if err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("%s of strings [%s, %s]", what, names[0], names[1])
+	o, env := s.opEnv(r.stop, "%s of strings [%s, %s]", what, names[0], names[1])
 	defer o.done()
 	x, rel, err := s.acquireStrs(env, "a", names)
 	if err != nil {
@@ -318,7 +318,7 @@ func (s *Server) cmdStrConcat(r *request) (*response, error) {
 	if len(names)%2 != 0 || len(names) == 0 {
 		return nil, transfer.Errorf(transfer.ArgumentValue, "str_concat: 'parts' must list string arrays as offsets, bytes, offsets, bytes, …; got %d names", len(names))
 	}
-	o, env := s.opEnv("str_concat")
+	o, env := s.opEnv(r.stop, "str_concat")
 	defer o.done()
 	parts := make([]strs.Strs, len(names)/2)
 	for i := range parts {
@@ -508,7 +508,7 @@ func (s *Server) cmdStrFormat(r *request) (*response, error) {
 		return nil, err
 	}
 	defer rel()
-	o, env := s.opEnv("str of '%s'", name)
+	o, env := s.opEnv(r.stop, "str of '%s'", name)
 	defer o.done()
 	out, err := strs.Format(env, x)
 	if err != nil {
@@ -566,7 +566,7 @@ func (s *Server) cmdStrRandom(r *request) (*response, error) {
 	if _, err := s.store.mulWithin(int64(size), perString, "random strings"); err != nil {
 		return nil, err
 	}
-	o, env := s.opEnv("random strings")
+	o, env := s.opEnv(r.stop, "random strings")
 	defer o.done()
 	var out strs.Arrays
 	var err error

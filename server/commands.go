@@ -121,6 +121,7 @@ func commandTable() map[string]command {
 		"rename":       {run: (*Server).cmdRename, inline: true, writes: []string{"name", "new_name"}, lane: true, dist: distEvery},
 		"mem_used":     {run: (*Server).cmdMemUsed, inline: true, lane: true, dist: distEvery},
 		"stats":        {run: (*Server).cmdStats, inline: true, lane: true, whileRestoring: true, dist: distEvery},
+		"cancel":       {run: (*Server).cmdCancel, inline: true, whileRestoring: true, dist: distEvery},
 		"shutdown":     {run: (*Server).cmdShutdown, whileRestoring: true, dist: distEvery},
 		"open_stream":  {run: (*Server).cmdOpenStream, dist: distLocal},
 		"close_stream": {run: (*Server).cmdCloseStream, dist: distLocal},

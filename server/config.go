@@ -44,6 +44,9 @@ type Config struct {
 	// request before it blocks (transfer.SpinReader; 0:
 	// transfer.DefaultLaneSpin, negative: no polling).
 	LaneSpin time.Duration
+	// MaxRequestTime cancels a request that runs longer (cancel.go), as a
+	// client's cancel would; 0: no limit.
+	MaxRequestTime time.Duration
 	// NoSIMD turns the AVX-512 kernels off for the process (ops.SetSIMD):
 	// every operation takes its plain loop, with the same answers.
 	NoSIMD bool

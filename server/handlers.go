@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -27,6 +28,9 @@ type request struct {
 	payload [][]byte
 	peer    []byte // the client's ZeroMQ routing id: bulk streams belong to one peer
 	held    *held  // the bulk streams this request took (takeStream)
+	// stop cancels the request (cancel.go); nil for inline commands and in
+	// tests that call dispatch, and disarmed for in-place writes.
+	stop *par.Stop
 }
 
 // response is what a handler returns: the result map and payload frames,
@@ -330,13 +334,40 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 		s.log.Error(what, "cmd", req.Cmd, "panic", p, "stack", string(stack))
 		s.dropHeld(h)
 	}
+	// A request that may take a while can be cancelled (cancel.go): its
+	// Stop reaches the kernels through the request and its opEnv.
+	var stop *par.Stop
+	if cmd, ok := commands[req.Cmd]; ok && !cmd.inline {
+		stop = s.cancels.begin(peer, req.ID, req.Cmd, s.cfg.MaxRequestTime)
+		defer s.cancels.end(peer, req.ID, stop)
+		if writesGiven(cmd, req.Args) && !stop.Disarm() {
+			c, _ := par.AsCanceled(stop.Err())
+			s.stats.Canceled.Add(1)
+			return nil, canceledErr(c, req.Cmd) // cancelled while it waited: nothing ran
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
+			if c, ok := par.AsCanceled(p); ok {
+				s.stats.Canceled.Add(1)
+				s.dropHeld(h)
+				resp, err = nil, canceledErr(c, req.Cmd)
+				return
+			}
 			recovered("panic in request handler", p)
 			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 		}
 	}()
-	resp, err = s.dispatch(req, payload, peer, h)
+	if err := stop.Err(); err != nil { // cancelled while it waited for a worker
+		c, _ := par.AsCanceled(err)
+		s.stats.Canceled.Add(1)
+		return nil, canceledErr(c, req.Cmd)
+	}
+	resp, err = s.dispatchStop(req, payload, peer, h, stop)
+	if c, ok := par.AsCanceled(err); ok && err != nil {
+		s.stats.Canceled.Add(1)
+		return nil, canceledErr(c, req.Cmd) // (a pipeline's stage that caught the unwinding)
+	}
 	if err == nil && resp.after != nil {
 		after := resp.after
 		resp.after = func() {
@@ -399,6 +430,11 @@ func (s *Server) encodeReply(reply *transfer.Reply, frames [][]byte) ([]byte, []
 }
 
 func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte, h *held) (*response, error) {
+	return s.dispatchStop(req, payload, peer, h, nil)
+}
+
+// dispatchStop is dispatch of a request that stop may cancel (nil: none).
+func (s *Server) dispatchStop(req *transfer.Request, payload [][]byte, peer []byte, h *held, stop *par.Stop) (*response, error) {
 	if req.V != transfer.Version {
 		return nil, transfer.Errorf(transfer.UnsupportedVersion, "protocol version %d is not supported; this server (%s) speaks version %d: upgrade the client", req.V, Version, transfer.Version)
 	}
@@ -426,7 +462,7 @@ func (s *Server) dispatch(req *transfer.Request, payload [][]byte, peer []byte, 
 	if !cmd.payload && len(payload) > 0 {
 		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
 	}
-	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer, held: h})
+	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer, held: h, stop: stop})
 }
 
 func (s *Server) cmdGetConfig(r *request) (*response, error) {
@@ -435,14 +471,17 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 	}
 	cfg := map[string]any{
 		"protocol_version": transfer.Version,
-		"server_version":   Version,
-		"max_frame_size":   s.cfg.FrameSize,
-		"max_memory":       s.cfg.MaxMemory,
-		"workers":          s.cfg.Workers,
-		"auth":             s.cfg.Auth,
-		"dtypes":           pdarray.DTypeNames(),
-		"lane_payload":     true, // uploads and downloads in frames over a request lane (lane.go)
-		"simd":             simdMode(),
+		// This connection's ZeroMQ routing id: another socket names it in
+		// cancel's "peer" (a client's cancel from another thread).
+		"peer":           hex.EncodeToString(r.peer),
+		"server_version": Version,
+		"max_frame_size": s.cfg.FrameSize,
+		"max_memory":     s.cfg.MaxMemory,
+		"workers":        s.cfg.Workers,
+		"auth":           s.cfg.Auth,
+		"dtypes":         pdarray.DTypeNames(),
+		"lane_payload":   true, // uploads and downloads in frames over a request lane (lane.go)
+		"simd":           simdMode(),
 	}
 	// frame_heap: bytes of freed ZeroMQ frames kept resident for the next
 	// message (zframe.TuneMalloc); 0 where glibc did not take the settings.
@@ -936,6 +975,8 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 	s.streams.mu.Unlock()
 	return &response{result: map[string]any{
 		"requests":                st.Requests.Load(),
+		"canceled":                st.Canceled.Load(), // requests cancelled before they stored anything
+		"running":                 s.cancels.count(),  // requests received and not answered yet (inline ones aside)
 		"errors":                  st.Errors.Load(),
 		"uploads":                 st.Uploads.Load(),
 		"downloads":               st.Downloads.Load(),

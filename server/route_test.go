@@ -159,6 +159,7 @@ func TestInlineCommandsSkipTheWorkers(t *testing.T) {
 		"delete":      {"names": []any{"nope"}, "missing_ok": true},
 		"rename":      {"name": "nope", "new_name": "other"},
 		"shm_release": {"segments": []any{uint64(99)}},
+		"cancel":      {"id": uint64(999)},
 	}
 	for i, name := range inline {
 		id := uint64(10 + i)
@@ -326,7 +327,7 @@ func TestCreatingCommandsClassified(t *testing.T) {
 		"reduce": true, "getitem": true, "setitem": true, "order_stats": true, "to_parquet": true, "to_csv": true,
 		"to_arrow_file": true, "save_all": true, "checkpoint": true, "shm_lease": true, "shm_release": true,
 		"to_hdf": true, "ls_hdf": true,
-		"str_check": true,
+		"str_check": true, "cancel": true,
 	}
 	for name, c := range commands {
 		if strings.HasPrefix(name, "test_") {

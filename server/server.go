@@ -64,6 +64,8 @@ type Server struct {
 	ckptMu    sync.Mutex
 	ckptLast  *savedSet
 	ckptCount atomic.Uint64
+	// cancels: the requests a client's cancel or a deadline may stop.
+	cancels cancels
 	// strs remembers string arrays already checked (cmd_strings.go).
 	strs strChecks
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
@@ -110,6 +112,7 @@ type Server struct {
 // that fast paths are taken.
 type Stats struct {
 	Requests     atomic.Uint64
+	Canceled     atomic.Uint64 // requests cancelled (cancel, Ctrl-C, --max-request-time) before they stored anything
 	GroupByFused atomic.Uint64 // groupby requests grouped and aggregated in one pass (ops.GroupByAgg)
 	// groupby_unique requests by ops.GroupUnique's path: a bitmap or a
 	// sort of packed keys, or a grouping (keys too wide to pack).

@@ -141,6 +141,12 @@ func (s *store) release(n int64) {
 // deleted array's data: only for callers that overwrite every byte (uploads).
 // The bytes must already be reserved.
 func (s *store) allocMayBeDirty(dt pdarray.DType, n int) (*pdarray.Array, error) {
+	return s.allocMayBeDirtyUntil(dt, n, nil)
+}
+
+// allocMayBeDirtyUntil is allocMayBeDirty whose pre-faulting of a new
+// buffer stops once stop says so (a cancelled request's).
+func (s *store) allocMayBeDirtyUntil(dt pdarray.DType, n int, stop func() bool) (*pdarray.Array, error) {
 	nbytes, err := dt.NBytes(uint64(n))
 	if err != nil {
 		return nil, err
@@ -149,7 +155,7 @@ func (s *store) allocMayBeDirty(dt pdarray.DType, n int) (*pdarray.Array, error)
 	buf := s.pool.get(nbytes)
 	s.mu.Unlock()
 	if buf == nil {
-		return pdarray.AllocUninit(dt, n)
+		return pdarray.AllocUninitUntil(dt, n, stop)
 	}
 	return pdarray.Wrap(dt, buf[:nbytes])
 }

@@ -30,6 +30,7 @@ const (
 	Overflow           Code = 19
 	Restoring          Code = 20
 	TooManyStreams     Code = 21
+	Canceled           Code = 22
 )
 
 var codeNames = map[Code]string{
@@ -55,6 +56,7 @@ var codeNames = map[Code]string{
 	Overflow:           "OVERFLOW",
 	Restoring:          "RESTORING",
 	TooManyStreams:     "TOO_MANY_STREAMS",
+	Canceled:           "CANCELED",
 }
 
 // String returns the registry name of c ("UNKNOWN_ARRAY").

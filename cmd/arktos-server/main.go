@@ -60,6 +60,7 @@ func run(args []string) error {
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
 	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
 	ckptEveryS := fs.String("checkpoint-interval", env("CHECKPOINT_INTERVAL", "0"), "with --checkpoint, also save it this often while any array changed, e.g. 5m; arrays unchanged since the last one are linked, not written again; 0: at shutdown and on request (ak.checkpoint()) only (env ARKTOS_CHECKPOINT_INTERVAL)")
+	maxReqS := fs.String("max-request-time", env("MAX_REQUEST_TIME", "0"), "cancel a request that runs longer than this, e.g. 10m (its client gets CANCELED; nothing is stored); 0: no limit (env ARKTOS_MAX_REQUEST_TIME)")
 	maxStreamsDef, err := strconv.Atoi(env("MAX_STREAMS", "0"))
 	if err != nil {
 		return fmt.Errorf("ARKTOS_MAX_STREAMS %q: use a whole number such as %d", env("MAX_STREAMS", ""), server.DefaultMaxStreams)
@@ -98,6 +99,14 @@ func run(args []string) error {
 		return fmt.Errorf("--checkpoint-interval %s needs --checkpoint DIR: the directory to save to", ckptEvery)
 	}
 	cfg.CheckpointInterval = ckptEvery
+	maxReq, err := time.ParseDuration(*maxReqS)
+	if *maxReqS == "0" {
+		maxReq, err = 0, nil
+	}
+	if err != nil || maxReq < 0 {
+		return fmt.Errorf("--max-request-time (ARKTOS_MAX_REQUEST_TIME) %q: use a duration such as 10m or 30s, or 0 for none", *maxReqS)
+	}
+	cfg.MaxRequestTime = maxReq
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {

@@ -6,10 +6,12 @@
 package par
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // Group is a sync.WaitGroup for goroutines started with Go. The zero value
@@ -133,4 +135,92 @@ func Procs() int {
 		return spare.base
 	}
 	return runtime.GOMAXPROCS(0)
+}
+
+// Stop is one request's cancellation, set by whoever cancels it (a client's
+// cancel, a deadline) and read by its work at block boundaries, where
+// Check unwinds the work with a *Canceled panic (the server answers it as
+// CANCELED; what the request had allocated is released by its handler's
+// deferred clean-up). Disarm marks the point after which the work must
+// finish: once a request begins to store its results, a cancel arriving
+// later does nothing, so a request is either cancelled with nothing stored
+// or completes. A nil *Stop never stops: kernels called without one (tests,
+// in-place writes) run to the end.
+type Stop struct {
+	state atomic.Int32 // stopArmed, stopCanceled or stopDisarmed
+	why   atomic.Pointer[string]
+}
+
+const (
+	stopArmed int32 = iota
+	stopCanceled
+	stopDisarmed
+)
+
+// Canceled is what Check panics with, and the error a cancelled request
+// ends with: Why says who cancelled it.
+type Canceled struct{ Why string }
+
+func (c *Canceled) Error() string { return "canceled: " + c.Why }
+
+// Cancel stops the work at its next check, saying why; it reports whether
+// it did (false: already cancelled, disarmed, or s is nil).
+func (s *Stop) Cancel(why string) bool {
+	if s == nil {
+		return false
+	}
+	s.why.Store(&why)
+	return s.state.CompareAndSwap(stopArmed, stopCanceled)
+}
+
+// Disarm makes later Cancels do nothing; it reports false when the work
+// was cancelled first (it must then stop, storing nothing).
+func (s *Stop) Disarm() bool {
+	if s == nil {
+		return true
+	}
+	return s.state.CompareAndSwap(stopArmed, stopDisarmed) || s.state.Load() == stopDisarmed
+}
+
+// Stopped says whether the work was cancelled (one atomic load).
+func (s *Stop) Stopped() bool { return s != nil && s.state.Load() == stopCanceled }
+
+// Err is the *Canceled of a cancelled Stop, else nil.
+func (s *Stop) Err() error {
+	if !s.Stopped() {
+		return nil
+	}
+	why := "canceled"
+	if p := s.why.Load(); p != nil {
+		why = *p
+	}
+	return &Canceled{Why: why}
+}
+
+// Check unwinds the work with a *Canceled panic when it was cancelled.
+func (s *Stop) Check() {
+	if s.Stopped() {
+		panic(s.Err())
+	}
+}
+
+// AsCanceled finds the *Canceled in a recovered panic value or an error
+// (a worker's, carried as a *Panic).
+func AsCanceled(v any) (*Canceled, bool) {
+	for {
+		switch x := v.(type) {
+		case *Canceled:
+			return x, true
+		case *Panic:
+			v = x.Value
+		default:
+			if err, ok := v.(error); ok {
+				var c *Canceled
+				if errors.As(err, &c) {
+					return c, true
+				}
+			}
+			return nil, false
+		}
+	}
 }

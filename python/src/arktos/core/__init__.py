@@ -7,10 +7,10 @@ register what it builds (core._default.use_connection_class).
 from . import _errors
 from ._bufpool import set_download_pool
 from ._config import config
+from ._default import cancel, disconnect, get_config, get_mem_used, info, list_arrays, mem_info, shutdown
 from ._default import (
     connect as connect,  # (not in __all__: ak.connect is arktos.numpy's, typed as making ak.Connection)
 )
-from ._default import disconnect, get_config, get_mem_used, info, list_arrays, mem_info, shutdown
 from ._dtypes import DTYPES
 from ._errors import *  # noqa: F403 -- the exception classes
 from ._server import Server as Server  # (not in __all__: ak.Server is arktos.numpy's)
@@ -21,7 +21,7 @@ from ._session import Session as Session  # (the same)
 from ._transport import ConnectionLostError
 
 __all__ = [
-    "DEFAULT_URL", "DTYPES", "ConnectionLostError", "config",
+    "DEFAULT_URL", "DTYPES", "ConnectionLostError", "cancel", "config",
     "disconnect", "find_server_binary", "get_config", "get_mem_used", "info", "list_arrays", "mem_info",
     "set_download_pool", "shutdown",
 ]

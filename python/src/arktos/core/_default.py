@@ -139,6 +139,24 @@ def disconnect() -> None:
         _default = None
 
 
+def cancel() -> str | None:
+    """Stop the request the default connection is waiting for, from another
+    thread: the server stops its work at the next block boundary, stores
+    nothing and frees what it had allocated, and the waiting call raises
+    CanceledError. Ctrl-C in the waiting thread does the same by itself.
+
+    Returns "canceled", "finishing" (it was already storing its results, or
+    writes an array in place: it completes), "unknown" (it had just
+    finished), or None when nothing is waiting.
+
+    >>> ak.cancel() is None      # nothing running on this connection
+    True
+    """
+    if _default is None or _default.closed:
+        return None
+    return _default.cancel()
+
+
 def shutdown() -> None:
     """Stop the server of the default connection and close that connection.
 

@@ -38,6 +38,7 @@ __all__ = [
     "OutOfMemoryError",
     "PayloadLengthError",
     "RestoringError",
+    "CanceledError",
     "ShuttingDownError",
     "TooManyStreamsError",
     "UnknownArrayError",
@@ -78,6 +79,7 @@ REGISTRY: tuple[ErrorSpec, ...] = (
     ErrorSpec(19, "OVERFLOW", "OverflowError", "a Python integer does not fit the dtype an operation converts it to (numpy 2 raises OverflowError)"),
     ErrorSpec(20, "RESTORING", "ConnectionError", "the server is restoring its --checkpoint at start-up; requests other than get_config, stats and shutdown run once it has (clients wait for it when they connect)"),
     ErrorSpec(21, "TOO_MANY_STREAMS", "ConnectionError", "the server holds --max-streams bulk streams and request lanes; clients fall back to ZeroMQ and try again later"),
+    ErrorSpec(22, "CANCELED", "TimeoutError", "the request was cancelled (a client's cancel or Ctrl-C, or --max-request-time) before it stored anything; every stored array is as it was"),
 )
 
 _SPEC_BY_NAME: dict[str, ErrorSpec] = {spec.name: spec for spec in REGISTRY}
@@ -257,3 +259,10 @@ class TooManyStreamsError(ArktosError, ConnectionError):
     """TOO_MANY_STREAMS: the server holds --max-streams streams and lanes."""
 
     registry_name = "TOO_MANY_STREAMS"
+
+
+class CanceledError(ArktosError, TimeoutError):
+    """CANCELED: the request was cancelled (ak.cancel(), Ctrl-C, or the server's
+    --max-request-time) before it stored anything; stored arrays are as they were."""
+
+    registry_name = "CANCELED"

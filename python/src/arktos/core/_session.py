@@ -413,6 +413,8 @@ class Session:
         # their replies are looked for before each request (_read_late), so
         # a session that then uses only its lane still frees what they made.
         self._zmq_owed: set[int] = set()
+        # The id of the request whose reply this session waits for (cancel()).
+        self._running: int | None = None
         _malloc.tune()  # before the first socket starts libzmq's I/O thread
         if heartbeat is not None and not (isinstance(heartbeat, (int, float)) and heartbeat >= 0):
             raise ValueError(f"heartbeat must be a number of seconds >= 0 (0: no heartbeats), got {heartbeat!r}")
@@ -701,6 +703,7 @@ class Session:
                             lane.owed = req_id
                             self._abandoned[req_id] = (cmd, args)
                             raise
+                    self._running = req_id
                     return self._lane_roundtrip(lane, req_id, cmd, args, timeout, place)
         if cmd == "download" and "stream" not in args:
             # Frames the link carries well within a heartbeat.
@@ -736,6 +739,7 @@ class Session:
             self._zmq_owed.add(req_id)
             raise
         sent = time.monotonic()
+        self._running = req_id  # what cancel() from another thread stops
         # The first wait lasts at most POLL_INTERVAL and needs nothing else;
         # the deadline clock and the progress bar (Waiting) are set up only
         # for a reply that takes longer, so a small request pays for neither.
@@ -801,10 +805,62 @@ class Session:
             self._zmq_owed.add(req_id)
             while len(self._abandoned) > 1000:  # a server that never answers
                 self._abandoned.pop(next(iter(self._abandoned)))
+            self._send_cancel(req_id)  # Ctrl-C or a timeout: the server stops the work too
             raise
         finally:
+            self._running = None
             if waiting is not None:
                 waiting.close()
+
+    def _send_cancel(self, req_id: int) -> None:
+        """Ask the server to stop request req_id, which this session gave up
+        on (Ctrl-C, a timeout), without waiting: the cancel's reply, and the
+        request's own (CANCELED, or its result when it was already storing
+        it, whose arrays are then freed), are read as late replies. The
+        server stops the work at its next block boundary, storing nothing."""
+        if "cancel" not in self._commands:
+            return  # a server from before cancel: the work runs to its end
+        cancel_id = next(self._ids)
+        try:
+            self._socket.send(encode_request(cancel_id, self._token, "cancel", {"id": req_id}),
+                              zmq.NOBLOCK)
+        except zmq.ZMQError:
+            return  # the connection is going: so is the request's reply
+        self._abandoned[cancel_id] = ("cancel", {})
+        self._zmq_owed.add(cancel_id)
+
+    def cancel(self) -> str | None:
+        """Stop the request this session is waiting for, from another thread
+        (the waiting thread then gets CanceledError), on a socket of its own.
+
+        Returns the server's word on it: "canceled" (it stops at its next
+        block boundary, storing nothing, and everything allocated for it is
+        freed), "finishing" (it was already storing its results, or writes
+        an array in place, and completes), "unknown" (it had just finished),
+        or None when the session waits for nothing. Ctrl-C in the waiting
+        thread does the same by itself.
+
+        >>> threading.Timer(1.0, conn.cancel).start()
+        >>> conn.argsort(big)        # raises CanceledError after a second
+        """
+        req_id = self._running
+        if req_id is None:
+            return None
+        peer = self.config.get("peer")
+        if "cancel" not in self._commands or not isinstance(peer, str):
+            raise RuntimeError(f"the server at {self.url} cannot cancel requests (it is older than "
+                               "the cancel command): let the request finish, or restart the server")
+        sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
+        try:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(self.url)
+            sock.send(encode_request(1, self._token, "cancel", {"id": req_id, "peer": peer}))
+            if not sock.poll(5000):
+                raise TimeoutError(f"no reply from {self.url} to cancel within 5 s; {_SERVER_HINT}")
+            state = parse_reply(decode_header(sock.recv_multipart()[0])).result.get("state")
+            return str(state) if state is not None else None
+        finally:
+            sock.close()
 
     def _read_late(self) -> None:
         """Read, without waiting, the replies already come on the ZeroMQ
@@ -944,8 +1000,10 @@ class Session:
                 self._abandoned[req_id] = (cmd, args)
                 while len(self._abandoned) > 1000:
                     self._abandoned.pop(next(iter(self._abandoned)))
+            self._send_cancel(req_id)  # (on ZeroMQ: the lane is the request's until it answers)
             raise
         finally:
+            self._running = None
             if waiting is not None:
                 waiting.close()
 
