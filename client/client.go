@@ -64,8 +64,11 @@ type Client struct {
 	streamRetry   retryAfter         // open_stream refused with TOO_MANY_STREAMS: frames until then
 	ready         bool               // Dial's get_config went through (no lane before)
 	// Requests given up on, and arrays their late replies made (late.go).
-	abandoned      map[uint64]abandonedReq
-	pendingDeletes []string
+	abandoned map[uint64]abandonedReq
+	// encrypted: dialled with a server key (CurveZMQ); handshakeFailed: the
+	// monitor saw the handshake fail (a key or mechanism that does not match).
+	encrypted, handshakeFailed bool
+	pendingDeletes             []string
 	// refs: payload frames sent without a copy that libzmq may still hold
 	// (sendParts); guarded by mu.
 	refs []*zframe.Refs
@@ -143,6 +146,7 @@ type options struct {
 	stripes       *int           // WithStripes; nil: DefaultStripes
 	laneSpin      *time.Duration // WithLaneSpin; nil: transfer.DefaultLaneSpin
 	heartbeat     *time.Duration // WithHeartbeat; nil: DefaultHeartbeat
+	serverKey     string         // WithServerKey; "": $ARKTOS_SERVER_KEY, else none
 }
 
 // Option configures Dial.
@@ -150,6 +154,13 @@ type Option func(*options)
 
 // WithToken sets the access token (it wins over the URL and the environment).
 func WithToken(token string) Option { return func(o *options) { o.token = token } }
+
+// WithServerKey is the public CURVE key of a server that encrypts its
+// socket (CurveZMQ; a server on an address other hosts can reach, by
+// default): the 40 Z85 characters it printed at start and wrote to its
+// ~/.arktos/server_key.pub. Without it, $ARKTOS_SERVER_KEY. The client makes
+// a throwaway key pair of its own for the connection.
+func WithServerKey(key string) Option { return func(o *options) { o.serverKey = key } }
 
 // defaultFrameHeap is how much freed ZeroMQ message memory a client process
 // keeps resident for its next message unless ARKTOS_FRAME_HEAP says
@@ -244,6 +255,14 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("client: socket: %w", err)
 	}
 	sock.SetLinger(0)
+	serverKey := o.serverKey
+	if serverKey == "" {
+		serverKey = os.Getenv("ARKTOS_SERVER_KEY")
+	}
+	if err := useCurve(sock, serverKey); err != nil {
+		sock.Close()
+		return nil, err
+	}
 	heartbeat := DefaultHeartbeat
 	if o.heartbeat != nil {
 		if heartbeat = *o.heartbeat; heartbeat < 0 {
@@ -252,7 +271,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 		}
 	}
 	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane, stripes: stripesOpt(o.stripes),
-		laneSpin: laneSpin, heartbeat: heartbeat}
+		laneSpin: laneSpin, heartbeat: heartbeat, encrypted: serverKey != ""}
 	if err := c.watchConnection(heartbeat); err != nil {
 		c.closeSockets()
 		return nil, err
@@ -836,4 +855,32 @@ func asString(v any) string {
 func asInt(v any) int64 {
 	i, _ := transfer.AsInt(v)
 	return i
+}
+
+// useCurve makes sock a CurveZMQ client of the server whose public key is
+// serverKey ("": none), with a throwaway key pair (before Connect).
+func useCurve(sock *zmq.Socket, serverKey string) error {
+	if serverKey == "" {
+		return nil
+	}
+	if len(serverKey) != 40 {
+		return fmt.Errorf("client: the server key must be 40 Z85 characters (a CURVE public key, printed by the server at start), got %d", len(serverKey))
+	}
+	if !zmq.HasCurve() {
+		return errors.New("client: a server key needs libzmq with CURVE (libsodium); this one has none: install Debian's libzmq5")
+	}
+	pub, secret, err := zmq.NewCurveKeypair()
+	if err != nil {
+		return fmt.Errorf("client: make a CURVE key pair: %w", err)
+	}
+	if err := sock.SetCurveServerkey(serverKey); err != nil {
+		return fmt.Errorf("client: set ZMQ_CURVE_SERVERKEY: %w", err)
+	}
+	if err := sock.SetCurvePublickey(pub); err != nil {
+		return fmt.Errorf("client: set ZMQ_CURVE_PUBLICKEY: %w", err)
+	}
+	if err := sock.SetCurveSecretkey(secret); err != nil {
+		return fmt.Errorf("client: set ZMQ_CURVE_SECRETKEY: %w", err)
+	}
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 	"golang.org/x/sys/unix"
+
+	"github.com/arktos-dev/arktos/transfer"
 )
 
 // A request sent over ZeroMQ waits for its reply on a DEALER socket that
@@ -104,7 +106,7 @@ func (c *Client) watchConnection(heartbeat time.Duration) error {
 		}
 	}
 	addr := fmt.Sprintf("inproc://arktos-client-monitor-%d", monitorSeq.Add(1))
-	if err := c.sock.Monitor(addr, zmq.EVENT_DISCONNECTED); err != nil {
+	if err := c.sock.Monitor(addr, zmq.EVENT_DISCONNECTED|zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH); err != nil {
 		return fmt.Errorf("client: monitor: %w", err)
 	}
 	mon, err := zmq.NewSocket(zmq.PAIR)
@@ -154,6 +156,9 @@ func (c *Client) monitorDropped() bool {
 			return gone
 		}
 		gone = gone || ev == zmq.EVENT_DISCONNECTED
+		if ev&(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH) != 0 {
+			c.handshakeFailed = true // a CURVE key or mechanism the server does not share
+		}
 	}
 }
 
@@ -168,6 +173,14 @@ var connectionsLost atomic.Uint64
 func ConnectionsLost() uint64 { return connectionsLost.Load() }
 
 func (c *Client) lostError(cmd string) error {
+	if c.handshakeFailed {
+		// ZeroMQ retries a failed handshake for ever, quietly: say why.
+		why := "the server encrypts its socket (CurveZMQ) and this client has no server key: pass client.WithServerKey (the key the server printed at start, in its ~/.arktos/server_key.pub) or set ARKTOS_SERVER_KEY"
+		if c.encrypted {
+			why = "the server key given is not this server's (read it again from the server's log or its ~/.arktos/server_key.pub), or the server does not encrypt its socket (--encrypt off: dial without a server key)"
+		}
+		return transfer.Errorf(transfer.AuthFailed, "the ZeroMQ handshake with %s failed: %s", c.url, why)
+	}
 	connectionsLost.Add(1)
 	why := "the server stopped, crashed or restarted"
 	if c.heartbeat > 0 {

@@ -23,8 +23,14 @@ type Config struct {
 	Token     string // required token; "" with Auth generates one
 	Auth      bool   // require a token even on a loopback address
 	TokenFile string // where a generated token is written
-	Workers   int    // request-handling goroutines (and kernel width)
-	FrameSize int    // largest payload frame accepted and sent
+	// Encrypt is EncryptAuto (""), EncryptOn or EncryptOff: CurveZMQ on the
+	// ZeroMQ socket (curve.go); auto turns it on for an address other
+	// hosts can reach. ServerKeyFile holds the server's secret key
+	// (default ~/.arktos/server_key; the public key goes to <file>.pub).
+	Encrypt       string
+	ServerKeyFile string
+	Workers       int // request-handling goroutines (and kernel width)
+	FrameSize     int // largest payload frame accepted and sent
 	// StreamPort is the TCP port of bulk streams (0: any free port, -1: no
 	// streams; then arrays travel in ZeroMQ frames only).
 	StreamPort int
@@ -150,6 +156,19 @@ func (c *Config) validate() error {
 	}
 	if !IsLocalAddr(c.Addr) {
 		c.Auth = true
+	}
+	switch c.Encrypt {
+	case "", EncryptAuto:
+		c.Encrypt = EncryptOff
+		if !IsLocalAddr(c.Addr) {
+			c.Encrypt = EncryptOn
+		}
+	case EncryptOn, EncryptOff:
+	default:
+		return fmt.Errorf("server: --encrypt must be auto, on or off, got %q", c.Encrypt)
+	}
+	if c.Encrypt == EncryptOn {
+		c.StreamPort = -1 // streams and lanes are plain TCP: not yet encrypted (curve.go)
 	}
 	if c.Token != "" {
 		c.Auth = true

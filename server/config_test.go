@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestIsLocalAddr(t *testing.T) {
 	cases := map[string]bool{
@@ -19,5 +22,33 @@ func TestNonLoopbackRequiresToken(t *testing.T) {
 	c := Config{Addr: "tcp://0.0.0.0:5555"}
 	if err := c.validate(); err != nil || !c.Auth {
 		t.Fatalf("auth %v err %v: a non-loopback bind must require a token", c.Auth, err)
+	}
+}
+
+// TestEncryptModes: auto encrypts an address other hosts can reach (and
+// then offers no plain-TCP streams), not a loopback one; on and off are
+// taken as given; anything else is refused naming the choices.
+func TestEncryptModes(t *testing.T) {
+	for _, tc := range []struct {
+		addr, mode, want string
+		streams          bool
+	}{
+		{"tcp://0.0.0.0:5555", "", EncryptOn, false},
+		{"tcp://0.0.0.0:5555", EncryptAuto, EncryptOn, false},
+		{"tcp://127.0.0.1:5555", "", EncryptOff, true},
+		{"tcp://127.0.0.1:5555", EncryptOn, EncryptOn, false},
+		{"tcp://0.0.0.0:5555", EncryptOff, EncryptOff, true},
+	} {
+		c := Config{Addr: tc.addr, Encrypt: tc.mode}
+		if err := c.validate(); err != nil {
+			t.Fatal(err)
+		}
+		if c.Encrypt != tc.want || (c.StreamPort != -1) != tc.streams {
+			t.Errorf("%s --encrypt %q: %s, stream port %d", tc.addr, tc.mode, c.Encrypt, c.StreamPort)
+		}
+	}
+	c := Config{Addr: "tcp://127.0.0.1:5555", Encrypt: "yes"}
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "auto, on or off") {
+		t.Fatalf("--encrypt yes: %v", err)
 	}
 }

@@ -482,6 +482,10 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		"dtypes":         pdarray.DTypeNames(),
 		"lane_payload":   true, // uploads and downloads in frames over a request lane (lane.go)
 		"simd":           simdMode(),
+		// "curve": the socket is encrypted with CurveZMQ and server_key is
+		// its public key (curve.go); "none": plain TCP or IPC.
+		"encryption": map[bool]string{true: "curve", false: "none"}[s.serverKey != ""],
+		"server_key": s.serverKey,
 	}
 	// frame_heap: bytes of freed ZeroMQ frames kept resident for the next
 	// message (zframe.TuneMalloc); 0 where glibc did not take the settings.

@@ -64,6 +64,9 @@ type Server struct {
 	ckptMu    sync.Mutex
 	ckptLast  *savedSet
 	ckptCount atomic.Uint64
+	// serverKey is the public CURVE key clients connect with ("": the
+	// socket is not encrypted).
+	serverKey string
 	// cancels: the requests a client's cancel or a deadline may stop.
 	cancels cancels
 	// strs remembers string arrays already checked (cmd_strings.go).
@@ -225,6 +228,20 @@ func New(cfg Config) (*Server, error) {
 	if err := s.router.SetHeartbeatTimeout(time.Hour); err != nil {
 		return fail(fmt.Errorf("server: set ZMQ_HEARTBEAT_TIMEOUT: %w", err))
 	}
+	if cfg.Encrypt == EncryptOn {
+		pub, secret, file, err := curveKeys(cfg.ServerKeyFile)
+		if err != nil {
+			return fail(err)
+		}
+		s.cfg.ServerKeyFile = file
+		if err := s.router.SetCurveServer(1); err != nil {
+			return fail(fmt.Errorf("server: set ZMQ_CURVE_SERVER: %w", err))
+		}
+		if err := s.router.SetCurveSecretkey(secret); err != nil {
+			return fail(fmt.Errorf("server: set ZMQ_CURVE_SECRETKEY: %w", err))
+		}
+		s.serverKey = pub
+	}
 	if err := s.router.Bind(cfg.Addr); err != nil {
 		return fail(fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there, or one still stopping? pick another --addr, or stop it)", cfg.Addr, err))
 	}
@@ -342,7 +359,10 @@ func (s *Server) Run(ctx context.Context) error {
 		close(restoreDone)
 	}
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
-		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version, "simd", simdMode())
+		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version, "simd", simdMode(), "encrypted", s.serverKey != "")
+	if s.serverKey != "" {
+		s.log.Info("the ZeroMQ socket is encrypted (CurveZMQ): clients connect with this server key (server_key=, ARKTOS_SERVER_KEY); bulk streams and request lanes are off", "server_key", s.serverKey, "key_file", s.cfg.ServerKeyFile+".pub")
+	}
 
 	// Replies from workers come through the PULL socket, so it is polled
 	// while any is due; otherwise the ROUTER alone is (zmq_poll asks every

@@ -60,6 +60,8 @@ func run(args []string) error {
 	dataDir := fs.String("data-dir", env("DATA_DIR", server.DefaultDataDir), "folder that client file paths (read_parquet, to_parquet, save_all, ...) resolve in; nothing outside it is reachable (env ARKTOS_DATA_DIR)")
 	checkpoint := fs.String("checkpoint", env("CHECKPOINT", ""), "save every array to this directory on clean shutdown and restore them at start (env ARKTOS_CHECKPOINT)")
 	ckptEveryS := fs.String("checkpoint-interval", env("CHECKPOINT_INTERVAL", "0"), "with --checkpoint, also save it this often while any array changed, e.g. 5m; arrays unchanged since the last one are linked, not written again; 0: at shutdown and on request (ak.checkpoint()) only (env ARKTOS_CHECKPOINT_INTERVAL)")
+	encrypt := fs.String("encrypt", env("ENCRYPT", "auto"), "CurveZMQ encryption of the ZeroMQ socket: auto (on for an address other hosts can reach), on, off (env ARKTOS_ENCRYPT)")
+	serverKeyFile := fs.String("server-key-file", env("SERVER_KEY_FILE", ""), "the server's CURVE secret key, made there on first start (mode 0600; the public key clients need goes to <file>.pub); default ~/.arktos/server_key (env ARKTOS_SERVER_KEY_FILE)")
 	maxReqS := fs.String("max-request-time", env("MAX_REQUEST_TIME", "0"), "cancel a request that runs longer than this, e.g. 10m (its client gets CANCELED; nothing is stored); 0: no limit (env ARKTOS_MAX_REQUEST_TIME)")
 	maxStreamsDef, err := strconv.Atoi(env("MAX_STREAMS", "0"))
 	if err != nil {
@@ -107,6 +109,7 @@ func run(args []string) error {
 		return fmt.Errorf("--max-request-time (ARKTOS_MAX_REQUEST_TIME) %q: use a duration such as 10m or 30s, or 0 for none", *maxReqS)
 	}
 	cfg.MaxRequestTime = maxReq
+	cfg.Encrypt, cfg.ServerKeyFile = *encrypt, *serverKeyFile
 	if *maxMem != "" {
 		n, err := server.ParseBytes(*maxMem)
 		if err != nil {

@@ -124,9 +124,13 @@ func Start(t testing.TB, flags ...string) *Server {
 func StartBinary(t testing.TB, bin string, flags ...string) *Server {
 	t.Helper()
 	url := fmt.Sprintf("tcp://127.0.0.1:%d", FreePort(t))
+	keyFile := "" // an encrypted server's: the probe needs its public key
 	for i, f := range flags[:max(len(flags)-1, 0)] {
-		if f == "--addr" {
+		switch f {
+		case "--addr":
 			url = flags[i+1] // the test's own (the last --addr wins)
+		case "--server-key-file":
+			keyFile = flags[i+1]
 		}
 	}
 	args := append([]string{"--addr", url, "--log-level", "warn"}, flags...)
@@ -157,7 +161,7 @@ func StartBinary(t testing.TB, bin string, flags ...string) *Server {
 			t.Logf("server log:\n%s", log.String())
 		}
 	})
-	if err := waitReady(url, 10*time.Second); err != nil {
+	if err := waitReady(url, keyFile, 10*time.Second); err != nil {
 		t.Fatalf("arktos-server %v did not come up: %v\n%s", args, err, log.String())
 	}
 	return s
@@ -176,7 +180,9 @@ func (s *Server) Wait(d time.Duration) (error, bool) {
 
 // waitReady polls until something accepts ZMTP connections at url: a raw
 // DEALER whose get_config request gets any reply (auth errors count).
-func waitReady(url string, limit time.Duration) error {
+// With keyFile (an encrypted server's --server-key-file) it waits for the
+// public key the server writes beside it and connects with CurveZMQ.
+func waitReady(url, keyFile string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	sock, err := zmq.NewSocket(zmq.DEALER)
@@ -185,6 +191,22 @@ func waitReady(url string, limit time.Duration) error {
 	}
 	defer sock.Close()
 	sock.SetLinger(0)
+	if keyFile != "" {
+		var key []byte
+		for key, err = os.ReadFile(keyFile + ".pub"); err != nil || len(bytes.TrimSpace(key)) != 40; key, err = os.ReadFile(keyFile + ".pub") {
+			if ctx.Err() != nil {
+				return fmt.Errorf("no server key in %s.pub: %w", keyFile, ctx.Err())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		pub, secret, err := zmq.NewCurveKeypair()
+		if err != nil {
+			return err
+		}
+		sock.SetCurveServerkey(string(bytes.TrimSpace(key)))
+		sock.SetCurvePublickey(pub)
+		sock.SetCurveSecretkey(secret)
+	}
 	if err := sock.Connect(url); err != nil {
 		return err
 	}

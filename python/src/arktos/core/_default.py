@@ -56,7 +56,7 @@ def current() -> Session | None:
 def connect(url: str | None = None, token: str | int | None = None,
             timeout: float | None = None, *, start_server: bool = False, server: str | None = None,
             port: int | None = None, connect_url: str | None = None,
-            access_token: str | None = None) -> Session:
+            access_token: str | None = None, server_key: str | None = None) -> Session:
     """Connect the default connection to an arktos-server and return it.
 
     `url` defaults to $ARKTOS_URL, else tcp://localhost:5555; for the token
@@ -67,6 +67,11 @@ def connect(url: str | None = None, token: str | int | None = None,
     Arkouda's forms work too: ``ak.connect("localhost", 5555)`` (a host and
     a port), ``server=``, ``port=``, ``connect_url=``, ``access_token=``, and
     ``timeout=0`` for no timeout.
+
+    ``server_key`` is the public key of a server that encrypts its socket
+    (CurveZMQ: a server on an address other hosts can reach, by default):
+    the 40 characters it printed at start, or the path of its
+    ``~/.arktos/server_key.pub``; $ARKTOS_SERVER_KEY otherwise.
 
     With ``start_server=True``, when nothing listens at the (loopback or
     ipc://) address, a local arktos-server is started there first (see
@@ -85,7 +90,7 @@ def connect(url: str | None = None, token: str | int | None = None,
         if _server_starter is None:
             raise RuntimeError("start_server=True needs arktos.core._server imported (import arktos does)")
         _server_starter(url, token)
-    conn = _connection_class(url, token=token, timeout=timeout)
+    conn = _connection_class(url, token=token, timeout=timeout, server_key=server_key)
     if _default is not None:
         _default.close()
     _default = conn

@@ -340,6 +340,43 @@ def _as_wire_array(x: ArrayLike) -> NDArray[Any]:
     return np.ascontiguousarray(arr, dtype=DTYPES[to_wire(arr.dtype)])
 
 
+#: The monitor events of a ZeroMQ handshake that failed (a CURVE key or
+#: mechanism that does not match the server's).
+_HANDSHAKE_FAILED = frozenset({zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                               zmq.EVENT_HANDSHAKE_FAILED_AUTH})
+
+
+def _server_key(given: str | None) -> str | None:
+    """The server's public CURVE key: given (the key, or the path of the
+    server's server_key.pub), else $ARKTOS_SERVER_KEY; None when neither."""
+    key = given if given is not None else os.environ.get("ARKTOS_SERVER_KEY")
+    if not key:
+        return None
+    if len(key) != 40 or os.sep in key and Path(key).expanduser().is_file():
+        path = Path(key).expanduser()
+        if not path.is_file():
+            raise ValueError(f"server_key must be the server's public key (40 Z85 characters, printed by the "
+                             f"server at start) or the path of its server_key.pub; {key!r} is neither")
+        key = path.read_text().strip()
+    if len(key) != 40:
+        raise ValueError(f"server_key must be 40 Z85 characters (a CURVE public key), got {len(key)}")
+    return key
+
+
+def _use_curve(sock: zmq.Socket[bytes], server_key: str | None) -> None:
+    """Make sock a CurveZMQ client of the server whose public key is
+    server_key, with a throwaway key pair of its own (before connect)."""
+    if server_key is None:
+        return
+    if not zmq.has("curve"):
+        raise RuntimeError("server_key needs libzmq with CURVE; this pyzmq's has none (pip install pyzmq "
+                           "brings one that has)")
+    public, secret = zmq.curve_keypair()
+    sock.curve_serverkey = server_key.encode()
+    sock.curve_publickey = public
+    sock.curve_secretkey = secret
+
+
 class Session:
     """The protocol half of ak.Connection: the ZeroMQ socket, its request
     lane and bulk streams, and the requests that make no arrays (info,
@@ -351,7 +388,10 @@ class Session:
                  timeout: float | None = None, transport: str = "auto",
                  stream_network: str | None = None, compression: str | None = None,
                  shm: bool = True, lane: bool = True, lane_spin: float | str | None = None,
-                 heartbeat: float | None = DEFAULT_HEARTBEAT, stripes: int = DEFAULT_STRIPES) -> None:
+                 heartbeat: float | None = DEFAULT_HEARTBEAT, stripes: int = DEFAULT_STRIPES,
+                 server_key: str | None = None) -> None:
+        self._server_key = _server_key(server_key)
+        self._handshake_failed = False
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if isinstance(stripes, bool) or not isinstance(stripes, int) or not 1 <= stripes <= MAX_STRIPES + 1:
@@ -423,6 +463,7 @@ class Session:
         self._link_rate = 0.0
         self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
+        _use_curve(self._socket, self._server_key)
         if self.heartbeat > 0:
             # Pings at a quarter of it; the server's libzmq I/O thread
             # answers them however long its handlers run (see _dropped).
@@ -456,7 +497,20 @@ class Session:
         plain sockets, which see the close themselves."""
         gone = False
         while cast(int, self._monitor.get(zmq.EVENTS)) & zmq.POLLIN:  # (no exception raised when none: cheaper)
-            gone = gone or recv_monitor_message(self._monitor)["event"] == zmq.EVENT_DISCONNECTED
+            event = recv_monitor_message(self._monitor)["event"]
+            gone = gone or event == zmq.EVENT_DISCONNECTED
+            self._handshake_failed = self._handshake_failed or event in _HANDSHAKE_FAILED
+        if self._handshake_failed:
+            # ZeroMQ retries a failed handshake for ever, quietly: say why now.
+            if self._server_key is None:
+                why = ("the server encrypts its socket (CurveZMQ) and this client has no server_key: pass "
+                       "server_key= (the key the server printed at start, or the path of its "
+                       "~/.arktos/server_key.pub) or set ARKTOS_SERVER_KEY")
+            else:
+                why = ("the server_key given is not this server's (read it again from the server's log or "
+                       "its ~/.arktos/server_key.pub), or the server does not encrypt its socket "
+                       "(--encrypt off: connect without server_key)")
+            raise AuthFailedError(f"the ZeroMQ handshake with {self.url} failed: {why}")
         if gone:
             self._zmq_owed.clear()  # their replies went with the connection
             self._drop_pending = True  # (for _roundtrip, whoever read the event)
@@ -489,7 +543,7 @@ class Session:
         except TimeoutError as err:
             raise TimeoutError(f"{err}; pass a longer timeout= to connect() to wait longer") from None
         except AuthFailedError as err:
-            if token_given:
+            if token_given or self._handshake_failed:
                 raise
             home_file = Path.home() / ".arktos" / "token"
             if not home_file.is_file():
@@ -853,6 +907,7 @@ class Session:
         sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         try:
             sock.setsockopt(zmq.LINGER, 0)
+            _use_curve(sock, self._server_key)
             sock.connect(self.url)
             sock.send(encode_request(1, self._token, "cancel", {"id": req_id, "peer": peer}))
             if not sock.poll(5000):

@@ -299,14 +299,15 @@ def _send_whole(sock: zmq.Socket[bytes], parts: list[Any]) -> None:
 
 
 def _monitor(sock: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
-    """A PAIR socket receiving sock's DISCONNECTED events. Its receive
+    """A PAIR socket receiving sock's DISCONNECTED and HANDSHAKE_FAILED events. Its receive
     queue has no limit: libzmq's sending side blocks (its I/O thread) when
     the queue is full, and events are tens of bytes, read at each request
     on ZeroMQ. (pyzmq's get_monitor_socket names the endpoint after the
     file descriptor, which the next socket may reuse before libzmq has
     reaped the last.)"""
     addr = f"inproc://arktos-monitor-{os.getpid()}-{next(_MONITOR_IDS)}"
-    sock.monitor(addr, zmq.EVENT_DISCONNECTED)
+    sock.monitor(addr, zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                 | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
     monitor: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.PAIR)
     monitor.setsockopt(zmq.LINGER, 0)
     monitor.setsockopt(zmq.RCVHWM, 0)

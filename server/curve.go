@@ -1,0 +1,74 @@
+package server
+
+// Encryption of the ZeroMQ socket (issue 50): CurveZMQ, libzmq's CURVE
+// mechanism (Curve25519 key agreement, XSalsa20-Poly1305 per message, from
+// libsodium). The server has a long-term key pair, kept in --server-key-file
+// (its secret, mode 0600) and beside it in <file>.pub (its public key, which
+// a client needs and nothing else); a client makes a throwaway pair of its
+// own per connection. The token still authenticates requests: CURVE keeps
+// it, and every request and array byte, from anyone on the path.
+//
+// This first slice encrypts the ZeroMQ socket only: with encryption on, the
+// server opens no bulk streams or request lanes (they are plain TCP until
+// they get TLS), so every byte goes over the encrypted socket.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+// Encryption modes of Config.Encrypt.
+const (
+	EncryptAuto = "auto" // on when the address is reachable from other hosts
+	EncryptOn   = "on"
+	EncryptOff  = "off"
+)
+
+// curveKeys loads the server's key pair from path, or makes one and writes
+// it there (secret, 0600) and to path+".pub" when the file does not exist;
+// file is the path used ("" gives ~/.arktos/server_key).
+func curveKeys(path string) (public, secret, file string, err error) {
+	if !zmq.HasCurve() {
+		return "", "", "", fmt.Errorf("server: encryption needs libzmq built with CURVE (libsodium); this one has none: install Debian's libzmq5 (or use the self-contained wheel's server), or start with --encrypt off on a trusted network")
+	}
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", "", fmt.Errorf("server: no home directory for the server key; pass --server-key-file: %w", err)
+		}
+		path = filepath.Join(home, ".arktos", "server_key")
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+			return "", "", "", fmt.Errorf("server: the server key %s can be read by others (mode %v): chmod 600 it, or delete it for a new one", path, st.Mode().Perm())
+		}
+		secret = strings.TrimSpace(string(b))
+		if len(secret) != 40 {
+			return "", "", "", fmt.Errorf("server: the server key %s holds %d characters, not a Z85 CURVE secret key of 40: delete it for a new one", path, len(secret))
+		}
+		if public, err = zmq.AuthCurvePublic(secret); err != nil || public == "" {
+			return "", "", "", fmt.Errorf("server: the server key %s is not a Z85 CURVE secret key (%v): delete it for a new one", path, err)
+		}
+	} else if os.IsNotExist(err) {
+		if public, secret, err = zmq.NewCurveKeypair(); err != nil {
+			return "", "", "", fmt.Errorf("server: make a CURVE key pair: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", "", "", fmt.Errorf("server: server key: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+			return "", "", "", fmt.Errorf("server: write the server key %s: %w", path, err)
+		}
+	} else {
+		return "", "", "", fmt.Errorf("server: read the server key %s: %w", path, err)
+	}
+	// The public half, for clients: rewritten each start (it follows from the secret).
+	if err := os.WriteFile(path+".pub", []byte(public+"\n"), 0o644); err != nil {
+		return "", "", "", fmt.Errorf("server: write the server's public key %s.pub: %w", path, err)
+	}
+	return public, secret, path, nil
+}
