@@ -176,3 +176,12 @@ def test_no_token_or_array_byte_in_clear(make_server: Callable[..., Any], encryp
     _traffic(seen.url, _key(key_file))
     assert len(seen.seen) > len(MARK) * 4096  # the array went through the relay
     assert TOKEN.encode() not in seen.seen and MARK not in seen.seen
+
+
+def test_ak_server_passes_its_key(tmp_path: Path) -> None:
+    key_file = tmp_path / "k" / "server_key"
+    with ak.Server(SERVER_BIN, args=["--encrypt", "on", "--server-key-file", str(key_file)]) as srv:
+        assert srv.server_key == _key(key_file)
+        conn = srv.connection()
+        assert conn.config["encryption"] == "curve"
+        conn.close()

@@ -235,6 +235,27 @@ class Server:
         except OSError:
             return ""
 
+    @property
+    def server_key(self) -> str | None:
+        """The public CURVE key of this server when it encrypts its socket
+        (started with ``args=["--encrypt", "on", ...]``), read from the
+        ``.pub`` file it wrote; None otherwise. connect() and connection()
+        pass it on.
+
+        >>> ak.Server(args=["--encrypt", "on"]).start().server_key  # doctest: +SKIP
+        'rq:A<@-6S#rvTy/rr*bb>!&6!?*dkX2XWt!p&IVF'
+        """
+        flags = self._flags
+        if "--encrypt" not in flags or flags[flags.index("--encrypt") + 1:][:1] != ["on"]:
+            return None
+        key_file = Path.home() / ".arktos" / "server_key"
+        if "--server-key-file" in flags and flags.index("--server-key-file") + 1 < len(flags):
+            key_file = Path(flags[flags.index("--server-key-file") + 1])
+        try:
+            return Path(str(key_file) + ".pub").read_text().strip() or None
+        except OSError:
+            return None
+
     def connect(self, **kwargs: Any) -> Session:
         """Make this server the default connection: ``ak.connect(self.url, ...)``.
 
@@ -247,6 +268,7 @@ class Server:
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
+        kwargs.setdefault("server_key", self.server_key)
         conn = _default.connect(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
@@ -259,6 +281,7 @@ class Server:
         if not self.running:
             self.start()
         kwargs.setdefault("token", self.token)
+        kwargs.setdefault("server_key", self.server_key)
         conn = _default.connection_class()(self.url, **kwargs)
         self._connections.append(weakref.ref(conn))
         return conn
