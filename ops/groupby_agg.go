@@ -403,6 +403,7 @@ func intColSums(env Env, gid []int32, ng int, cols []AggColumn, ints []int, nF i
 		var mag uint64
 		for {
 			t := int(next.Add(1)) - 1
+			env.check()
 			if t < nf {
 				fbin(t)
 				continue
@@ -1305,6 +1306,7 @@ func floatSumsBanded[T Number](env Env, gid []int32, x []T, s []sumSlot, vbuf []
 				if b >= nb {
 					return
 				}
+				env.check()
 				vs, ls := vbuf[start[b]:start[b+1]], lbuf[start[b]:start[b+1]]
 				ls = ls[:len(vs)]
 				st := s[b<<bandShift : min(len(s), (b+1)<<bandShift)]

@@ -302,6 +302,7 @@ func fusedLone[K Integer](env Env, s *keySpec, total int, cols []AggColumn, pair
 			if t >= len(tasks) {
 				return
 			}
+			env.check()
 			c, lo, hi := &lc[tasks[t].c], tasks[t].lo, tasks[t].hi
 			ks := keys[lo:hi]
 			switch {
