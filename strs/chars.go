@@ -140,7 +140,7 @@ func Is(env ops.Env, s Strs, c Class, out []bool) error {
 	if err != nil {
 		return err
 	}
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = test(s.At(i))
 		}
@@ -179,7 +179,7 @@ func Strip(env ops.Env, s Strs, chars string, side Side) (Arrays, error) {
 	}
 	n := s.Len()
 	lo, hi := make([]int64, n), make([]int64, n)
-	blocks(env.Workers, n, func(_, a, b int) {
+	envBlocks(env, n, func(_, a, b int) {
 		for i := a; i < b; i++ {
 			str := s.At(i)
 			l, h := 0, len(str)

@@ -36,7 +36,7 @@ func Encode(env ops.Env, s Strs, enc string, decode bool) (Arrays, error) {
 		return Arrays{}, errorf(ops.ErrValue, "encoding '%s' is not one of idna, ascii, utf-8", enc)
 	}
 	bad := noneBad(nblocks(env.Workers, s.Len()))
-	blocks(env.Workers, s.Len(), func(w, lo, hi int) {
+	envBlocks(env, s.Len(), func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
 			if _, ok := f(s.At(i)); !ok {

@@ -79,7 +79,7 @@ func Peel(env ops.Env, s Strs, spec PeelSpec) (left, right Arrays, err error) {
 	}
 	n := s.Len()
 	llo, lhi, rlo, rhi := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			base, end := s.Off[i], s.Off[i+1]
 			a, b, ok := find(s.At(i))
@@ -120,7 +120,7 @@ func Affixes(env ops.Env, s Strs, n int, suffix, proper bool, origins []bool) (A
 	}
 	rows := s.Len()
 	lo, hi := make([]int64, rows), make([]int64, rows)
-	blocks(env.Workers, rows, func(_, a, b int) {
+	envBlocks(env, rows, func(_, a, b int) {
 		for i := a; i < b; i++ {
 			str := s.At(i)
 			base := s.Off[i]

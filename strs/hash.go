@@ -15,7 +15,7 @@ import (
 // (Arkouda's Strings.hash gives two uint64 arrays; its values are its own,
 // SipHash's).
 func Hash(env ops.Env, s Strs, hi64, lo64 []uint64) {
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			h := xxh3.Hash128(s.At(i))
 			hi64[i], lo64[i] = h.Hi, h.Lo
@@ -70,7 +70,7 @@ func (t *table) find(h uint64, b []byte) int {
 
 func hashes(env ops.Env, s Strs) []uint64 {
 	h := make([]uint64, s.Len())
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			h[i] = xxh3.Hash(s.At(i))
 		}
@@ -91,7 +91,7 @@ func In1d(env ops.Env, a, b Strs, invert bool, out []bool) error {
 	for i := range b.Len() {
 		t.insert(i)
 	}
-	blocks(env.Workers, a.Len(), func(_, lo, hi int) {
+	envBlocks(env, a.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x := a.At(i)
 			out[i] = (t.find(xxh3.Hash(x), x) >= 0) != invert
@@ -168,7 +168,7 @@ func Factorize(env ops.Env, s Strs, codes []int64) (first []int64, err error) {
 		first = append(first, local[best][pos[best]])
 		pos[best]++
 	}
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			codes[i] = renum[part(h[i])][codes[i]]
 		}
@@ -201,7 +201,7 @@ func CountCodes(env ops.Env, codes []int64, k int, counts []int64) {
 		return
 	}
 	local := make([][]int64, nb)
-	blocks(env.Workers, len(codes), func(w, lo, hi int) {
+	envBlocks(env, len(codes), func(w, lo, hi int) {
 		l := make([]int64, k)
 		for _, c := range codes[lo:hi] {
 			l[c]++

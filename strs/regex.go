@@ -44,7 +44,7 @@ func MatchSpans(env ops.Env, s Strs, pattern string, kind Kind, group int, match
 	n := s.Len()
 	loc := make([][2]int, n) // the group's byte span, per matched row
 	may := mayMatch(pattern)
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			var m []int
 			if b := s.At(i); may(b) {
@@ -96,7 +96,7 @@ func FindAll(env ops.Env, s Strs, pattern string, counts []int64) (Found, error)
 	nb := nblocks(env.Workers, n)
 	parts := make([]Found, nb)
 	may := mayMatch(pattern)
-	blocks(env.Workers, n, func(w, lo, hi int) {
+	envBlocks(env, n, func(w, lo, hi int) {
 		var f Found
 		for i := lo; i < hi; i++ {
 			b := s.At(i)

@@ -39,7 +39,7 @@ func CompareScalar(env ops.Env, s Strs, op CmpOp, x []byte, out []bool) error {
 		return err
 	}
 	eq := op == "==" || op == "!="
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if eq {
 				// Lengths first: most unequal strings differ in length.
@@ -61,7 +61,7 @@ func Compare(env ops.Env, a, b Strs, op CmpOp, out []bool) error {
 	if a.Len() != b.Len() {
 		return errorf(ops.ErrValue, "cannot compare %d strings with %d: lengths differ", a.Len(), b.Len())
 	}
-	blocks(env.Workers, a.Len(), func(_, lo, hi int) {
+	envBlocks(env, a.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = test(bytes.Compare(a.At(i), b.At(i)))
 		}
@@ -198,7 +198,7 @@ func Search(env ops.Env, s Strs, kind Kind, pattern string, regex bool, out []bo
 				test = pre
 			}
 		}
-		blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+		envBlocks(env, s.Len(), func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {
 				out[i] = test(s.At(i))
 			}
@@ -217,7 +217,7 @@ func Search(env ops.Env, s Strs, kind Kind, pattern string, regex bool, out []bo
 	default:
 		return errorf(ops.ErrValue, "string search '%s' is not one of contains, startswith, endswith, match, fullmatch", kind)
 	}
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = test(s.At(i))
 		}
@@ -282,7 +282,7 @@ func Split(env ops.Env, s Strs, delim string, regex bool, maxsplit int, segs []i
 	}
 	n := s.Len()
 	// Pass 1: pieces per string, into segs[i+1], then their prefix sum.
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		var buf [][2]int
 		for i := lo; i < hi; i++ {
 			buf = cuts(s.At(i), buf[:0])
@@ -296,7 +296,7 @@ func Split(env ops.Env, s Strs, delim string, regex bool, maxsplit int, segs []i
 	// Pass 2: each piece's bounds in s.Data, written once, then built.
 	total := int(segs[n])
 	bounds := make([][2]int64, total)
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		var buf [][2]int
 		for i := lo; i < hi; i++ {
 			base := s.Off[i]

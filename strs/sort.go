@@ -40,7 +40,7 @@ func Argsort(env ops.Env, s Strs, out *pdarray.Array) error {
 	}
 	defer env.Free(keysA)
 	keys := pdarray.View[uint64](keysA)
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			keys[i] = prefix(s.At(i), 0)
 		}

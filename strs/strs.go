@@ -83,6 +83,13 @@ func blocks(workers, n int, f func(w, lo, hi int)) {
 	g.Wait()
 }
 
+// envBlocks is blocks over env's workers, after a check of env's Stop (a
+// cancelled request unwinds there: ops.Env).
+func envBlocks(env ops.Env, n int, f func(w, lo, hi int)) {
+	env.Stop.Check()
+	blocks(env.Workers, n, f)
+}
+
 // nblocks is how many blocks blocks would use.
 func nblocks(workers, n int) int { return max(min(workers, n/minPar), 1) }
 
@@ -127,7 +134,7 @@ func check(env ops.Env, s Strs) (bool, error) {
 	nb := nblocks(env.Workers, n)
 	bad := noneBad(nb)
 	nonASCII := make([]bool, nb)
-	blocks(env.Workers, n, func(w, lo, hi int) {
+	envBlocks(env, n, func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
 			if s.Off[i+1] < s.Off[i] {
@@ -196,7 +203,7 @@ func build(env ops.Env, n int, size func(i int) int64, fill func(i int, dst []by
 	off := pdarray.View[int64](offA)
 	nb := nblocks(env.Workers, n)
 	sums := make([]int64, nb)
-	blocks(env.Workers, n, func(w, lo, hi int) {
+	envBlocks(env, n, func(w, lo, hi int) {
 		var t int64
 		for i := lo; i < hi; i++ {
 			off[i+1] = size(i)
@@ -210,7 +217,7 @@ func build(env ops.Env, n int, size func(i int) int64, fill func(i int, dst []by
 		total += t
 	}
 	off[0] = 0
-	blocks(env.Workers, n, func(w, lo, hi int) {
+	envBlocks(env, n, func(w, lo, hi int) {
 		t := sums[w]
 		for i := lo; i < hi; i++ {
 			t += off[i+1]
@@ -227,7 +234,7 @@ func build(env ops.Env, n int, size func(i int) int64, fill func(i int, dst []by
 		return Arrays{}, err
 	}
 	data := bytesA.Bytes()
-	blocks(env.Workers, n, func(_, lo, hi int) {
+	envBlocks(env, n, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			fill(i, data[off[i]:off[i+1]])
 		}
@@ -238,7 +245,7 @@ func build(env ops.Env, n int, size func(i int) int64, fill func(i int, dst []by
 // Lengths writes each string's length in bytes (Arkouda's get_lengths)
 // into out (int64, s.Len()).
 func Lengths(env ops.Env, s Strs, out []int64) {
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = s.Off[i+1] - s.Off[i]
 		}
@@ -251,7 +258,7 @@ func CharLengths(env ops.Env, s Strs, out []int64) {
 		Lengths(env, s, out)
 		return
 	}
-	blocks(env.Workers, s.Len(), func(_, lo, hi int) {
+	envBlocks(env, s.Len(), func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = runeCount(s.At(i))
 		}
@@ -278,7 +285,7 @@ func runeCount(b []byte) int64 {
 func Take(env ops.Env, s Strs, idx []int64) (Arrays, error) {
 	n := int64(s.Len())
 	bad := noneBad(nblocks(env.Workers, len(idx)))
-	blocks(env.Workers, len(idx), func(w, lo, hi int) {
+	envBlocks(env, len(idx), func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
 			if j := idx[i]; j >= n || j < -n {
@@ -312,7 +319,7 @@ func Compress(env ops.Env, s Strs, mask []bool) (Arrays, error) {
 	}
 	nb := nblocks(env.Workers, len(mask))
 	counts := make([]int, nb+1)
-	blocks(env.Workers, len(mask), func(w, lo, hi int) {
+	envBlocks(env, len(mask), func(w, lo, hi int) {
 		c := 0
 		for _, m := range mask[lo:hi] {
 			if m {
@@ -325,7 +332,7 @@ func Compress(env ops.Env, s Strs, mask []bool) (Arrays, error) {
 		counts[w] += counts[w-1]
 	}
 	idx := make([]int64, counts[nb])
-	blocks(env.Workers, len(mask), func(w, lo, hi int) {
+	envBlocks(env, len(mask), func(w, lo, hi int) {
 		k := counts[w]
 		for i := lo; i < hi; i++ {
 			if mask[i] {

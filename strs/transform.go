@@ -112,9 +112,9 @@ func asciiCase(env ops.Env, s Strs, upper bool) (Arrays, error) {
 		return Arrays{}, err
 	}
 	off, dst := pdarray.View[int64](offA), bytesA.Bytes()
-	blocks(env.Workers, len(s.Off), func(_, lo, hi int) { copy(off[lo:hi], s.Off[lo:hi]) })
+	envBlocks(env, len(s.Off), func(_, lo, hi int) { copy(off[lo:hi], s.Off[lo:hi]) })
 	const chunk = 1 << 12 // bytes a block item
-	blocks(env.Workers, (len(s.Data)+chunk-1)/chunk, func(_, a, b int) {
+	envBlocks(env, (len(s.Data)+chunk-1)/chunk, func(_, a, b int) {
 		lo, hi := a*chunk, min(b*chunk, len(s.Data))
 		swarCase(dst[lo:hi], s.Data[lo:hi], upper)
 	})
@@ -342,7 +342,7 @@ func Parse(env ops.Env, s Strs, out *pdarray.Array) error {
 		return errorf(ops.ErrType, "cannot cast str to %v; cast to int64, uint64, float64 or bool", out.DType())
 	}
 	bad := noneBad(nblocks(env.Workers, s.Len()))
-	blocks(env.Workers, s.Len(), func(w, lo, hi int) {
+	envBlocks(env, s.Len(), func(w, lo, hi int) {
 		bad[w] = -1
 		for i := lo; i < hi; i++ {
 			if !parse(i, bytes.TrimSpace(s.At(i))) {
@@ -443,7 +443,7 @@ func random(env ops.Env, n int, chars string, seed uint64, hasSeed bool, length 
 	}
 	lens := make([]int64, n)
 	nb := (n + randBlock - 1) / randBlock
-	blocks(env.Workers, nb*minPar, func(_, blo, bhi int) {
+	envBlocks(env, nb*minPar, func(_, blo, bhi int) {
 		for b := blo / minPar; b < bhi/minPar; b++ {
 			r := rand.New(rand.NewPCG(seed, uint64(2*b)))
 			for i := b * randBlock; i < min((b+1)*randBlock, n); i++ {
@@ -456,7 +456,7 @@ func random(env ops.Env, n int, chars string, seed uint64, hasSeed bool, length 
 		return Arrays{}, err
 	}
 	off, data := pdarray.View[int64](out.Offsets), out.Bytes.Bytes()
-	blocks(env.Workers, nb*minPar, func(_, blo, bhi int) {
+	envBlocks(env, nb*minPar, func(_, blo, bhi int) {
 		for b := blo / minPar; b < bhi/minPar; b++ {
 			r := rand.New(rand.NewPCG(seed, uint64(2*b+1)))
 			hi := min((b+1)*randBlock, n)
