@@ -68,6 +68,8 @@ type Client struct {
 	// encrypted: dialled with a server key (CurveZMQ); handshakeFailed: the
 	// monitor saw the handshake fail (a key or mechanism that does not match).
 	encrypted, handshakeFailed bool
+	handshakeFailures          int  // in a row, since the last handshake that succeeded
+	handshakeOK                bool // a handshake has succeeded on this connection
 	pendingDeletes             []string
 	// refs: payload frames sent without a copy that libzmq may still hold
 	// (sendParts); guarded by mu.
@@ -637,7 +639,7 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 		}
 		m, err := zframe.Recv(c.sock, false)
 		if errors.Is(err, syscall.EAGAIN) {
-			if c.dropped() {
+			if c.dropped() || c.handshakeFailed {
 				return nil, c.lostError(cmd)
 			}
 			continue // timed out: look at ctx again

@@ -106,7 +106,7 @@ func (c *Client) watchConnection(heartbeat time.Duration) error {
 		}
 	}
 	addr := fmt.Sprintf("inproc://arktos-client-monitor-%d", monitorSeq.Add(1))
-	if err := c.sock.Monitor(addr, zmq.EVENT_DISCONNECTED|zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH); err != nil {
+	if err := c.sock.Monitor(addr, zmq.EVENT_DISCONNECTED|zmq.EVENT_HANDSHAKE_SUCCEEDED|zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH); err != nil {
 		return fmt.Errorf("client: monitor: %w", err)
 	}
 	mon, err := zmq.NewSocket(zmq.PAIR)
@@ -155,9 +155,20 @@ func (c *Client) monitorDropped() bool {
 		if err != nil {
 			return gone
 		}
-		gone = gone || ev == zmq.EVENT_DISCONNECTED
-		if ev&(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH) != 0 {
-			c.handshakeFailed = true // a CURVE key or mechanism the server does not share
+		// (A connection whose handshake failed carried no request: its end
+		// is not a drop, and ZeroMQ tries again.)
+		gone = gone || ev == zmq.EVENT_DISCONNECTED && c.handshakeFailures == 0
+		switch {
+		case ev&(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH) != 0:
+			// A CURVE key or mechanism the server does not share fails
+			// each time. Before any handshake succeeded one failure says
+			// so; after, twice in a row (ZeroMQ retries in ~0.2 s), as once
+			// can be a server that stopped mid-handshake.
+			if c.handshakeFailures++; c.handshakeFailures >= 2 || !c.handshakeOK {
+				c.handshakeFailed = true
+			}
+		case ev == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+			c.handshakeFailures, c.handshakeOK = 0, true
 		}
 	}
 }

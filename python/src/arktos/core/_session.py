@@ -392,6 +392,8 @@ class Session:
                  server_key: str | None = None) -> None:
         self._server_key = _server_key(server_key)
         self._handshake_failed = False
+        self._handshake_failures = 0  # in a row, since the last handshake that succeeded
+        self._handshake_ok = False  # a handshake has succeeded on this connection
         if transport not in TRANSPORTS:
             raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
         if isinstance(stripes, bool) or not isinstance(stripes, int) or not 1 <= stripes <= MAX_STRIPES + 1:
@@ -498,8 +500,18 @@ class Session:
         gone = False
         while cast(int, self._monitor.get(zmq.EVENTS)) & zmq.POLLIN:  # (no exception raised when none: cheaper)
             event = recv_monitor_message(self._monitor)["event"]
-            gone = gone or event == zmq.EVENT_DISCONNECTED
-            self._handshake_failed = self._handshake_failed or event in _HANDSHAKE_FAILED
+            # (A connection whose handshake failed carried no request: its
+            # end is not a drop, and ZeroMQ tries again.)
+            gone = gone or event == zmq.EVENT_DISCONNECTED and not self._handshake_failures
+            if event in _HANDSHAKE_FAILED:
+                self._handshake_failures += 1
+            elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self._handshake_failures, self._handshake_ok = 0, True
+        # A key that does not fit fails each time. Before any handshake
+        # succeeded one failure says so; after, twice in a row (ZeroMQ
+        # retries in ~0.2 s), as once can be a server stopped mid-handshake.
+        if self._handshake_failures >= 2 or self._handshake_failures and not self._handshake_ok:
+            self._handshake_failed = True
         if self._handshake_failed:
             # ZeroMQ retries a failed handshake for ever, quietly: say why now.
             if self._server_key is None:

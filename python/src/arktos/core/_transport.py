@@ -306,7 +306,7 @@ def _monitor(sock: zmq.Socket[bytes]) -> zmq.Socket[bytes]:
     file descriptor, which the next socket may reuse before libzmq has
     reaped the last.)"""
     addr = f"inproc://arktos-monitor-{os.getpid()}-{next(_MONITOR_IDS)}"
-    sock.monitor(addr, zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    sock.monitor(addr, zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
                  | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
     monitor: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.PAIR)
     monitor.setsockopt(zmq.LINGER, 0)
