@@ -65,12 +65,13 @@ type Client struct {
 	ready         bool               // Dial's get_config went through (no lane before)
 	// Requests given up on, and arrays their late replies made (late.go).
 	abandoned map[uint64]abandonedReq
-	// encrypted: dialled with a server key (CurveZMQ); handshakeFailed: the
-	// monitor saw the handshake fail (a key or mechanism that does not match).
-	encrypted, handshakeFailed bool
-	handshakeFailures          int  // in a row, since the last handshake that succeeded
-	handshakeOK                bool // a handshake has succeeded on this connection
-	pendingDeletes             []string
+	// encrypted: dialled with a server key (CurveZMQ). handshakeFailures:
+	// handshakes the monitor saw fail in a row (a key or mechanism that does
+	// not match), since the last that succeeded; handshakeOK: one has.
+	encrypted         bool
+	handshakeFailures int
+	handshakeOK       bool
+	pendingDeletes    []string
 	// refs: payload frames sent without a copy that libzmq may still hold
 	// (sendParts); guarded by mu.
 	refs []*zframe.Refs
@@ -639,7 +640,7 @@ func (c *Client) recv(ctx context.Context, cmd string) (*zframe.Multipart, error
 		}
 		m, err := zframe.Recv(c.sock, false)
 		if errors.Is(err, syscall.EAGAIN) {
-			if c.dropped() || c.handshakeFailed {
+			if c.dropped() || c.handshakeFailed() {
 				return nil, c.lostError(cmd)
 			}
 			continue // timed out: look at ctx again

@@ -160,17 +160,20 @@ func (c *Client) monitorDropped() bool {
 		gone = gone || ev == zmq.EVENT_DISCONNECTED && c.handshakeFailures == 0
 		switch {
 		case ev&(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL|zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL|zmq.EVENT_HANDSHAKE_FAILED_AUTH) != 0:
-			// A CURVE key or mechanism the server does not share fails
-			// each time. Before any handshake succeeded one failure says
-			// so; after, twice in a row (ZeroMQ retries in ~0.2 s), as once
-			// can be a server that stopped mid-handshake.
-			if c.handshakeFailures++; c.handshakeFailures >= 2 || !c.handshakeOK {
-				c.handshakeFailed = true
-			}
+			c.handshakeFailures++
 		case ev == zmq.EVENT_HANDSHAKE_SUCCEEDED:
 			c.handshakeFailures, c.handshakeOK = 0, true
 		}
 	}
+}
+
+// handshakeFailed says whether the server refuses this client's handshake:
+// a CURVE key or mechanism the server does not share fails each time.
+// Before any handshake succeeded one failure says so; after, twice in a row
+// (ZeroMQ retries in ~0.2 s), as once can be a server that stopped
+// mid-handshake.
+func (c *Client) handshakeFailed() bool {
+	return c.handshakeFailures >= 2 || c.handshakeFailures > 0 && !c.handshakeOK
 }
 
 // testDrop, when set (tests only: export_test.go), reports a drop at the
@@ -184,7 +187,7 @@ var connectionsLost atomic.Uint64
 func ConnectionsLost() uint64 { return connectionsLost.Load() }
 
 func (c *Client) lostError(cmd string) error {
-	if c.handshakeFailed {
+	if c.handshakeFailed() {
 		// ZeroMQ retries a failed handshake for ever, quietly: say why.
 		why := "the server encrypts its socket (CurveZMQ) and this client has no server key: pass client.WithServerKey (the key the server printed at start, in its ~/.arktos/server_key.pub) or set ARKTOS_SERVER_KEY"
 		if c.encrypted {

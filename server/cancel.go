@@ -69,9 +69,11 @@ func (c *cancels) begin(peer []byte, id uint64, cmd string, maxTime time.Duratio
 	if c.running == nil {
 		c.running = map[cancelKey]*cancelEntry{}
 	}
-	if _, ok := c.early[k]; ok {
+	if t, ok := c.early[k]; ok {
 		delete(c.early, k)
-		st.Cancel("the client cancelled it before it started")
+		if time.Since(t) <= earlyKeep {
+			st.Cancel("the client cancelled it before it started")
+		}
 	}
 	c.running[k] = e
 	return st
@@ -152,14 +154,15 @@ func (s *Server) cmdCancel(r *request) (*response, error) {
 	return &response{result: map[string]any{"id": id, "state": state}}, nil
 }
 
-// canceledErr is the CANCELED error of a cancelled request.
-func canceledErr(c *par.Canceled, cmd string) *transfer.Error {
+// canceled counts a cancelled request and makes its CANCELED error.
+func (s *Server) canceled(c *par.Canceled, cmd string) *transfer.Error {
+	s.stats.Canceled.Add(1)
 	return transfer.Errorf(transfer.Canceled, "'%s' was cancelled: %s; nothing was stored, and every stored array is as it was", cmd, c.Why)
 }
 
-// writesGiven says whether req names an array its command writes in place
-// (the table's writes): such a request is not stopped once it starts.
-func writesGiven(cmd command, args map[string]any) bool {
+// writesGiven says whether args name an array the command writes in place
+// (its writes): such a request is not stopped once it starts.
+func (cmd command) writesGiven(args map[string]any) bool {
 	for _, k := range cmd.writes {
 		if k == anyArray {
 			return true

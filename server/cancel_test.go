@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestCancelsRegistry: a cancel reaches a running request; one that comes
 // before its request (a lane's request read after the cancel sent on
@@ -30,6 +33,13 @@ func TestCancelsRegistry(t *testing.T) {
 		t.Fatal("a request cancelled before it came did not start cancelled")
 	}
 	c.end(peer, 2, st2)
+	c.cancel(peer, 9, "stale")
+	c.early[cancelKey{string(peer), 9}] = time.Now().Add(-2 * earlyKeep) // kept past earlyKeep
+	if st9 := c.begin(peer, 9, "argsort", 0); st9.Stopped() {
+		t.Fatal("a cancel older than earlyKeep stopped a request")
+	} else {
+		c.end(peer, 9, st9)
+	}
 	st3 := c.begin(peer, 3, "setitem", 0)
 	st3.Disarm()
 	if state, _ := c.cancel(peer, 3, "late"); state != "finishing" || st3.Stopped() {
@@ -45,10 +55,10 @@ func TestCancelsRegistry(t *testing.T) {
 }
 
 func TestWritesGiven(t *testing.T) {
-	if !writesGiven(commands["setitem"], map[string]any{"a": "x"}) || writesGiven(commands["argsort"], map[string]any{"a": "x"}) {
+	if !commands["setitem"].writesGiven(map[string]any{"a": "x"}) || commands["argsort"].writesGiven(map[string]any{"a": "x"}) {
 		t.Fatal("writesGiven")
 	}
-	if !writesGiven(commands["load_all"], nil) {
+	if !commands["load_all"].writesGiven(nil) {
 		t.Fatal("load_all may replace any array")
 	}
 }

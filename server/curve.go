@@ -42,9 +42,13 @@ func curveKeys(path string) (public, secret, file string, err error) {
 		}
 		path = filepath.Join(home, ".arktos", "server_key")
 	}
-	if b, err := os.ReadFile(path); err == nil {
-		if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+	if st, err := os.Stat(path); err == nil {
+		if st.Mode().Perm()&0o077 != 0 {
 			return "", "", "", fmt.Errorf("server: the server key %s can be read by others (mode %v): chmod 600 it, or delete it for a new one", path, st.Mode().Perm())
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", "", fmt.Errorf("server: read the server key %s: %w", path, err)
 		}
 		secret = strings.TrimSpace(string(b))
 		if len(secret) != 40 {

@@ -340,33 +340,29 @@ func (s *Server) runRecovered(req *transfer.Request, payload [][]byte, peer []by
 	if cmd, ok := commands[req.Cmd]; ok && !cmd.inline {
 		stop = s.cancels.begin(peer, req.ID, req.Cmd, s.cfg.MaxRequestTime)
 		defer s.cancels.end(peer, req.ID, stop)
-		if writesGiven(cmd, req.Args) && !stop.Disarm() {
-			c, _ := par.AsCanceled(stop.Err())
-			s.stats.Canceled.Add(1)
-			return nil, canceledErr(c, req.Cmd) // cancelled while it waited: nothing ran
+		if cmd.writesGiven(req.Args) {
+			// Writes in place: not stopped once it starts. (Disarm fails
+			// only for a cancel that came first, answered below.)
+			stop.Disarm()
 		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			if c, ok := par.AsCanceled(p); ok {
-				s.stats.Canceled.Add(1)
 				s.dropHeld(h)
-				resp, err = nil, canceledErr(c, req.Cmd)
+				resp, err = nil, s.canceled(c, req.Cmd)
 				return
 			}
 			recovered("panic in request handler", p)
 			resp, err = nil, transfer.Errorf(transfer.Internal, "internal error: %v (a bug: please report it with the server log)", p)
 		}
 	}()
-	if err := stop.Err(); err != nil { // cancelled while it waited for a worker
-		c, _ := par.AsCanceled(err)
-		s.stats.Canceled.Add(1)
-		return nil, canceledErr(c, req.Cmd)
+	if c, ok := par.AsCanceled(stop.Err()); ok {
+		return nil, s.canceled(c, req.Cmd) // cancelled while it waited: nothing ran
 	}
 	resp, err = s.dispatchStop(req, payload, peer, h, stop)
-	if c, ok := par.AsCanceled(err); ok && err != nil {
-		s.stats.Canceled.Add(1)
-		return nil, canceledErr(c, req.Cmd) // (a pipeline's stage that caught the unwinding)
+	if c, ok := par.AsCanceled(err); ok {
+		return nil, s.canceled(c, req.Cmd) // (returned by a handler, or a pipeline's stage that caught the unwinding)
 	}
 	if err == nil && resp.after != nil {
 		after := resp.after

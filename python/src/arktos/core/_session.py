@@ -352,12 +352,12 @@ def _server_key(given: str | None) -> str | None:
     key = given if given is not None else os.environ.get("ARKTOS_SERVER_KEY")
     if not key:
         return None
-    if len(key) != 40 or os.sep in key and Path(key).expanduser().is_file():
-        path = Path(key).expanduser()
-        if not path.is_file():
-            raise ValueError(f"server_key must be the server's public key (40 Z85 characters, printed by the "
-                             f"server at start) or the path of its server_key.pub; {key!r} is neither")
+    path = Path(key).expanduser()
+    if path.is_file():
         key = path.read_text().strip()
+    elif len(key) != 40:
+        raise ValueError(f"server_key must be the server's public key (40 Z85 characters, printed by the "
+                         f"server at start) or the path of its server_key.pub; {key!r} is neither")
     if len(key) != 40:
         raise ValueError(f"server_key must be 40 Z85 characters (a CURVE public key), got {len(key)}")
     return key
@@ -391,7 +391,6 @@ class Session:
                  heartbeat: float | None = DEFAULT_HEARTBEAT, stripes: int = DEFAULT_STRIPES,
                  server_key: str | None = None) -> None:
         self._server_key = _server_key(server_key)
-        self._handshake_failed = False
         self._handshake_failures = 0  # in a row, since the last handshake that succeeded
         self._handshake_ok = False  # a handshake has succeeded on this connection
         if transport not in TRANSPORTS:
@@ -490,6 +489,14 @@ class Session:
             self._close_socket()
             raise
 
+    @property
+    def _handshake_failed(self) -> bool:
+        """Whether the server refuses this client's handshake: a key that
+        does not fit fails each time. Before any handshake succeeded one
+        failure says so; after, twice in a row (ZeroMQ retries in ~0.2 s),
+        as once can be a server stopped mid-handshake."""
+        return self._handshake_failures >= 2 or bool(self._handshake_failures) and not self._handshake_ok
+
     def _dropped(self) -> bool:
         """Read the socket monitor's events without blocking: whether the
         ZeroMQ connection dropped since the last call. A request on ZeroMQ
@@ -507,11 +514,6 @@ class Session:
                 self._handshake_failures += 1
             elif event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self._handshake_failures, self._handshake_ok = 0, True
-        # A key that does not fit fails each time. Before any handshake
-        # succeeded one failure says so; after, twice in a row (ZeroMQ
-        # retries in ~0.2 s), as once can be a server stopped mid-handshake.
-        if self._handshake_failures >= 2 or self._handshake_failures and not self._handshake_ok:
-            self._handshake_failed = True
         if self._handshake_failed:
             # ZeroMQ retries a failed handshake for ever, quietly: say why now.
             if self._server_key is None:
