@@ -41,6 +41,16 @@ func UploadArray(ctx context.Context, c *Client, a *pdarray.Array, opts ...Uploa
 	return c.uploadBytes(ctx, a.DType(), a.Len(), a.Bytes(), opts)
 }
 
+// UploadBytes stores n elements of dtype dt whose bytes are body (any
+// alignment): a part of a larger buffer, as a coordinator sends each
+// locale its block of an array.
+func UploadBytes(ctx context.Context, c *Client, dt pdarray.DType, n int, body []byte, opts ...UploadOption) (ArrayInfo, error) {
+	if n*dt.Size() != len(body) {
+		return ArrayInfo{}, fmt.Errorf("client: %d bytes are not %d %v elements", len(body), n, dt)
+	}
+	return c.uploadBytes(ctx, dt, n, body, opts)
+}
+
 func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (info ArrayInfo, err error) {
 	err = c.lockedAfterRestore(ctx, func() error {
 		args := map[string]any{"dtype": dt.String(), "size": n}
@@ -206,6 +216,21 @@ func DownloadRange[T pdarray.Element](ctx context.Context, c *Client, name strin
 		return nil, err
 	}
 	return pdarray.View[T](a), nil
+}
+
+// DownloadRangeInto fetches elements [start, stop) of the array stored
+// under name, of dtype dt, into dst, which must start on 8 bytes and hold
+// them; it returns how many it wrote. A coordinator gathers its locales'
+// blocks into one buffer with it.
+func DownloadRangeInto(ctx context.Context, c *Client, name string, dt pdarray.DType, start, stop int, dst []byte) (int, error) {
+	if len(dst) > 0 && uintptr(unsafe.Pointer(&dst[0]))%8 != 0 {
+		return 0, fmt.Errorf("client: DownloadRangeInto's destination must start on 8 bytes")
+	}
+	a, err := c.download(ctx, name, map[string]any{"start": start, "stop": stop}, dt, dst)
+	if err != nil {
+		return 0, err
+	}
+	return a.Len(), nil
 }
 
 // DownloadArray fetches the array stored under name, whatever its dtype.

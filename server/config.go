@@ -66,6 +66,14 @@ type Config struct {
 	// DefaultMaxStreams); open_stream past it is refused with
 	// TOO_MANY_STREAMS.
 	MaxStreams int
+	// Peers are the URLs (tcp://host:port?token=...) of locales 1..L-1 in
+	// rank order: this process is then locale 0 of L = len(Peers)+1, the
+	// coordinator that spreads every array over them (locales.go). Empty:
+	// one locale, the server as it always was.
+	Peers []string
+	// LocaleRank is this process's rank when a coordinator started it
+	// (get_config reports it); 0 for a coordinator or a lone server.
+	LocaleRank int
 }
 
 // DefaultMaxStreams is MaxStreams when none is given. Each stream holds a

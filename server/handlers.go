@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -61,6 +62,16 @@ func (s *Server) smallEnough(req *transfer.Request, cmd command) bool {
 	return total <= inlineSmallBytes
 }
 
+// runsInline says whether the I/O goroutine runs req itself. A
+// coordinator of locales (locales.go) runs only its own commands there:
+// the rest wait on other processes.
+func (s *Server) runsInline(req *transfer.Request, cmd command) bool {
+	if s.loc != nil && cmd.dist != distLocal && req.Cmd != "cancel" {
+		return false
+	}
+	return cmd.inline || s.smallEnough(req, cmd)
+}
+
 // job is a received request, decoded by the I/O goroutine.
 type job struct {
 	m        *zframe.Multipart
@@ -99,7 +110,7 @@ func (s *Server) route(m *zframe.Multipart) {
 		cmd = commands[j.req.Cmd]
 	}
 	switch {
-	case j.err != nil || cmd.inline || cmd.run == nil || s.smallEnough(j.req, cmd):
+	case j.err != nil || cmd.run == nil || s.runsInline(j.req, cmd):
 		s.complete(s.router, j)
 	case cmd.onStream && j.req.Args["stream"] != nil:
 		s.repliesDue++
@@ -458,7 +469,13 @@ func (s *Server) dispatchStop(req *transfer.Request, payload [][]byte, peer []by
 	if !cmd.payload && len(payload) > 0 {
 		return nil, transfer.Errorf(transfer.FrameCount, "command '%s' takes no payload frames, got %d", req.Cmd, len(payload))
 	}
-	return cmd.run(s, &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer, held: h, stop: stop})
+	r := &request{Request: req, args: transfer.NewArgs(req.Cmd, req.Args), payload: payload, peer: peer, held: h, stop: stop}
+	if s.loc != nil {
+		if run := s.loc.distributedRun(req.Cmd, cmd); run != nil {
+			return run(s.loc, r)
+		}
+	}
+	return cmd.run(s, r)
 }
 
 func (s *Server) cmdGetConfig(r *request) (*response, error) {
@@ -482,6 +499,11 @@ func (s *Server) cmdGetConfig(r *request) (*response, error) {
 		// its public key (curve.go); "none": plain TCP or IPC.
 		"encryption": map[bool]string{true: "curve", false: "none"}[s.serverKey != ""],
 		"server_key": s.serverKey,
+		// pid: which process answers (a locale's, to tests that stop one);
+		// locale_rank: its rank in a set of locales (locales.go), 0 alone.
+		"pid":         os.Getpid(),
+		"locale_rank": s.cfg.LocaleRank,
+		"num_locales": 1,
 	}
 	// frame_heap: bytes of freed ZeroMQ frames kept resident for the next
 	// message (zframe.TuneMalloc); 0 where glibc did not take the settings.

@@ -69,6 +69,9 @@ type Server struct {
 	serverKey string
 	// cancels: the requests a client's cancel or a deadline may stop.
 	cancels cancels
+	// loc: this process coordinates a set of locales (locales.go); nil
+	// for a lone server.
+	loc *locales
 	// strs remembers string arrays already checked (cmd_strings.go).
 	strs strChecks
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames
@@ -272,6 +275,12 @@ func New(cfg Config) (*Server, error) {
 	if err := s.prepareRestore(); err != nil {
 		return fail(err)
 	}
+	if len(cfg.Peers) > 0 {
+		if s.loc, err = newLocales(s, cfg.Peers); err != nil {
+			return fail(err)
+		}
+		s.log.Info("coordinating locales", "locales", s.loc.count())
+	}
 	return s, nil
 }
 
@@ -420,6 +429,9 @@ loop:
 	}
 	close(s.jobs)
 	wg.Wait() // workers finish what is queued (answering SHUTTING_DOWN)
+	if s.loc != nil {
+		s.loc.close()
+	}
 	s.closeStreams()
 	s.inflight.Wait()
 	s.forwardReplies()

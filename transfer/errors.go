@@ -31,6 +31,8 @@ const (
 	Restoring          Code = 20
 	TooManyStreams     Code = 21
 	Canceled           Code = 22
+	NotDistributed     Code = 23
+	LocaleFailed       Code = 24
 )
 
 var codeNames = map[Code]string{
@@ -57,6 +59,8 @@ var codeNames = map[Code]string{
 	Restoring:          "RESTORING",
 	TooManyStreams:     "TOO_MANY_STREAMS",
 	Canceled:           "CANCELED",
+	NotDistributed:     "NOT_DISTRIBUTED",
+	LocaleFailed:       "LOCALE_FAILED",
 }
 
 // String returns the registry name of c ("UNKNOWN_ARRAY").

@@ -6,12 +6,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -72,6 +75,9 @@ func run(args []string) error {
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	simd := fs.Bool("simd", env("SIMD", "1") != "0", "run the AVX-512 kernels where the build and CPU have them (env ARKTOS_SIMD=0 for off: the plain loops, same answers, slower)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof (perf cannot sample on some VMs)")
+	localesDef, _ := strconv.Atoi(env("LOCALES", "1"))
+	locales := fs.Int("locales", localesDef, "server processes (locales) to spread every array over, all on this machine's loopback: this one is locale 0, the coordinator clients talk to, and it starts the others; memory and workers are divided among them unless given (env ARKTOS_LOCALES; docs/locales.md)")
+	localeRank := fs.Int("locale-rank", 0, "this process's rank in a set of locales (set by the coordinator for the locales it starts)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -133,6 +139,35 @@ func run(args []string) error {
 		cfg.FrameHeap = zeroOff(n)
 	}
 	cfg.NoSIMD = !*simd
+	cfg.LocaleRank = *localeRank
+	if *locales < 1 || *locales > 256 {
+		return fmt.Errorf("--locales %d: use 1 (one process) to 256", *locales)
+	}
+	if *locales > 1 {
+		if *checkpoint != "" {
+			return fmt.Errorf("--checkpoint with --locales %d is not supported yet: use save_all, or one locale", *locales)
+		}
+		// Each locale gets its share of the machine unless told.
+		if *maxMem == "" {
+			cfg.MaxMemory = server.DefaultMaxMemory() / int64(*locales)
+		}
+		if *workers <= 0 {
+			cfg.Workers = max(1, runtime.NumCPU() / *locales)
+		}
+		dir, err := filepath.Abs(cmp.Or(*dataDir, server.DefaultDataDir))
+		if err != nil {
+			return fmt.Errorf("--data-dir: %w", err)
+		}
+		common := []string{"--max-memory", strconv.FormatInt(cfg.MaxMemory, 10), "--workers", strconv.Itoa(cfg.Workers),
+			"--frame-size", *frameSize, "--data-dir", dir, "--log-level", *logLevel, "--simd=" + strconv.FormatBool(*simd),
+			"--max-request-time", *maxReqS, "--lane-spin", *laneSpinS}
+		procs, err := startLocales(*locales, common)
+		if err != nil {
+			return err
+		}
+		defer procs.stop()
+		cfg.Peers = procs.urls
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

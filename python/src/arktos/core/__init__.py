@@ -7,7 +7,17 @@ register what it builds (core._default.use_connection_class).
 from . import _errors
 from ._bufpool import set_download_pool
 from ._config import config
-from ._default import cancel, disconnect, get_config, get_mem_used, info, list_arrays, mem_info, shutdown
+from ._default import (
+    cancel,
+    disconnect,
+    get_config,
+    get_mem_used,
+    info,
+    list_arrays,
+    locale_mem_info,
+    mem_info,
+    shutdown,
+)
 from ._default import (
     connect as connect,  # (not in __all__: ak.connect is arktos.numpy's, typed as making ak.Connection)
 )
@@ -22,7 +32,7 @@ from ._transport import ConnectionLostError
 
 __all__ = [
     "DEFAULT_URL", "DTYPES", "ConnectionLostError", "cancel", "config",
-    "disconnect", "find_server_binary", "get_config", "get_mem_used", "info", "list_arrays", "mem_info",
+    "disconnect", "find_server_binary", "get_config", "get_mem_used", "info", "list_arrays", "locale_mem_info", "mem_info",
     "set_download_pool", "shutdown",
 ]
 __all__ += _errors.__all__

@@ -14,7 +14,7 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from ._session import Session
 
-__all__ = ["connect", "disconnect", "get_config", "get_mem_used", "info", "list_arrays", "mem_info", "shutdown"]
+__all__ = ["connect", "disconnect", "get_config", "get_mem_used", "info", "list_arrays", "locale_mem_info", "mem_info", "shutdown"]
 
 _default: Session | None = None
 #: (url, token, timeout) of the last ak.connect(), so that ak.shutdown() works
@@ -209,3 +209,4 @@ info = on_default(Session.info)
 list_arrays = on_default(Session.list_arrays)
 mem_info = on_default(Session.mem_info)
 get_mem_used = on_default(Session.get_mem_used)
+locale_mem_info = on_default(Session.locale_mem_info)

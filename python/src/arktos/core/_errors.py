@@ -30,10 +30,12 @@ __all__ = [
     "FrameTooLargeError",
     "IndexOutOfRangeError",
     "InternalError",
+    "LocaleFailedError",
     "InvalidDataError",
     "MalformedRequestError",
     "MissingArgumentError",
     "NameInUseError",
+    "NotDistributedError",
     "OverflowArktosError",
     "OutOfMemoryError",
     "PayloadLengthError",
@@ -80,6 +82,8 @@ REGISTRY: tuple[ErrorSpec, ...] = (
     ErrorSpec(20, "RESTORING", "ConnectionError", "the server is restoring its --checkpoint at start-up; requests other than get_config, stats and shutdown run once it has (clients wait for it when they connect)"),
     ErrorSpec(21, "TOO_MANY_STREAMS", "ConnectionError", "the server holds --max-streams bulk streams and request lanes; clients fall back to ZeroMQ and try again later"),
     ErrorSpec(22, "CANCELED", "TimeoutError", "the request was cancelled (a client's cancel or Ctrl-C, or --max-request-time) before it stored anything; every stored array is as it was"),
+    ErrorSpec(23, "NOT_DISTRIBUTED", "NotImplementedError", "the command does not run yet on a server whose arrays are spread over several locales (--locales); docs/locales.md lists those that do"),
+    ErrorSpec(24, "LOCALE_FAILED", "ConnectionError", "a locale the command needs did not answer (its process died or its link was lost); the other locales keep their arrays, and nothing half-made is stored"),
 )
 
 _SPEC_BY_NAME: dict[str, ErrorSpec] = {spec.name: spec for spec in REGISTRY}
@@ -266,3 +270,15 @@ class CanceledError(ArktosError, TimeoutError):
     --max-request-time) before it stored anything; stored arrays are as they were."""
 
     registry_name = "CANCELED"
+
+
+class NotDistributedError(ArktosError, NotImplementedError):
+    """NOT_DISTRIBUTED: the command does not run yet across several locales."""
+
+    registry_name = "NOT_DISTRIBUTED"
+
+
+class LocaleFailedError(ArktosError, ConnectionError):
+    """LOCALE_FAILED: a locale the command needs did not answer; the others keep their arrays."""
+
+    registry_name = "LOCALE_FAILED"

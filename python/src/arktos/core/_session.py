@@ -1573,8 +1573,24 @@ class Session:
 
         >>> ak.mem_info()["free"]
         2147483624
+
+        On a server with several locales these are their sums; the
+        per-locale figures are in ``get_config()["locales"]`` and
+        ``locale_mem_info()``.
         """
-        return {key: int(value) for key, value in self._request("mem_used")[0].items()}
+        return {key: int(value) for key, value in self._request("mem_used")[0].items() if key != "locales"}
+
+    def locale_mem_info(self) -> list[dict[str, int]]:
+        """Return each locale's ``used`` and ``limit`` bytes, by rank (one
+        entry for a server with one locale).
+
+        >>> [m["rank"] for m in ak.locale_mem_info()]
+        [0]
+        """
+        res = self._request("mem_used")[0]
+        if "locales" in res:
+            return [{k: int(v) for k, v in m.items()} for m in res["locales"]]
+        return [{"rank": 0, "used": int(res["used"]), "limit": int(res["limit"])}]
 
     def get_mem_used(self) -> int:
         """Return the bytes the server's arrays use.

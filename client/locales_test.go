@@ -1,0 +1,100 @@
+package client_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/internal/testserver"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// TestLocales drives a coordinator of 3 locales (built with the race
+// detector) from the Go client: transfers of lengths that leave blocks
+// uneven or empty, elementwise work, reductions, creation, delete, and a
+// command that does not run across locales yet; several goroutines at
+// once, so the coordinator's own concurrency is raced too.
+func TestLocales(t *testing.T) {
+	srv := testserver.StartBinary(t, testserver.RaceBinary(t), "--locales", "3", "--max-memory", "256MiB")
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	if res, err := c.Op(ctx, "get_config", map[string]any{}); err != nil || res["num_locales"] != int8(3) && res["num_locales"] != int64(3) {
+		t.Fatalf("get_config num_locales = %v (%T) %v", res["num_locales"], res["num_locales"], err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, n := range []int{0, 1, 2, 5, 1001, 30_011 + g} {
+				x := make([]int8, n)
+				var want int64
+				for i := range x {
+					x[i] = int8(i*7 + g)
+					want += int64(x[i])
+				}
+				a, err := client.Upload(ctx, c, x)
+				if err != nil {
+					errs <- err
+					return
+				}
+				back, err := client.Download[int8](ctx, c, a.Name)
+				if err != nil || !slices.Equal(back, x) {
+					errs <- errors.Join(err, errors.New("int8 round trip differs"))
+					return
+				}
+				b, err := c.Binop(ctx, "+", client.Arr(a.Name), client.Arr(a.Name))
+				if err != nil || b.DType != pdarray.Int8 || b.Size != n {
+					errs <- errors.Join(err, errors.New("a + a"))
+					return
+				}
+				sum, dt, err := c.Reduce(ctx, "sum", a.Name)
+				if err != nil || dt != pdarray.Int64 || sum.(int64) != want {
+					errs <- errors.Join(err, errors.New("sum"))
+					return
+				}
+				if err := c.Delete(ctx, a.Name, b.Name); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	r, err := c.Arange(ctx, int64(-5), int64(100), int64(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Download[int64](ctx, c, r.Name)
+	if err != nil || len(got) != 35 || got[0] != -5 || got[34] != 97 {
+		t.Errorf("arange(-5, 100, 3) = %v %v", got, err)
+	}
+	if idx, _, err := c.Reduce(ctx, "argmax", r.Name); err != nil || idx.(int64) != 34 {
+		t.Errorf("argmax = %v %v", idx, err)
+	}
+	_, err = c.Sort(ctx, r.Name)
+	var te *transfer.Error
+	if !errors.As(err, &te) || te.Code != transfer.NotDistributed || !strings.Contains(te.Message, "'sort'") {
+		t.Errorf("sort on locales: %v", err)
+	}
+	if list, err := c.List(ctx); err != nil || len(list) != 1 || list[0].Name != r.Name || list[0].Size != 35 {
+		t.Errorf("list = %v %v", list, err)
+	}
+	c.Close()
+	if err, ok := srv.Wait(10 * time.Millisecond); ok {
+		t.Fatalf("server exited: %v", err)
+	}
+	if strings.Contains(srv.Log.String(), "DATA RACE") {
+		t.Errorf("the coordinator raced:\n%s", srv.Log.String())
+	}
+}

@@ -1,0 +1,218 @@
+"""Arrays spread over several locales (--locales 3 on loopback): every answer
+equals numpy's (integers, transfers, min/max/arg*: bit for bit) or one
+server's within the documented bound (float sums, means, var); a command
+that does not run across locales yet says so; a killed locale fails the
+commands that need it with an error naming it, and the coordinator keeps
+answering."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Server, start_server
+
+import arktos as ak
+
+LOCALES = 3
+
+# Lengths that do not divide by 3, leave blocks empty (0, 1, 2) or hold a
+# block boundary inside an 8-byte word (int8, bool).
+LENGTHS = [0, 1, 2, 3, 4, 7, 1000, 100_003]
+DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64, np.float32, np.float64]
+
+
+@pytest.fixture(scope="module")
+def locales_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = start_server(tmp_path_factory.mktemp("locales"), "--locales", str(LOCALES), "--max-memory", "512MiB")
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def lc(locales_server: Server) -> Iterator[ak.Connection]:
+    c = locales_server.connect(timeout=30)
+    yield c
+    c.close()
+
+
+def _values(dtype: type, n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed + n)
+    if dtype is np.bool_:
+        return rng.random(n) < 0.5
+    if np.issubdtype(dtype, np.floating):
+        return (rng.standard_normal(n) * 100).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dtype)
+
+
+def test_get_config_and_memory_report_every_locale(lc: ak.Connection) -> None:
+    cfg = lc.get_config()
+    assert cfg["numLocales"] == cfg["num_locales"] == LOCALES
+    assert [loc["rank"] for loc in cfg["locales"]] == list(range(LOCALES))
+    assert all(loc["state"] == "up" for loc in cfg["locales"])
+    assert len({loc["pid"] for loc in cfg["locales"]}) == LOCALES  # separate processes
+    assert cfg["max_memory"] == LOCALES * 512 * 2**20
+    assert len(cfg["LocaleConfigs"]) == LOCALES
+    per = lc.locale_mem_info()
+    assert [m["rank"] for m in per] == list(range(LOCALES))
+    before = lc.mem_info()["used"]
+    a = lc.array(np.arange(3000, dtype=np.int64))
+    assert lc.mem_info()["used"] == before + 3000 * 8
+    # Every locale holds its third.
+    assert [m["used"] for m in lc.locale_mem_info()] == [o["used"] + 8000 for o in per]
+    assert lc.mem_info()["limit"] == LOCALES * 512 * 2**20
+    del a
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_round_trip_every_dtype_and_length(lc: ak.Connection, dtype: type) -> None:
+    for n in LENGTHS:
+        x = _values(dtype, n)
+        a = lc.array(x)
+        assert a.size == n and a.dtype == x.dtype
+        back = a.to_ndarray()
+        assert back.dtype == x.dtype and back.tobytes() == x.tobytes(), n
+        assert lc.info(a.name)["size"] == n
+
+
+def test_downloads_of_ranges_across_block_boundaries(lc: ak.Connection) -> None:
+    x = np.arange(1001, dtype=np.int8)
+    a = lc.array(x)
+    # repr downloads the head and the tail only.
+    assert "..." in repr(a) or str(a)
+    raw = lc._request("download", {"name": a.name, "start": 330, "stop": 700})
+    assert raw[0]["size"] == 370
+
+
+def test_elementwise_matches_numpy(lc: ak.Connection) -> None:
+    n = 100_003
+    x, y = _values(np.int64, n, 1), _values(np.int64, n, 2)
+    f = _values(np.float64, n, 3)
+    a, b, g = lc.array(x), lc.array(y), lc.array(f)
+    with np.errstate(all="ignore"):
+        cases = {
+            "a+b": (a + b, x + y), "a-3": (a - 3, x - 3), "a*b": (a * b, x * y),
+            "a//7": (a // 7, x // 7), "a%5": (a % 5, x % 5), "a<b": (a < b, x < y),
+            "a&b": (a & b, x & y), "g*2.5": (g * 2.5, f * 2.5), "g/a": (g / a, f / x),
+            "-a": (-a, -x), "abs(g)": (ak.abs(g), np.abs(f)), "sqrt": (ak.sqrt(ak.abs(g)), np.sqrt(np.abs(f))),
+            "astype": (a.astype(ak.float32), x.astype(np.float32)),
+            "where": (ak.where(a > b, a, g), np.where(x > y, x, f)),
+            "clip": (ak.clip(a, -100, 100), np.clip(x, -100, 100)),
+        }
+    for what, (got, want) in cases.items():
+        out = got.to_ndarray()
+        assert out.dtype == want.dtype and out.tobytes() == want.tobytes(), what
+    # In place: the blocks are written where they are.
+    a += 1
+    assert a.to_ndarray().tobytes() == (x + 1).tobytes()
+
+
+def test_lengths_must_match(lc: ak.Connection) -> None:
+    with pytest.raises(ValueError, match=r"could not be broadcast together with shapes \(10,\) \(11,\)"):
+        lc.array(np.arange(10)) + lc.array(np.arange(11))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_exact_reductions_match_numpy(lc: ak.Connection, dtype: type) -> None:
+    for n in [1, 2, 4, 1000, 100_003]:
+        x = _values(dtype, n)
+        if np.issubdtype(dtype, np.floating) and n > 4:
+            x[n // 2] = np.nan  # min/max/arg* keep numpy's NaN rules
+        a = lc.array(x)
+        for op in ["min", "max", "argmin", "argmax", "any", "all"]:
+            got, want = getattr(a, op)(), getattr(np, op)(x)
+            assert got == want or (np.isnan(want) and np.isnan(got)), (op, n)
+        if not np.issubdtype(dtype, np.floating):
+            assert int(a.sum()) == int(x.sum()), n  # integer sums are exact (wrapping as numpy's)
+            assert int(a.prod()) == int(np.prod(x)), n
+
+
+def test_float_reductions_within_bound(lc: ak.Connection, conn: ak.Connection) -> None:
+    """Float sums add the blocks' pairwise sums in block order: not one
+    pairwise sum over all, so they may differ from one server in the last
+    bits; the bound is n * eps * sum(|x|). The same locale count gives the
+    same answer every time."""
+    x = _values(np.float64, 1_000_003)
+    a, one = lc.array(x), conn.array(x)
+    eps = np.finfo(np.float64).eps
+    for op in ["sum", "mean", "var", "std"]:
+        got, ref = float(getattr(a, op)()), float(getattr(one, op)())
+        scale = float(np.abs(x).sum()) / (len(x) if op != "sum" else 1)
+        if op in ("var", "std"):
+            scale = float(np.var(x))
+        assert abs(got - ref) <= 16 * eps * max(scale, 1e-300) * np.log2(len(x)), (op, got, ref)
+        assert float(getattr(a, op)()) == got  # deterministic
+    assert float(a.sum()) == pytest.approx(float(x.sum()), rel=1e-12)
+
+
+def test_creation_matches_numpy(lc: ak.Connection) -> None:
+    for start, stop, step in [(0, 100_003, 1), (5, -1000, -7), (0, 2, 1), (3, 3, 1), (-10, 10**6, 13)]:
+        got = ak.arange(start, stop, step, conn=lc).to_ndarray()
+        want = np.arange(start, stop, step)
+        assert got.tobytes() == want.tobytes(), (start, stop, step)
+    z = ak.full(1001, 7, dtype=ak.int8, conn=lc)
+    assert z.to_ndarray().tobytes() == np.full(1001, 7, np.int8).tobytes()
+
+
+def test_commands_not_distributed_yet_say_so(lc: ak.Connection) -> None:
+    a = lc.array(np.arange(10))
+    names = {e["name"] for e in lc.list_arrays()}
+    with pytest.raises(NotImplementedError, match=r"'argsort' does not run yet on a server with several locales"):
+        ak.argsort(a)
+    with pytest.raises(ak.NotDistributedError, match="float arguments"):
+        ak.arange(0.0, 1.0, 0.1, conn=lc)
+    assert {e["name"] for e in lc.list_arrays()} == names  # nothing half-made
+    assert int(a.sum()) == 45
+
+
+def test_array_larger_than_any_locale(tmp_path: Path) -> None:
+    """3 locales of 48 MiB hold, compute on and reduce a 64 MiB array that
+    no one of them could; an upload, which passes through the coordinator
+    whole for now, is refused there with the sizes named, and nothing
+    stored is lost."""
+    srv = start_server(tmp_path, "--locales", "3", "--max-memory", "48MiB")
+    try:
+        c = srv.connect(timeout=30)
+        n = 8 * 2**20  # 64 MiB of int64
+        b = ak.arange(0, n, 1, conn=c)
+        b *= 3
+        b += 1
+        assert int(b.sum()) == 3 * (n * (n - 1) // 2) + n
+        assert int(b.max()) == 3 * (n - 1) + 1 and int(b.argmax()) == n - 1
+        assert c.mem_info()["used"] == n * 8
+        assert max(m["used"] for m in c.locale_mem_info()) < 48 * 2**20
+        with pytest.raises(MemoryError, match="48.0 MiB"):
+            c.array(np.zeros(n, np.int64))
+        assert int(b.min()) == 1  # still there
+        c.close()
+    finally:
+        srv.stop()
+
+
+def test_killed_locale_fails_with_its_name(tmp_path: Path) -> None:
+    srv = start_server(tmp_path, "--locales", "3", "--max-memory", "256MiB")
+    try:
+        c = srv.connect(timeout=30)
+        a = c.array(np.arange(30_000, dtype=np.int64))
+        assert int(a.sum()) == 30_000 * 29_999 // 2
+        victim = c.get_config()["locales"][2]
+        os.kill(victim["pid"], signal.SIGKILL)
+        t0 = time.monotonic()
+        with pytest.raises(ak.LocaleFailedError, match=r"locale 2 \(tcp://127\.0\.0\.1:\d+\) failed"):
+            a.sum()
+        with pytest.raises(ConnectionError, match="locale 2"):
+            c.array(np.arange(10))
+        assert time.monotonic() - t0 < 10  # no hang
+        cfg = c.get_config()  # the coordinator still answers
+        assert cfg["locales"][2]["state"].startswith("lost")
+        assert [loc["state"] for loc in cfg["locales"][:2]] == ["up", "up"]
+        assert [e["name"] for e in c.list_arrays()] == [a.name]  # the failed upload left nothing
+        c.close()
+    finally:
+        srv.stop()
