@@ -82,13 +82,72 @@ func TestLocales(t *testing.T) {
 	if idx, _, err := c.Reduce(ctx, "argmax", r.Name); err != nil || idx.(int64) != 34 {
 		t.Errorf("argmax = %v %v", idx, err)
 	}
-	_, err = c.Sort(ctx, r.Name)
+	// The exchange (a range partition between the locales' processes):
+	// sort, and a group-by of 20,011 rows by a key of 7 values.
+	keys := make([]int64, 20_011)
+	vals := make([]float64, len(keys))
+	sums := map[int64]float64{}
+	for i := range keys {
+		keys[i] = int64((i * 7919) % 7)
+		vals[i] = float64(i) / 3
+		sums[keys[i]] += vals[i]
+	}
+	k, err := client.Upload(ctx, c, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := client.Upload(ctx, c, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := c.Sort(ctx, k.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := client.Download[int64](ctx, c, sorted.Name); err != nil || !slices.IsSorted(got) || len(got) != len(keys) {
+		t.Errorf("sort: %v (%d of %d)", err, len(got), len(keys))
+	}
+	agg, err := c.GroupByAggregate(ctx, []string{k.Name}, []string{"sum"}, []string{v.Name}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uk, _ := client.Download[int64](ctx, c, agg.Keys[0].Name)
+	us, _ := client.Download[float64](ctx, c, agg.Arrays[0].Name)
+	if !slices.Equal(uk, []int64{0, 1, 2, 3, 4, 5, 6}) || len(us) != 7 {
+		t.Fatalf("groupby keys %v sums %v", uk, us)
+	}
+	for i, key := range uk {
+		if us[i] != sums[key] { // rows in row order, as one process adds them
+			t.Errorf("group %d: sum %v, want %v", key, us[i], sums[key])
+		}
+	}
+	_, err = c.Coargsort(ctx, r.Name, r.Name)
 	var te *transfer.Error
-	if !errors.As(err, &te) || te.Code != transfer.NotDistributed || !strings.Contains(te.Message, "'sort'") {
-		t.Errorf("sort on locales: %v", err)
+	if !errors.As(err, &te) || te.Code != transfer.NotDistributed || !strings.Contains(te.Message, "'coargsort'") {
+		t.Errorf("coargsort on locales: %v", err)
+	}
+	if err := c.Delete(ctx, k.Name, v.Name, sorted.Name, agg.Keys[0].Name, agg.Arrays[0].Name); err != nil {
+		t.Fatal(err)
 	}
 	if list, err := c.List(ctx); err != nil || len(list) != 1 || list[0].Name != r.Name || list[0].Size != 35 {
 		t.Errorf("list = %v %v", list, err)
+	}
+	// Every block of what was deleted is gone from every locale (the
+	// locales' deletes run in the background), and the exchange's
+	// scratch too: what is left is arange's 35 int64.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mem, err := c.MemUsed(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem.Used == 35*8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("memory used %d, want %d", mem.Used, 35*8)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	c.Close()
 	if err, ok := srv.Wait(10 * time.Millisecond); ok {

@@ -48,7 +48,7 @@ func (l *locales) spread(name string, whole *pdarray.Array) (*distArray, error) 
 	dt, n := whole.DType(), whole.Len()
 	b := l.bounds(n)
 	size := dt.Size()
-	d := &distArray{dtype: dt, n: n, parts: make([]string, l.count())}
+	d := &distArray{dtype: dt, n: n, parts: make([]string, l.count()), bounds: b}
 	var mu sync.Mutex
 	err := l.each(func(r int) error {
 		if r == 0 {
@@ -160,7 +160,7 @@ func (l *locales) download(r *request) (*response, error) {
 // once: block 0 from this store, the others downloaded straight into
 // their place when it starts on 8 bytes (else through a copy).
 func (l *locales) gather(d *distArray, start, stop int, out *pdarray.Array) error {
-	b := l.bounds(d.n)
+	b := d.bounds
 	size := d.dtype.Size()
 	return l.each(func(r int) error {
 		lo, hi := max(start, b[r]), min(stop, b[r+1])
@@ -212,22 +212,40 @@ func (l *locales) runEach(cmd string, args func(r int) map[string]any, makes boo
 	return res, err
 }
 
-// made records the blocks cmd made on every locale as one array.
-func (l *locales) made(cmd string, res []map[string]any, n int) (*response, error) {
-	dt, err := pdarray.ParseDType(fmt.Sprint(res[0]["dtype"]))
+// made records the blocks cmd made on every locale (res[r] describes
+// locale r's) as one array, and answers with its description.
+func (l *locales) made(cmd string, res []map[string]any) (*response, error) {
+	d, err := l.record(cmd, res)
 	if err != nil {
-		return nil, transfer.Errorf(transfer.Internal, "locales: %s answered dtype %v", cmd, res[0]["dtype"])
+		return nil, err
 	}
-	d := &distArray{dtype: dt, n: n, parts: make([]string, len(res))}
+	return &response{result: d.result(d.parts[0])}, nil
+}
+
+// record is made without the answer: the array whose blocks res describe,
+// stored under block 0's name. On a mismatch the blocks are deleted.
+func (l *locales) record(cmd string, res []map[string]any) (*distArray, error) {
+	d := &distArray{parts: make([]string, len(res))}
+	sizes := make([]int, len(res))
 	for r, m := range res {
 		d.parts[r], _ = m["name"].(string)
+		sizes[r] = int(asI64(m["size"]))
+	}
+	dt, err := pdarray.ParseDType(fmt.Sprint(res[0]["dtype"]))
+	if err != nil {
+		l.dropParts(d.parts)
+		return nil, transfer.Errorf(transfer.Internal, "locales: %s answered dtype %v", cmd, res[0]["dtype"])
+	}
+	for r, m := range res {
 		if fmt.Sprint(m["dtype"]) != dt.String() {
 			l.dropParts(d.parts)
 			return nil, transfer.Errorf(transfer.Internal, "locales: %s made %v on locale 0 and %v on locale %d", cmd, dt, m["dtype"], r)
 		}
 	}
+	d.dtype, d.bounds = dt, sized(sizes)
+	d.n = d.bounds[len(sizes)]
 	l.put(d.parts[0], d)
-	return &response{result: d.result(d.parts[0])}, nil
+	return d, nil
 }
 
 // elementwise spreads a command whose row i comes from row i of the
@@ -266,6 +284,26 @@ func elementwise(keys ...string) func(*locales, *request) (*response, error) {
 		if inPlace && out.n != n {
 			return nil, transfer.Errorf(transfer.ArgumentValue, "%s: out '%s' holds %d elements, the result %d", r.Cmd, r.Args["out"], out.n, n)
 		}
+		// Blocks are aligned by their bounds: operands of one length laid
+		// out differently (a sort's result beside an upload) are moved to
+		// the bounds of the first (out's, when writing in place).
+		var target []int
+		for _, k := range keys {
+			if d, ok := named[k]; ok && (target == nil || k == "out") {
+				target = d.bounds
+			}
+		}
+		for k, d := range named {
+			if slices.Equal(d.bounds, target) {
+				continue
+			}
+			moved, err := l.realign(d, target)
+			if err != nil {
+				return nil, err
+			}
+			defer l.dropParts(moved.parts)
+			named[k] = moved
+		}
 		res, err := l.runEach(r.Cmd, func(rank int) map[string]any {
 			args := maps.Clone(r.Args)
 			for k, d := range named {
@@ -279,7 +317,7 @@ func elementwise(keys ...string) func(*locales, *request) (*response, error) {
 		if inPlace {
 			return &response{result: out.result(out.parts[0])}, nil
 		}
-		return l.made(r.Cmd, res, n)
+		return l.made(r.Cmd, res)
 	}
 }
 
@@ -297,7 +335,7 @@ func (l *locales) full(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.made("full", res, n)
+	return l.made("full", res)
 }
 
 // arange of integers: locale r makes start + step*[b[r], b[r+1]), exactly
@@ -336,7 +374,7 @@ func (l *locales) arange(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.made("arange", res, n)
+	return l.made("arange", res)
 }
 
 // reduce combines each locale's reduction of its block, in block order:
@@ -353,7 +391,7 @@ func (l *locales) reduce(r *request) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := l.bounds(d.n)
+	b := d.bounds
 	// Empty blocks take no part; an empty array is answered by locale 0,
 	// as one process answers it (an error for min, 0 for sum, ...).
 	var ranks []int

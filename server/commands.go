@@ -58,6 +58,10 @@ type command struct {
 	// at the client's pace, so route runs it on a goroutine of its own
 	// rather than hold a worker.
 	onStream bool
+	// detached: route runs it on a goroutine of its own, not a worker: it
+	// waits on another server (locale_push), and a worker held waiting
+	// could be the one that server's own push is waiting on.
+	detached bool
 	// whileRestoring: taken while --checkpoint's arrays are being restored
 	// (the rest are refused until it is done).
 	whileRestoring bool
@@ -127,6 +131,10 @@ func commandTable() map[string]command {
 		"close_stream": {run: (*Server).cmdCloseStream, dist: distLocal},
 		"shm_lease":    {run: (*Server).cmdShmLease, dist: distLocal},
 		"shm_release":  {run: (*Server).cmdShmRelease, inline: true, dist: distLocal},
+		// Between locales (locale_peer.go): a coordinator tells each locale
+		// its peers, and has one send a block straight to another.
+		"locale_peers": {run: (*Server).cmdLocalePeers, dist: distLocal},
+		"locale_push":  {run: (*Server).cmdLocalePush, detached: true, dist: distLocal},
 
 		// NumPy-like operations (cmd_ops.go).
 		"binop":         {run: (*Server).cmdBinop, creates: true, writes: []string{"out"}, lane: true, dist: distElementwise},

@@ -112,7 +112,7 @@ func (s *Server) route(m *zframe.Multipart) {
 	switch {
 	case j.err != nil || cmd.run == nil || s.runsInline(j.req, cmd):
 		s.complete(s.router, j)
-	case cmd.onStream && j.req.Args["stream"] != nil:
+	case cmd.detached || cmd.onStream && j.req.Args["stream"] != nil:
 		s.repliesDue++
 		s.inflight.Add(1)
 		go func() {

@@ -105,6 +105,11 @@ type distArray struct {
 	dtype pdarray.DType
 	n     int
 	parts []string // parts[r]: block r's name on locale r
+	// bounds: block r is rows [bounds[r], bounds[r+1]). Uploads and
+	// creation make them l.bounds(n); an exchange's results (a sort, a
+	// group-by) have blocks of the sizes they came out at. Arrays with
+	// equal bounds are aligned.
+	bounds []int
 }
 
 func (d *distArray) result(name string) map[string]any {
@@ -148,6 +153,18 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 			go l.watch(p, hp)
 		}
 	}
+	// Each locale learns the others, to send exchanged rows straight there.
+	peerURLs := make([]any, len(urls)+1)
+	peerURLs[0] = ""
+	for i, u := range urls {
+		peerURLs[i+1] = u
+	}
+	for _, p := range l.peers {
+		if _, err := p.c.Op(ctx, "locale_peers", map[string]any{"urls": peerURLs}); err != nil {
+			l.close()
+			return nil, fmt.Errorf("server: locale %d at %s: locale_peers: %w", p.rank, p.url, err)
+		}
+	}
 	return l, nil
 }
 
@@ -174,6 +191,15 @@ func (l *locales) bounds(n int) []int {
 	b := make([]int, L+1)
 	for r := range b {
 		b[r] = int(int64(n) * int64(r) / int64(L))
+	}
+	return b
+}
+
+// sized is the bounds of blocks of these sizes, in rank order.
+func sized(sizes []int) []int {
+	b := make([]int, len(sizes)+1)
+	for r, n := range sizes {
+		b[r+1] = b[r] + n
 	}
 	return b
 }
@@ -342,6 +368,9 @@ func init() {
 		"where":      elementwise("cond", "a", "b"),
 		"clip":       elementwise("a", "lo", "hi"),
 		"reduce":     (*locales).reduce,
+		"sort":       (*locales).sortValues,
+		"argsort":    (*locales).argsort,
+		"groupby":    (*locales).groupBy,
 		"full":       (*locales).full,
 		"arange":     (*locales).arange,
 	}

@@ -72,6 +72,8 @@ type Server struct {
 	// loc: this process coordinates a set of locales (locales.go); nil
 	// for a lone server.
 	loc *locales
+	// peers: a locale's links to the others (locale_peer.go).
+	peers peerLinks
 	// strs remembers string arrays already checked (cmd_strings.go).
 	strs strChecks
 	// mallocTuned: zframe.TuneMalloc took cfg.FrameHeap (glibc), so frames

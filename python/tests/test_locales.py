@@ -160,11 +160,69 @@ def test_creation_matches_numpy(lc: ak.Connection) -> None:
     assert z.to_ndarray().tobytes() == np.full(1001, 7, np.int8).tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint64, np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+def test_sort_and_argsort_match_one_server(lc: ak.Connection, conn: ak.Connection, dtype: type) -> None:
+    """The range partition's sort is numpy's bit for bit (NaN last); argsort
+    gives one server's permutation (ties in row order)."""
+    for n in [0, 1, 2, 5, 1000, 100_003]:
+        x = _values(dtype, n, 5)
+        if np.issubdtype(dtype, np.floating) and n > 10:
+            x[::7] = np.nan
+        if n > 10:
+            x[: n // 3] = x[0]  # a run of ties that crosses a block boundary
+        a = lc.array(x)
+        s = ak.sort(a)
+        assert s.to_ndarray().tobytes() == np.sort(x).tobytes(), n
+        p = ak.argsort(a).to_ndarray()
+        assert p.tobytes() == ak.argsort(conn.array(x)).to_ndarray().tobytes(), n
+        # A sort's blocks are not the upload's: elementwise work realigns.
+        assert (s - a).to_ndarray().tobytes() == (np.sort(x) - x).tobytes(), n
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "min", "max", "count", "size", "first", "var", "std", "nunique", "prod"])
+def test_groupby_matches_one_server_bit_for_bit(lc: ak.Connection, conn: ak.Connection, op: str) -> None:
+    """Rows of a group arrive at their owner in source-locale, row order, so
+    even float sums are one server's bit for bit; keys come out sorted."""
+    rng = np.random.default_rng(11)
+    n = 200_003
+    k1 = rng.integers(0, 700, n)
+    k2 = rng.integers(-1, 2, n).astype(np.int8)
+    v = rng.standard_normal(n)
+    for keys in ([k1], [k1, k2], [np.full(n, 3)], [np.sort(k1)]):
+        got_g = ak.GroupBy([lc.array(k) for k in keys] if len(keys) > 1 else lc.array(keys[0]))
+        want_g = ak.GroupBy([conn.array(k) for k in keys] if len(keys) > 1 else conn.array(keys[0]))
+        if op == "size":
+            got, want = got_g.size(), want_g.size()
+        else:
+            got, want = got_g.aggregate(lc.array(v), op), want_g.aggregate(conn.array(v), op)
+        gk, gv = got
+        wk, wv = want
+        gk = gk if isinstance(gk, tuple) else (gk,)
+        wk = wk if isinstance(wk, tuple) else (wk,)
+        for a, b in zip(gk, wk, strict=True):
+            assert a.to_ndarray().tobytes() == b.to_ndarray().tobytes()
+        assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes(), (op, len(keys))
+        assert got_g.ngroups == want_g.ngroups
+
+
+def test_groupby_float_keys_drop_nan_as_one_server(lc: ak.Connection, conn: ak.Connection) -> None:
+    rng = np.random.default_rng(12)
+    k = rng.integers(0, 50, 10_001).astype(np.float64)
+    k[::5] = np.nan
+    v = rng.random(10_001)
+    gk, gv = ak.GroupBy(lc.array(k)).aggregate(lc.array(v), "sum")
+    wk, wv = ak.GroupBy(conn.array(k)).aggregate(conn.array(v), "sum")
+    assert gk.to_ndarray().tobytes() == wk.to_ndarray().tobytes()
+    assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes()
+
+
 def test_commands_not_distributed_yet_say_so(lc: ak.Connection) -> None:
     a = lc.array(np.arange(10))
     names = {e["name"] for e in lc.list_arrays()}
-    with pytest.raises(NotImplementedError, match=r"'argsort' does not run yet on a server with several locales"):
-        ak.argsort(a)
+    with pytest.raises(NotImplementedError, match=r"'coargsort' does not run yet on a server with several locales"):
+        ak.coargsort([a, a])
+    with pytest.raises(ak.NotDistributedError, match="ids"):
+        ak.GroupBy(a).ids  # noqa: B018
     with pytest.raises(ak.NotDistributedError, match="float arguments"):
         ak.arange(0.0, 1.0, 0.1, conn=lc)
     assert {e["name"] for e in lc.list_arrays()} == names  # nothing half-made

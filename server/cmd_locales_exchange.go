@@ -1,0 +1,657 @@
+package server
+
+// cmd_locales_exchange.go: the commands whose rows move between locales
+// (locales.go). They share one exchange, a range partition: splitters
+// sampled from the key's blocks cut its values into L ranges, locale r
+// sends the rows of range d to locale d (straight to its bulk stream,
+// locale_push), and each locale concatenates what it got in source-rank
+// order. Since blocks are contiguous in row order, a locale then holds its
+// range's rows in their original order; since range d's values are below
+// range d+1's, the local engine's sorted answers (a sort, a group-by's
+// sorted keys), put end to end in rank order, are the one-process answer,
+// and a group's float sum adds its rows in the order one process adds
+// them.
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/pdarray"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// scratch are the blocks an exchange makes on its way (masks, pieces),
+// deleted at its end whatever happens.
+type scratch struct {
+	mu    sync.Mutex
+	parts [][]string // by rank
+}
+
+func (l *locales) newScratch() *scratch { return &scratch{parts: make([][]string, l.count())} }
+
+func (sc *scratch) add(r int, names ...string) {
+	sc.mu.Lock()
+	sc.parts[r] = append(sc.parts[r], names...)
+	sc.mu.Unlock()
+}
+
+func (l *locales) dropScratch(sc *scratch) {
+	for r, names := range sc.parts {
+		for _, n := range names {
+			parts := make([]string, l.count())
+			parts[r] = n
+			l.dropParts(parts)
+		}
+	}
+}
+
+// name is the name in an array-describing reply.
+func nameOf(m map[string]any) string { s, _ := m["name"].(string); return s }
+
+// move copies array name (size rows of dt) from locale src to locale dst
+// and returns the copy's name there: locale 0's over the coordinator's
+// own link, the others' straight between them (locale_push).
+func (l *locales) move(src int, name string, size int, dt pdarray.DType, dst int) (string, error) {
+	switch {
+	case src == 0:
+		p := l.peers[dst-1]
+		arr, release, err := l.s.store.acquire(name)
+		if err != nil {
+			return "", err
+		}
+		defer release()
+		info, err := client.UploadArray(p.ctx, p.c, arr)
+		return info.Name, p.wrap(err)
+	case dst == 0:
+		p := l.peers[src-1]
+		o, _ := l.s.opEnv(nil, "exchange from locale %d", src)
+		defer o.done()
+		out, err := o.alloc(dt, size)
+		if err != nil {
+			return "", err
+		}
+		if size > 0 {
+			if _, err := client.DownloadRangeInto(p.ctx, p.c, name, dt, 0, size, out.Bytes()); err != nil {
+				return "", p.wrap(err)
+			}
+		}
+		res, err := o.keep(out)
+		if err != nil {
+			return "", err
+		}
+		return nameOf(res), nil
+	}
+	res, err := l.call(src, "locale_push", map[string]any{"name": name, "to": dst})
+	if err != nil {
+		return "", err
+	}
+	return nameOf(res), nil
+}
+
+// temp describes blocks made for an exchange, not stored under a name a
+// client sees (record without put).
+func (l *locales) temp(res []map[string]any) (*distArray, error) {
+	d := &distArray{parts: make([]string, len(res))}
+	sizes := make([]int, len(res))
+	for r, m := range res {
+		d.parts[r] = nameOf(m)
+		sizes[r] = int(asI64(m["size"]))
+	}
+	dt, err := pdarray.ParseDType(fmt.Sprint(res[0]["dtype"]))
+	if err != nil {
+		return nil, transfer.Errorf(transfer.Internal, "locales: dtype %v", res[0]["dtype"])
+	}
+	d.dtype, d.bounds = dt, sized(sizes)
+	d.n = d.bounds[len(sizes)]
+	return d, nil
+}
+
+// assemble concatenates on each locale d the pieces pieces[d][src] (in
+// source-rank order; "" for none) of one dtype into one new block.
+func (l *locales) assemble(pieces [][]string, dt pdarray.DType, sc *scratch) (*distArray, error) {
+	res := make([]map[string]any, l.count())
+	err := l.each(func(d int) error {
+		var names []string
+		for _, n := range pieces[d] {
+			if n != "" {
+				names = append(names, n)
+			}
+		}
+		var out map[string]any
+		var err error
+		if len(names) == 0 {
+			out, err = l.call(d, "full", map[string]any{"size": 0, "dtype": dt.String(), "value": 0})
+		} else {
+			out, err = l.call(d, "concatenate", map[string]any{"names": names})
+		}
+		if err != nil {
+			return err
+		}
+		sc.add(d, nameOf(out))
+		res[d] = out
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.temp(res)
+}
+
+// realign copies d to blocks of the given bounds (a temporary array the
+// caller drops): each locale's share of every target block is sliced out
+// and moved there.
+func (l *locales) realign(d *distArray, target []int) (*distArray, error) {
+	L := l.count()
+	sc := l.newScratch()
+	defer l.dropScratch(sc)
+	pieces := make([][]string, L)
+	for i := range pieces {
+		pieces[i] = make([]string, L)
+	}
+	err := l.each(func(src int) error {
+		for dst := range L {
+			lo, hi := max(d.bounds[src], target[dst]), min(d.bounds[src+1], target[dst+1])
+			if lo >= hi {
+				continue
+			}
+			res, err := l.call(src, "slice", map[string]any{"a": d.parts[src], "start": lo - d.bounds[src], "stop": hi - d.bounds[src]})
+			if err != nil {
+				return err
+			}
+			sc.add(src, nameOf(res))
+			name := nameOf(res)
+			if dst != src {
+				if name, err = l.move(src, name, hi-lo, d.dtype, dst); err != nil {
+					return err
+				}
+				sc.add(dst, name)
+			}
+			pieces[dst][src] = name
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.assemble(pieces, d.dtype, sc)
+	if err != nil {
+		return nil, err
+	}
+	// The result outlives the scratch: take its blocks out of it.
+	for r, n := range out.parts {
+		sc.mu.Lock()
+		sc.parts[r] = slices.DeleteFunc(sc.parts[r], func(x string) bool { return x == n })
+		sc.mu.Unlock()
+	}
+	return out, nil
+}
+
+// splitterSamples is how many values of each block splitters are chosen
+// from.
+const splitterSamples = 64
+
+// splitters are L-1 values of key, ascending and never NaN, that cut its
+// rows into L ranges of about equal size: range d is the values v with
+// splitters[d-1] <= v < splitters[d] (NaN in the last). Each locale reports
+// evenly spaced elements of its block's sorted order (order_stats, no
+// sort), weighted by its rows.
+func (l *locales) splitters(key *distArray) ([]any, error) {
+	switch key.dtype {
+	case pdarray.Bool:
+		return nil, transfer.Errorf(transfer.NotDistributed, "a bool key does not run yet on several locales: use astype(int8)")
+	}
+	type sample struct {
+		v any
+		w float64
+	}
+	// One Go type per key dtype, whatever width msgpack gave it.
+	isFloat := key.dtype == pdarray.Float64 || key.dtype == pdarray.Float32
+	norm := func(v any) any {
+		switch {
+		case isFloat:
+			return asF64(v)
+		case key.dtype == pdarray.Uint64:
+			return asU64(v)
+		}
+		return asI64(v)
+	}
+	var mu sync.Mutex
+	var samples []sample
+	err := l.each(func(r int) error {
+		n := key.bounds[r+1] - key.bounds[r]
+		if n == 0 {
+			return nil
+		}
+		k := min(splitterSamples, n)
+		ranks := make([]any, k)
+		for i := range ranks {
+			ranks[i] = uint64(i * n / k)
+		}
+		res, err := l.call(r, "order_stats", map[string]any{"a": key.parts[r], "ranks": ranks})
+		if err != nil {
+			return err
+		}
+		vals, _ := res["values"].([]any)
+		mu.Lock()
+		for _, v := range vals {
+			v = norm(v)
+			if f, ok := v.(float64); ok && math.IsNaN(f) {
+				continue
+			}
+			samples = append(samples, sample{v, float64(n) / float64(k)})
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	less := func(a, b any) int {
+		switch x := a.(type) {
+		case float64:
+			return cmp.Compare(x, b.(float64))
+		case uint64:
+			return cmp.Compare(x, b.(uint64))
+		}
+		return cmp.Compare(a.(int64), b.(int64))
+	}
+	slices.SortStableFunc(samples, func(a, b sample) int { return less(a.v, b.v) })
+	L := l.count()
+	out := make([]any, L-1)
+	if len(samples) == 0 { // no rows (any cut will do), or all NaN: every row in the last range
+		for j := range out {
+			out[j] = int64(0)
+			if isFloat {
+				out[j] = math.Inf(-1)
+			}
+		}
+		return out, nil
+	}
+	var total float64
+	for _, s := range samples {
+		total += s.w
+	}
+	var acc float64
+	j := 0
+	for _, s := range samples {
+		acc += s.w
+		for j < L-1 && acc >= total*float64(j+1)/float64(L) {
+			out[j] = s.v
+			j++
+		}
+	}
+	for ; j < L-1; j++ {
+		out[j] = samples[len(samples)-1].v
+	}
+	return out, nil
+}
+
+// partition is the range partition of key's rows with the arrays in
+// others (aligned with key): the results, key's first, hold range d of the
+// rows on locale d, in row order. They are temporaries: the caller drops
+// them (dropArrays).
+func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, error) {
+	L := l.count()
+	cuts, err := l.splitters(key)
+	if err != nil {
+		return nil, err
+	}
+	all := append([]*distArray{key}, others...)
+	sc := l.newScratch()
+	defer l.dropScratch(sc)
+	// pieces[i][dst][src]: array i's rows from src for dst, on dst.
+	pieces := make([][][]string, len(all))
+	for i := range pieces {
+		pieces[i] = make([][]string, L)
+		for d := range pieces[i] {
+			pieces[i][d] = make([]string, L)
+		}
+	}
+	err = l.each(func(src int) error {
+		keep := func(res map[string]any, err error) (string, error) {
+			if err != nil {
+				return "", err
+			}
+			sc.add(src, nameOf(res))
+			return nameOf(res), nil
+		}
+		// below[j]: key < cuts[j]; range d is below[d] && !below[d-1].
+		below := make([]string, L-1)
+		for j, c := range cuts {
+			var err error
+			if below[j], err = keep(l.call(src, "binop", map[string]any{"op": "<", "a": key.parts[src], "b_scalar": c})); err != nil {
+				return err
+			}
+		}
+		names := make([]string, len(all))
+		for i, a := range all {
+			names[i] = a.parts[src]
+		}
+		for dst := range L {
+			var mask string
+			var err error
+			switch dst {
+			case 0:
+				mask = below[0]
+			case L - 1:
+				mask, err = keep(l.call(src, "unop", map[string]any{"op": "not", "a": below[L-2]}))
+			default:
+				mask, err = keep(l.call(src, "binop", map[string]any{"op": ">", "a": below[dst], "b": below[dst-1]}))
+			}
+			if err != nil {
+				return err
+			}
+			res, err := l.call(src, "compress_many", map[string]any{"arrays": names, "mask": mask})
+			if err != nil {
+				return err
+			}
+			outs, _ := res["arrays"].([]any)
+			for i, o := range outs {
+				m, _ := o.(map[string]any)
+				name := nameOf(m)
+				sc.add(src, name)
+				size := int(asI64(m["size"]))
+				if size == 0 {
+					continue
+				}
+				if dst != src {
+					if name, err = l.move(src, name, size, all[i].dtype, dst); err != nil {
+						return err
+					}
+					sc.add(dst, name)
+				}
+				pieces[i][dst][src] = name
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*distArray, len(all))
+	for i, a := range all {
+		if out[i], err = l.assemble(pieces[i], a.dtype, sc); err != nil {
+			l.dropArrays(out[:i])
+			return nil, err
+		}
+		// The result outlives the scratch.
+		for r, n := range out[i].parts {
+			sc.mu.Lock()
+			sc.parts[r] = slices.DeleteFunc(sc.parts[r], func(x string) bool { return x == n })
+			sc.mu.Unlock()
+		}
+	}
+	return out, nil
+}
+
+func (l *locales) dropArrays(ds []*distArray) {
+	for _, d := range ds {
+		if d != nil {
+			l.dropParts(d.parts)
+		}
+	}
+}
+
+// aligned is ds laid out on the bounds of ds[0]: the arrays already there
+// as they are, the others realigned (the returned drop frees those).
+func (l *locales) aligned(ds []*distArray) ([]*distArray, func(), error) {
+	out := slices.Clone(ds)
+	var made []*distArray
+	drop := func() { l.dropArrays(made) }
+	for i, d := range ds {
+		if d.n != ds[0].n {
+			return nil, nil, transfer.Errorf(transfer.ArgumentValue, "arrays of %d and %d elements: every array must have the same length", ds[0].n, d.n)
+		}
+		if slices.Equal(d.bounds, ds[0].bounds) {
+			continue
+		}
+		m, err := l.realign(d, ds[0].bounds)
+		if err != nil {
+			drop()
+			return nil, nil, err
+		}
+		made = append(made, m)
+		out[i] = m
+	}
+	return out, drop, nil
+}
+
+// onlyArray is the array of a request whose one argument "a" names it.
+func (l *locales) onlyArray(r *request) (*distArray, error) {
+	a := r.args.String("a")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	return l.get(a)
+}
+
+// sortValues is sort: the range partition, then each locale sorts its
+// range.
+func (l *locales) sortValues(r *request) (*response, error) {
+	d, err := l.onlyArray(r)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := l.partition(d, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropArrays(parts)
+	res, err := l.runEach("sort", func(rank int) map[string]any { return map[string]any{"a": parts[0].parts[rank]} }, true)
+	if err != nil {
+		return nil, err
+	}
+	return l.made("sort", res)
+}
+
+// argsort: the key's rows travel with their global row numbers; each
+// locale sorts its range and answers the row numbers in that order.
+func (l *locales) argsort(r *request) (*response, error) {
+	d, err := l.onlyArray(r)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := l.iota(d.bounds)
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropArrays([]*distArray{rows})
+	parts, err := l.partition(d, []*distArray{rows})
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropArrays(parts)
+	perms, err := l.runEach("argsort", func(rank int) map[string]any { return map[string]any{"a": parts[0].parts[rank]} }, true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropArrays([]*distArray{{parts: names(perms)}})
+	res, err := l.runEach("take", func(rank int) map[string]any {
+		return map[string]any{"a": parts[1].parts[rank], "idx": nameOf(perms[rank])}
+	}, true)
+	if err != nil {
+		return nil, err
+	}
+	return l.made("argsort", res)
+}
+
+// iota is the row numbers 0..n-1 laid out on bounds (a temporary).
+func (l *locales) iota(bounds []int) (*distArray, error) {
+	res, err := l.runEach("arange", func(rank int) map[string]any {
+		return map[string]any{"start": bounds[rank], "stop": bounds[rank+1], "step": 1}
+	}, true)
+	if err != nil {
+		return nil, err
+	}
+	return l.temp(res)
+}
+
+// groupBy is groupby with aggregations and without ids (what
+// GroupBy.aggregate sends first): the keys' and columns' rows are range
+// partitioned by the first key, so each group is whole on one locale, with
+// its rows in their original order; each locale groups and aggregates its
+// range with the local engine; the unique keys and the aggregates, put end
+// to end in rank order, are sorted as one process's. A grouping with ids
+// (each row's group, in row order) does not run across locales yet.
+func (l *locales) groupBy(r *request) (*response, error) {
+	a := r.args
+	names := a.StringList("keys")
+	dropna := a.OptBool("dropna", true)
+	strategy := a.OptString("strategy", "auto")
+	var opList, colNames []string
+	if a.Has("ops") {
+		opList = a.StringList("ops")
+		colNames = a.StringList("columns")
+	}
+	wantIDs := a.OptBool("ids", true)
+	ddof := a.OptFloat("ddof", 0)
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	if wantIDs || len(opList) == 0 {
+		return nil, transfer.Errorf(transfer.NotDistributed, "a group-by's ids (each row's group) are not made yet on several locales: aggregate at once (GroupBy(keys).aggregate(values, op)), or use one locale")
+	}
+	if len(names) == 0 || len(colNames) != len(opList) {
+		return commands["groupby"].run(l.s, r) // its own error
+	}
+	for _, op := range opList {
+		if op == "argmin" || op == "argmax" {
+			return nil, transfer.Errorf(transfer.NotDistributed, "group-by '%s' (a row number) does not run yet on several locales", op)
+		}
+	}
+	var arrays []*distArray
+	index := map[string]int{} // array name -> position in arrays
+	add := func(name string) error {
+		if _, ok := index[name]; ok || name == "" {
+			return nil
+		}
+		d, err := l.get(name)
+		if err != nil {
+			return err
+		}
+		index[name] = len(arrays)
+		arrays = append(arrays, d)
+		return nil
+	}
+	for _, n := range names {
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range colNames {
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	arrays, dropAligned, err := l.aligned(arrays)
+	if err != nil {
+		return nil, err
+	}
+	defer dropAligned()
+	parts, err := l.partition(arrays[0], arrays[1:])
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropArrays(parts)
+	res, err := l.runEach("groupby", func(rank int) map[string]any {
+		keys := make([]any, len(names))
+		for i, n := range names {
+			keys[i] = parts[index[n]].parts[rank]
+		}
+		cols := make([]any, len(colNames))
+		for i, n := range colNames {
+			cols[i] = ""
+			if n != "" {
+				cols[i] = parts[index[n]].parts[rank]
+			}
+		}
+		return map[string]any{"keys": keys, "ops": toAnys(opList), "columns": cols, "ids": false,
+			"dropna": dropna, "strategy": strategy, "ddof": ddof}
+	}, false)
+	// Every block a locale made is one of the answer's arrays (or its ids,
+	// dropped): on a failure, all of them go.
+	var made [][]string
+	for rank, m := range res {
+		if m == nil {
+			continue
+		}
+		if ids, ok := m["ids"].(map[string]any); ok {
+			l.dropParts(onRank(l.count(), rank, nameOf(ids)))
+		}
+		for _, key := range []string{"keys", "arrays"} {
+			list, _ := m[key].([]any)
+			for _, x := range list {
+				if info, ok := x.(map[string]any); ok {
+					made = append(made, onRank(l.count(), rank, nameOf(info)))
+				}
+			}
+		}
+	}
+	if err != nil {
+		for _, p := range made {
+			l.dropParts(p)
+		}
+		return nil, err
+	}
+	column := func(key string, i int) []map[string]any {
+		out := make([]map[string]any, len(res))
+		for rank, m := range res {
+			list, _ := m[key].([]any)
+			out[rank], _ = list[i].(map[string]any)
+		}
+		return out
+	}
+	// "fused": no ids come with the answer (the clients then group again
+	// when ids are asked for, which is refused); "exchanged": the rows
+	// were range partitioned over the locales first.
+	result := map[string]any{"strategy": res[0]["strategy"], "fused": true, "exchanged": true}
+	var ngroups, kept int64
+	for _, m := range res {
+		ngroups += asI64(m["ngroups"])
+		kept += asI64(m["kept"])
+	}
+	result["ngroups"], result["kept"] = ngroups, kept
+	for _, key := range []string{"keys", "arrays"} {
+		n := len(names)
+		if key == "arrays" {
+			n = len(opList)
+		}
+		infos := make([]any, n)
+		for i := range n {
+			d, err := l.record("groupby", column(key, i))
+			if err != nil {
+				return nil, err
+			}
+			infos[i] = d.result(d.parts[0])
+		}
+		result[key] = infos
+	}
+	return &response{result: result}, nil
+}
+
+// names are the names in replies that describe arrays.
+func names(res []map[string]any) []string {
+	out := make([]string, len(res))
+	for i, m := range res {
+		out[i] = nameOf(m)
+	}
+	return out
+}
+
+func onRank(L, rank int, name string) []string {
+	parts := make([]string, L)
+	parts[rank] = name
+	return parts
+}
+
+func toAnys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package server
+
+// locale_peer.go: what a locale (a process a coordinator started, rank ≥ 1)
+// does for its coordinator beyond the ordinary commands: it learns its
+// peers (locale_peers) and sends one of its arrays straight to another
+// locale's bulk stream (locale_push), so an exchange's rows do not pass
+// through the coordinator.
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/transfer"
+)
+
+// peerLinks are a locale's links to the other locales, dialled at first
+// use.
+type peerLinks struct {
+	mu    sync.Mutex
+	urls  []string // by rank; "" for this one and the coordinator
+	conns map[int]*client.Client
+}
+
+// notLocale refuses a locale command on a server that is not a locale:
+// only a coordinator's locales take them (they make the server connect
+// where it is told).
+func (s *Server) notLocale(cmd string) error {
+	if s.cfg.LocaleRank > 0 {
+		return nil
+	}
+	return transfer.Errorf(transfer.ArgumentValue, "'%s' is for the locales a coordinator started (--locales), and this server is not one", cmd)
+}
+
+func (s *Server) cmdLocalePeers(r *request) (*response, error) {
+	urls := r.args.StringList("urls")
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	if err := s.notLocale("locale_peers"); err != nil {
+		return nil, err
+	}
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	for _, c := range s.peers.conns {
+		c.Close()
+	}
+	s.peers.urls, s.peers.conns = urls, map[int]*client.Client{}
+	return &response{result: map[string]any{"locales": len(urls)}}, nil
+}
+
+// peer is the link to locale rank, dialled now if it is not yet.
+func (s *Server) peer(ctx context.Context, rank int) (*client.Client, error) {
+	s.peers.mu.Lock()
+	defer s.peers.mu.Unlock()
+	if rank <= 0 || rank >= len(s.peers.urls) || s.peers.urls[rank] == "" || rank == s.cfg.LocaleRank {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "locale_push: no locale %d to push to (this is locale %d of %d)", rank, s.cfg.LocaleRank, len(s.peers.urls))
+	}
+	if c := s.peers.conns[rank]; c != nil {
+		return c, nil
+	}
+	c, err := client.Dial(ctx, s.peers.urls[rank], client.WithHeartbeat(peerHeartbeat))
+	if err != nil {
+		return nil, transfer.Errorf(transfer.LocaleFailed, "locale %d cannot reach locale %d: %v", s.cfg.LocaleRank, rank, err)
+	}
+	s.peers.conns[rank] = c
+	return c, nil
+}
+
+// cmdLocalePush uploads array "name" to locale "to" and answers with the
+// array it became there (its name on that locale).
+func (s *Server) cmdLocalePush(r *request) (*response, error) {
+	name := r.args.String("name")
+	to := int(r.args.Uint("to"))
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	if err := s.notLocale("locale_push"); err != nil {
+		return nil, err
+	}
+	arr, release, err := s.store.acquire(name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx := context.Background()
+	c, err := s.peer(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	info, err := client.UploadArray(ctx, c, arr)
+	if err != nil {
+		var te *transfer.Error
+		if errors.As(err, &te) {
+			return nil, transfer.Errorf(te.Code, "locale %d: %s", to, te.Message)
+		}
+		return nil, transfer.Errorf(transfer.LocaleFailed, "locale %d cannot send to locale %d: %v", s.cfg.LocaleRank, to, err)
+	}
+	return &response{result: map[string]any{"name": info.Name, "dtype": info.DType.String(), "size": info.Size}}, nil
+}
