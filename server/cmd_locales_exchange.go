@@ -18,6 +18,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/arktos-dev/arktos/client"
 	"github.com/arktos-dev/arktos/pdarray"
@@ -56,6 +57,7 @@ func nameOf(m map[string]any) string { s, _ := m["name"].(string); return s }
 // and returns the copy's name there: locale 0's over the coordinator's
 // own link, the others' straight between them (locale_push).
 func (l *locales) move(src int, name string, size int, dt pdarray.DType, dst int) (string, error) {
+	l.exchangeBytes.Add(uint64(size * dt.Size()))
 	switch {
 	case src == 0:
 		p := l.peers[dst-1]
@@ -190,9 +192,69 @@ func (l *locales) realign(d *distArray, target []int) (*distArray, error) {
 	return out, nil
 }
 
-// splitterSamples is how many values of each block splitters are chosen
-// from.
-const splitterSamples = 64
+// splitterSamples is about how many values of each block splitters are
+// chosen from.
+const splitterSamples = 256
+
+// fetch is a small array of locale r as Go numbers (int64, uint64,
+// float64 or bool).
+func (l *locales) fetch(r int, name string) ([]any, error) {
+	var arr *pdarray.Array
+	if r == 0 {
+		a, release, err := l.s.store.acquire(name)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		arr = a
+	} else {
+		p := l.peers[r-1]
+		a, err := client.DownloadArray(p.ctx, p.c, name)
+		if err != nil {
+			return nil, p.wrap(err)
+		}
+		arr = a
+	}
+	return valuesOf(arr), nil
+}
+
+func valuesOf(a *pdarray.Array) []any {
+	switch a.DType() {
+	case pdarray.Int8:
+		return widen(a, func(v int8) int64 { return int64(v) })
+	case pdarray.Int16:
+		return widen(a, func(v int16) int64 { return int64(v) })
+	case pdarray.Int32:
+		return widen(a, func(v int32) int64 { return int64(v) })
+	case pdarray.Int64:
+		return widen(a, func(v int64) int64 { return v })
+	case pdarray.Uint8:
+		return widen(a, func(v uint8) uint64 { return uint64(v) })
+	case pdarray.Uint16:
+		return widen(a, func(v uint16) uint64 { return uint64(v) })
+	case pdarray.Uint32:
+		return widen(a, func(v uint32) uint64 { return uint64(v) })
+	case pdarray.Uint64:
+		return widen(a, func(v uint64) uint64 { return v })
+	case pdarray.Float32:
+		return widen(a, func(v float32) float64 { return float64(v) })
+	case pdarray.Float64:
+		return widen(a, func(v float64) float64 { return v })
+	case pdarray.Bool:
+		return widen(a, func(v bool) bool { return v })
+	}
+	return nil
+}
+
+// widen is a's elements as Go values of one width per kind.
+func widen[T pdarray.Element, U any](a *pdarray.Array, f func(T) U) []any {
+	v := pdarray.View[T](a)
+	out := make([]any, len(v))
+	for i, x := range v {
+		out[i] = f(x)
+	}
+	return out
+}
 
 // splitters are L-1 values of key, ascending and never NaN, that cut its
 // rows into L ranges of about equal size: range d is the values v with
@@ -226,23 +288,26 @@ func (l *locales) splitters(key *distArray) ([]any, error) {
 		if n == 0 {
 			return nil
 		}
-		k := min(splitterSamples, n)
-		ranks := make([]any, k)
-		for i := range ranks {
-			ranks[i] = uint64(i * n / k)
-		}
-		res, err := l.call(r, "order_stats", map[string]any{"a": key.parts[r], "ranks": ranks})
+		// Every stride-th row (a sorted block gives its exact quantiles;
+		// any other order a fair sample, short of a period of the stride).
+		stride := max(n/splitterSamples, 1)
+		res, err := l.call(r, "slice", map[string]any{"a": key.parts[r], "start": 0, "stop": n, "step": stride})
 		if err != nil {
 			return err
 		}
-		vals, _ := res["values"].([]any)
+		parts := onRank(l.count(), r, nameOf(res))
+		defer l.dropParts(parts)
+		vals, err := l.fetch(r, nameOf(res))
+		if err != nil {
+			return err
+		}
 		mu.Lock()
 		for _, v := range vals {
 			v = norm(v)
 			if f, ok := v.(float64); ok && math.IsNaN(f) {
 				continue
 			}
-			samples = append(samples, sample{v, float64(n) / float64(k)})
+			samples = append(samples, sample{v, float64(n) / float64(len(vals))})
 		}
 		mu.Unlock()
 		return nil
@@ -296,10 +361,12 @@ func (l *locales) splitters(key *distArray) ([]any, error) {
 // them (dropArrays).
 func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, error) {
 	L := l.count()
+	t0 := time.Now()
 	cuts, err := l.splitters(key)
 	if err != nil {
 		return nil, err
 	}
+	tSplit := time.Since(t0)
 	all := append([]*distArray{key}, others...)
 	sc := l.newScratch()
 	defer l.dropScratch(sc)
@@ -311,47 +378,23 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 			pieces[i][d] = make([]string, L)
 		}
 	}
+	l.exchanges.Add(1)
+	start := time.Now()
+	defer func() { l.exchangeNanos.Add(uint64(time.Since(start))) }()
 	err = l.each(func(src int) error {
-		keep := func(res map[string]any, err error) (string, error) {
-			if err != nil {
-				return "", err
-			}
-			sc.add(src, nameOf(res))
-			return nameOf(res), nil
-		}
-		// below[j]: key < cuts[j]; range d is below[d] && !below[d-1].
-		below := make([]string, L-1)
-		for j, c := range cuts {
-			var err error
-			if below[j], err = keep(l.call(src, "binop", map[string]any{"op": "<", "a": key.parts[src], "b_scalar": c})); err != nil {
-				return err
-			}
-		}
-		names := make([]string, len(all))
+		names := make([]any, len(all))
 		for i, a := range all {
 			names[i] = a.parts[src]
 		}
-		for dst := range L {
-			var mask string
-			var err error
-			switch dst {
-			case 0:
-				mask = below[0]
-			case L - 1:
-				mask, err = keep(l.call(src, "unop", map[string]any{"op": "not", "a": below[L-2]}))
-			default:
-				mask, err = keep(l.call(src, "binop", map[string]any{"op": ">", "a": below[dst], "b": below[dst-1]}))
-			}
-			if err != nil {
-				return err
-			}
-			res, err := l.call(src, "compress_many", map[string]any{"arrays": names, "mask": mask})
-			if err != nil {
-				return err
-			}
-			outs, _ := res["arrays"].([]any)
-			for i, o := range outs {
-				m, _ := o.(map[string]any)
+		res, err := l.call(src, "range_partition", map[string]any{"key": key.parts[src], "arrays": names, "cuts": cuts})
+		if err != nil {
+			return err
+		}
+		ranges, _ := res["parts"].([]any)
+		for dst, row := range ranges {
+			infos, _ := row.([]any)
+			for i, x := range infos {
+				m, _ := x.(map[string]any)
 				name := nameOf(m)
 				sc.add(src, name)
 				size := int(asI64(m["size"]))
@@ -372,6 +415,10 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 	if err != nil {
 		return nil, err
 	}
+	tCut := time.Since(t0)
+	defer func() {
+		l.s.log.Debug("locales: range partition", "rows", key.n, "arrays", len(all), "splitters", tSplit, "cut_and_move", tCut-tSplit, "assemble", time.Since(t0)-tCut)
+	}()
 	out := make([]*distArray, len(all))
 	for i, a := range all {
 		if out[i], err = l.assemble(pieces[i], a.dtype, sc); err != nil {

@@ -135,6 +135,10 @@ func commandTable() map[string]command {
 		// its peers, and has one send a block straight to another.
 		"locale_peers": {run: (*Server).cmdLocalePeers, dist: distLocal},
 		"locale_push":  {run: (*Server).cmdLocalePush, detached: true, dist: distLocal},
+		// (A coordinator's exchange runs it on each locale's block; from a
+		// client on a coordinator it is refused, as any exchange without a
+		// spread form.)
+		"range_partition": ops((*Server).cmdRangePartition, distExchange),
 
 		// NumPy-like operations (cmd_ops.go).
 		"binop":         {run: (*Server).cmdBinop, creates: true, writes: []string{"out"}, lane: true, dist: distElementwise},

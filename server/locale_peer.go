@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/arktos-dev/arktos/client"
+	"github.com/arktos-dev/arktos/ops"
+	"github.com/arktos-dev/arktos/pdarray"
 	"github.com/arktos-dev/arktos/transfer"
 )
 
@@ -98,4 +100,52 @@ func (s *Server) cmdLocalePush(r *request) (*response, error) {
 		return nil, transfer.Errorf(transfer.LocaleFailed, "locale %d cannot send to locale %d: %v", s.cfg.LocaleRank, to, err)
 	}
 	return &response{result: map[string]any{"name": info.Name, "dtype": info.DType.String(), "size": info.Size}}, nil
+}
+
+// cmdRangePartition cuts the rows of arrays by key's value into
+// len(cuts)+1 ranges (ops.RangePartition) and stores each range's rows of
+// each array: "parts"[d][j] is range d of arrays[j]. A coordinator's
+// exchange runs it on every locale (cmd_locales_exchange.go).
+func (s *Server) cmdRangePartition(r *request) (*response, error) {
+	a := r.args
+	keyName := a.String("key")
+	names := a.StringList("arrays")
+	raw := a.ScalarList("cuts")
+	if err := a.Done(); err != nil {
+		return nil, err
+	}
+	cuts := make([]ops.Scalar, len(raw))
+	for i, v := range raw {
+		cuts[i], _ = ops.ScalarOf(v)
+	}
+	key, relKey, err := s.store.acquire(keyName)
+	if err != nil {
+		return nil, err
+	}
+	defer relKey()
+	xs, release, err := s.acquireAll(names)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	o, env := s.opEnv(r.stop, "range_partition by '%s'", keyName)
+	defer o.done()
+	outs, err := ops.RangePartition(env, key, cuts, xs)
+	if err != nil {
+		return nil, opErr(err)
+	}
+	var flat []*pdarray.Array
+	for _, row := range outs {
+		flat = append(flat, row...)
+	}
+	res, err := keepMany(o, flat, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	infos := res.result["arrays"].([]any)
+	parts := make([]any, len(outs))
+	for d := range outs {
+		parts[d] = infos[d*len(xs) : (d+1)*len(xs)]
+	}
+	return &response{result: map[string]any{"parts": parts}}, nil
 }

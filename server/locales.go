@@ -42,6 +42,9 @@ type locales struct {
 	peers []*peer // peers[i] is locale i+1
 	mu    sync.RWMutex
 	dist  map[string]*distArray // by the name clients use (parts[0])
+	// What exchanges did (stats): how many, the bytes moved between
+	// locales, and the wall time of their move phases, for bench/locales.
+	exchanges, exchangeBytes, exchangeNanos atomic.Uint64
 }
 
 // peer is one of the other locales, reached as any client reaches a
@@ -357,7 +360,7 @@ func init() {
 		"delete":     (*locales).delete,
 		"rename":     (*locales).rename,
 		"mem_used":   (*locales).memUsed,
-		"stats":      localOnly,
+		"stats":      (*locales).stats,
 		"cancel":     localOnly,
 		"shutdown":   localOnly,
 		"upload":     (*locales).upload,
@@ -374,6 +377,18 @@ func init() {
 		"full":       (*locales).full,
 		"arange":     (*locales).arange,
 	}
+}
+
+// stats are the coordinator's own counters and its exchanges'.
+func (l *locales) stats(r *request) (*response, error) {
+	resp, err := l.s.cmdStats(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.result["exchanges"] = l.exchanges.Load()
+	resp.result["exchange_bytes"] = l.exchangeBytes.Load()
+	resp.result["exchange_ns"] = l.exchangeNanos.Load()
+	return resp, nil
 }
 
 // localOnly runs a command on this process alone: its counters, a cancel

@@ -105,6 +105,21 @@ func (a *Args) UintList(key string) []uint64 {
 	return list(a, key, "a list of non-negative integers", "a non-negative integer", AsUint)
 }
 
+// ScalarList returns required argument key, a list of numbers or bools.
+func (a *Args) ScalarList(key string) []any {
+	return list(a, key, "a list of numbers", "a number or bool", func(v any) (any, bool) {
+		switch v.(type) {
+		case bool, float32, float64:
+			return v, true
+		}
+		if _, isInt := AsInt(v); isInt {
+			return v, true
+		}
+		_, isUint := AsUint(v)
+		return v, isUint
+	})
+}
+
 // list returns required list argument key, each element converted by conv;
 // want and elemWant name what the list and an element must be.
 func list[T any](a *Args, key, want, elemWant string, conv func(any) (T, bool)) []T {

@@ -274,3 +274,27 @@ def test_killed_locale_fails_with_its_name(tmp_path: Path) -> None:
         c.close()
     finally:
         srv.stop()
+
+
+def test_rows_move_only_where_they_must(lc: ak.Connection) -> None:
+    """Aligned elementwise work and reductions move no row between locales;
+    a sort moves rows once (one range partition), and an operand laid out
+    otherwise is moved to the other's blocks."""
+
+    def moved() -> tuple[int, int]:
+        st = lc._request("stats", {})[0]
+        return int(st["exchanges"]), int(st["exchange_bytes"])
+
+    x = np.arange(30_000, dtype=np.int64)[::-1].copy()
+    a, b = lc.array(x), lc.array(x * 2)
+    before = moved()
+    c = a + b
+    assert int(c.sum()) == int((3 * x).sum())
+    assert moved() == before
+    s = ak.sort(a)
+    after_sort = moved()
+    assert after_sort[0] == before[0] + 1 and after_sort[1] > before[1]
+    # The reversed array's sort puts most rows on another locale.
+    assert after_sort[1] - before[1] >= 30_000 * 8 // 2
+    assert (s + a).to_ndarray().tobytes() == (np.sort(x) + x).tobytes()
+    assert moved()[0] == after_sort[0] and moved()[1] > after_sort[1]  # realigned, no partition
