@@ -22,6 +22,9 @@ import (
 // this process first (the client sending each locale its block itself is
 // the next step: docs/locales.md).
 func (l *locales) upload(r *request) (*response, error) {
+	if blockOnly(r) {
+		return l.s.cmdUpload(r) // block 0 of an array the client sends every locale its block of (adopt)
+	}
 	resp, err := l.s.cmdUpload(r)
 	if err != nil {
 		return nil, err
@@ -101,6 +104,9 @@ func (l *locales) spread(name string, whole *pdarray.Array) (*distArray, error) 
 // buffer here, stores it for the length of the reply and answers as this
 // process would (every transport), then deletes it.
 func (l *locales) download(r *request) (*response, error) {
+	if blockOnly(r) {
+		return l.s.cmdDownload(r) // this locale's block alone (a client reading every locale's at once: locate)
+	}
 	name, _ := r.Args["name"].(string)
 	d, err := l.get(name)
 	if err != nil {
@@ -635,4 +641,105 @@ func fold[T int64 | uint64 | float64](op string, vals []T) (T, bool) {
 		}
 	}
 	return acc, true
+}
+
+// blockOnly says whether a transfer asks for this process's block alone
+// ("block": true), and takes the argument out of the request: the
+// handler below does not know it.
+func blockOnly(r *request) bool {
+	v, ok := r.Args["block"]
+	if !ok {
+		return false
+	}
+	args := maps.Clone(r.Args)
+	delete(args, "block")
+	req := *r.Request
+	req.Args = args
+	r.Request = &req
+	r.args = transfer.NewArgs(r.Cmd, args)
+	return v == true
+}
+
+// locate tells a client where an array's blocks are, so that it reads or
+// writes every locale's at once: each block's locale, name and rows, and
+// the locales' addresses (with the token they take). Without "name" it
+// answers the addresses and the bounds an array of "size" rows would have.
+func (l *locales) locate(r *request) (*response, error) {
+	name := r.args.OptString("name", "")
+	size := r.args.OptUint("size", 0)
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	urls := make([]any, l.count())
+	urls[0] = ""
+	for _, p := range l.peers {
+		if why := p.lost.Load(); why != nil {
+			return nil, p.failed(*why)
+		}
+		urls[p.rank] = p.fullURL
+	}
+	res := map[string]any{"num_locales": l.count(), "urls": urls}
+	var b []int
+	var parts []string
+	if name != "" {
+		d, err := l.get(name)
+		if err != nil {
+			return nil, err
+		}
+		b, parts = d.bounds, d.parts
+		res["dtype"], res["size"] = d.dtype.String(), d.n
+	} else {
+		b = l.bounds(int(size))
+		parts = make([]string, l.count())
+	}
+	blocks := make([]any, l.count())
+	for rank := range blocks {
+		blocks[rank] = map[string]any{"rank": rank, "name": parts[rank], "start": b[rank], "stop": b[rank+1]}
+	}
+	res["blocks"] = blocks
+	return &response{result: res}, nil
+}
+
+// adopt records blocks a client stored on every locale itself (upload
+// with "block" on this one, plain uploads on the others, at the bounds
+// locate gave) as one array, named by block 0. Each block is checked for
+// its dtype and length first; a failed check stores nothing (the client
+// deletes its blocks).
+func (l *locales) adopt(r *request) (*response, error) {
+	names := r.args.StringList("parts")
+	dtypeName := r.args.String("dtype")
+	size := int(r.args.Uint("size"))
+	if err := r.args.Done(); err != nil {
+		return nil, err
+	}
+	dt, err := pdarray.ParseDType(dtypeName)
+	if err != nil {
+		return nil, transfer.Errorf(transfer.UnsupportedDType, "adopt: dtype '%s' is not supported", dtypeName)
+	}
+	if len(names) != l.count() {
+		return nil, transfer.Errorf(transfer.ArgumentValue, "adopt: %d parts for %d locales; give one block name per locale", len(names), l.count())
+	}
+	b := l.bounds(size)
+	err = l.each(func(rank int) error {
+		info, err := l.call(rank, "info", map[string]any{"name": names[rank]})
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(info["dtype"]) != dt.String() || int(asI64(info["size"])) != b[rank+1]-b[rank] {
+			return transfer.Errorf(transfer.ArgumentValue, "adopt: block %d ('%s') holds %v %v; an array of %d %v needs %d there (locate's bounds)", rank, names[rank], info["size"], info["dtype"], size, dt, b[rank+1]-b[rank])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	if _, taken := l.dist[names[0]]; taken {
+		l.mu.Unlock()
+		return nil, errNameInUse(names[0])
+	}
+	d := &distArray{dtype: dt, n: size, parts: slices.Clone(names), bounds: b}
+	l.dist[names[0]] = d
+	l.mu.Unlock()
+	return &response{result: d.result(names[0])}, nil
 }

@@ -139,6 +139,11 @@ func commandTable() map[string]command {
 		// client on a coordinator it is refused, as any exchange without a
 		// spread form.)
 		"range_partition": ops((*Server).cmdRangePartition, distExchange),
+		// Where an array's blocks are, and blocks a client stored on every
+		// locale recorded as one array (cmd_locales.go); a lone server
+		// answers locate with one locale and refuses adopt.
+		"locate": {run: (*Server).cmdLocate, lane: true, dist: distEvery},
+		"adopt":  {run: (*Server).cmdAdopt, creates: true, lane: true, dist: distEvery},
 
 		// NumPy-like operations (cmd_ops.go).
 		"binop":         {run: (*Server).cmdBinop, creates: true, writes: []string{"out"}, lane: true, dist: distElementwise},

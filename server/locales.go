@@ -50,9 +50,10 @@ type locales struct {
 // peer is one of the other locales, reached as any client reaches a
 // server: requests over ZeroMQ, array bytes over its bulk streams.
 type peer struct {
-	rank int
-	url  string // without its token, for messages
-	c    *client.Client
+	rank    int
+	url     string // without its token, for messages
+	fullURL string // with it: what locate gives a client
+	c       *client.Client
 	// lost is why the locale is gone, once it is (it is not replaced).
 	lost atomic.Pointer[string]
 	// cfg is what its get_config said at start.
@@ -130,7 +131,7 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for i, u := range urls {
-		p := &peer{rank: i + 1, url: strings.SplitN(u, "?", 2)[0]}
+		p := &peer{rank: i + 1, url: strings.SplitN(u, "?", 2)[0], fullURL: u}
 		for {
 			c, err := client.Dial(ctx, u, client.WithHeartbeat(peerHeartbeat))
 			if err == nil {
@@ -364,6 +365,8 @@ func init() {
 		"cancel":     localOnly,
 		"shutdown":   localOnly,
 		"upload":     (*locales).upload,
+		"locate":     (*locales).locate,
+		"adopt":      (*locales).adopt,
 		"download":   (*locales).download,
 		"binop":      elementwise("a", "b", "out"),
 		"unop":       elementwise("a", "out"),

@@ -330,7 +330,7 @@ func TestCreatingCommandsClassified(t *testing.T) {
 		"str_check": true, "cancel": true,
 		// (locale_push stores its copy on another locale, whose coordinator
 		// records it; locale_peers stores nothing.)
-		"locale_peers": true, "locale_push": true,
+		"locale_peers": true, "locale_push": true, "locate": true,
 	}
 	for name, c := range commands {
 		if strings.HasPrefix(name, "test_") {

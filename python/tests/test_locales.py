@@ -18,6 +18,7 @@ import pytest
 from conftest import Server, start_server
 
 import arktos as ak
+from arktos.core._transport import path_counts
 
 LOCALES = 3
 
@@ -231,9 +232,9 @@ def test_commands_not_distributed_yet_say_so(lc: ak.Connection) -> None:
 
 def test_array_larger_than_any_locale(tmp_path: Path) -> None:
     """3 locales of 48 MiB hold, compute on and reduce a 64 MiB array that
-    no one of them could; an upload, which passes through the coordinator
-    whole for now, is refused there with the sizes named, and nothing
-    stored is lost."""
+    no one of them could, made on the server or uploaded from here (each
+    block straight to its locale); one past all of them is refused with
+    the sizes named, and nothing stored is lost."""
     srv = start_server(tmp_path, "--locales", "3", "--max-memory", "48MiB")
     try:
         c = srv.connect(timeout=30)
@@ -245,9 +246,18 @@ def test_array_larger_than_any_locale(tmp_path: Path) -> None:
         assert int(b.max()) == 3 * (n - 1) + 1 and int(b.argmax()) == n - 1
         assert c.mem_info()["used"] == n * 8
         assert max(m["used"] for m in c.locale_mem_info()) < 48 * 2**20
+        del b
+        x = np.arange(n, dtype=np.int64) * 5
+        direct = path_counts["locale_direct_uploads"], path_counts["locale_direct_downloads"]
+        b = c.array(x)
+        assert b.to_ndarray().tobytes() == x.tobytes()
+        assert (path_counts["locale_direct_uploads"], path_counts["locale_direct_downloads"]) == (
+            direct[0] + 1, direct[1] + 1)  # straight to and from every locale
+        assert int(b.min()) == 0
         with pytest.raises(MemoryError, match="48.0 MiB"):
-            c.array(np.zeros(n, np.int64))
-        assert int(b.min()) == 1  # still there
+            c.array(np.zeros(2 * n, np.int64))
+        assert [e["name"] for e in c.list_arrays()] == [b.name]  # the refused upload left nothing
+        assert int(b.min()) == 0  # still there
         c.close()
     finally:
         srv.stop()

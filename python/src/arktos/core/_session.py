@@ -186,6 +186,11 @@ LANE_PAYLOAD_MAX = 256 << 10
 #: README's "Mid-size downloads").
 LANE_DOWNLOAD_MAX = 1 << 20
 
+#: Arrays of this many bytes and more go straight to and from every locale
+#: of a server with several (docs/locales.md); smaller ones through the
+#: coordinator, whose one round trip is then the cheaper.
+LOCALE_DIRECT_MIN = 1 << 20
+
 
 #: A lane message has at most 64 frames, the header one of them.
 LANE_MAX_FRAMES = 64
@@ -1100,13 +1105,17 @@ class Session:
     def _download(self, name: str, start: int | None = None,
                   stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
         # (A download refused with RESTORING changes nothing: asked again.)
+        if (start is None and stop is None and not view and nbytes >= LOCALE_DIRECT_MIN
+                and self._spread()):
+            return self._download_direct(name)
         out = self._after_restore(lambda: self._download_any(name, start, stop, view=view, nbytes=nbytes))
         if view:
             out.flags.writeable = False  # a mapped segment is read-only already; a copy is made so
         return out
 
     def _download_any(self, name: str, start: int | None = None,
-                      stop: int | None = None, *, view: bool = False, nbytes: int = 0) -> NDArray[Any]:
+                      stop: int | None = None, *, view: bool = False, nbytes: int = 0,
+                      into: NDArray[Any] | None = None, extra: dict[str, Any] | None = None) -> NDArray[Any]:
         """Download elements [start, stop) of array `name` into a new ndarray.
 
         A whole-array download goes over the bulk stream when one is open
@@ -1119,9 +1128,19 @@ class Session:
         of `nbytes` (the caller's pdarray size) of SHM_THRESHOLD or more, on
         this host reads the segment into a pooled buffer (preadv on several
         threads, nothing mapped), where the unix stream ran at 0.35-0.42x
-        memcpy.
+        memcpy. With `into` (a whole download, not a view) the bytes go
+        there, which must have the array's dtype and length; `extra` are
+        more arguments of the request.
         """
-        args: dict[str, Any] = {"name": name}
+        args: dict[str, Any] = {"name": name, **(extra or {})}
+
+        def dest(size: int, dtype: np.dtype[Any]) -> NDArray[Any]:
+            if into is None:
+                return POOL.empty(size, dtype)
+            if into.size != size or into.dtype != dtype:
+                raise RuntimeError(f"download of '{name}': {size} {dtype} elements do not fit "
+                                   f"a destination of {into.size} {into.dtype}")
+            return into
         if start is not None:
             args["start"] = start
         if stop is not None:
@@ -1151,7 +1170,8 @@ class Session:
                     args["stripes"], args["stripe_min"] = stripes, STRIPE_THRESHOLD
             if stream is not None:
                 args["stream"] = stream.id
-            place = _Placement(_place_download) if lane_ok and stream is None and "compression" not in args else None
+            place = (_Placement(_place_download) if lane_ok and stream is None and "compression" not in args
+                     and into is None else None)
             try:
                 # Its bytes on a stream, or its segment's descriptor, follow
                 # a reply that carries none: the request may take the lane.
@@ -1175,7 +1195,7 @@ class Session:
                     self._drop_stream()
                     raise
                 try:
-                    private = POOL.empty(size, dtype)
+                    private = dest(size, dtype)
                     _segment_io(fd, private.data.cast("B"), False, "arktos download")
                 finally:
                     os.close(fd)
@@ -1209,7 +1229,7 @@ class Session:
                     weakref.finalize(mapped.base, self._pending_releases.append, int(result["segment"]))
                 return mapped
             if "stream" in result:
-                out = POOL.empty(size, dtype)
+                out = dest(size, dtype)
                 try:
                     stream.recv_into(out, "stripes" in result)  # type: ignore[union-attr]
                 except BaseException:
@@ -1217,7 +1237,7 @@ class Session:
                     raise
                 return out
             if result.get("compression") == "zstd" and self._zstd is not None:
-                out = POOL.empty(size, dtype)
+                out = dest(size, dtype)
                 self._zstd.decompress_into([frame.buffer for frame in frames], out, int(result["frame_size"]))
                 return out
             if place is not None and place.out is not None and place.placed == place.out.nbytes:
@@ -1226,7 +1246,7 @@ class Session:
                 path_counts["lane_direct"] += 1
                 return place.out
             out = join_frames([frame.buffer for frame in frames], dtype, size, int(result["frame_size"]),
-                              POOL.empty(size, dtype))
+                              dest(size, dtype))
             if self.transport == "auto" and whole and out.nbytes >= STREAM_THRESHOLD:
                 self._try_open_stream()
             return out
@@ -1392,9 +1412,16 @@ class Session:
         return made(the server's description of the new array): the layer
         above makes its owning handle there, under the lock, so that nothing
         comes between the reply and the handle that would delete it."""
+        if name is None and data.nbytes >= LOCALE_DIRECT_MIN and self._spread():
+            return self._upload_direct(data, made)
+        return self._upload_one(data, name, made)
+
+    def _upload_one(self, data: NDArray[Any], name: str | None, made: Callable[[dict[str, Any]], _T],
+                    extra: dict[str, Any] | None = None) -> _T:
+        """_upload to this server alone (extra: more arguments)."""
         frame_size = self.max_frame_size
         args: dict[str, Any] = {"dtype": to_wire(data.dtype), "size": data.size,
-                                "frame_size": frame_size}
+                                "frame_size": frame_size, **(extra or {})}
         if name is not None:
             args["name"] = name
         with self._op():
@@ -1622,6 +1649,101 @@ class Session:
             if fin is not None and fin.detach() is not None and delete:
                 self._pending_deletes.append(p.name)
 
+    # -- locales (docs/locales.md): transfers straight to every locale --
+
+    def _spread(self) -> bool:
+        """Whether this server spreads arrays over several locales."""
+        return int(self.config.get("num_locales", 1)) > 1
+
+    def _locale_session(self, url: str) -> Session:
+        """A session of this one's to another locale (url with its token),
+        opened at first use and closed with this one."""
+        with self._lock:
+            conns: dict[str, Session] = self.__dict__.setdefault("_locale_conns", {})
+            conn = conns.get(url)
+            if conn is None or conn.closed:
+                conn = conns[url] = Session(url, timeout=self.timeout, transport=self.transport,
+                                            shm=self.shm)
+            return conn
+
+    def _each_locale(self, blocks: list[dict[str, Any]], urls: list[str],
+                     run: Callable[[Session | None, dict[str, Any]], Any],
+                     results: list[Any]) -> list[Any]:
+        """run(session, block) for every block at once, into results[rank]:
+        session None for block 0 (this server's own), that locale's
+        otherwise. The first error is raised once all have ended (results
+        then hold what the others made; None where a block failed)."""
+        results[:] = [None] * len(blocks)
+        errors: list[BaseException] = []
+
+        def one(rank: int) -> None:
+            try:
+                results[rank] = run(None if rank == 0 else self._locale_session(urls[rank]), blocks[rank])
+            except BaseException as err:  # noqa: BLE001 - raised below, in the calling thread
+                errors.append(err)
+
+        threads = [threading.Thread(target=one, args=(r,), daemon=True) for r in range(1, len(blocks))]
+        for t in threads:
+            t.start()
+        one(0)
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return results
+
+    def _download_direct(self, name: str) -> NDArray[Any]:
+        """Download an array spread over locales: every block straight from
+        its locale (their bulk streams or segments at once) into its place."""
+        loc, _ = self._request("locate", {"name": name})
+        out = POOL.empty(int(loc["size"]), from_wire(loc["dtype"]))
+
+        def fetch(conn: Session | None, b: dict[str, Any]) -> None:
+            lo, hi = int(b["start"]), int(b["stop"])
+            if hi <= lo:
+                return
+            part = out[lo:hi]
+            if conn is None:
+                self._after_restore(lambda: self._download_any(b["name"], into=part, extra={"block": True}))
+            else:
+                conn._download_any(b["name"], nbytes=part.nbytes, into=part)
+
+        self._each_locale(list(loc["blocks"]), list(loc["urls"]), fetch, [])
+        path_counts["locale_direct_downloads"] += 1
+        return out
+
+    def _upload_direct(self, data: NDArray[Any], made: Callable[[dict[str, Any]], _T]) -> _T:
+        """Upload an array to a server that spreads it over locales: every
+        locale's block straight to it at once, then the coordinator records
+        them as one array (adopt). On a failure the blocks stored go."""
+        loc, _ = self._request("locate", {"size": int(data.size)})
+        blocks, urls = list(loc["blocks"]), list(loc["urls"])
+
+        def send(conn: Session | None, b: dict[str, Any]) -> str:
+            piece = data[int(b["start"]):int(b["stop"])]
+            if conn is None:
+                res = self._upload_one(piece, None, lambda r: r, {"block": True})
+            else:
+                res = conn._upload_one(piece, None, lambda r: r)
+            return str(res["name"])
+
+        names: list[Any] = []
+        try:
+            self._each_locale(blocks, urls, send, names)
+            with self._op():
+                self._check_open()
+                result, _ = self._roundtrip("adopt", {"parts": names, "dtype": to_wire(data.dtype),
+                                                      "size": int(data.size)}, (), None)
+                path_counts["locale_direct_uploads"] += 1
+                return made(result)
+        except BaseException:
+            for rank, part in enumerate(names):
+                if part is None:
+                    continue
+                with contextlib.suppress(Exception):
+                    (self if rank == 0 else self._locale_session(urls[rank])).delete([part], missing_ok=True)
+            raise
+
     def close(self) -> None:
         """Send pending deletes (best effort, 2 s at most) and close the socket.
 
@@ -1644,6 +1766,8 @@ class Session:
                 self._drop_stream()
                 self._drop_lane()
                 self._close_socket()
+        for conn in self.__dict__.get("_locale_conns", {}).values():
+            conn.close()
 
     disconnect = close
 

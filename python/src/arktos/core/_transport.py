@@ -40,7 +40,7 @@ from ._protocol import decode_header, n_frames, stripe_bounds
 # "connections_lost", the requests failed with ConnectionLostError.
 path_counts: dict[str, int] = {"shm_copies_out": 0, "shm_mapped_writes": 0, "shm_map_failures": 0, "lane_direct": 0,
                                "lanes_closed_by_peer": 0, "streams_closed_by_peer": 0, "restore_retries": 0,
-                               "connections_lost": 0}
+                               "connections_lost": 0, "locale_direct_downloads": 0, "locale_direct_uploads": 0}
 
 
 #: Starts a bulk stream's handshake (docs/protocol.md, "Bulk streams").
