@@ -149,9 +149,14 @@ func TestLocales(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// A clean stop (which stops the locales), then the log: read only once
+	// the process has exited and its output is all copied.
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
-	if err, ok := srv.Wait(10 * time.Millisecond); ok {
-		t.Fatalf("server exited: %v", err)
+	if err, ok := srv.Wait(30 * time.Second); !ok || err != nil {
+		t.Fatalf("the coordinator did not stop cleanly: %v (stopped %v)", err, ok)
 	}
 	if strings.Contains(srv.Log.String(), "DATA RACE") {
 		t.Errorf("the coordinator raced:\n%s", srv.Log.String())
