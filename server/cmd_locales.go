@@ -89,13 +89,10 @@ func (l *locales) spread(name string, whole *pdarray.Array) (*distArray, error) 
 		l.dropParts(d.parts)
 		return nil, err
 	}
-	if _, err := l.s.store.put(name, blk); err != nil {
+	if _, err := o.keepAs(name, blk); err != nil {
 		l.dropParts(d.parts)
 		return nil, err
 	}
-	o.mu.Lock()
-	delete(o.live, blk) // the store holds its reservation now
-	o.mu.Unlock()
 	d.parts[0] = name
 	return d, nil
 }
@@ -137,12 +134,7 @@ func (l *locales) download(r *request) (*response, error) {
 	args["name"] = tmp
 	delete(args, "start")
 	delete(args, "stop")
-	req := *r.Request
-	req.Args = args
-	nr := *r
-	nr.Request = &req
-	nr.args = transfer.NewArgs("download", args)
-	resp, err := l.s.cmdDownload(&nr)
+	resp, err := l.s.cmdDownload(r.withArgs(args))
 	if err != nil {
 		_, _, _ = l.s.store.delete([]string{tmp}, true)
 		return nil, err
@@ -209,11 +201,7 @@ func (l *locales) runEach(cmd string, args func(r int) map[string]any, makes boo
 		return err
 	})
 	if err != nil && makes {
-		parts := make([]string, len(res))
-		for r, m := range res {
-			parts[r], _ = m["name"].(string)
-		}
-		l.dropParts(parts)
+		l.dropParts(names(res))
 	}
 	return res, err
 }
@@ -228,13 +216,25 @@ func (l *locales) made(cmd string, res []map[string]any) (*response, error) {
 	return &response{result: d.result(d.parts[0])}, nil
 }
 
-// record is made without the answer: the array whose blocks res describe,
-// stored under block 0's name. On a mismatch the blocks are deleted.
+// record is made without the answer: the array whose blocks res describe
+// (describe), stored under block 0's name.
 func (l *locales) record(cmd string, res []map[string]any) (*distArray, error) {
-	d := &distArray{parts: make([]string, len(res))}
+	d, err := l.describe(cmd, res)
+	if err != nil {
+		return nil, err
+	}
+	l.put(d.parts[0], d)
+	return d, nil
+}
+
+// describe is the array whose blocks cmd made (res[r] describes locale
+// r's), not stored under any name (an exchange's temporaries, or what
+// record stores). On a dtype that is not one dtype everywhere, the blocks
+// are deleted.
+func (l *locales) describe(cmd string, res []map[string]any) (*distArray, error) {
+	d := &distArray{parts: names(res)}
 	sizes := make([]int, len(res))
 	for r, m := range res {
-		d.parts[r], _ = m["name"].(string)
 		sizes[r] = int(asI64(m["size"]))
 	}
 	dt, err := pdarray.ParseDType(fmt.Sprint(res[0]["dtype"]))
@@ -250,7 +250,6 @@ func (l *locales) record(cmd string, res []map[string]any) (*distArray, error) {
 	}
 	d.dtype, d.bounds = dt, sized(sizes)
 	d.n = d.bounds[len(sizes)]
-	l.put(d.parts[0], d)
 	return d, nil
 }
 
@@ -293,22 +292,21 @@ func elementwise(keys ...string) func(*locales, *request) (*response, error) {
 		// Blocks are aligned by their bounds: operands of one length laid
 		// out differently (a sort's result beside an upload) are moved to
 		// the bounds of the first (out's, when writing in place).
-		var target []int
-		for _, k := range keys {
-			if d, ok := named[k]; ok && (target == nil || k == "out") {
-				target = d.bounds
-			}
+		order := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return named[k] == nil || k == "out" })
+		if inPlace {
+			order = append([]string{"out"}, order...)
 		}
-		for k, d := range named {
-			if slices.Equal(d.bounds, target) {
-				continue
-			}
-			moved, err := l.realign(d, target)
-			if err != nil {
-				return nil, err
-			}
-			defer l.dropParts(moved.parts)
-			named[k] = moved
+		ds := make([]*distArray, len(order))
+		for i, k := range order {
+			ds[i] = named[k]
+		}
+		ds, drop, err := l.aligned(ds)
+		if err != nil {
+			return nil, err
+		}
+		defer drop()
+		for i, k := range order {
+			named[k] = ds[i]
 		}
 		res, err := l.runEach(r.Cmd, func(rank int) map[string]any {
 			args := maps.Clone(r.Args)
@@ -643,6 +641,16 @@ func fold[T int64 | uint64 | float64](op string, vals []T) (T, bool) {
 	return acc, true
 }
 
+// withArgs is r with other arguments (its header copied, not changed).
+func (r *request) withArgs(args map[string]any) *request {
+	req := *r.Request
+	req.Args = args
+	nr := *r
+	nr.Request = &req
+	nr.args = transfer.NewArgs(r.Cmd, args)
+	return &nr
+}
+
 // blockOnly says whether a transfer asks for this process's block alone
 // ("block": true), and takes the argument out of the request: the
 // handler below does not know it.
@@ -653,10 +661,7 @@ func blockOnly(r *request) bool {
 	}
 	args := maps.Clone(r.Args)
 	delete(args, "block")
-	req := *r.Request
-	req.Args = args
-	r.Request = &req
-	r.args = transfer.NewArgs(r.Cmd, args)
+	*r = *r.withArgs(args)
 	return v == true
 }
 

@@ -14,7 +14,6 @@ package server
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -42,11 +41,7 @@ func (sc *scratch) add(r int, names ...string) {
 
 func (l *locales) dropScratch(sc *scratch) {
 	for r, names := range sc.parts {
-		for _, n := range names {
-			parts := make([]string, l.count())
-			parts[r] = n
-			l.dropParts(parts)
-		}
+		l.dropOn(r, names...)
 	}
 }
 
@@ -94,27 +89,25 @@ func (l *locales) move(src int, name string, size int, dt pdarray.DType, dst int
 	return nameOf(res), nil
 }
 
-// temp describes blocks made for an exchange, not stored under a name a
-// client sees (record without put).
-func (l *locales) temp(res []map[string]any) (*distArray, error) {
-	d := &distArray{parts: make([]string, len(res))}
-	sizes := make([]int, len(res))
-	for r, m := range res {
-		d.parts[r] = nameOf(m)
-		sizes[r] = int(asI64(m["size"]))
+// place puts piece name (size rows of dt, made on locale src, in the
+// scratch) on locale dst: there already, or moved (the copy in the
+// scratch too). It answers the piece's name on dst.
+func (l *locales) place(src, dst int, name string, size int, dt pdarray.DType, sc *scratch) (string, error) {
+	if dst == src {
+		return name, nil
 	}
-	dt, err := pdarray.ParseDType(fmt.Sprint(res[0]["dtype"]))
+	moved, err := l.move(src, name, size, dt, dst)
 	if err != nil {
-		return nil, transfer.Errorf(transfer.Internal, "locales: dtype %v", res[0]["dtype"])
+		return "", err
 	}
-	d.dtype, d.bounds = dt, sized(sizes)
-	d.n = d.bounds[len(sizes)]
-	return d, nil
+	sc.add(dst, moved)
+	return moved, nil
 }
 
 // assemble concatenates on each locale d the pieces pieces[d][src] (in
-// source-rank order; "" for none) of one dtype into one new block.
-func (l *locales) assemble(pieces [][]string, dt pdarray.DType, sc *scratch) (*distArray, error) {
+// source-rank order; "" for none) of one dtype into one new block: a
+// temporary array the caller drops.
+func (l *locales) assemble(pieces [][]string, dt pdarray.DType) (*distArray, error) {
 	res := make([]map[string]any, l.count())
 	err := l.each(func(d int) error {
 		var names []string
@@ -130,17 +123,14 @@ func (l *locales) assemble(pieces [][]string, dt pdarray.DType, sc *scratch) (*d
 		} else {
 			out, err = l.call(d, "concatenate", map[string]any{"names": names})
 		}
-		if err != nil {
-			return err
-		}
-		sc.add(d, nameOf(out))
 		res[d] = out
-		return nil
+		return err
 	})
 	if err != nil {
+		l.dropParts(names(res)) // what the others made
 		return nil, err
 	}
-	return l.temp(res)
+	return l.describe("concatenate", res)
 }
 
 // realign copies d to blocks of the given bounds (a temporary array the
@@ -165,31 +155,16 @@ func (l *locales) realign(d *distArray, target []int) (*distArray, error) {
 				return err
 			}
 			sc.add(src, nameOf(res))
-			name := nameOf(res)
-			if dst != src {
-				if name, err = l.move(src, name, hi-lo, d.dtype, dst); err != nil {
-					return err
-				}
-				sc.add(dst, name)
+			if pieces[dst][src], err = l.place(src, dst, nameOf(res), hi-lo, d.dtype, sc); err != nil {
+				return err
 			}
-			pieces[dst][src] = name
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out, err := l.assemble(pieces, d.dtype, sc)
-	if err != nil {
-		return nil, err
-	}
-	// The result outlives the scratch: take its blocks out of it.
-	for r, n := range out.parts {
-		sc.mu.Lock()
-		sc.parts[r] = slices.DeleteFunc(sc.parts[r], func(x string) bool { return x == n })
-		sc.mu.Unlock()
-	}
-	return out, nil
+	return l.assemble(pieces, d.dtype)
 }
 
 // splitterSamples is about how many values of each block splitters are
@@ -295,8 +270,7 @@ func (l *locales) splitters(key *distArray) ([]any, error) {
 		if err != nil {
 			return err
 		}
-		parts := onRank(l.count(), r, nameOf(res))
-		defer l.dropParts(parts)
+		defer l.dropOn(r, nameOf(res))
 		vals, err := l.fetch(r, nameOf(res))
 		if err != nil {
 			return err
@@ -379,14 +353,13 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 		}
 	}
 	l.exchanges.Add(1)
-	start := time.Now()
-	defer func() { l.exchangeNanos.Add(uint64(time.Since(start))) }()
+	defer func() { l.exchangeNanos.Add(uint64(time.Since(t0) - tSplit)) }()
 	err = l.each(func(src int) error {
-		names := make([]any, len(all))
+		arrays := make([]string, len(all))
 		for i, a := range all {
-			names[i] = a.parts[src]
+			arrays[i] = a.parts[src]
 		}
-		res, err := l.call(src, "range_partition", map[string]any{"key": key.parts[src], "arrays": names, "cuts": cuts})
+		res, err := l.call(src, "range_partition", map[string]any{"key": key.parts[src], "arrays": arrays, "cuts": cuts})
 		if err != nil {
 			return err
 		}
@@ -401,13 +374,9 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 				if size == 0 {
 					continue
 				}
-				if dst != src {
-					if name, err = l.move(src, name, size, all[i].dtype, dst); err != nil {
-						return err
-					}
-					sc.add(dst, name)
+				if pieces[i][dst][src], err = l.place(src, dst, name, size, all[i].dtype, sc); err != nil {
+					return err
 				}
-				pieces[i][dst][src] = name
 			}
 		}
 		return nil
@@ -421,15 +390,9 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 	}()
 	out := make([]*distArray, len(all))
 	for i, a := range all {
-		if out[i], err = l.assemble(pieces[i], a.dtype, sc); err != nil {
+		if out[i], err = l.assemble(pieces[i], a.dtype); err != nil {
 			l.dropArrays(out[:i])
 			return nil, err
-		}
-		// The result outlives the scratch.
-		for r, n := range out[i].parts {
-			sc.mu.Lock()
-			sc.parts[r] = slices.DeleteFunc(sc.parts[r], func(x string) bool { return x == n })
-			sc.mu.Unlock()
 		}
 	}
 	return out, nil
@@ -534,7 +497,7 @@ func (l *locales) iota(bounds []int) (*distArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.temp(res)
+	return l.describe("arange", res)
 }
 
 // groupBy is groupby with aggregations and without ids (what
@@ -616,32 +579,30 @@ func (l *locales) groupBy(r *request) (*response, error) {
 				cols[i] = parts[index[n]].parts[rank]
 			}
 		}
-		return map[string]any{"keys": keys, "ops": toAnys(opList), "columns": cols, "ids": false,
+		return map[string]any{"keys": keys, "ops": opList, "columns": cols, "ids": false,
 			"dropna": dropna, "strategy": strategy, "ddof": ddof}
 	}, false)
 	// Every block a locale made is one of the answer's arrays (or its ids,
 	// dropped): on a failure, all of them go.
-	var made [][]string
+	made := l.newScratch()
 	for rank, m := range res {
 		if m == nil {
 			continue
 		}
 		if ids, ok := m["ids"].(map[string]any); ok {
-			l.dropParts(onRank(l.count(), rank, nameOf(ids)))
+			l.dropOn(rank, nameOf(ids))
 		}
 		for _, key := range []string{"keys", "arrays"} {
 			list, _ := m[key].([]any)
 			for _, x := range list {
 				if info, ok := x.(map[string]any); ok {
-					made = append(made, onRank(l.count(), rank, nameOf(info)))
+					made.add(rank, nameOf(info))
 				}
 			}
 		}
 	}
 	if err != nil {
-		for _, p := range made {
-			l.dropParts(p)
-		}
+		l.dropScratch(made)
 		return nil, err
 	}
 	column := func(key string, i int) []map[string]any {
@@ -685,20 +646,6 @@ func names(res []map[string]any) []string {
 	out := make([]string, len(res))
 	for i, m := range res {
 		out[i] = nameOf(m)
-	}
-	return out
-}
-
-func onRank(L, rank int, name string) []string {
-	parts := make([]string, L)
-	parts[rank] = name
-	return parts
-}
-
-func toAnys[T any](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
 	}
 	return out
 }

@@ -88,10 +88,15 @@ func (o *opEnv) free(a *pdarray.Array) {
 
 // keep stores a (allocated by this env) under a fresh name and describes it.
 func (o *opEnv) keep(a *pdarray.Array) (map[string]any, error) {
+	return o.keepAs("", a)
+}
+
+// keepAs is keep under name ("": a fresh one).
+func (o *opEnv) keepAs(name string, a *pdarray.Array) (map[string]any, error) {
 	if !o.stop.Disarm() {
 		return nil, o.stop.Err() // cancelled before anything was stored: store nothing
 	}
-	name, err := o.s.store.put("", a)
+	name, err := o.s.store.put(name, a)
 	if err != nil {
 		return nil, err
 	}

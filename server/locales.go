@@ -20,6 +20,7 @@ package server
 // Arkouda, so it is not replaced.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,8 +57,7 @@ type peer struct {
 	c       *client.Client
 	// lost is why the locale is gone, once it is (it is not replaced).
 	lost atomic.Pointer[string]
-	// cfg is what its get_config said at start.
-	cfg client.ServerConfig
+	// raw is what its get_config said at start.
 	raw map[string]any
 	// ctx is every request to the locale's: cancelled when it is lost, so
 	// a request waiting on a dead process fails instead of waiting for a
@@ -144,9 +144,9 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		p.cfg = p.c.Config()
 		res, err := p.c.Op(ctx, "get_config", map[string]any{})
 		if err != nil {
+			p.c.Close() // (not in l.peers yet)
 			l.close()
 			return nil, fmt.Errorf("server: locale %d at %s: get_config: %w", p.rank, p.url, err)
 		}
@@ -158,11 +158,7 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 		}
 	}
 	// Each locale learns the others, to send exchanged rows straight there.
-	peerURLs := make([]any, len(urls)+1)
-	peerURLs[0] = ""
-	for i, u := range urls {
-		peerURLs[i+1] = u
-	}
+	peerURLs := append([]string{""}, urls...)
 	for _, p := range l.peers {
 		if _, err := p.c.Op(ctx, "locale_peers", map[string]any{"urls": peerURLs}); err != nil {
 			l.close()
@@ -309,7 +305,7 @@ func (l *locales) each(f func(r int) error) error {
 			continue
 		}
 		if errors.As(err, &te) && te.Code == transfer.LocaleFailed {
-			failed = cmpOr(failed, err)
+			failed = cmp.Or(failed, err)
 			continue
 		}
 		return err
@@ -317,35 +313,36 @@ func (l *locales) each(f func(r int) error) error {
 	return failed
 }
 
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-// dropParts deletes blocks on their locales: what a failed command made,
-// or a deleted array's. Peers' deletes run in the background (a delete
-// is answered at once, as on one server); a lost locale's are skipped.
+// dropParts deletes blocks on their locales (parts[r] on locale r, ""
+// for none): what a failed command made, or a deleted array's.
 func (l *locales) dropParts(parts []string) {
 	for r, name := range parts {
-		if name == "" {
-			continue
+		if name != "" {
+			l.dropOn(r, name)
 		}
-		if r == 0 {
-			_, _, _ = l.s.store.delete([]string{name}, true)
-			continue
-		}
-		p := l.peers[r-1]
-		if p.lost.Load() != nil {
-			continue
-		}
-		go func() {
-			if err := p.c.Delete(p.ctx, name); err != nil && p.lost.Load() == nil {
-				l.s.log.Warn("locales: delete a block", "locale", p.rank, "name", name, "err", err)
-			}
-		}()
 	}
+}
+
+// dropOn deletes arrays of locale r. A peer's delete runs in the
+// background (a delete is answered at once, as on one server); a lost
+// locale's are skipped.
+func (l *locales) dropOn(r int, names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	if r == 0 {
+		_, _, _ = l.s.store.delete(names, true)
+		return
+	}
+	p := l.peers[r-1]
+	if p.lost.Load() != nil {
+		return
+	}
+	go func() {
+		if err := p.c.Delete(p.ctx, names...); err != nil && p.lost.Load() == nil {
+			l.s.log.Warn("locales: delete blocks", "locale", p.rank, "names", names, "err", err)
+		}
+	}()
 }
 
 // distCommands are the commands the coordinator spreads over the locales;
@@ -402,11 +399,7 @@ func localOnly(l *locales, r *request) (*response, error) {
 }
 
 func notDistributed(cmd string) error {
-	var names []string
-	for n := range distCommands {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(distCommands))
 	return transfer.Errorf(transfer.NotDistributed, "'%s' does not run yet on a server with several locales; on --locales the commands that do are: %s (docs/locales.md); start one locale for the rest", cmd, strings.Join(names, ", "))
 }
 
@@ -577,31 +570,19 @@ func (l *locales) memUsed(r *request) (*response, error) {
 	return &response{result: map[string]any{"used": tu, "limit": tl, "free": tl - tu, "arrays": n, "pooled": pooled, "locales": perLocale}}, nil
 }
 
-// asI64 reads a msgpack number (any width) or a Go int.
+// asI64 reads a msgpack number (any width; a uint64 past MaxInt64 wraps)
+// or a Go int.
 func asI64(v any) int64 {
 	switch x := v.(type) {
 	case int:
-		return int64(x)
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
 		return int64(x)
 	case uint64:
 		return int64(x)
 	case float64:
 		return int64(x)
 	}
-	return 0
+	i, _ := transfer.AsInt(v)
+	return i
 }
 
 // asF64 reads a msgpack number as a float64.
