@@ -14,6 +14,7 @@ package server
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -500,13 +501,31 @@ func (l *locales) iota(bounds []int) (*distArray, error) {
 	return l.describe("arange", res)
 }
 
-// groupBy is groupby with aggregations and without ids (what
-// GroupBy.aggregate sends first): the keys' and columns' rows are range
-// partitioned by the first key, so each group is whole on one locale, with
-// its rows in their original order; each locale groups and aggregates its
-// range with the local engine; the unique keys and the aggregates, put end
-// to end in rank order, are sorted as one process's. A grouping with ids
-// (each row's group, in row order) does not run across locales yet.
+// groupBy aggregates by keys across locales, with no ids: every group must
+// end up whole on one locale, its rows in their original order, for the
+// local engine's answer to be one process's. Two plans:
+//
+//   - combined, where every aggregation's partial results merge exactly
+//     (counts, sizes, integer sums and products, which wrap; min, max,
+//     first, any, all, or, and, xor): each locale aggregates its own block
+//     first, then only those partial results are range partitioned by the
+//     first key and aggregated again (counts are summed). A taxi-like key
+//     of 265 values moves 265 rows per locale instead of every row;
+//   - chained, for float sums and products (with min, max, first) by a key
+//     of few values (a sample of every block says so): the locales take
+//     turns in rank order, each aggregating the running results it was
+//     handed, put before its own rows, so a group's values are added in
+//     row order (one process's sum bit for bit) and only one row per group
+//     moves, once per locale;
+//   - exchanged otherwise (float sums by many keys, means, var, median,
+//     nunique, ..., whose answers depend on the order of every row's
+//     addition): the keys' and values' rows themselves are range
+//     partitioned, then aggregated.
+//
+// Either way range d's keys are below range d+1's, so the unique keys and
+// the aggregates, put end to end in rank order, are sorted as one
+// process's. A grouping with ids (each row's group, in row order) does not
+// run across locales yet.
 func (l *locales) groupBy(r *request) (*response, error) {
 	a := r.args
 	names := a.StringList("keys")
@@ -562,25 +581,330 @@ func (l *locales) groupBy(r *request) (*response, error) {
 		return nil, err
 	}
 	defer dropAligned()
-	parts, err := l.partition(arrays[0], arrays[1:])
-	if err != nil {
-		return nil, err
-	}
-	defer l.dropArrays(parts)
-	res, err := l.runEach("groupby", func(rank int) map[string]any {
-		keys := make([]any, len(names))
+	// The keys and the columns (nil for "size") among the arrays, or
+	// among their exchanged copies.
+	pick := func(from []*distArray) (keys, cols []*distArray) {
+		keys = make([]*distArray, len(names))
 		for i, n := range names {
-			keys[i] = parts[index[n]].parts[rank]
+			keys[i] = from[index[n]]
 		}
-		cols := make([]any, len(colNames))
+		cols = make([]*distArray, len(colNames))
 		for i, n := range colNames {
-			cols[i] = ""
 			if n != "" {
-				cols[i] = parts[index[n]].parts[rank]
+				cols[i] = from[index[n]]
 			}
 		}
-		return map[string]any{"keys": keys, "ops": opList, "columns": cols, "ids": false,
-			"dropna": dropna, "strategy": strategy, "ddof": ddof}
+		return keys, cols
+	}
+	keys, cols := pick(arrays)
+	g := groupArgs{dropna: dropna, strategy: strategy, ddof: ddof}
+	var out *grouped
+	first, second, combine := combinable(opList, cols)
+	if combine {
+		// Each locale's partial results, then theirs.
+		part, err := l.groupEach(keys, first, cols, g)
+		if err != nil {
+			return nil, err
+		}
+		defer part.drop(l)
+		moved, err := l.partition(part.keys[0], append(slices.Clone(part.keys[1:]), part.aggs...))
+		if err != nil {
+			return nil, err
+		}
+		defer l.dropArrays(moved)
+		nk := len(keys)
+		if out, err = l.groupEach(moved[:nk], second, moved[nk:], g); err != nil {
+			return nil, err
+		}
+		out.kept = part.kept
+		l.combinedGroupBys.Add(1)
+	} else if chainable(opList, cols) && l.fewGroups(keys) {
+		if out, err = l.groupChain(keys, opList, cols, g); err != nil {
+			return nil, err
+		}
+		l.chainedGroupBys.Add(1)
+	} else {
+		moved, err := l.partition(arrays[0], arrays[1:])
+		if err != nil {
+			return nil, err
+		}
+		defer l.dropArrays(moved)
+		mk, mc := pick(moved)
+		if out, err = l.groupEach(mk, opList, mc, g); err != nil {
+			return nil, err
+		}
+	}
+	// "fused": no ids come with the answer (the clients then group again
+	// when ids are asked for, which is refused); "exchanged": rows (or
+	// partial results: "combined") were range partitioned over the locales.
+	result := map[string]any{"strategy": out.strategy, "fused": true, "exchanged": true, "combined": combine,
+		"ngroups": out.ngroups, "kept": out.kept}
+	for key, ds := range map[string][]*distArray{"keys": out.keys, "arrays": out.aggs} {
+		infos := make([]any, len(ds))
+		for i, d := range ds {
+			l.put(d.parts[0], d)
+			infos[i] = d.result(d.parts[0])
+		}
+		result[key] = infos
+	}
+	return &response{result: result}, nil
+}
+
+// groupArgs are the local group-by's settings that every step shares.
+type groupArgs struct {
+	dropna   bool
+	strategy string
+	ddof     float64
+}
+
+// grouped is what the local group-by made on every locale: its unique
+// keys and aggregates as arrays (not stored under any name yet).
+type grouped struct {
+	keys, aggs    []*distArray
+	ngroups, kept int64
+	strategy      any
+}
+
+func (g *grouped) drop(l *locales) {
+	l.dropArrays(g.keys)
+	l.dropArrays(g.aggs)
+}
+
+// combinable maps each aggregation to the one that computes its partial
+// result on a locale's own rows and the one that merges the partial
+// results exactly, in rank order; ok is false when an aggregation has none.
+func combinable(ops []string, cols []*distArray) (first, second []string, ok bool) {
+	for i, op := range ops {
+		merge := op
+		switch op {
+		case "size", "count":
+			merge = "sum"
+		case "sum", "prod": // integers wrap, in any order; floats do not add so
+			if cols[i] == nil || cols[i].dtype == pdarray.Float64 || cols[i].dtype == pdarray.Float32 {
+				return nil, nil, false
+			}
+		case "min", "max", "first", "any", "all", "or", "and", "xor":
+		default:
+			return nil, nil, false
+		}
+		first, second = append(first, op), append(second, merge)
+	}
+	return first, second, true
+}
+
+// chainable: every aggregation is one whose running result, put as a row
+// before a locale's rows of its group, continues exactly where it stopped
+// (sum and prod from the first row; min, max, first), on float64 values
+// (the running sums' dtype, so the two concatenate).
+func chainable(ops []string, cols []*distArray) bool {
+	for i, op := range ops {
+		switch op {
+		case "sum", "prod", "min", "max", "first":
+		default:
+			return false
+		}
+		if cols[i] == nil || cols[i].dtype != pdarray.Float64 {
+			return false
+		}
+	}
+	return true
+}
+
+// chainSamples is the rows of each block that fewGroups looks at; the keys
+// are few when the samples hold at most one distinct key in
+// chainRepeats: the groups are then about as many as the sample shows, and
+// each is carried once per locale.
+const (
+	chainSamples = 2048
+	chainRepeats = 8
+)
+
+// fewGroups estimates from evenly spaced rows of every block whether the
+// keys take few values.
+func (l *locales) fewGroups(keys []*distArray) bool {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	total := 0
+	err := l.each(func(r int) error {
+		n := keys[0].bounds[r+1] - keys[0].bounds[r]
+		if n == 0 {
+			return nil
+		}
+		stride := max(n/chainSamples, 1)
+		cols := make([][]any, len(keys))
+		for i, k := range keys {
+			res, err := l.call(r, "slice", map[string]any{"a": k.parts[r], "start": 0, "stop": n, "step": stride})
+			if err != nil {
+				return err
+			}
+			vals, err := l.fetch(r, nameOf(res))
+			l.dropOn(r, nameOf(res))
+			if err != nil {
+				return err
+			}
+			cols[i] = vals
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		row := make([]any, len(keys))
+		for j := range cols[0] {
+			for i := range cols {
+				row[i] = cols[i][j]
+			}
+			seen[fmt.Sprint(row...)] = true
+		}
+		total += len(cols[0])
+		return nil
+	})
+	return err == nil && len(seen)*chainRepeats <= total
+}
+
+// groupChain aggregates by taking turns: locale 0 aggregates its block;
+// each next locale with rows gets the running keys and results, puts them
+// before its own rows of keys and values (concatenate) and aggregates
+// those. The last turn's results are the answer (on that locale; the
+// others hold empty blocks).
+func (l *locales) groupChain(keys []*distArray, ops []string, cols []*distArray, g groupArgs) (*grouped, error) {
+	L := l.count()
+	sc := l.newScratch() // the carried copies and the concatenations
+	defer l.dropScratch(sc)
+	at := -1           // the locale holding the running results
+	var carry []string // their names there: the keys, then one per op
+	var carried int64  // their rows (the groups so far)
+	var reply map[string]any
+	dts := make([]pdarray.DType, 0, len(keys)+len(ops))
+	for _, k := range keys {
+		dts = append(dts, k.dtype)
+	}
+	for range ops {
+		dts = append(dts, pdarray.Float64)
+	}
+	out := &grouped{}
+	dropCarry := func() {
+		if at >= 0 {
+			l.dropOn(at, carry...)
+		}
+	}
+	for r := range L {
+		if keys[0].bounds[r+1] == keys[0].bounds[r] && (r < L-1 || at >= 0) {
+			continue // no rows here: the running results stay where they are (no rows anywhere: the last turn makes the empty answer)
+		}
+		ins := make([]string, 0, len(dts)) // this turn's keys, then its columns
+		for _, k := range keys {
+			ins = append(ins, k.parts[r])
+		}
+		for _, c := range cols {
+			ins = append(ins, c.parts[r])
+		}
+		if at >= 0 && carried > 0 {
+			for i, name := range carry {
+				moved, err := l.place(at, r, name, int(carried), dts[i], sc)
+				if err != nil {
+					dropCarry()
+					return nil, err
+				}
+				res, err := l.call(r, "concatenate", map[string]any{"names": []string{moved, ins[i]}})
+				if err != nil {
+					dropCarry()
+					return nil, err
+				}
+				sc.add(r, nameOf(res))
+				ins[i] = nameOf(res)
+			}
+		}
+		res, err := l.call(r, "groupby", map[string]any{"keys": ins[:len(keys)], "ops": ops, "columns": ins[len(keys):],
+			"ids": false, "dropna": g.dropna, "strategy": g.strategy, "ddof": g.ddof})
+		var made []string
+		for _, key := range []string{"keys", "arrays"} {
+			list, _ := res[key].([]any)
+			for _, x := range list {
+				if info, ok := x.(map[string]any); ok {
+					made = append(made, nameOf(info))
+				}
+			}
+		}
+		if ids, ok := res["ids"].(map[string]any); ok {
+			l.dropOn(r, nameOf(ids))
+		}
+		if err != nil || len(made) != len(dts) {
+			l.dropOn(r, made...)
+			dropCarry()
+			if err == nil {
+				err = transfer.Errorf(transfer.Internal, "locales: group-by on locale %d made %d arrays, not %d", r, len(made), len(dts))
+			}
+			return nil, err
+		}
+		dropCarry()
+		out.kept += asI64(res["kept"]) - carried
+		at, carry, carried, reply = r, made, asI64(res["ngroups"]), res
+	}
+	out.strategy, out.ngroups = reply["strategy"], carried
+	// Empty blocks elsewhere, so the answer's arrays span every locale.
+	blocks := make([][]map[string]any, len(dts))
+	for i := range dts {
+		blocks[i] = make([]map[string]any, L)
+	}
+	for i, key := range []string{"keys", "arrays"} {
+		list, _ := reply[key].([]any)
+		for j, x := range list {
+			blocks[i*len(keys)+j][at], _ = x.(map[string]any)
+		}
+	}
+	err := l.each(func(r int) error {
+		if r == at {
+			return nil
+		}
+		for i, dt := range dts {
+			res, err := l.call(r, "full", map[string]any{"size": 0, "dtype": dt.String(), "value": 0})
+			if err != nil {
+				return err
+			}
+			blocks[i][r] = res
+		}
+		return nil
+	})
+	if err != nil {
+		for _, b := range blocks {
+			l.dropParts(names(b))
+		}
+		return nil, err
+	}
+	for i, b := range blocks {
+		d, err := l.describe("groupby", b)
+		if err != nil {
+			for _, b := range blocks[i+1:] {
+				l.dropParts(names(b))
+			}
+			out.drop(l)
+			return nil, err
+		}
+		if i < len(keys) {
+			out.keys = append(out.keys, d)
+		} else {
+			out.aggs = append(out.aggs, d)
+		}
+	}
+	return out, nil
+}
+
+// groupEach runs the local group-by on every locale over its blocks of
+// keys and cols (aligned; cols[i] nil for "size"). On a failure every
+// block made is deleted.
+func (l *locales) groupEach(keys []*distArray, ops []string, cols []*distArray, g groupArgs) (*grouped, error) {
+	res, err := l.runEach("groupby", func(rank int) map[string]any {
+		ks := make([]any, len(keys))
+		for i, d := range keys {
+			ks[i] = d.parts[rank]
+		}
+		cs := make([]any, len(cols))
+		for i, d := range cols {
+			cs[i] = ""
+			if d != nil {
+				cs[i] = d.parts[rank]
+			}
+		}
+		return map[string]any{"keys": ks, "ops": ops, "columns": cs, "ids": false,
+			"dropna": g.dropna, "strategy": g.strategy, "ddof": g.ddof}
 	}, false)
 	// Every block a locale made is one of the answer's arrays (or its ids,
 	// dropped): on a failure, all of them go.
@@ -613,32 +937,30 @@ func (l *locales) groupBy(r *request) (*response, error) {
 		}
 		return out
 	}
-	// "fused": no ids come with the answer (the clients then group again
-	// when ids are asked for, which is refused); "exchanged": the rows
-	// were range partitioned over the locales first.
-	result := map[string]any{"strategy": res[0]["strategy"], "fused": true, "exchanged": true}
-	var ngroups, kept int64
+	out := &grouped{strategy: res[0]["strategy"]}
 	for _, m := range res {
-		ngroups += asI64(m["ngroups"])
-		kept += asI64(m["kept"])
+		out.ngroups += asI64(m["ngroups"])
+		out.kept += asI64(m["kept"])
 	}
-	result["ngroups"], result["kept"] = ngroups, kept
 	for _, key := range []string{"keys", "arrays"} {
-		n := len(names)
+		n := len(keys)
 		if key == "arrays" {
-			n = len(opList)
+			n = len(ops)
 		}
-		infos := make([]any, n)
 		for i := range n {
-			d, err := l.record("groupby", column(key, i))
+			d, err := l.describe("groupby", column(key, i))
 			if err != nil {
+				l.dropScratch(made)
 				return nil, err
 			}
-			infos[i] = d.result(d.parts[0])
+			if key == "keys" {
+				out.keys = append(out.keys, d)
+			} else {
+				out.aggs = append(out.aggs, d)
+			}
 		}
-		result[key] = infos
 	}
-	return &response{result: result}, nil
+	return out, nil
 }
 
 // names are the names in replies that describe arrays.

@@ -74,6 +74,9 @@ type Config struct {
 	// LocaleRank is this process's rank when a coordinator started it
 	// (get_config reports it); 0 for a coordinator or a lone server.
 	LocaleRank int
+	// PeerWait is how long a coordinator waits for each locale to listen
+	// (0: a minute).
+	PeerWait time.Duration
 }
 
 // DefaultMaxStreams is MaxStreams when none is given. Each stream holds a

@@ -13,10 +13,13 @@ package server
 // they get TLS), so every byte goes over the encrypted socket.
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	zmq "github.com/pebbe/zmq4"
 )
@@ -64,14 +67,36 @@ func curveKeys(path string) (public, secret, file string, err error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return "", "", "", fmt.Errorf("server: server key: %w", err)
 		}
-		if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		// Made whole under another name and linked into place, which fails
+		// if the file exists: locales that share a home directory and start
+		// at once all end up with the one key that was linked first.
+		tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+		if err := os.WriteFile(tmp, []byte(secret+"\n"), 0o600); err != nil {
+			return "", "", "", fmt.Errorf("server: write the server key %s: %w", tmp, err)
+		}
+		err := os.Link(tmp, path)
+		os.Remove(tmp)
+		if os.IsExist(err) {
+			return curveKeys(path) // another process made it first
+		}
+		if err != nil {
 			return "", "", "", fmt.Errorf("server: write the server key %s: %w", path, err)
 		}
 	} else {
 		return "", "", "", fmt.Errorf("server: read the server key %s: %w", path, err)
 	}
 	// The public half, for clients: rewritten each start (it follows from the secret).
-	if err := os.WriteFile(path+".pub", []byte(public+"\n"), 0o644); err != nil {
+	// (Renamed into place: a client reading it while another locale
+	// rewrites it sees the whole key.)
+	tmp := fmt.Sprintf("%s.pub.%d.tmp", path, os.Getpid())
+	// A key mounted read-only (a Kubernetes Secret) gets no .pub beside
+	// it: the log prints the public key.
+	if err := os.WriteFile(tmp, []byte(public+"\n"), 0o644); err == nil {
+		if err := os.Rename(tmp, path+".pub"); err != nil {
+			os.Remove(tmp)
+			return "", "", "", fmt.Errorf("server: write the server's public key %s.pub: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
 		return "", "", "", fmt.Errorf("server: write the server's public key %s.pub: %w", path, err)
 	}
 	return public, secret, path, nil

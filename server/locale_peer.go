@@ -62,7 +62,7 @@ func (s *Server) peer(ctx context.Context, rank int) (*client.Client, error) {
 	if c := s.peers.conns[rank]; c != nil {
 		return c, nil
 	}
-	c, err := client.Dial(ctx, s.peers.urls[rank], client.WithHeartbeat(peerHeartbeat))
+	c, err := client.Dial(ctx, s.peers.urls[rank], s.peerOptions()...)
 	if err != nil {
 		return nil, transfer.Errorf(transfer.LocaleFailed, "locale %d cannot reach locale %d: %v", s.cfg.LocaleRank, rank, err)
 	}

@@ -46,6 +46,11 @@ type locales struct {
 	// What exchanges did (stats): how many, the bytes moved between
 	// locales, and the wall time of their move phases, for bench/locales.
 	exchanges, exchangeBytes, exchangeNanos atomic.Uint64
+	// combinedGroupBys: group-bys that exchanged partial results, not rows.
+	combinedGroupBys atomic.Uint64
+	// chainedGroupBys: group-bys whose locales took turns (float sums by
+	// few keys).
+	chainedGroupBys atomic.Uint64
 }
 
 // peer is one of the other locales, reached as any client reaches a
@@ -128,12 +133,12 @@ const peerHeartbeat = 5 * time.Second
 // for each to start listening.
 func newLocales(s *Server, urls []string) (*locales, error) {
 	l := &locales{s: s, dist: map[string]*distArray{}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(s.cfg.PeerWait, time.Minute))
 	defer cancel()
 	for i, u := range urls {
 		p := &peer{rank: i + 1, url: strings.SplitN(u, "?", 2)[0], fullURL: u}
 		for {
-			c, err := client.Dial(ctx, u, client.WithHeartbeat(peerHeartbeat))
+			c, err := client.Dial(ctx, u, s.peerOptions()...)
 			if err == nil {
 				p.c = c
 				break
@@ -151,6 +156,14 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 			return nil, fmt.Errorf("server: locale %d at %s: get_config: %w", p.rank, p.url, err)
 		}
 		p.raw = res
+		// A set a resource manager started wires ranks from its own
+		// environment: a locale answering with another rank means two
+		// tasks disagree on the layout.
+		if got := asI64(res["locale_rank"]); got != int64(p.rank) {
+			p.c.Close()
+			l.close()
+			return nil, fmt.Errorf("server: the locale at %s says it is rank %d, where rank %d was expected: every locale must be started the same way (one srun step with the default block distribution, or one StatefulSet)", p.url, got, p.rank)
+		}
 		p.ctx, p.cancel = context.WithCancelCause(context.Background())
 		l.peers = append(l.peers, p)
 		if hp, ok := strings.CutPrefix(p.url, "tcp://"); ok {
@@ -166,6 +179,17 @@ func newLocales(s *Server, urls []string) (*locales, error) {
 		}
 	}
 	return l, nil
+}
+
+// peerOptions are the options of a link to another locale of the set. An
+// encrypting locale's peers share its server key (one --server-key-file
+// for the set), so the links use this process's own public key.
+func (s *Server) peerOptions() []client.Option {
+	opts := []client.Option{client.WithHeartbeat(peerHeartbeat)}
+	if s.serverKey != "" {
+		opts = append(opts, client.WithServerKey(s.serverKey))
+	}
+	return opts
 }
 
 // close ends the links to the locales (their watchers too); the
@@ -360,7 +384,7 @@ func init() {
 		"mem_used":   (*locales).memUsed,
 		"stats":      (*locales).stats,
 		"cancel":     localOnly,
-		"shutdown":   localOnly,
+		"shutdown":   (*locales).shutdown,
 		"upload":     (*locales).upload,
 		"locate":     (*locales).locate,
 		"adopt":      (*locales).adopt,
@@ -388,7 +412,35 @@ func (l *locales) stats(r *request) (*response, error) {
 	resp.result["exchanges"] = l.exchanges.Load()
 	resp.result["exchange_bytes"] = l.exchangeBytes.Load()
 	resp.result["exchange_ns"] = l.exchangeNanos.Load()
+	resp.result["groupby_combined"] = l.combinedGroupBys.Load()
+	resp.result["groupby_chained"] = l.chainedGroupBys.Load()
 	return resp, nil
+}
+
+// shutdown stops every locale, then this one: a set that a resource
+// manager started (srun, a StatefulSet) ends when its coordinator is told
+// to stop. A locale that does not answer within 5 s is left to its
+// manager (or, on one machine, to the SIGTERM this process's launcher
+// sends after it).
+func (l *locales) shutdown(r *request) (*response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range l.peers {
+		if p.lost.Load() != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := p.c.Op(ctx, "shutdown", map[string]any{}); err != nil {
+				l.s.log.Warn("a locale did not take the shutdown", "locale", p.rank, "addr", p.url, "err", err)
+			}
+			p.markLost("it was shut down")
+		}()
+	}
+	wg.Wait()
+	return commands[r.Cmd].run(l.s, r)
 }
 
 // localOnly runs a command on this process alone: its counters, a cancel

@@ -6,8 +6,9 @@ One command: ``.venv/bin/python bench/locales/run.py [--n N] [--trials T]
 (``--locales L --workers W``: the same cores), in one run, warm, over
 loopback from one Python client: elementwise ``a + b`` and ``a * 2.5``, a
 reduction (``sum``), ``sort`` and ``argsort`` of random int64, group-by
-``sum`` with a taxi-like key (265 values) and a high-cardinality one (N/10
-values), and the transfers (upload and download of N float64). Reported:
+``sum`` of float64 values with a taxi-like key (265 values) and a
+high-cardinality one (N/10 values), the same with int64 values and a count
+(which merge partial results), and the transfers (upload and download of N float64). Reported:
 p50 and p90 of T runs each, and the ratio (b)/(a) of the p50s. The
 exchange's own rate (bytes moved between locales over the wall time of the
 range partitions, from the coordinator's stats) is set against the raw
@@ -84,6 +85,7 @@ def workload(c: ak.Connection, n: int) -> dict[str, Callable[[], Any]]:
     high = rng.integers(0, max(n // 10, 1), n)
     a, b = c.array(x), c.array(y)
     k, kt, kh = c.array(keys), c.array(taxi), c.array(high)
+    iv = c.array(rng.integers(0, 1000, n))
 
     return {
         "a + b": lambda: a + b,
@@ -93,6 +95,9 @@ def workload(c: ak.Connection, n: int) -> dict[str, Callable[[], Any]]:
         "argsort": lambda: ak.argsort(k),
         "groupby taxi (265 keys)": lambda: ak.GroupBy(kt).aggregate(a, "sum"),
         f"groupby high ({n // 10} keys)": lambda: ak.GroupBy(kh).aggregate(a, "sum"),
+        "groupby taxi int sum": lambda: ak.GroupBy(kt).aggregate(iv, "sum"),
+        "groupby taxi count": lambda: ak.GroupBy(kt).aggregate(a, "count"),
+        "groupby high int sum": lambda: ak.GroupBy(kh).aggregate(iv, "sum"),
         "upload": lambda: c.array(x),
         "download": lambda: a.to_ndarray(),
     }

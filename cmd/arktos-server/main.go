@@ -75,8 +75,8 @@ func run(args []string) error {
 	logLevel := fs.String("log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env ARKTOS_LOG_LEVEL)")
 	simd := fs.Bool("simd", env("SIMD", "1") != "0", "run the AVX-512 kernels where the build and CPU have them (env ARKTOS_SIMD=0 for off: the plain loops, same answers, slower)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, for go tool pprof (perf cannot sample on some VMs)")
-	localesDef, _ := strconv.Atoi(env("LOCALES", "1"))
-	locales := fs.Int("locales", localesDef, "server processes (locales) to spread every array over, all on this machine's loopback: this one is locale 0, the coordinator clients talk to, and it starts the others; memory and workers are divided among them unless given (env ARKTOS_LOCALES; docs/locales.md)")
+	locales := fs.String("locales", env("LOCALES", "1"), "server processes (locales) to spread every array over: N starts N on this machine's loopback (this one is locale 0, the coordinator clients talk to, and it starts the others); slurm (one per srun task) or kubernetes:N (a StatefulSet of N pods) joins a set a resource manager started; memory and workers are divided among a machine's locales unless given (env ARKTOS_LOCALES; docs/locales.md)")
+	service := fs.String("service", env("SERVICE", ""), "with --locales kubernetes:N, the headless Service that names the pods (env ARKTOS_SERVICE; default the StatefulSet's name)")
 	localeRank := fs.Int("locale-rank", 0, "this process's rank in a set of locales (set by the coordinator for the locales it starts)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -140,19 +140,16 @@ func run(args []string) error {
 	}
 	cfg.NoSIMD = !*simd
 	cfg.LocaleRank = *localeRank
-	if *locales < 1 || *locales > 256 {
-		return fmt.Errorf("--locales %d: use 1 (one process) to 256", *locales)
+	if err := setLocales(fs, &cfg, *locales, *service, *checkpoint, *maxMem != "", *workers > 0); err != nil {
+		return err
 	}
-	if *locales > 1 {
-		if *checkpoint != "" {
-			return fmt.Errorf("--checkpoint with --locales %d is not supported yet: use save_all, or one locale", *locales)
-		}
+	if n, err := strconv.Atoi(*locales); err == nil && n > 1 {
 		// Each locale gets its share of the machine unless told.
 		if *maxMem == "" {
-			cfg.MaxMemory = server.DefaultMaxMemory() / int64(*locales)
+			cfg.MaxMemory = server.DefaultMaxMemory() / int64(n)
 		}
 		if *workers <= 0 {
-			cfg.Workers = max(1, runtime.NumCPU() / *locales)
+			cfg.Workers = max(1, runtime.NumCPU()/n)
 		}
 		dir, err := filepath.Abs(cmp.Or(*dataDir, server.DefaultDataDir))
 		if err != nil {
@@ -161,7 +158,7 @@ func run(args []string) error {
 		common := []string{"--max-memory", strconv.FormatInt(cfg.MaxMemory, 10), "--workers", strconv.Itoa(cfg.Workers),
 			"--frame-size", *frameSize, "--data-dir", dir, "--log-level", *logLevel, "--simd=" + strconv.FormatBool(*simd),
 			"--max-request-time", *maxReqS, "--lane-spin", *laneSpinS}
-		procs, err := startLocales(*locales, common)
+		procs, err := startLocales(n, common)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -31,6 +34,50 @@ func TestBadFlags(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: %q does not say %q", tc.args, err, w)
 			}
+		}
+	}
+}
+
+// TestDeployFiles: the launch files in deploy/ agree with the flags they
+// pass (the StatefulSet's replicas and kubernetes:N, its serviceName and
+// the headless Service), and the sbatch script is valid bash.
+func TestDeployFiles(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/kubernetes/arktos.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := string(b)
+	replicas := regexp.MustCompile(`(?m)^  replicas: (\d+)$`).FindStringSubmatch(y)
+	locales := regexp.MustCompile(`--locales=kubernetes:(\d+)`).FindStringSubmatch(y)
+	if replicas == nil || locales == nil || replicas[1] != locales[1] {
+		t.Errorf("arktos.yaml: replicas %v and --locales=kubernetes:N %v must agree", replicas, locales)
+	}
+	if !strings.Contains(y, "serviceName: arktos\n") || !strings.Contains(y, "clusterIP: None") || !strings.Contains(y, "podManagementPolicy: Parallel") {
+		t.Error("arktos.yaml: the StatefulSet needs the headless Service arktos and Parallel pod management (the coordinator waits for the others)")
+	}
+	if out, err := exec.Command("bash", "-n", "../../deploy/slurm/arktos.sbatch").CombinedOutput(); err != nil {
+		t.Errorf("arktos.sbatch: %v: %s", err, out)
+	}
+	if b, err := os.ReadFile("../../deploy/slurm/arktos.sbatch"); err != nil || !strings.Contains(string(b), "--locales slurm") {
+		t.Errorf("arktos.sbatch does not start --locales slurm (%v)", err)
+	}
+}
+
+// TestManagerLaunchFlags: --locales kubernetes:N and slurm refuse what
+// cannot work before binding anything.
+func TestManagerLaunchFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--locales", "kubernetes:x"}, "kubernetes:N"},
+		{[]string{"--locales", "mpi"}, "slurm (under srun), or kubernetes:N"},
+		{[]string{"--locales", "slurm"}, "SLURM_PROCID is not set"},
+		{[]string{"--locales", "0"}, "use 1 (one process) to 256"},
+	} {
+		err := run(append(tc.args, "--addr", "tcp://127.0.0.1:1"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
 		}
 	}
 }

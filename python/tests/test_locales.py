@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Server, start_server
+from conftest import Server, free_port, start_server
 
 import arktos as ak
 from arktos.core._transport import path_counts
@@ -308,3 +308,178 @@ def test_rows_move_only_where_they_must(lc: ak.Connection) -> None:
     assert after_sort[1] - before[1] >= 30_000 * 8 // 2
     assert (s + a).to_ndarray().tobytes() == (np.sort(x) + x).tobytes()
     assert moved()[0] == after_sort[0] and moved()[1] > after_sort[1]  # realigned, no partition
+
+
+def _consecutive_free_ports(k: int) -> int:
+    """A port p with p..p+k-1 free a moment ago."""
+    import socket
+    for _ in range(50):
+        base = free_port()
+        if base + k > 65535:
+            continue
+        socks = []
+        try:
+            for i in range(k):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {k} consecutive free loopback ports")
+
+
+@pytest.mark.parametrize("encrypt", [False, True], ids=["plain", "curve"])
+def test_slurm_launch_on_loopback(tmp_path: Path, encrypt: bool) -> None:
+    """`srun -n 3 arktos-server --locales slurm`, as Slurm would start it on
+    one node (its environment, three tasks on "localhost"): each task finds
+    its rank and port (the --addr port plus its SLURM_LOCALID), rank 0 is
+    the coordinator, arrays spread over all three, and a client's shutdown
+    stops every task. Encrypted, the tasks share one server key file (as
+    on a shared home directory): the first to start makes it, and the
+    coordinator's links and the client's direct transfers use it."""
+    base = _consecutive_free_ports(LOCALES)
+    token = "slurm-test-token"
+    key_flags = ["--encrypt", "on", "--server-key-file", str(tmp_path / "server_key")] if encrypt else []
+    slurm = {"SLURM_NTASKS": str(LOCALES), "SLURM_JOB_NODELIST": "localhost",
+             "SLURM_TASKS_PER_NODE": str(LOCALES), "SLURMD_NODENAME": "localhost", "ARKTOS_TOKEN": token}
+    servers: list[Server] = []
+    try:
+        for rank in reversed(range(LOCALES)):  # the locales first: rank 0 waits for them
+            env = {**slurm, "SLURM_PROCID": str(rank), "SLURM_LOCALID": str(rank)}
+            servers.append(start_server(tmp_path / f"r{rank}", "--addr", f"tcp://127.0.0.1:{base}",
+                                        "--locales", "slurm", "--max-memory", "256MiB", "--workers", "1",
+                                        *key_flags, token=token, env_extra=env, url=f"tcp://127.0.0.1:{base + rank}"))
+        coord = servers[-1]
+        key = (tmp_path / "server_key.pub").read_text().strip() if encrypt else None
+        with coord.connect(server_key=key) as c:
+            cfg = c.get_config()
+            assert cfg["numLocales"] == LOCALES and cfg["locale_rank"] == 0
+            assert [loc["endpoint"] for loc in cfg["locales"][1:]] == [
+                f"tcp://localhost:{base + r}" for r in range(1, LOCALES)]
+            x = _values(np.int64, 200_003)  # 1.6 MB: straight to every locale
+            v = _values(np.float64, 200_003, seed=1)
+            up = path_counts["locale_direct_uploads"]
+            a, b = c.array(x), c.array(v)
+            assert path_counts["locale_direct_uploads"] == up + 2
+            assert [m["used"] > 0 for m in c.locale_mem_info()] == [True] * LOCALES
+            np.testing.assert_array_equal(b.to_ndarray(), v)
+            np.testing.assert_array_equal(ak.sort(a).to_ndarray(), np.sort(x))
+            keys, sums = ak.GroupBy(a).aggregate(b, "sum")
+            uk, inv = np.unique(x, return_inverse=True)
+            np.testing.assert_array_equal(keys.to_ndarray(), uk)
+            np.testing.assert_allclose(sums.to_ndarray(), np.bincount(inv, weights=v), rtol=1e-12)
+            c.shutdown()
+        for s in servers:
+            assert s.process.wait(timeout=15) == 0
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def test_slurm_launch_refusals(tmp_path: Path) -> None:
+    """Started under Slurm without a shared token, or with a task placed
+    where the block distribution would not put it, a locale stops at once
+    with an error that says what to change."""
+    base = _consecutive_free_ports(2)
+    slurm = {"SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "localhost", "SLURM_TASKS_PER_NODE": "2",
+             "SLURM_PROCID": "1", "SLURM_LOCALID": "1"}
+    for extra, says in (({}, "ARKTOS_TOKEN"),
+                        ({"ARKTOS_TOKEN": "t", "SLURM_LOCALID": "0"}, "srun -m block"),
+                        ({"ARKTOS_TOKEN": "t", "SLURM_PROCID": "2"}, "SLURM_PROCID 2 is not below")):
+        with pytest.raises(RuntimeError, match=says):
+            start_server(tmp_path, "--addr", f"tcp://127.0.0.1:{base}", "--locales", "slurm",
+                         env_extra={**slurm, **extra}, url=f"tcp://127.0.0.1:{base + 1}")
+
+
+def _stat(c: ak.Connection, key: str) -> int:
+    return int(c._request("stats", {})[0][key])
+
+
+@pytest.mark.parametrize("vdtype", [np.int64, np.int8, np.uint64, np.bool_, np.float64], ids=lambda d: np.dtype(d).name)
+def test_groupby_combined_partials_match_one_server(lc: ak.Connection, conn: ak.Connection, vdtype: type) -> None:
+    """Aggregations whose partial results merge exactly (counts, integer sums
+    and products, min, max, first, any, all, or, and, xor) are aggregated on
+    each locale's own rows first, and only those partial results move:
+    bit for bit one server's, with keys missing from some locales, NaN keys
+    kept or dropped, and float values where only their exact ops combine."""
+    rng = np.random.default_rng(21)
+    n = 100_003
+    k = rng.integers(0, 40, n).astype(np.float64)
+    k[: n // 3][k[: n // 3] > 30] = 5  # keys 31..39 only in the later blocks
+    k[n - 50:] = 99  # key 99 only in the last block
+    k[::7] = np.nan
+    v = _values(vdtype, n, seed=3)
+    if np.issubdtype(vdtype, np.integer):
+        v[::11] = np.iinfo(vdtype).max  # sums and products wrap, as one server's
+    ops = ["count", "size", "min", "max", "first"]
+    if vdtype is not np.float64:
+        ops += ["sum", "prod", "any", "all", "or", "and", "xor"]
+    for dropna in (True, False):
+        combined, moved = _stat(lc, "groupby_combined"), _stat(lc, "exchange_bytes")
+        for op in ops:
+            got_g, want_g = ak.GroupBy(lc.array(k), dropna=dropna), ak.GroupBy(conn.array(k), dropna=dropna)
+            if op == "size":
+                (gk, gv), (wk, wv) = got_g.size(), want_g.size()
+            else:
+                (gk, gv), (wk, wv) = got_g.aggregate(lc.array(v), op), want_g.aggregate(conn.array(v), op)
+            assert gk.to_ndarray().tobytes() == wk.to_ndarray().tobytes(), (op, dropna)
+            assert gv.dtype == wv.dtype, (op, dropna)
+            assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes(), (op, dropna)
+        assert _stat(lc, "groupby_combined") == combined + len(ops)
+        # 42 keys at most per locale, not 10^5 rows, moved between locales.
+        assert _stat(lc, "exchange_bytes") - moved < len(ops) * 3 * 64 * 16, dropna
+
+
+def test_groupby_float_sums_by_few_keys_take_turns(lc: ak.Connection, conn: ak.Connection) -> None:
+    """A float sum depends on the order of every addition, so partial sums
+    may not be merged. By few keys the locales take turns, each continuing
+    the running sums it was handed: one server's bit for bit, with keys
+    missing from some blocks, NaN keys kept or dropped, -0.0, and lengths
+    that leave blocks empty."""
+    rng = np.random.default_rng(22)
+    for n in (0, 1, 2, 5, 30_001):
+        k = rng.integers(0, 5, n).astype(np.float64)
+        k[: n // 2] = np.where(k[: n // 2] == 4, 0, k[: n // 2])  # key 4 only in the later blocks
+        k[::9] = np.nan
+        v = rng.standard_normal(n) * 1e3
+        v[::13] = -0.0
+        for dropna in (True, False):
+            for op in ("sum", "prod", "min", "max", "first"):
+                chained = _stat(lc, "groupby_chained")
+                gk, gv = ak.GroupBy(lc.array(k), dropna=dropna).aggregate(lc.array(v), op)
+                wk, wv = ak.GroupBy(conn.array(k), dropna=dropna).aggregate(conn.array(v), op)
+                assert gk.to_ndarray().tobytes() == wk.to_ndarray().tobytes(), (n, dropna, op)
+                assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes(), (n, dropna, op)
+                if n > 1000:  # (min, max and first merge partial results instead)
+                    assert _stat(lc, "groupby_chained") == chained + (op in ("sum", "prod")), op
+    # A sort puts every row of one value on one locale: the others' blocks
+    # are empty, and their turns are skipped.
+    k = np.full(30_001, 2.0)
+    k[-3:] = 1.0
+    v = rng.standard_normal(30_001)
+    chained = _stat(lc, "groupby_chained")
+    gk, gv = ak.GroupBy(ak.sort(lc.array(k))).aggregate(lc.array(v), "sum")
+    wk, wv = ak.GroupBy(ak.sort(conn.array(k))).aggregate(conn.array(v), "sum")
+    assert gk.to_ndarray().tobytes() == wk.to_ndarray().tobytes()
+    assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes()
+    assert _stat(lc, "groupby_chained") == chained + 1
+
+
+def test_groupby_float_sums_by_many_keys_move_rows(lc: ak.Connection, conn: ak.Connection) -> None:
+    """By many keys, and for means, var and nunique whatever the keys, the
+    rows themselves are exchanged: one server's bit for bit, never partial
+    results."""
+    rng = np.random.default_rng(23)
+    before = _stat(lc, "groupby_combined"), _stat(lc, "groupby_chained")
+    many, few = rng.integers(0, 20_000, 30_001), rng.integers(0, 5, 30_001)
+    v = rng.standard_normal(30_001)
+    for k, ops in ((many, ("sum",)), (few, ("mean", "var", "nunique"))):
+        for op in ops:
+            _, gv = ak.GroupBy(lc.array(k)).aggregate(lc.array(v), op)
+            _, wv = ak.GroupBy(conn.array(k)).aggregate(conn.array(v), op)
+            assert gv.to_ndarray().tobytes() == wv.to_ndarray().tobytes(), op
+    assert (_stat(lc, "groupby_combined"), _stat(lc, "groupby_chained")) == before

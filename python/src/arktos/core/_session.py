@@ -396,6 +396,10 @@ class Session:
                  heartbeat: float | None = DEFAULT_HEARTBEAT, stripes: int = DEFAULT_STRIPES,
                  server_key: str | None = None) -> None:
         self._server_key = _server_key(server_key)
+        # Sessions to the other locales of a --locales set, by URL (their
+        # own token in it): opened at first direct transfer, closed with
+        # this one. A set shares one server key.
+        self._locale_conns: dict[str, Session] = {}
         self._handshake_failures = 0  # in a row, since the last handshake that succeeded
         self._handshake_ok = False  # a handshake has succeeded on this connection
         if transport not in TRANSPORTS:
@@ -1659,11 +1663,10 @@ class Session:
         """A session of this one's to another locale (url with its token),
         opened at first use and closed with this one."""
         with self._lock:
-            conns: dict[str, Session] = self.__dict__.setdefault("_locale_conns", {})
-            conn = conns.get(url)
+            conn = self._locale_conns.get(url)
             if conn is None or conn.closed:
-                conn = conns[url] = Session(url, timeout=self.timeout, transport=self.transport,
-                                            shm=self.shm)
+                conn = self._locale_conns[url] = Session(url, timeout=self.timeout, transport=self.transport,
+                                                         shm=self.shm, server_key=self._server_key)
             return conn
 
     def _each_locale(self, blocks: list[dict[str, Any]], urls: list[str],
@@ -1766,7 +1769,7 @@ class Session:
                 self._drop_stream()
                 self._drop_lane()
                 self._close_socket()
-        for conn in self.__dict__.get("_locale_conns", {}).values():
+        for conn in getattr(self, "_locale_conns", {}).values():  # (absent if __init__ failed early)
             conn.close()
 
     disconnect = close
