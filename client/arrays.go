@@ -52,6 +52,15 @@ func UploadBytes(ctx context.Context, c *Client, dt pdarray.DType, n int, body [
 }
 
 func (c *Client) uploadBytes(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (info ArrayInfo, err error) {
+	if c.config.NumLocales > 1 && len(body) >= LocaleDirectMin && len(opts) == 0 {
+		return c.uploadDirect(ctx, dt, n, body)
+	}
+	return c.uploadPlain(ctx, dt, n, body, opts)
+}
+
+// uploadPlain stores the array on the server this client talks to (on a
+// coordinator, which spreads it).
+func (c *Client) uploadPlain(ctx context.Context, dt pdarray.DType, n int, body []byte, opts []UploadOption) (info ArrayInfo, err error) {
 	err = c.lockedAfterRestore(ctx, func() error {
 		args := map[string]any{"dtype": dt.String(), "size": n}
 		for _, o := range opts {
@@ -242,6 +251,11 @@ func DownloadArray(ctx context.Context, c *Client, name string) (*pdarray.Array,
 // any; into, when not nil, is where the bytes go (a prefix of it).
 func (c *Client) download(ctx context.Context, name string, args map[string]any, want pdarray.DType, into []byte) (a *pdarray.Array, err error) {
 	if args == nil {
+		if c.config.NumLocales > 1 {
+			if a, ok, err := c.downloadDirect(ctx, name, want, into); ok {
+				return a, err
+			}
+		}
 		args = map[string]any{}
 	}
 	args["name"] = name
@@ -269,7 +283,7 @@ func (c *Client) downloadLocked(ctx context.Context, name string, args map[strin
 		}
 	}
 	if _, ranged := args["start"]; !ranged && st != nil && st.network == "unix" && !c.noShm && !c.noShmMin && c.compression == "" {
-		a, err := c.downloadCopyOut(ctx, st, name, want, into)
+		a, err := c.downloadCopyOut(ctx, st, name, want, into, args)
 		var te *transfer.Error
 		if !errors.As(err, &te) || te.Code != transfer.ArgumentValue || !strings.Contains(te.Message, "'shm_min'") {
 			return a, err
@@ -706,7 +720,7 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 		if err != nil || st == nil || st.network != "unix" {
 			return err
 		}
-		mem, info, segment, ok, err = c.downloadShmLocked(ctx, st, name, want, 0, nil, false)
+		mem, info, segment, ok, err = c.downloadShmLocked(ctx, st, name, want, 0, nil, false, nil)
 		return err
 	})
 	return mem, info, segment, ok, err
@@ -717,8 +731,13 @@ func (c *Client) downloadShm(ctx context.Context, name string, want pdarray.DTyp
 // when not nil (segment copiedNotMapped). With copyOut the segment is not
 // mapped but read (pread) into into or new memory, and released at once:
 // mem is then that copy, and segment copiedNotMapped.
-func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
+func (c *Client) downloadShmLocked(ctx context.Context, st *bulkStream, name string, want pdarray.DType, shmMin int, into []byte, copyOut bool, extra map[string]any) (mem []byte, info ArrayInfo, segment uint64, ok bool, err error) {
 	args := map[string]any{"name": name, "stream": st.id, "shm": true}
+	for k, v := range extra { // the caller's own ("block" on a coordinator)
+		if _, set := args[k]; !set {
+			args[k] = v
+		}
+	}
 	call := c.zmqCall // a view: the bytes come in a segment (or on the stream)
 	var place *transfer.LanePlace
 	if shmMin > 0 {

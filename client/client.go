@@ -75,6 +75,10 @@ type Client struct {
 	// refs: payload frames sent without a copy that libzmq may still hold
 	// (sendParts); guarded by mu.
 	refs []*zframe.Refs
+	// opts: Dial's, for the links to the other locales of a server that
+	// spreads its arrays (locales.go).
+	opts    options
+	locales localeLinks
 }
 
 // ServerConfig is what get_config reports.
@@ -102,6 +106,9 @@ type ServerConfig struct {
 	// older than it, whose requests then stay off the lane).
 	CommandTable bool
 	Commands     map[string]CommandInfo
+	// NumLocales: the server processes every array is spread over (1: a
+	// lone server; docs/locales.md).
+	NumLocales int
 }
 
 // CommandInfo is a row of the server's command table (docs/protocol.md,
@@ -273,7 +280,7 @@ func Dial(ctx context.Context, rawURL string, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("client: WithHeartbeat(%v): use a positive duration, or 0 for no heartbeats", heartbeat)
 		}
 	}
-	c := &Client{sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane, stripes: stripesOpt(o.stripes),
+	c := &Client{opts: o, sock: sock, rcvTimeout: -1, url: endpoint, token: token, transport: o.transport, streamNetwork: o.streamNetwork, compression: o.compression, noShm: o.noShm, noLane: o.noLane, stripes: stripesOpt(o.stripes),
 		laneSpin: laneSpin, heartbeat: heartbeat, encrypted: serverKey != ""}
 	if err := c.watchConnection(heartbeat); err != nil {
 		c.closeSockets()
@@ -444,6 +451,7 @@ func parseConfig(res map[string]any) (ServerConfig, error) {
 		}
 	}
 	cfg.CommandTable = res["command_table"] == true
+	cfg.NumLocales = max(int(asInt(res["num_locales"])), 1)
 	parseRestoring(res, &cfg)
 	if cfg.MaxFrameSize <= 0 {
 		return cfg, fmt.Errorf("reported max_frame_size %d", cfg.MaxFrameSize)
@@ -493,6 +501,7 @@ func (c *Client) URL() string { return c.url }
 
 // Close closes the connection. The server keeps the arrays.
 func (c *Client) Close() error {
+	c.closeLocales()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sock == nil {

@@ -31,8 +31,8 @@ func ShmMappedWrites() uint64 { return shmMappedWrites.Load() }
 // downloadCopyOut downloads the whole array name through the unix stream
 // st: read out of its segment (pread, on several threads) when it is
 // ShmCopyMin bytes or more, else off the stream. c.mu is held.
-func (c *Client) downloadCopyOut(ctx context.Context, st *bulkStream, name string, want pdarray.DType, into []byte) (*pdarray.Array, error) {
-	mem, info, _, _, err := c.downloadShmLocked(ctx, st, name, want, ShmCopyMin, into, true)
+func (c *Client) downloadCopyOut(ctx context.Context, st *bulkStream, name string, want pdarray.DType, into []byte, extra map[string]any) (*pdarray.Array, error) {
+	mem, info, _, _, err := c.downloadShmLocked(ctx, st, name, want, ShmCopyMin, into, true, extra)
 	if err != nil {
 		return nil, err
 	}

@@ -162,3 +162,57 @@ func TestLocales(t *testing.T) {
 		t.Errorf("the coordinator raced:\n%s", srv.Log.String())
 	}
 }
+
+// TestLocalesArrayLargerThanAnyLocale: 3 locales of 48 MiB hold, group
+// and give back a 64 MiB array that no one of them could: the Go client
+// uploads and downloads it straight to and from every locale (locate,
+// each block over its locale's own connection, adopt), and an upload past
+// all of them is refused with the limit named, leaving nothing stored.
+func TestLocalesArrayLargerThanAnyLocale(t *testing.T) {
+	srv := testserver.StartBinary(t, testserver.RaceBinary(t), "--locales", "3", "--max-memory", "48MiB")
+	c := dial(t, srv.URL)
+	ctx := ctxT(t)
+	const n = 8 << 20 // 64 MiB of int64
+	x := make([]int64, n)
+	var want [7]int64
+	for i := range x {
+		x[i] = int64(i) * 5
+		want[i%7] += x[i]
+	}
+	up, down := client.LocaleDirectUploads(), client.LocaleDirectDownloads()
+	a, err := client.Upload(ctx, c, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := client.Download[int64](ctx, c, a.Name)
+	if err != nil || !slices.Equal(back, x) {
+		t.Fatalf("round trip differs (%v)", err)
+	}
+	if client.LocaleDirectUploads() != up+1 || client.LocaleDirectDownloads() != down+1 {
+		t.Errorf("direct transfers: %d uploads, %d downloads, want 1 each", client.LocaleDirectUploads()-up, client.LocaleDirectDownloads()-down)
+	}
+	back = nil
+	// Group it by i % 7 (an integer sum merges partial results: only 7
+	// rows per locale move).
+	k, err := c.Binop(ctx, "%", client.Arr(a.Name), client.Scalar(int64(35)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg, err := c.GroupByAggregate(ctx, []string{k.Name}, []string{"sum"}, []string{a.Name}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uk, _ := client.Download[int64](ctx, c, agg.Keys[0].Name)
+	us, _ := client.Download[int64](ctx, c, agg.Arrays[0].Name)
+	if !slices.Equal(uk, []int64{0, 5, 10, 15, 20, 25, 30}) || !slices.Equal(us, want[:]) {
+		t.Errorf("groupby keys %v sums %v, want %v", uk, us, want)
+	}
+	before, _ := c.List(ctx)
+	_, err = client.Upload(ctx, c, make([]int64, 3*n))
+	if err == nil || !strings.Contains(err.Error(), "48.0 MiB") {
+		t.Errorf("an upload past every locale: %v", err)
+	}
+	if after, _ := c.List(ctx); len(after) != len(before) {
+		t.Errorf("the refused upload left %d arrays, %d before", len(after), len(before))
+	}
+}

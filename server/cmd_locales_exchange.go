@@ -355,6 +355,12 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 	}
 	l.exchanges.Add(1)
 	defer func() { l.exchangeNanos.Add(uint64(time.Since(t0) - tSplit)) }()
+	// cut[src][dst][i]: array i's rows from src for dst, still on src.
+	type piece struct {
+		name string
+		size int
+	}
+	cut := make([][][]piece, L)
 	err = l.each(func(src int) error {
 		arrays := make([]string, len(all))
 		for i, a := range all {
@@ -365,17 +371,45 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 			return err
 		}
 		ranges, _ := res["parts"].([]any)
+		cut[src] = make([][]piece, L)
 		for dst, row := range ranges {
 			infos, _ := row.([]any)
-			for i, x := range infos {
+			for _, x := range infos {
 				m, _ := x.(map[string]any)
-				name := nameOf(m)
-				sc.add(src, name)
-				size := int(asI64(m["size"]))
-				if size == 0 {
+				sc.add(src, nameOf(m))
+				cut[src][dst] = append(cut[src][dst], piece{nameOf(m), int(asI64(m["size"]))})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Before anything moves: every locale must have room for what comes
+	// to it and for its range put together.
+	need := make([]int64, L)
+	for src := range L {
+		for dst := range L {
+			for i, p := range cut[src][dst] {
+				b := int64(p.size * all[i].dtype.Size())
+				need[dst] += b // its range's block
+				if src != dst {
+					need[dst] += b // the copy that came
+				}
+			}
+		}
+	}
+	if err := l.checkRoom("the exchange", key.n, need); err != nil {
+		return nil, err
+	}
+	err = l.each(func(src int) error {
+		for dst, row := range cut[src] {
+			for i, p := range row {
+				if p.size == 0 {
 					continue
 				}
-				if pieces[i][dst][src], err = l.place(src, dst, name, size, all[i].dtype, sc); err != nil {
+				var err error
+				if pieces[i][dst][src], err = l.place(src, dst, p.name, p.size, all[i].dtype, sc); err != nil {
 					return err
 				}
 			}
@@ -397,6 +431,29 @@ func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, 
 		}
 	}
 	return out, nil
+}
+
+// checkRoom refuses work that needs need[r] more bytes on locale r than
+// its --max-memory leaves free, naming the locale and the sizes, before
+// any of it is done.
+func (l *locales) checkRoom(what string, rows int, need []int64) error {
+	free := make([]int64, len(need))
+	limit := make([]int64, len(need))
+	err := l.each(func(r int) error {
+		m, err := l.call(r, "mem_used", map[string]any{})
+		free[r], limit[r] = asI64(m["free"]), asI64(m["limit"])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for r, n := range need {
+		if n > free[r] {
+			return transfer.Errorf(transfer.OutOfMemory, "%s of %d rows needs %s (%d bytes) on locale %d, but its limit of %s leaves %s (%d bytes) free: raise --max-memory (it is per locale), start more locales, or delete arrays; nothing was stored",
+				what, rows, transfer.FormatBytes(n), n, r, transfer.FormatBytes(limit[r]), transfer.FormatBytes(free[r]), free[r])
+		}
+	}
+	return nil
 }
 
 func (l *locales) dropArrays(ds []*distArray) {

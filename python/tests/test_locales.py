@@ -254,6 +254,25 @@ def test_array_larger_than_any_locale(tmp_path: Path) -> None:
         assert (path_counts["locale_direct_uploads"], path_counts["locale_direct_downloads"]) == (
             direct[0] + 1, direct[1] + 1)  # straight to and from every locale
         assert int(b.min()) == 0
+        # Grouped: an integer sum merges each locale's partial sums (only 7
+        # rows a locale move), so the array and its keys fit where no row
+        # exchange would.
+        k = b % 7
+        keys, sums = ak.GroupBy(k).aggregate(b, "sum")
+        assert keys.to_ndarray().tolist() == list(range(7))
+        assert sums.to_ndarray().tolist() == [int(x[x % 7 == j].sum()) for j in range(7)]
+        del k, keys, sums
+        # A group-by whose rows must move (a mean) cannot fit: refused before
+        # any row moves, naming the locale, with nothing left behind.
+        used = n * 8  # b alone
+        with pytest.raises(MemoryError, match=r"the exchange of 8388608 rows needs .* on locale \d, but its limit "
+                                              r"of 48.0 MiB leaves .* nothing was stored"):
+            ak.GroupBy(b).aggregate(b, "mean")
+        assert [e["name"] for e in c.list_arrays()] == [b.name]
+        deadline = time.monotonic() + 10  # (the locales' scratch is deleted in the background)
+        while c.mem_info()["used"] != used and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert c.mem_info()["used"] == used and int(b.max()) == 5 * (n - 1)
         with pytest.raises(MemoryError, match="48.0 MiB"):
             c.array(np.zeros(2 * n, np.int64))
         assert [e["name"] for e in c.list_arrays()] == [b.name]  # the refused upload left nothing
