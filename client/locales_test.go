@@ -121,6 +121,34 @@ func TestLocales(t *testing.T) {
 			t.Errorf("group %d: sum %v, want %v", key, us[i], sums[key])
 		}
 	}
+	// A gather by a reversed index (every row to another locale and back)
+	// and a mask.
+	rev := make([]int64, len(keys))
+	for i := range rev {
+		rev[i] = int64(len(keys) - 1 - i)
+	}
+	ri, err := client.Upload(ctx, c, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.Take(ctx, v.Name, ri.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := client.Download[float64](ctx, c, g.Name); err != nil || len(got) != len(vals) || got[0] != vals[len(vals)-1] || got[len(got)-1] != vals[0] {
+		t.Errorf("take by a reversed index: %v", err)
+	}
+	isZero, err := c.Binop(ctx, "==", client.Arr(k.Name), client.Scalar(int64(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := c.Compress(ctx, k.Name, isZero.Name)
+	if err != nil || z.Size != countZero(keys) {
+		t.Errorf("compress: %+v %v", z, err)
+	}
+	if err := c.Delete(ctx, ri.Name, g.Name, isZero.Name, z.Name); err != nil {
+		t.Fatal(err)
+	}
 	_, err = c.Coargsort(ctx, r.Name, r.Name)
 	var te *transfer.Error
 	if !errors.As(err, &te) || te.Code != transfer.NotDistributed || !strings.Contains(te.Message, "'coargsort'") {
@@ -215,4 +243,14 @@ func TestLocalesArrayLargerThanAnyLocale(t *testing.T) {
 	if after, _ := c.List(ctx); len(after) != len(before) {
 		t.Errorf("the refused upload left %d arrays, %d before", len(after), len(before))
 	}
+}
+
+func countZero(x []int64) int {
+	n := 0
+	for _, v := range x {
+		if v == 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -335,13 +335,20 @@ func (l *locales) splitters(key *distArray) ([]any, error) {
 // rows on locale d, in row order. They are temporaries: the caller drops
 // them (dropArrays).
 func (l *locales) partition(key *distArray, others []*distArray) ([]*distArray, error) {
-	L := l.count()
 	t0 := time.Now()
 	cuts, err := l.splitters(key)
 	if err != nil {
 		return nil, err
 	}
-	tSplit := time.Since(t0)
+	return l.partitionAt(key, others, cuts, time.Since(t0))
+}
+
+// partitionAt is partition by the given cuts (L-1 values of key's dtype,
+// ascending); tSplit is the time it took to choose them (logged).
+func (l *locales) partitionAt(key *distArray, others []*distArray, cuts []any, tSplit time.Duration) ([]*distArray, error) {
+	L := l.count()
+	t0 := time.Now().Add(-tSplit)
+	var err error
 	all := append([]*distArray{key}, others...)
 	sc := l.newScratch()
 	defer l.dropScratch(sc)

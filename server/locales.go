@@ -398,6 +398,8 @@ func init() {
 		"sort":       (*locales).sortValues,
 		"argsort":    (*locales).argsort,
 		"groupby":    (*locales).groupBy,
+		"take":       (*locales).take,
+		"compress":   (*locales).compress,
 		"full":       (*locales).full,
 		"arange":     (*locales).arange,
 	}

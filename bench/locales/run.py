@@ -5,7 +5,8 @@ One command: ``.venv/bin/python bench/locales/run.py [--n N] [--trials T]
 (a) one server of L*W workers and (b) L locales of W workers each
 (``--locales L --workers W``: the same cores), in one run, warm, over
 loopback from one Python client: elementwise ``a + b`` and ``a * 2.5``, a
-reduction (``sum``), ``sort`` and ``argsort`` of random int64, group-by
+reduction (``sum``), a gather by N random indices and a mask of half the
+rows, ``sort`` and ``argsort`` of random int64, group-by
 ``sum`` of float64 values with a taxi-like key (265 values) and a
 high-cardinality one (N/10 values), the same with int64 values and a count
 (which merge partial results), and the transfers (upload and download of N float64). Reported:
@@ -86,11 +87,14 @@ def workload(c: ak.Connection, n: int) -> dict[str, Callable[[], Any]]:
     a, b = c.array(x), c.array(y)
     k, kt, kh = c.array(keys), c.array(taxi), c.array(high)
     iv = c.array(rng.integers(0, 1000, n))
+    idx, mask = c.array(rng.integers(0, n, n)), c.array(rng.random(n) < 0.5)
 
     return {
         "a + b": lambda: a + b,
         "a * 2.5": lambda: a * 2.5,
         "sum": lambda: a.sum(),
+        "gather a[idx]": lambda: a[idx],
+        "mask a[m]": lambda: a[mask],
         "sort": lambda: ak.sort(k),
         "argsort": lambda: ak.argsort(k),
         "groupby taxi (265 keys)": lambda: ak.GroupBy(kt).aggregate(a, "sum"),
