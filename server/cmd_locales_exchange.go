@@ -232,6 +232,17 @@ func widen[T pdarray.Element, U any](a *pdarray.Array, f func(T) U) []any {
 	return out
 }
 
+// sample is every (n/k)-th value of block part (n rows) on locale r, as
+// Go values (fetch).
+func (l *locales) sample(r int, part string, n, k int) ([]any, error) {
+	res, err := l.call(r, "slice", map[string]any{"a": part, "start": 0, "stop": n, "step": max(n/k, 1)})
+	if err != nil {
+		return nil, err
+	}
+	defer l.dropOn(r, nameOf(res))
+	return l.fetch(r, nameOf(res))
+}
+
 // splitters are L-1 values of key, ascending and never NaN, that cut its
 // rows into L ranges of about equal size: range d is the values v with
 // splitters[d-1] <= v < splitters[d] (NaN in the last). Each locale reports
@@ -266,13 +277,7 @@ func (l *locales) splitters(key *distArray) ([]any, error) {
 		}
 		// Every stride-th row (a sorted block gives its exact quantiles;
 		// any other order a fair sample, short of a period of the stride).
-		stride := max(n/splitterSamples, 1)
-		res, err := l.call(r, "slice", map[string]any{"a": key.parts[r], "start": 0, "stop": n, "step": stride})
-		if err != nil {
-			return err
-		}
-		defer l.dropOn(r, nameOf(res))
-		vals, err := l.fetch(r, nameOf(res))
+		vals, err := l.sample(r, key.parts[r], n, splitterSamples)
 		if err != nil {
 			return err
 		}
@@ -756,6 +761,25 @@ func combinable(ops []string, cols []*distArray) (first, second []string, ok boo
 	return first, second, true
 }
 
+// groupMade are the blocks a locale's group-by reply m made (its unique
+// keys, then its aggregates); the ids it made, which no plan here uses,
+// are deleted at once.
+func (l *locales) groupMade(rank int, m map[string]any) []string {
+	if ids, ok := m["ids"].(map[string]any); ok {
+		l.dropOn(rank, nameOf(ids))
+	}
+	var made []string
+	for _, key := range []string{"keys", "arrays"} {
+		list, _ := m[key].([]any)
+		for _, x := range list {
+			if info, ok := x.(map[string]any); ok {
+				made = append(made, nameOf(info))
+			}
+		}
+	}
+	return made
+}
+
 // chainable: every aggregation is one whose running result, put as a row
 // before a locale's rows of its group, continues exactly where it stopped
 // (sum and prod from the first row; min, max, first), on float64 values
@@ -794,19 +818,12 @@ func (l *locales) fewGroups(keys []*distArray) bool {
 		if n == 0 {
 			return nil
 		}
-		stride := max(n/chainSamples, 1)
 		cols := make([][]any, len(keys))
 		for i, k := range keys {
-			res, err := l.call(r, "slice", map[string]any{"a": k.parts[r], "start": 0, "stop": n, "step": stride})
-			if err != nil {
+			var err error
+			if cols[i], err = l.sample(r, k.parts[r], n, chainSamples); err != nil {
 				return err
 			}
-			vals, err := l.fetch(r, nameOf(res))
-			l.dropOn(r, nameOf(res))
-			if err != nil {
-				return err
-			}
-			cols[i] = vals
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -878,18 +895,7 @@ func (l *locales) groupChain(keys []*distArray, ops []string, cols []*distArray,
 		}
 		res, err := l.call(r, "groupby", map[string]any{"keys": ins[:len(keys)], "ops": ops, "columns": ins[len(keys):],
 			"ids": false, "dropna": g.dropna, "strategy": g.strategy, "ddof": g.ddof})
-		var made []string
-		for _, key := range []string{"keys", "arrays"} {
-			list, _ := res[key].([]any)
-			for _, x := range list {
-				if info, ok := x.(map[string]any); ok {
-					made = append(made, nameOf(info))
-				}
-			}
-		}
-		if ids, ok := res["ids"].(map[string]any); ok {
-			l.dropOn(r, nameOf(ids))
-		}
+		made := l.groupMade(r, res)
 		if err != nil || len(made) != len(dts) {
 			l.dropOn(r, made...)
 			dropCarry()
@@ -974,20 +980,7 @@ func (l *locales) groupEach(keys []*distArray, ops []string, cols []*distArray, 
 	// dropped): on a failure, all of them go.
 	made := l.newScratch()
 	for rank, m := range res {
-		if m == nil {
-			continue
-		}
-		if ids, ok := m["ids"].(map[string]any); ok {
-			l.dropOn(rank, nameOf(ids))
-		}
-		for _, key := range []string{"keys", "arrays"} {
-			list, _ := m[key].([]any)
-			for _, x := range list {
-				if info, ok := x.(map[string]any); ok {
-					made.add(rank, nameOf(info))
-				}
-			}
-		}
+		made.add(rank, l.groupMade(rank, m)...)
 	}
 	if err != nil {
 		l.dropScratch(made)
