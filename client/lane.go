@@ -95,7 +95,7 @@ func (c *Client) laneFor(ctx context.Context, cmd string) *reqLane {
 			return nil
 		}
 		c.laneRetry = retryAfter{}
-		rd := transfer.NewSpinReader(s.conn, c.laneSpin, &c.laneSpinStats)
+		rd := transfer.SpinLink(s.conn, c.laneSpin, &c.laneSpinStats) // (a TLS lane polls under its records)
 		c.lane = &reqLane{s: s, r: bufio.NewReaderSize(rd, 64<<10), w: bufio.NewWriterSize(s.conn, 64<<10)}
 	}
 	return c.lane

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,41 +18,13 @@ import (
 // SSH tunnel.
 func slowProxy(t *testing.T, target string, down, up *atomic.Int64) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
-			wg.Go(func() { throttle(out, in, up); out.Close() })
-			wg.Go(func() { throttle(in, out, down); in.Close() })
+	return testserver.Relay(t, target, func(dst, src net.Conn, toServer bool) {
+		if toServer {
+			throttle(dst, src, up)
+		} else {
+			throttle(dst, src, down)
 		}
 	})
-	return ln.Addr().String()
 }
 
 // throttle copies from src to dst, at rate bytes a second unless nil.

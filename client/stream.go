@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -129,7 +130,7 @@ func (st *bulkStream) striped(ctx context.Context, b []byte, read bool) error {
 		if read {
 			_, err = io.ReadFull(conn, p)
 		} else {
-			_, err = conn.Write(p)
+			_, err = transfer.WriteBatched(conn, p) // (a TLS link's records gathered)
 		}
 		return err
 	})
@@ -300,7 +301,11 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 	tcpTimedOut := false
 	if conn == nil && port > 0 && c.streamNetwork != "unix" {
 		network = "tcp"
-		conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+		addr := net.JoinHostPort(host, fmt.Sprint(port))
+		if streamDialHook != nil {
+			addr = streamDialHook(addr)
+		}
+		conn, err = d.DialContext(ctx, "tcp", addr)
 		var ne net.Error
 		dl, ok := ctx.Deadline()
 		// The dial's own timeout, not the caller's ctx (whose deadline
@@ -323,6 +328,11 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 		deadline = dl
 	}
 	conn.SetDeadline(deadline) // (a server that never answers the handshake)
+	if network == "tcp" {
+		if conn, err = c.linkTLS(ctx, conn, res["tls"]); err != nil {
+			return nil, err
+		}
+	}
 	if streamTicketHook != nil {
 		ticket = streamTicketHook(ticket)
 	}
@@ -333,6 +343,35 @@ func (c *Client) dialStream(ctx context.Context, magic string) (*bulkStream, err
 	conn.SetDeadline(time.Time{})
 	return &bulkStream{id: id, conn: conn, network: network}, nil
 }
+
+// linkTLS starts TLS on a TCP stream or lane of an encrypted server, its
+// certificate pinned to the fingerprint open_stream sent over the CURVE
+// socket (transfer/tlslink.go). A client with a server key never sends on
+// a plain TCP stream: a server that names no certificate is refused.
+func (c *Client) linkTLS(ctx context.Context, conn net.Conn, pin any) (net.Conn, error) {
+	fp, _ := pin.([]byte)
+	if fp == nil {
+		if !c.encrypted {
+			return conn, nil
+		}
+		conn.Close()
+		return nil, errors.New("client: the server's socket is encrypted but its open_stream names no TLS certificate for the TCP stream; " +
+			"nothing is sent on it in clear: upgrade the server, or use TransportFrames and WithLane(false)")
+	}
+	t := tls.Client(transfer.NewPollConn(conn), transfer.ClientLinkConfig(fp))
+	if err := t.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("client: TLS handshake on the bulk stream: %w", err)
+	}
+	linksTLS.Add(1)
+	return t, nil
+}
+
+var linksTLS atomic.Uint64
+
+// LinksTLS is how many bulk streams and request lanes this process's
+// clients opened with TLS (tests check the path).
+func LinksTLS() uint64 { return linksTLS.Load() }
 
 // streamHandshake hands the server magic + ticket and reads its one-byte
 // acknowledgement. A server that does not know the ticket (unknown or
@@ -357,6 +396,10 @@ func streamHandshake(conn net.Conn, magic string, ticket []byte) error {
 // streamTicketHook, when set (tests), replaces the ticket dialStream hands
 // the server.
 var streamTicketHook func(ticket []byte) []byte
+
+// streamDialHook, when set (tests), replaces the TCP address dialStream
+// dials (a recording proxy, another server).
+var streamDialHook func(addr string) string
 
 // closeStream forgets the stream after a failed transfer. c.mu must be held.
 func (c *Client) closeStream() {

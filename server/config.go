@@ -178,9 +178,6 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("server: --encrypt must be auto, on or off, got %q", c.Encrypt)
 	}
-	if c.Encrypt == EncryptOn {
-		c.StreamPort = -1 // streams and lanes are plain TCP: not yet encrypted (curve.go)
-	}
 	if c.Token != "" {
 		c.Auth = true
 	}

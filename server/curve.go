@@ -8,9 +8,10 @@ package server
 // own per connection. The token still authenticates requests: CURVE keeps
 // it, and every request and array byte, from anyone on the path.
 //
-// This first slice encrypts the ZeroMQ socket only: with encryption on, the
-// server opens no bulk streams or request lanes (they are plain TCP until
-// they get TLS), so every byte goes over the encrypted socket.
+// The TCP bulk streams and request lanes of an encrypted server are TLS
+// 1.3, their throwaway certificate pinned by a fingerprint that open_stream
+// sends over this socket (transfer/tlslink.go, stream.go): a client still
+// needs the server key and nothing else.
 
 import (
 	"errors"

@@ -1042,6 +1042,9 @@ func (s *Server) cmdStats(r *request) (*response, error) {
 		"lanes_open":              lanesOpen,
 		"streams_refused":         st.StreamsRefused.Load(),
 		"streams_reaped":          st.StreamsReaped.Load(),
+		"stream_tls":              st.StreamTLS.Load(),
+		"stream_tls_refused":      st.StreamTLSRefused.Load(),
+		"stream_tls_batches":      transfer.LinkBatches(),
 	}}, nil
 }
 

@@ -29,7 +29,7 @@ func (s *Server) serveLane(c net.Conn, owner []byte) {
 	defer s.endLane(c)
 	// A bug outside a handler (runRecovered) ends this lane, not the server.
 	defer par.Recover(s.logPanic("panic on a request lane"))
-	rd := transfer.NewSpinReader(c, s.cfg.LaneSpin, &s.stats.LaneSpin)
+	rd := transfer.SpinLink(c, s.cfg.LaneSpin, &s.stats.LaneSpin) // (a TLS lane polls under its records)
 	r, w := bufio.NewReaderSize(rd, 64<<10), bufio.NewWriterSize(c, 64<<10)
 	for {
 		frames, err := transfer.ReadLane(r)

@@ -67,6 +67,9 @@ type Server struct {
 	// serverKey is the public CURVE key clients connect with ("": the
 	// socket is not encrypted).
 	serverKey string
+	// link: with serverKey, the throwaway certificate of the TCP bulk
+	// streams and request lanes (transfer/tlslink.go); nil: they are plain.
+	link *transfer.LinkCert
 	// cancels: the requests a client's cancel or a deadline may stop.
 	cancels cancels
 	// loc: this process coordinates a set of locales (locales.go); nil
@@ -154,6 +157,7 @@ type Stats struct {
 	Downloads                             atomic.Uint64
 	StreamsRefused                        atomic.Uint64 // open_stream refused at --max-streams
 	StreamsReaped                         atomic.Uint64 // idle bulk streams dropped after their client left (reapStreams)
+	StreamTLS, StreamTLSRefused           atomic.Uint64 // TLS handshakes of TCP streams and lanes done and refused (an encrypted server's)
 	// Panics: bugs caught (in a handler, its worker goroutines, a lane's
 	// or stream's goroutine, a reply's sending) and logged instead of
 	// stopping the server. Anything but 0 is a bug worth reporting.
@@ -246,6 +250,9 @@ func New(cfg Config) (*Server, error) {
 			return fail(fmt.Errorf("server: set ZMQ_CURVE_SECRETKEY: %w", err))
 		}
 		s.serverKey = pub
+		if s.link, err = transfer.NewLinkCert(); err != nil {
+			return fail(fmt.Errorf("server: %w", err))
+		}
 	}
 	if err := s.router.Bind(cfg.Addr); err != nil {
 		return fail(fmt.Errorf("server: cannot bind %s: %w (is another arktos-server running there, or one still stopping? pick another --addr, or stop it)", cfg.Addr, err))
@@ -372,7 +379,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("arktos-server listening", "addr", s.endpoint, "workers", s.cfg.Workers,
 		"max_memory", s.cfg.MaxMemory, "frame_size", s.cfg.FrameSize, "auth", s.cfg.Auth, "version", Version, "simd", simdMode(), "encrypted", s.serverKey != "")
 	if s.serverKey != "" {
-		s.log.Info("the ZeroMQ socket is encrypted (CurveZMQ): clients connect with this server key (server_key=, ARKTOS_SERVER_KEY); bulk streams and request lanes are off", "server_key", s.serverKey, "key_file", s.cfg.ServerKeyFile+".pub")
+		s.log.Info("the ZeroMQ socket is encrypted (CurveZMQ): clients connect with this server key (server_key=, ARKTOS_SERVER_KEY); TCP bulk streams and request lanes are TLS 1.3, pinned over it", "server_key", s.serverKey, "key_file", s.cfg.ServerKeyFile+".pub")
 	}
 
 	// Replies from workers come through the PULL socket, so it is polled

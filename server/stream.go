@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -122,10 +123,11 @@ func (s *Server) listenStreams() error {
 			s.log.Warn("no unix stream socket", "err", err)
 		}
 	}
-	for _, l := range []net.Listener{s.streams.tcp, s.streams.unix} {
-		if l != nil {
-			go s.acceptStreams(l)
-		}
+	if s.streams.tcp != nil {
+		go s.acceptStreams(s.streams.tcp, s.link) // (TLS when the socket is encrypted)
+	}
+	if s.streams.unix != nil {
+		go s.acceptStreams(s.streams.unix, nil) // never leaves the host
 	}
 	return nil
 }
@@ -157,7 +159,9 @@ func (s *Server) closeStreams() {
 	st.laneWG.Wait()
 }
 
-func (s *Server) acceptStreams(l net.Listener) {
+// acceptStreams takes l's connections; with link, each opens with a TLS
+// handshake (transfer/tlslink.go) before the magic and ticket.
+func (s *Server) acceptStreams(l net.Listener, link *transfer.LinkCert) {
 	defer par.Recover(s.logPanic("panic accepting bulk streams (no new stream is accepted on this listener)"))
 	var pause time.Duration
 	for {
@@ -178,17 +182,32 @@ func (s *Server) acceptStreams(l net.Listener) {
 			continue
 		}
 		pause = 0
-		go s.handshake(c)
+		go s.handshake(c, link)
 	}
 }
 
-// handshake reads magic + ticket and registers the connection.
-func (s *Server) handshake(c net.Conn) {
+// handshake reads magic + ticket and registers the connection, after a
+// TLS handshake with link.
+func (s *Server) handshake(c net.Conn, link *transfer.LinkCert) {
 	defer par.Recover(func(p *par.Panic) {
 		s.logPanic("panic in a stream's handshake")(p)
 		c.Close()
 	})
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if link != nil {
+		t := tls.Server(transfer.NewPollConn(c), link.Server)
+		if err := t.Handshake(); err != nil {
+			s.log.Debug("stream TLS handshake refused", "remote", c.RemoteAddr(), "err", err)
+			s.stats.StreamTLSRefused.Add(1)
+			c.Close()
+			return
+		}
+		s.stats.StreamTLS.Add(1)
+		c = t
+	}
 	buf := make([]byte, len(transfer.StreamMagic)+transfer.TicketSize)
 	_, err := io.ReadFull(c, buf)
 	magic := string(buf[:len(transfer.StreamMagic)])
@@ -218,9 +237,6 @@ func (s *Server) handshake(c net.Conn) {
 		s.log.Debug("stream handshake with an unknown or expired ticket", "remote", c.RemoteAddr())
 		c.Close()
 		return
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
 	}
 	if magic == transfer.LaneMagic {
 		if st.closed {
@@ -281,6 +297,11 @@ func (s *Server) cmdOpenStream(r *request) (*response, error) {
 	}
 	if st.unix != nil {
 		res["unix"] = st.unix.Addr().String()
+	}
+	if s.link != nil {
+		// The pin of the TCP stream's certificate: this reply came over
+		// the CURVE socket, so it is the server's own (transfer/tlslink.go).
+		res["tls"] = s.link.Fingerprint
 	}
 	return &response{result: res}, nil
 }
@@ -409,7 +430,7 @@ func writeFull(c net.Conn, b []byte) error {
 	const chunk = 64 << 20
 	for off := 0; off < len(b); {
 		c.SetWriteDeadline(time.Now().Add(streamIdle))
-		n, err := c.Write(b[off:min(off+chunk, len(b))])
+		n, err := transfer.WriteBatched(c, b[off:min(off+chunk, len(b))]) // (a TLS link's records gathered)
 		off += n
 		if err != nil {
 			return fmt.Errorf("stream write stopped after %d of %d bytes: %w", off, len(b), err)

@@ -14,7 +14,7 @@ import (
 // closed when its peer closed it or it broke, pending when bytes wait.
 // Connections without a file descriptor report neither.
 func PeekIdle(conn net.Conn) (closed, pending bool) {
-	sc, ok := conn.(syscall.Conn)
+	sc, ok := Underlying(conn).(syscall.Conn) // (a TLS link: its socket)
 	if !ok {
 		return false, false
 	}

@@ -1,8 +1,10 @@
-"""CurveZMQ on the ZeroMQ socket: a client that has the server's public key
-works as on a plain socket; one without it, or with another key, is refused
-at once with a message that says what to do; and the bytes on the wire (read
-by a recording TCP relay between client and server) hold neither the token
-nor any array byte, where a plain server's hold both."""
+"""CurveZMQ on the ZeroMQ socket and TLS 1.3 on the TCP bulk streams and
+request lanes: a client that has the server's public key works as on a plain
+server; one without it, or with another key, is refused at once with a
+message that says what to do; a stream port that answers with another
+certificate than the one pinned over the socket gets nothing; and the bytes on
+the wire (read by recording TCP relays between client and server) hold neither
+the token nor any array byte, where a plain server's hold both."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ import pytest
 from conftest import SERVER_BIN, free_port
 
 import arktos as ak
+from arktos.core._transport import LANE_MAGIC, STREAM_MAGIC, path_counts
+
+_CREATE = socket.create_connection  # the relays' own, past any test's redirect
 
 TOKEN = "tok-3f9a1c5e7b2d4068-never-in-clear"
 MARK = b"ARKTOS-PLAINTEXT"  # 16 bytes: the uploaded array's bytes repeat it
@@ -114,7 +119,7 @@ class _Relay:
                 down, _ = self.listener.accept()
             except OSError:
                 return
-            up = socket.create_connection(self.upstream)
+            up = _CREATE(self.upstream)
             self.socks += [down, up]
             for a, b in ((down, up), (up, down)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
@@ -184,4 +189,83 @@ def test_ak_server_passes_its_key(tmp_path: Path) -> None:
         assert srv.server_key == _key(key_file)
         conn = srv.connection()
         assert conn.config["encryption"] == "curve"
+        conn.close()
+
+
+def _stats(conn: ak.Connection) -> dict[str, int]:
+    return {k: int(v) for k, v in conn._request("stats")[0].items()}
+
+
+def _redirect(monkeypatch: pytest.MonkeyPatch, port: int, to: int) -> None:
+    """Send this process's TCP connects to loopback `port` to `to` instead
+    (the client dials the stream port open_stream names)."""
+
+    def dial(addr: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+        if addr[1] == port:
+            addr = (addr[0], to)
+        return _CREATE(addr, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", dial)
+
+
+def test_streams_and_lanes_are_tls_and_carry_nothing_in_clear(make_server: Callable[..., Any], key_file: Path,
+                                                              relay: Callable[[str], _Relay],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the socket encrypted, bulk streams (and their stripes) and the
+    request lane are TLS: the array round-trips bit for bit over them, and
+    neither relay (ZeroMQ port, stream port) sees the token, an array byte
+    or a stream's handshake in clear."""
+    port = free_port()
+    srv = make_server("--encrypt", "on", "--server-key-file", str(key_file), "--stream-port", str(port), token=TOKEN)
+    ctrl, streams = relay(srv.url), relay(f"tcp://127.0.0.1:{port}")
+    _redirect(monkeypatch, port, int(streams.url.rpartition(":")[2]))
+    before = path_counts["links_tls"]
+    conn = ak.Connection(ctrl.url, token=TOKEN, server_key=_key(key_file), stream_network="tcp", shm=False)
+    try:
+        data = np.frombuffer(MARK * (3 << 20), dtype=np.uint8)  # 48 MiB: striped
+        a = conn.array(data)
+        assert conn.stream_network == "tcp"
+        fills = path_counts["tls_fills"]
+        back = a.to_ndarray()
+        assert np.array_equal(back, data)
+        # Records are read from the kernel in large pieces (_TLSSocket), not
+        # one or two system calls per 16 KiB record as ssl.SSLSocket does.
+        assert path_counts["tls_fills"] - fills < data.nbytes // (32 << 10)
+        for _ in range(5):
+            conn.get_config()  # on the lane
+        assert conn._lane is not None
+        keys = np.arange(5000) % 7
+        k, v = conn.array(keys), conn.array(keys * 1.5)  # small: their bytes ride the lane's frames
+        uk, sums = ak.GroupBy(k).sum(v)
+        assert np.array_equal(uk.to_ndarray(), np.arange(7))
+        assert np.array_equal(sums.to_ndarray(), np.bincount(keys, keys * 1.5))
+        st = _stats(conn)
+    finally:
+        conn.close()
+    assert path_counts["links_tls"] - before >= 2, "the stream and the lane were not opened with TLS"
+    assert st["stream_tls"] >= 2 and st["stream_tls_refused"] == 0
+    assert len(streams.seen) > data.nbytes  # the array took the stream (both ways)
+    for seen in (ctrl.seen, streams.seen):
+        assert TOKEN.encode() not in seen and MARK not in seen
+        assert STREAM_MAGIC not in seen and LANE_MAGIC not in seen
+
+
+def test_a_stream_with_another_certificate_gets_nothing(make_server: Callable[..., Any], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream port that answers with a certificate other than the one
+    open_stream pinned (here another encrypted server's) is refused before
+    the ticket goes out; the array takes the encrypted socket instead."""
+    srv = make_server("--encrypt", "on", "--server-key-file", str(tmp_path / "a"))
+    other_port = free_port()
+    make_server("--encrypt", "on", "--server-key-file", str(tmp_path / "b"), "--stream-port", str(other_port))
+    conn = ak.Connection(srv.url, server_key=(tmp_path / "a.pub").read_text().strip(), stream_network="tcp",
+                         shm=False, lane=False)
+    try:
+        port = int(conn._request("open_stream")[0]["port"])
+        _redirect(monkeypatch, port, other_port)
+        with pytest.raises(ConnectionError, match="not the one the server named"):
+            conn._open_stream()
+        data = np.random.default_rng(2).random(1 << 18)
+        assert np.array_equal(conn.array(data).to_ndarray(), data)
+    finally:
         conn.close()

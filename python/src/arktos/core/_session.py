@@ -66,10 +66,12 @@ from ._transport import (
     LANE_SPIN_MAX,
     STREAM_MAGIC,
     ConnectionLostError,
+    LinkSocket,
     _close_sockets,
     _keepalive,
     _Lane,
     _LaneFrame,
+    _link_tls,
     _MapFailed,
     _monitor,
     _parse_duration_ns,
@@ -1277,7 +1279,7 @@ class Session:
         self._stream = _Stream(stream_id, sock, network)
         return self._stream
 
-    def _stream_socket(self, magic: bytes) -> tuple[socket.socket, str, int]:
+    def _stream_socket(self, magic: bytes) -> tuple[LinkSocket, str, int]:
         """Ask for a ticket (open_stream), connect (unix on this host, else
         tcp) and hand the server magic + ticket: a bulk stream or a lane.
         Returns the socket, its network and the stream id."""
@@ -1313,15 +1315,27 @@ class Session:
         if sock is None:
             raise ConnectionError(f"cannot open a bulk stream to {self.url} ({'; '.join(errors) or 'none offered'}); "
                                   "use transport='frames'")
-        try:
+        if network == "tcp" and (result.get("tls") is not None or self._server_key is not None):
+            # An encrypted server's TCP links are TLS; a client with a server
+            # key sends nothing in clear on one whose server names no pin.
+            if result.get("tls") is None:
+                sock.close()
+                raise ConnectionError(f"the server at {self.url} encrypts its socket but names no TLS certificate for "
+                                      "its TCP streams; nothing is sent on them in clear (upgrade the server, or "
+                                      "connect with transport='frames', lane=False)")
             sock.settimeout(CONNECT_TIMEOUT)
-            sock.sendall(magic + ticket)
-            if sock.recv(1) != b"\x01":
+            link: LinkSocket = _link_tls(sock, bytes(result["tls"]))
+        else:
+            link = sock
+        try:
+            link.settimeout(CONNECT_TIMEOUT)
+            link.sendall(magic + ticket)
+            if link.recv(1) != b"\x01":
                 raise ConnectionError(f"the server refused the bulk stream handshake at {self.url}")
         except BaseException:
-            sock.close()
+            link.close()
             raise
-        return sock, network, int(result["stream"])
+        return link, network, int(result["stream"])
 
     def _shm_stream(self) -> _Stream | None:
         """The unix stream shared memory travels on, or None where it does
