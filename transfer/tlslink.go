@@ -212,7 +212,7 @@ func (p *PollConn) SyscallConn() (syscall.RawConn, error) {
 }
 
 // Underlying returns the socket under a TLS link (c itself when c is not
-// one): PeekIdle and the deadline-free checks look at it.
+// one): PeekIdle looks at it.
 func Underlying(c net.Conn) net.Conn {
 	if t, ok := c.(*tls.Conn); ok {
 		c = t.NetConn()

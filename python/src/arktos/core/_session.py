@@ -1323,7 +1323,7 @@ class Session:
                 raise ConnectionError(f"the server at {self.url} encrypts its socket but names no TLS certificate for "
                                       "its TCP streams; nothing is sent on them in clear (upgrade the server, or "
                                       "connect with transport='frames', lane=False)")
-            sock.settimeout(CONNECT_TIMEOUT)
+            sock.settimeout(CONNECT_TIMEOUT)  # (the handshake's, then the ticket's below)
             link: LinkSocket = _link_tls(sock, bytes(result["tls"]))
         else:
             link = sock

@@ -139,17 +139,11 @@ class _TLSSocket:
     def getpeercert(self) -> bytes:
         return self._obj.getpeercert(binary_form=True) or b""
 
-    def cipher(self) -> tuple[str, str, int] | None:
-        return self._obj.cipher()
-
     def fileno(self) -> int:
         return self.sock.fileno()
 
     def settimeout(self, timeout: float | None) -> None:
         self.sock.settimeout(timeout)
-
-    def setsockopt(self, *args: Any) -> None:
-        self.sock.setsockopt(*args)
 
     def shutdown(self, how: int) -> None:
         self.sock.shutdown(how)
@@ -538,16 +532,16 @@ class _Lane:
         views = [v for v in views if len(v)]
         if isinstance(self.sock, _TLSSocket):  # (no sendmsg): small frames coalesced, one record each
             pending: list[memoryview] = []
-            held = 0
-            for v in views + [memoryview(b"")]:
-                if pending and (len(v) >= 1 << 16 or not len(v) or held >= 1 << 20):
-                    self.sock.sendall(b"".join(pending))
-                    pending, held = [], 0
-                if len(v) >= 1 << 16:
-                    self.sock.sendall(v)
-                elif len(v):
+            for v in views:
+                if len(v) < 1 << 16:
                     pending.append(v)
-                    held += len(v)
+                    continue
+                if pending:
+                    self.sock.sendall(b"".join(pending))
+                    pending = []
+                self.sock.sendall(v)  # (a large frame from its own buffer)
+            if pending:
+                self.sock.sendall(b"".join(pending))
             self.sending = False
             return
         while views:
