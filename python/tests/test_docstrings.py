@@ -18,7 +18,8 @@ import pytest
 import arktos as ak
 
 #: Public names whose examples (and whose members' examples) stand alone.
-CHECKED = {"Strings", "Match", "random_strings_uniform", "random_strings_lognormal", "cast"}
+CHECKED = {"Strings", "Match", "random_strings_uniform", "random_strings_lognormal", "cast", "BigIntArray",
+           "bigint_from_uint_arrays"}
 
 
 def _examples() -> list[tuple[str, Any]]:

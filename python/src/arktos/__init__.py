@@ -44,12 +44,15 @@ from .core import (
 )
 from .core._errors import *  # noqa: F403 -- the exception classes
 from .numpy import (
+    BigIntArray,
     Connection,
     Match,
     Server,
     Strings,
     array,
     attach,
+    bigint,
+    bigint_from_uint_arrays,
     connect,
     pdarray,
     random_strings_lognormal,
@@ -64,6 +67,7 @@ from .pandas._io import *  # noqa: F403 -- Parquet, Arrow IPC and checkpoints on
 __version__ = "0.1.0"
 
 __all__ = [
+    "BigIntArray",
     "Categorical",
     "DEFAULT_URL",
     "DTYPES",
@@ -78,6 +82,8 @@ __all__ = [
     "Strings",
     "array",
     "attach",
+    "bigint",
+    "bigint_from_uint_arrays",
     "cancel",
     "connect",
     "config",

@@ -47,7 +47,7 @@ else:
     from . import client, core, numpy, pandas, testing  # noqa: F401 -- Arkouda's subpackages
     from .core.client import get_max_array_rank, get_mem_status  # noqa: F401
     from .core.client import get_mem_used as get_mem_used  # type: ignore[assignment]  # Arkouda's units
-    from .numpy.dtypes import bigint, bigint_from_uint_arrays  # noqa: F401 -- the name only
+    from .numpy.dtypes import bigint, bigint_from_uint_arrays  # noqa: F401
     from .numpy.pdarraycreation import array  # type: ignore[assignment]  # noqa: F401 -- Arkouda's signature
     from .numpy.sorting import SortingAlgorithm, argsort, coargsort, sort  # noqa: F401 -- Arkouda's signatures
 

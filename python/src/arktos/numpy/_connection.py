@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from ..core import _default
 from ..core._dtypes import from_wire
 from ..core._session import Session, _as_wire_array
+from ._bigint import is_big_ints, is_bigint_dtype, upload_bigint
 from ._pdarray import pdarray
 from ._strings import Strings, is_text
 
@@ -83,7 +84,8 @@ class Connection(Session):
     def _owned_pdarray(self, result: dict[str, Any]) -> pdarray:
         return self._pdarray(result, owned=True)
 
-    def array(self, x: ArrayLike, name: str | None = None, dtype: DTypeLike | None = None) -> pdarray:
+    def array(self, x: ArrayLike, name: str | None = None, dtype: DTypeLike | None = None, *,
+              max_bits: int = -1, num_bits: int | None = None) -> pdarray:
         """Upload `x` (numpy array, list or scalar) and return a pdarray;
         with `dtype`, x converted to it first as ``np.asarray(x, dtype)``.
 
@@ -99,7 +101,17 @@ class Connection(Session):
         >>> a = ak.array(np.arange(5))
         >>> a
         array([0, 1, 2, 3, 4])
+
+        ``dtype=ak.bigint`` (or Python ints past 64 bits, unasked) makes a
+        BigIntArray, its values split into uint64 limbs here; ``max_bits``
+        wraps them modulo ``2**max_bits`` and ``num_bits`` says how many
+        bits the largest needs (Arkouda's arguments; neither applies to
+        other dtypes).
         """
+        if is_bigint_dtype(dtype) or dtype is None and is_big_ints(x):
+            if name is not None:
+                raise ValueError("ak.array names no bigint arrays: register its limbs (bigint_to_uint_arrays())")
+            return upload_bigint(self, x, max_bits, num_bits)  # type: ignore[return-value]
         if (dtype is None or np.dtype(dtype).kind in "UTO") and is_text(x):
             if name is not None:
                 raise ValueError("ak.array names no Strings: name its arrays with strings.register(name)")

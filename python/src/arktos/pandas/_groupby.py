@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core._errors import UnknownArrayError
+from ..numpy._bigint import BigIntArray
 from ..numpy._ops import _default_conn, arange, binop, full, round
 from ..numpy._pdarray import pdarray
 from ..numpy._strings import Strings
@@ -57,6 +58,21 @@ def register_segarray(cls: type[SegArray]) -> None:
     _segarray_class = cls
 
 __all__ = ["GroupBy"]
+
+#: What GroupBy groups by.
+_Key = pdarray | Categorical | Strings | BigIntArray
+_KEY_TYPES = (pdarray, Categorical, Strings, BigIntArray)
+
+
+class _BigKey:
+    """A bigint key's place among the key arrays: its limb count (that many
+    uint64 key arrays) and its max_bits."""
+
+    __slots__ = ("limbs", "max_bits")
+
+    def __init__(self, limbs: int, max_bits: int) -> None:
+        self.limbs, self.max_bits = limbs, max_bits
+
 
 STRATEGIES = ("auto", "dense", "hash", "partitioned", "sort", "chained", "wide")
 AGGREGATIONS = ("size", "count", "sum", "prod", "mean", "min", "max", "argmin", "argmax",
@@ -100,26 +116,32 @@ class GroupBy:
     #: The aggregations aggregate takes beside "size" (Arkouda's name).
     Reductions: frozenset[str] = frozenset(AGGREGATIONS) - {"size"}
 
-    def __init__(self, keys: pdarray | Categorical | Strings | Sequence[pdarray | Categorical | Strings],
+    def __init__(self, keys: _Key | Sequence[_Key],
                  dropna: bool = True, *, strategy: str = "auto", assume_sorted: bool = False) -> None:
         # assume_sorted: Arkouda's hint that the keys are sorted already; the
         # server's strategies do not need it (the groups are the same), so
         # it is accepted and checked for type only.
         if not isinstance(assume_sorted, bool):
             raise TypeError("assume_sorted must be of type bool")
-        self._single = isinstance(keys, (pdarray, Categorical, Strings))
-        given = [keys] if isinstance(keys, (pdarray, Categorical, Strings)) else list(keys)
-        if not given or not all(isinstance(k, (pdarray, Categorical, Strings)) for k in given):
-            raise TypeError("GroupBy keys must be a pdarray, Categorical or Strings, or a non-empty list of them")
+        self._single = isinstance(keys, _KEY_TYPES)
+        given = [keys] if isinstance(keys, _KEY_TYPES) else list(keys)
+        if not given or not all(isinstance(k, _KEY_TYPES) for k in given):
+            raise TypeError("GroupBy keys must be a pdarray, Categorical, Strings or bigint array, "
+                            "or a non-empty list of them")
         # A Categorical key groups by its codes; its unique keys come back
         # as Categoricals of its categories. A Strings key groups by each
         # string's rank among its distinct strings (the server's exact
         # unique), which sorts as the strings do; its unique keys come back
-        # as those strings.
+        # as those strings. A bigint key groups by its uint64 limbs, most
+        # significant first (so groups sort as the values do); its unique
+        # keys are made into a bigint array again (_BigKey).
         self._categories: list[Any] = []
         key_list: list[pdarray] = []
         for k in given:
-            if isinstance(k, Strings):
+            if isinstance(k, BigIntArray):
+                self._categories.append(_BigKey(len(k.limbs), k.max_bits))
+                key_list.extend(k.limbs)
+            elif isinstance(k, Strings):
                 distinct, ranks = k.unique(return_inverse=True)
                 self._categories.append(distinct)
                 key_list.append(ranks)
@@ -186,7 +208,7 @@ class GroupBy:
         ids and the keys they number always go together."""
         if self._unique_keys is None or result.get("ids") is not None:
             uk = [self._conn._pdarray(info, owned=True) for info in result["keys"]]
-            self._unique_keys = uk[0] if self._single else tuple(uk)
+            self._unique_keys = uk[0] if len(uk) == 1 else tuple(uk)
             self._ngroups = int(result["ngroups"])
             self._nkept = int(result["kept"])
             self._strategy = result["strategy"]
@@ -311,6 +333,10 @@ class GroupBy:
         if any(isinstance(cats, Strings) for cats in self._categories):
             raise NotImplementedError("a GroupBy with Strings keys cannot be registered yet (Strings have no "
                                       "register); group by ak.Categorical(strings) to keep one")
+        if any(isinstance(cats, _BigKey) for cats in self._categories):
+            raise NotImplementedError("a GroupBy with bigint keys cannot be registered yet (attach could not "
+                                      "tell its limbs from uint64 keys); register the GroupBy of "
+                                      "key.bigint_to_uint_arrays() instead")
         self.group()
         uk = self.unique_keys
         keys = list(uk) if isinstance(uk, tuple) else [uk]
@@ -361,7 +387,7 @@ class GroupBy:
         >>> ak.GroupBy.attach("by_pickup").unregister()
         """
         self.ids.unregister()
-        for k, cats in zip(self._key_arrays(), self._categories, strict=True):
+        for k, cats in zip(self._key_arrays(), self._categories, strict=True):  # (never bigint: see register)
             if cats is not None:
                 Categorical._wrap(k, cats).unregister()
             else:
@@ -384,8 +410,17 @@ class GroupBy:
     def _wrap_keys(self, keys: Sequence[pdarray]) -> Any:
         """Unique-key arrays as the user's keys were: a Categorical key's as
         a Categorical; one array for one key, else a tuple."""
-        out = [k if cats is None else cats[k] if isinstance(cats, Strings) else Categorical._wrap(k, cats)
-               for k, cats in zip(keys, self._categories, strict=True)]
+        out: list[Any] = []
+        i = 0
+        for cats in self._categories:
+            if isinstance(cats, _BigKey):
+                out.append(BigIntArray(keys[i:i + cats.limbs], cats.max_bits))
+                i += cats.limbs
+                continue
+            k = keys[i]
+            i += 1
+            out.append(k if cats is None else cats[k] if isinstance(cats, Strings) else Categorical._wrap(k, cats))
+        assert i == len(keys), (i, len(keys))
         return out[0] if self._single else tuple(out)
 
     @property

@@ -10,6 +10,11 @@ from arktos.core._default import default_connection
 __all__ = ["connect", "disconnect", "get_config", "get_max_array_rank", "get_mem_avail",
            "get_mem_status", "get_mem_used", "ruok", "shutdown"]
 
+#: Arkouda's cap on one download's bytes. Arktos streams an array of any
+#: size (within the server's --max-memory), so the cap is kept for code that
+#: sets or reads it and is not enforced.
+maxTransferBytes: int = 1 << 30  # noqa: N816 -- Arkouda's name
+
 _UNITS = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
 
 
