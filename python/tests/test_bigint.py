@@ -175,6 +175,11 @@ def test_bad_input_is_refused_clearly(conn: ak.Connection) -> None:
         conn.array(np.array([-1, 2]), dtype=ak.bigint)
     with pytest.raises(TypeError, match="made from ints; got str"):
         conn.array(np.array([1, "x"], dtype=object), dtype=ak.bigint)
+    with pytest.raises(TypeError, match="made from ints; got bool"):
+        conn.array([True, 1 << 70], dtype=ak.bigint)
+    # numpy integers among Python ints are ints
+    assert conn.array(np.array([np.uint64(3), 1 << 70], dtype=object)).to_list() == [3, 1 << 70]
+    assert conn.array([], dtype=ak.bigint).to_list() == []
     with pytest.raises(TypeError, match="float64"):
         conn.array(np.array([1.5]), dtype=ak.bigint)
     with pytest.raises(ValueError, match="max_bits must be -1"):

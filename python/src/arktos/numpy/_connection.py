@@ -104,9 +104,9 @@ class Connection(Session):
 
         ``dtype=ak.bigint`` (or Python ints past 64 bits, unasked) makes a
         BigIntArray, its values split into uint64 limbs here; ``max_bits``
-        wraps them modulo ``2**max_bits`` and ``num_bits`` says how many
-        bits the largest needs (Arkouda's arguments; neither applies to
-        other dtypes).
+        wraps them modulo ``2**max_bits``; ``num_bits``, Arkouda's hint of
+        how many bits the largest needs, is accepted and not needed (the
+        values decide). Neither applies to other dtypes.
         """
         if is_bigint_dtype(dtype) or dtype is None and is_big_ints(x):
             if name is not None:
