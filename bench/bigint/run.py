@@ -12,9 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 import arktos as ak
+import numpy as np
 
 
 def timed(f: Callable[[], Any], reps: int) -> tuple[float, float]:
