@@ -221,8 +221,7 @@ class BigIntArray:
     def __repr__(self) -> str:
         if self.size <= 6:
             return f"array({self.to_list()}, dtype=bigint)"
-        head = [int(v) for v in _slice(self, slice(0, 3)).to_ndarray()]
-        tail = [int(v) for v in _slice(self, slice(self.size - 3, self.size)).to_ndarray()]
+        head, tail = self[:3].to_list(), self[-3:].to_list()
         return f"array([{', '.join(map(str, head))}, ..., {', '.join(map(str, tail))}], dtype=bigint)"
 
     def __getitem__(self, key: Any) -> Any:
@@ -537,10 +536,6 @@ def _wrap(limbs: list[Any], max_bits: int) -> list[pdarray]:
     return [x if isinstance(x, pdarray) else _filled(like._conn, like.size, int(x)) for x in limbs]
 
 
-def _slice(a: BigIntArray, s: slice) -> BigIntArray:
-    return BigIntArray([limb[s] for limb in a.limbs], a.max_bits)
-
-
 def bigint_from_uint_arrays(arrays: Sequence[pdarray], max_bits: int = -1) -> BigIntArray:
     """A bigint array from uint64 arrays, the first the most significant
     64 bits and the last the least (Arkouda's).
@@ -557,7 +552,13 @@ def bigint_from_uint_arrays(arrays: Sequence[pdarray], max_bits: int = -1) -> Bi
     return BigIntArray(arrays, max_bits)
 
 
-def upload_bigint(conn: Connection, x: Any, max_bits: int = -1, num_bits: int | None = None) -> BigIntArray:
+def _not_an_int(kinds: set[type]) -> type | None:
+    """The first of these element types that is not an integer (bool is
+    not), else None."""
+    return next((k for k in kinds if k is bool or k is np.bool_ or not issubclass(k, (int, np.integer))), None)
+
+
+def upload_bigint(conn: Connection, x: Any, max_bits: int = -1) -> BigIntArray:
     """Python ints (a list, a numpy object or integer array) as a bigint
     array: split into 64-bit limbs here, each uploaded as a uint64 array."""
     # A list as Python ints: numpy would make a mix past 2**63 float64.
@@ -575,9 +576,9 @@ def upload_bigint(conn: Connection, x: Any, max_bits: int = -1, num_bits: int | 
     vs: list[Any] = data.tolist()
     kinds = set(map(type, vs))
     if not kinds <= {int}:
-        bad = [k for k in kinds if k is bool or k is np.bool_ or not issubclass(k, (int, np.integer))]
-        if bad:
-            raise TypeError(f"a bigint array is made from ints; got {bad[0].__name__}")
+        bad = _not_an_int(kinds)
+        if bad is not None:
+            raise TypeError(f"a bigint array is made from ints; got {bad.__name__}")
         vs = [int(v) for v in vs]  # (numpy integers in an object array)
     if vs and min(vs) < 0:
         raise ValueError("a bigint array holds no negative values (Arktos's are non-negative)")
@@ -609,5 +610,8 @@ def is_big_ints(x: Any) -> bool:
         values = x
     else:
         return False
-    ints = [v for v in values if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))]
-    return len(ints) == len(values) and len(ints) > 0 and any(v > _MASK64 for v in ints)
+    # (every ak.array of a list or object array asks: the element types
+    # first, at C speed, so that floats or strings cost one set)
+    if not len(values) or _not_an_int(set(map(type, values))) is not None:
+        return False
+    return bool(max(values) > _MASK64)

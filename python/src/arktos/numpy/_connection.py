@@ -111,7 +111,7 @@ class Connection(Session):
         if is_bigint_dtype(dtype) or dtype is None and is_big_ints(x):
             if name is not None:
                 raise ValueError("ak.array names no bigint arrays: register its limbs (bigint_to_uint_arrays())")
-            return upload_bigint(self, x, max_bits, num_bits)  # type: ignore[return-value]
+            return upload_bigint(self, x, max_bits)  # type: ignore[return-value]
         if (dtype is None or np.dtype(dtype).kind in "UTO") and is_text(x):
             if name is not None:
                 raise ValueError("ak.array names no Strings: name its arrays with strings.register(name)")

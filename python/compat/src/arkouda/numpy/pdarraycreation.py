@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import arktos
-from arktos.numpy._bigint import is_big_ints, is_bigint_dtype
 
 __all__ = ["array"]
 
@@ -19,6 +18,5 @@ def array(a: Any, dtype: Any = None, max_bits: int = -1, **bigint_options: Any) 
     unknown = set(bigint_options) - {"unsafe", "num_bits", "any_neg"}
     if unknown:
         raise TypeError(f"array() got unexpected keyword arguments {sorted(unknown)}")
-    if is_bigint_dtype(dtype) or dtype is None and is_big_ints(a):
-        return arktos.array(a, dtype="bigint", max_bits=max_bits, num_bits=bigint_options.get("num_bits"))
-    return arktos.array(a, dtype=dtype)
+    # (arktos.array makes a bigint array of dtype=bigint or of ints past 64 bits)
+    return arktos.array(a, dtype=dtype, max_bits=max_bits, num_bits=bigint_options.get("num_bits"))
